@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: MIT
+# One loadable module. Common glue always; each OS adds its own folder (house-style 4.7.1).
+{
+  "targets": [
+    {
+      "target_name": "zero_sandbox",
+      "type": "loadable_module",
+      "sources": [
+        "native/common/addon.cc",
+        "native/common/js_errors.cc"
+      ],
+      "include_dirs": [
+        "<!(node -p \"require('node-addon-api').include_dir\")",
+        "native"
+      ],
+      "dependencies": [
+        "<!(node -p \"require('node-addon-api').targets\"):node_addon_api_except"
+      ],
+      "defines": [
+        "NAPI_VERSION=9",
+        "NODE_ADDON_API_DISABLE_DEPRECATED"
+      ],
+      "conditions": [
+        ["OS=='linux'", {
+          "sources": [
+            "native/linux/probe_linux.cc"
+          ],
+          "cflags_cc": ["-std=c++17", "-fvisibility=hidden", "-fstack-protector-strong", "-Wall", "-Wextra", "-D_FORTIFY_SOURCE=2"]
+        }],
+        ["OS=='mac'", {
+          "sources": [
+            "native/macos/probe_macos.cc"
+          ],
+          "xcode_settings": {
+            "CLANG_CXX_LANGUAGE_STANDARD": "c++17",
+            "GCC_SYMBOLS_PRIVATE_EXTERN": "YES",
+            "OTHER_CPLUSPLUSFLAGS": ["-fstack-protector-strong"],
+            "MACOSX_DEPLOYMENT_TARGET": "11.0"
+          }
+        }],
+        ["OS=='win'", {
+          "sources": [
+            "native/windows/probe_windows.cc"
+          ],
+          "libraries": ["userenv.lib", "advapi32.lib"],
+          "msvs_settings": {
+            "VCCLCompilerTool": {
+              "AdditionalOptions": ["/std:c++17", "/guard:cf", "/sdl", "/W3", "/Qspectre"]
+            },
+            "VCLinkerTool": {
+              "AdditionalOptions": ["/guard:cf"]
+            }
+          }
+        }]
+      ]
+    }
+  ]
+}

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+// A small strict argument parser shared by every subcommand: unknown flags are usage errors.
+
+/** A usage error: printed on stderr with a pointer to --help; the process exits 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export interface FlagSpec {
+  /** Long name without dashes, e.g. `json`. */
+  name: string;
+  /** One-letter alias without the dash, e.g. `c`. */
+  short?: string;
+  /** boolean: a switch; string: one value (last wins); list: repeatable value. */
+  type: 'boolean' | 'string' | 'list';
+}
+
+export interface ParsedArgs {
+  flags: Record<string, boolean | string | string[] | undefined>;
+  positionals: string[];
+  /** Everything after a literal `--`, when the command accepts it. */
+  rest: string[] | undefined;
+  help: boolean;
+}
+
+export interface ParseOptions {
+  flags: FlagSpec[];
+  /** Whether `--` ends option parsing and collects the rest. */
+  acceptsRest?: boolean;
+  /** The most positionals accepted (default 0). */
+  maxPositionals?: number;
+}
+
+/** Parses argv strictly. `--flag=value`, `--flag value` and `-f value` are accepted. */
+export function parseArgs(argv: string[], options: ParseOptions): ParsedArgs {
+  const byLong = new Map(options.flags.map((flag) => [flag.name, flag]));
+  const byShort = new Map(
+    options.flags.filter((flag) => flag.short !== undefined).map((flag) => [flag.short as string, flag]),
+  );
+  const flags: ParsedArgs['flags'] = {};
+  const positionals: string[] = [];
+  let rest: string[] | undefined;
+  let help = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') {
+      if (!options.acceptsRest) throw new UsageError('unexpected argument "--"');
+      rest = argv.slice(i + 1);
+      break;
+    }
+    if (arg === '--help' || arg === '-h') {
+      help = true;
+      continue;
+    }
+    let spec: FlagSpec | undefined;
+    let inline: string | undefined;
+    if (arg.startsWith('--')) {
+      const eq = arg.indexOf('=');
+      const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
+      if (eq !== -1) inline = arg.slice(eq + 1);
+      spec = byLong.get(name);
+      if (spec === undefined) throw new UsageError(`unknown flag --${name}`);
+    } else if (arg.startsWith('-') && arg.length > 1) {
+      spec = byShort.get(arg.slice(1));
+      if (spec === undefined) throw new UsageError(`unknown flag ${arg}`);
+    } else {
+      positionals.push(arg);
+      continue;
+    }
+    if (spec.type === 'boolean') {
+      if (inline !== undefined) throw new UsageError(`flag --${spec.name} takes no value`);
+      flags[spec.name] = true;
+      continue;
+    }
+    let value = inline;
+    if (value === undefined) {
+      if (i + 1 >= argv.length) throw new UsageError(`flag --${spec.name} needs a value`);
+      value = argv[++i] as string;
+    }
+    if (spec.type === 'string') {
+      flags[spec.name] = value;
+    } else {
+      const list = (flags[spec.name] as string[] | undefined) ?? [];
+      list.push(value);
+      flags[spec.name] = list;
+    }
+  }
+  const max = options.maxPositionals ?? 0;
+  if (!help && positionals.length > max) {
+    throw new UsageError(`unexpected argument "${positionals[max]}"`);
+  }
+  return { flags, positionals, rest, help };
+}
+
+export function flagString(args: ParsedArgs, name: string): string | undefined {
+  const value = args.flags[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function flagList(args: ParsedArgs, name: string): string[] {
+  const value = args.flags[name];
+  return Array.isArray(value) ? value : [];
+}
+
+export function flagBool(args: ParsedArgs, name: string): boolean {
+  return args.flags[name] === true;
+}

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+// `zero-sandbox doctor [--json]`: what this machine can enforce, measured, with fixes.
+import { probe, type LayerName, type ProbeReport } from '../probe.js';
+import { flagBool, parseArgs } from './args.js';
+import type { CliIo } from './io.js';
+
+export const DOCTOR_HELP = `Usage: zero-sandbox doctor [--json]
+
+Measures which isolation layers this machine can enforce by trying each one in a
+short-lived child process (user, mount, pid, network, IPC and UTS namespaces,
+Landlock, seccomp), and says why a missing layer is missing and how to fix it.
+
+Options:
+  --json      print the probe report as JSON
+  -h, --help  show this help
+
+Exit status: 0 when the native backend can enforce the default policy,
+1 when a layer it needs is missing, 2 for usage errors.
+`;
+
+const LAYER_ORDER: LayerName[] = ['userns', 'mountns', 'pidns', 'netns', 'ipcns', 'utsns', 'landlock', 'seccomp'];
+
+function formatText(report: ProbeReport): string {
+  const lines: string[] = [];
+  lines.push('zero-sandbox doctor');
+  lines.push(`platform   ${report.platform} ${report.arch} (kernel ${report.kernelRelease || 'unknown'})`);
+  lines.push(`user       ${report.isRoot ? 'root' : 'not root'} (uid ${report.uid})`);
+  lines.push(`backend    ${report.backend}`);
+  lines.push('');
+  const rows = LAYER_ORDER.filter((name) => report.layers[name] !== undefined).map((name) => {
+    const layer = report.layers[name]!;
+    let state = layer.available ? 'ok' : 'MISSING';
+    if (name === 'landlock' && layer.available) state = `ok (ABI ${report.landlockAbi})`;
+    const detail = layer.available ? layer.measuredBy : `${layer.reason ?? ''}`;
+    return [name, state, detail] as const;
+  });
+  if (rows.length > 0) {
+    lines.push(`${'layer'.padEnd(10)}${'status'.padEnd(12)}detail`);
+    for (const [name, state, detail] of rows) lines.push(`${name.padEnd(10)}${state.padEnd(12)}${detail}`);
+    lines.push('');
+  }
+  if (!report.macos.applicable) lines.push('macos      not this platform');
+  if (!report.windows.applicable) lines.push('windows    not this platform');
+  if (report.disabledForTesting.length > 0) {
+    lines.push(`test       layers disabled for testing: ${report.disabledForTesting.join(', ')}`);
+  }
+  lines.push('');
+  if (report.canEnforceDefaultPolicy) {
+    lines.push('Result: the native backend can enforce the default policy.');
+  } else {
+    lines.push('Result: the default policy cannot be enforced here; commands will be refused, not run weaker.');
+    for (const item of report.missing) {
+      lines.push(`  missing ${item.layer}: ${item.reason}`);
+      lines.push(`    fix: ${item.fix}`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export async function runDoctor(argv: string[], io: CliIo): Promise<number> {
+  const args = parseArgs(argv, { flags: [{ name: 'json', type: 'boolean' }] });
+  if (args.help) {
+    io.stdout(DOCTOR_HELP);
+    return 0;
+  }
+  const report = await probe();
+  if (flagBool(args, 'json')) {
+    io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+  } else {
+    io.stdout(formatText(report));
+  }
+  return report.canEnforceDefaultPolicy ? 0 : 1;
+}

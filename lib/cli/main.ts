@@ -1,0 +1,57 @@
+#!/usr/bin/env node
+// SPDX-License-Identifier: MIT
+// The zero-sandbox CLI. Subcommands load lazily so `run` stays cheap to start.
+import { SandboxError } from '../errors.js';
+import { UsageError } from './args.js';
+import { EXIT, processIo, type CliIo } from './io.js';
+
+export const MAIN_HELP = `Usage: zero-sandbox <command> [options]
+
+A sandbox runtime for the shell commands coding agents run.
+
+Commands:
+  doctor     measure which isolation layers this machine can enforce
+
+Run 'zero-sandbox <command> --help' for the options of a command.
+`;
+
+type Handler = (argv: string[], io: CliIo) => Promise<number>;
+
+const COMMANDS: Record<string, () => Promise<Handler>> = {
+  doctor: async () => (await import('./doctor.js')).runDoctor,
+};
+
+/** Runs the CLI with the given arguments and returns the exit code. */
+export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    io.stdout(MAIN_HELP);
+    return command === undefined ? EXIT.usage : EXIT.ok;
+  }
+  const load = COMMANDS[command];
+  if (load === undefined) {
+    io.stderr(`zero-sandbox: unknown command "${command}"\nRun 'zero-sandbox --help' for the list of commands.\n`);
+    return EXIT.usage;
+  }
+  try {
+    const handler = await load();
+    return await handler(rest, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`zero-sandbox ${command}: ${error.message}\nRun 'zero-sandbox ${command} --help' for usage.\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof SandboxError) {
+      io.stderr(`zero-sandbox ${command}: ${error.message} [${error.code}]\n`);
+      return error.code === 'config_invalid' ? EXIT.config : EXIT.failure;
+    }
+    io.stderr(`zero-sandbox ${command}: internal error: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+    return EXIT.failure;
+  }
+}
+
+const invokedDirectly = process.argv[1] !== undefined && import.meta.url === (await import('node:url')).pathToFileURL((await import('node:fs')).realpathSync(process.argv[1])).href;
+if (invokedDirectly) {
+  const code = await main(process.argv.slice(2));
+  process.exitCode = code;
+}

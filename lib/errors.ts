@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+// SandboxError, the union of stable error codes, and the one function that converts native errors.
+
+/** Every error code this package throws. Consumers branch on `.code`, never on `.message`. */
+export const SANDBOX_ERROR_CODES = [
+  /** The native addon is missing or cannot be loaded. */
+  'native_unavailable',
+  /** A layer the effective policy needs cannot be enforced here; nothing ran. */
+  'sandbox_unavailable',
+  /** User namespaces are blocked (sysctl, AppArmor, container seccomp profile). */
+  'userns_denied',
+  /** Landlock is absent or too old for a rule the policy needs. */
+  'landlock_unsupported',
+  /** Installing the seccomp filter failed. */
+  'seccomp_install_failed',
+  /** Setting up mounts inside the sandbox failed. */
+  'mount_failed',
+  /** The sandboxed process could not be created. */
+  'spawn_failed',
+  /** The command could not be executed inside the sandbox (not found, not executable). */
+  'exec_failed',
+  /** A caller-supplied value is invalid (API options, CLI flags). */
+  'invalid_argument',
+  /** A policy object failed validation; `issues` holds the zod issues. */
+  'policy_invalid',
+  /** A config file is unreadable, not JSON, or fails the schema; the message names file and path. */
+  'config_invalid',
+  /** The grants file is unreadable or invalid; it is left untouched and the engine fails closed. */
+  'grants_invalid',
+  /** The grants lock could not be taken in time. */
+  'grants_locked',
+  /** The engine denied the request; `block` carries the details. */
+  'permission_denied',
+  /** The engine asked for approval and none was given. */
+  'approval_required',
+  /** The run was cancelled by the caller or the approver. */
+  'aborted',
+  /** The output exceeded `maxBuffer`. */
+  'max_buffer_exceeded',
+  /** A protected workspace path would have been created or changed. */
+  'protected_path',
+  /** Anything else; a bug. */
+  'internal_error',
+] as const;
+
+export type SandboxErrorCode = (typeof SANDBOX_ERROR_CODES)[number];
+
+/** Extra, machine-readable facts about an error. */
+export interface SandboxErrorDetails {
+  /** errno of the failing system call, when one failed. */
+  errno?: number;
+  /** The failing system call with its key argument, e.g. `mount(/tmp)`. */
+  syscall?: string;
+  /** The file the error is about. */
+  path?: string;
+  /** The sandbox layer at fault: `userns`, `mount`, `landlock`, `seccomp`, `netns`, ... */
+  layer?: string;
+  cause?: unknown;
+}
+
+/** The single error type of this package. */
+export class SandboxError extends Error {
+  readonly code: SandboxErrorCode;
+  readonly errno?: number;
+  readonly syscall?: string;
+  readonly path?: string;
+  readonly layer?: string;
+
+  constructor(code: SandboxErrorCode, message: string, details: SandboxErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'SandboxError';
+    this.code = code;
+    if (details.errno !== undefined) this.errno = details.errno;
+    if (details.syscall !== undefined) this.syscall = details.syscall;
+    if (details.path !== undefined) this.path = details.path;
+    if (details.layer !== undefined) this.layer = details.layer;
+  }
+}
+
+export function isSandboxErrorCode(value: unknown): value is SandboxErrorCode {
+  return typeof value === 'string' && (SANDBOX_ERROR_CODES as readonly string[]).includes(value);
+}
+
+/**
+ * The one conversion point for errors thrown by the native addon (house-style 4.4): the C++ side
+ * sets `code`, `errno`, `syscall`, `path` and `layer` as own properties on a plain Error.
+ */
+export function fromNative(error: unknown): SandboxError {
+  if (error instanceof SandboxError) return error;
+  if (error instanceof TypeError) {
+    return new SandboxError('invalid_argument', error.message, { cause: error });
+  }
+  const record = (typeof error === 'object' && error !== null ? error : {}) as Record<string, unknown>;
+  const message = error instanceof Error ? error.message : String(error);
+  const code = isSandboxErrorCode(record.code) ? record.code : 'internal_error';
+  const details: SandboxErrorDetails = { cause: error };
+  if (typeof record.errno === 'number') details.errno = record.errno;
+  if (typeof record.syscall === 'string') details.syscall = record.syscall;
+  if (typeof record.path === 'string') details.path = record.path;
+  if (typeof record.layer === 'string') details.layer = record.layer;
+  return new SandboxError(code, message, details);
+}

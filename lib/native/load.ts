@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+// The ONLY module that loads the .node binary (through node-gyp-build) and the error chokepoint
+// for every native call.
+import { createRequire } from 'node:module';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { SandboxError, fromNative } from '../errors.js';
+import type { NativeBinding } from './types.js';
+
+const require = createRequire(import.meta.url);
+
+/** The package root: dist/lib/native/load.js sits three levels below it. */
+export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+let binding: NativeBinding | undefined;
+let bindingPath: string | undefined;
+
+const REBUILD_HINT =
+  'Rebuild it with `npm rebuild zero-sandbox` (needs python3, make and a C++ compiler), or run ' +
+  '`npm run build:native` in a clone of the repository.';
+
+/**
+ * Loads the addon once. `ZERO_SANDBOX_BINDING` may name a custom `.node` file (an escape hatch for
+ * bundlers and unusual layouts). A missing or broken binary is a `native_unavailable` error.
+ */
+export function loadNative(): NativeBinding {
+  if (binding !== undefined) return binding;
+  const custom = process.env.ZERO_SANDBOX_BINDING;
+  try {
+    if (custom !== undefined && custom !== '') {
+      bindingPath = resolve(custom);
+      binding = require(bindingPath) as NativeBinding;
+    } else {
+      const gypBuild = require('node-gyp-build') as {
+        (dir: string): unknown;
+        resolve(dir: string): string;
+      };
+      bindingPath = gypBuild.resolve(PACKAGE_ROOT);
+      binding = require(bindingPath) as NativeBinding;
+    }
+  } catch (error) {
+    const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    throw new SandboxError(
+      'native_unavailable',
+      `The zero-sandbox native addon could not be loaded from ${custom ?? PACKAGE_ROOT}: ${reason}. ${REBUILD_HINT}`,
+      { cause: error, ...(bindingPath === undefined ? {} : { path: bindingPath }) },
+    );
+  }
+  return binding;
+}
+
+/** Where the loaded binary lives (after a successful `loadNative()`). */
+export function nativeBindingPath(): string | undefined {
+  return bindingPath;
+}
+
+/** Calls into the addon; anything it throws becomes a SandboxError through `fromNative`. */
+export function callNative<T>(fn: (native: NativeBinding) => T): T {
+  const native = loadNative();
+  try {
+    return fn(native);
+  } catch (error) {
+    throw fromNative(error);
+  }
+}
+
+/** The async form of `callNative` for Promise-returning native calls. */
+export async function callNativeAsync<T>(fn: (native: NativeBinding) => Promise<T>): Promise<T> {
+  const native = loadNative();
+  try {
+    return await fn(native);
+  } catch (error) {
+    throw fromNative(error);
+  }
+}

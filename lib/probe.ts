@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: MIT
+// probe(): what this machine can enforce, measured by the native addon trying each layer in a
+// short-lived child, then explained here (reasons and fixes are decisions, so they live in TS).
+import { existsSync, readFileSync } from 'node:fs';
+import { constants } from 'node:os';
+
+import { callNative, callNativeAsync } from './native/load.js';
+import type { NativeFact, NativeProbe } from './native/types.js';
+
+/** The isolation layers a backend can need. */
+export type LayerName =
+  | 'userns'
+  | 'mountns'
+  | 'pidns'
+  | 'netns'
+  | 'ipcns'
+  | 'utsns'
+  | 'landlock'
+  | 'seccomp'
+  | 'seatbelt'
+  | 'appcontainer';
+
+/** Whether one layer can be enforced here, and if not, why and how to fix it. */
+export interface LayerStatus {
+  available: boolean;
+  /** Why the layer is unavailable (absent when available). */
+  reason?: string;
+  /** What to do about it (absent when available). */
+  fix?: string;
+  /** errno of the failing attempt, and its symbolic name. */
+  errno?: number;
+  errnoName?: string;
+  /** The call that failed. */
+  syscall?: string;
+  /** How the answer was obtained. */
+  measuredBy: string;
+}
+
+/** The name of the native backend this machine would use. */
+export type BackendName = 'linux-native' | 'macos-seatbelt' | 'windows-appcontainer' | 'unavailable';
+
+export interface ProbeReport {
+  platform: string;
+  arch: string;
+  kernelRelease: string;
+  isRoot: boolean;
+  uid: number;
+  /** The backend selected for this platform, or `unavailable`. */
+  backend: BackendName;
+  /** Landlock ABI version offered by the kernel (0 when absent). */
+  landlockAbi: number;
+  layers: Partial<Record<LayerName, LayerStatus>>;
+  /** macOS facts; `applicable: false` on other platforms. */
+  macos: { applicable: boolean; reason?: string; sandboxExec?: boolean };
+  /** Windows facts; `applicable: false` on other platforms. */
+  windows: { applicable: boolean; reason?: string };
+  /** True when every layer the default policy needs is available. */
+  canEnforceDefaultPolicy: boolean;
+  /** The layers the default policy needs that are missing here. */
+  missing: Array<{ layer: LayerName; reason: string; fix: string }>;
+  /** Layers switched off by ZERO_SANDBOX_TEST_DISABLE_LAYERS (tests only; they can only refuse). */
+  disabledForTesting: LayerName[];
+  /** The raw native facts, for diagnostics. */
+  facts: Record<string, NativeFact>;
+}
+
+/** Layers the default Linux policy (network deny) needs. */
+export const LINUX_DEFAULT_LAYERS: readonly LayerName[] = [
+  'userns',
+  'mountns',
+  'pidns',
+  'netns',
+  'ipcns',
+  'utsns',
+  'landlock',
+  'seccomp',
+];
+
+const ERRNO_NAMES = new Map<number, string>(
+  Object.entries(constants.errno).map(([name, value]) => [value, name]),
+);
+
+export function errnoName(errno: number): string | undefined {
+  return ERRNO_NAMES.get(errno);
+}
+
+function readSysctl(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+function insideContainer(): string | undefined {
+  if (existsSync('/.dockerenv')) return 'Docker';
+  if (existsSync('/run/.containerenv')) return 'Podman';
+  const cgroup = readSysctl('/proc/1/cgroup') ?? '';
+  if (/kubepods/.test(cgroup)) return 'Kubernetes';
+  if (/docker|containerd|lxc/.test(cgroup)) return 'a container';
+  return undefined;
+}
+
+/** Explains why user namespaces failed, from the sysctls and container markers we can read. */
+function explainUserns(): { reason: string; fix: string } {
+  if (readSysctl('/proc/sys/kernel/unprivileged_userns_clone') === '0') {
+    return {
+      reason: 'unprivileged user namespaces are switched off (kernel.unprivileged_userns_clone=0)',
+      fix: 'sudo sysctl -w kernel.unprivileged_userns_clone=1',
+    };
+  }
+  if (readSysctl('/proc/sys/user/max_user_namespaces') === '0') {
+    return {
+      reason: 'user namespaces are limited to zero (user.max_user_namespaces=0)',
+      fix: 'sudo sysctl -w user.max_user_namespaces=15000',
+    };
+  }
+  if (readSysctl('/proc/sys/kernel/apparmor_restrict_unprivileged_userns') === '1') {
+    return {
+      reason:
+        'AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1, Ubuntu 23.10 and later)',
+      fix:
+        'add an AppArmor profile that grants "userns," to node (see /etc/apparmor.d), or run sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0',
+    };
+  }
+  const container = insideContainer();
+  if (container !== undefined) {
+    return {
+      reason: `running inside ${container}, whose seccomp profile or capabilities do not allow new user namespaces`,
+      fix: 'run the container with a seccomp profile that allows unshare/clone with CLONE_NEWUSER (for example --security-opt seccomp=unconfined) or on the host',
+    };
+  }
+  return {
+    reason: 'the kernel refused to create a user namespace',
+    fix: 'check the kernel configuration (CONFIG_USER_NS) and security modules',
+  };
+}
+
+function layerFromFacts(
+  facts: Record<string, NativeFact>,
+  names: string[],
+  measuredBy: string,
+  explain: (failed: NativeFact, name: string) => { reason: string; fix: string },
+): LayerStatus {
+  for (const name of names) {
+    const fact = facts[name];
+    if (fact === undefined || !fact.attempted) {
+      return {
+        available: false,
+        reason: `not tried: an earlier step (${name}) could not run`,
+        fix: 'fix the first missing layer reported above',
+        measuredBy,
+      };
+    }
+    if (!fact.ok) {
+      const { reason, fix } = explain(fact, name);
+      const status: LayerStatus = { available: false, reason, fix, measuredBy };
+      if (fact.errno !== 0) {
+        status.errno = fact.errno;
+        const label = errnoName(fact.errno);
+        if (label !== undefined) status.errnoName = label;
+      }
+      if (fact.syscall !== undefined) status.syscall = fact.syscall;
+      return status;
+    }
+  }
+  return { available: true, measuredBy };
+}
+
+function failedCall(fact: NativeFact): string {
+  const label = fact.errno !== 0 ? ` (${errnoName(fact.errno) ?? `errno ${fact.errno}`})` : '';
+  return `${fact.syscall ?? 'the call'} failed${label}`;
+}
+
+function linuxLayers(facts: Record<string, NativeFact>): Partial<Record<LayerName, LayerStatus>> {
+  const generic = (fix: string) => (fact: NativeFact) => ({ reason: failedCall(fact), fix });
+  const userns = layerFromFacts(
+    facts,
+    ['userNamespace', 'uidMap'],
+    'created a user namespace and wrote its uid/gid maps in a child process',
+    (fact, name) => {
+      if (name === 'userNamespace') {
+        const why = explainUserns();
+        return { reason: `${failedCall(fact)}: ${why.reason}`, fix: why.fix };
+      }
+      return { reason: failedCall(fact), fix: 'check /proc/sys/user and the security modules' };
+    },
+  );
+  const landlockAbi = facts.landlockAbi;
+  const landlock = layerFromFacts(
+    facts,
+    ['landlockAbi', 'landlockEnforced'],
+    'asked the kernel for its Landlock ABI, then checked that a ruleset really denies a write',
+    (fact, name) => {
+      if (name === 'landlockAbi') {
+        return {
+          reason: `Landlock is not available (${failedCall(fact)})`,
+          fix: 'use a kernel 5.13 or later built with CONFIG_SECURITY_LANDLOCK and with landlock in the lsm= boot parameter',
+        };
+      }
+      return {
+        reason: `a Landlock ruleset was not enforced (${failedCall(fact)})`,
+        fix: 'check the kernel Landlock configuration',
+      };
+    },
+  );
+  if (landlock.available && (landlockAbi?.value ?? 0) < 1) {
+    landlock.available = false;
+    landlock.reason = 'the kernel reports no Landlock ABI';
+    landlock.fix = 'use a kernel 5.13 or later with Landlock enabled';
+  }
+  return {
+    userns,
+    mountns: layerFromFacts(
+      facts,
+      ['mountNamespace', 'mountPrivate', 'mountSetattr', 'tmpfs'],
+      'created a mount namespace, made it private and read-only with mount_setattr, mounted a tmpfs',
+      generic('use a kernel 5.12 or later (mount_setattr) and allow mounts in user namespaces'),
+    ),
+    pidns: layerFromFacts(
+      facts,
+      ['pidNamespace', 'procMount'],
+      'created a pid namespace and mounted a fresh /proc from its first process',
+      generic('allow pid namespaces and a procfs mount (containers that mask /proc prevent this)'),
+    ),
+    netns: layerFromFacts(
+      facts,
+      ['netNamespace', 'loopbackUp'],
+      'created a network namespace and brought its loopback interface up',
+      generic('allow network namespaces in user namespaces'),
+    ),
+    ipcns: layerFromFacts(facts, ['ipcNamespace'], 'created an IPC namespace', generic('allow IPC namespaces')),
+    utsns: layerFromFacts(facts, ['utsNamespace'], 'created a UTS namespace', generic('allow UTS namespaces')),
+    landlock,
+    seccomp: layerFromFacts(
+      facts,
+      ['noNewPrivs', 'seccompFilter'],
+      'installed a seccomp filter that fails getppid and checked that it did',
+      generic('use a kernel built with CONFIG_SECCOMP_FILTER'),
+    ),
+  };
+}
+
+/** Layers named in ZERO_SANDBOX_TEST_DISABLE_LAYERS (comma-separated). Tests only. */
+export function layersDisabledForTesting(env: NodeJS.ProcessEnv = process.env): LayerName[] {
+  const raw = env.ZERO_SANDBOX_TEST_DISABLE_LAYERS;
+  if (raw === undefined || raw.trim() === '') return [];
+  return raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item): item is LayerName => item !== '');
+}
+
+/** Turns raw native facts into the report. Pure apart from reading sysctls for explanations. */
+export function buildProbeReport(native: NativeProbe, env: NodeJS.ProcessEnv = process.env): ProbeReport {
+  const platform = native.platform;
+  const layers: Partial<Record<LayerName, LayerStatus>> =
+    platform === 'linux' ? linuxLayers(native.facts) : {};
+  const disabled = layersDisabledForTesting(env);
+  for (const name of disabled) {
+    layers[name] = {
+      available: false,
+      reason: 'disabled for testing by ZERO_SANDBOX_TEST_DISABLE_LAYERS',
+      fix: 'unset ZERO_SANDBOX_TEST_DISABLE_LAYERS',
+      measuredBy: 'test override (can only remove a layer, never add one)',
+    };
+  }
+  const needed: readonly LayerName[] = platform === 'linux' ? LINUX_DEFAULT_LAYERS : [];
+  const missing: ProbeReport['missing'] = [];
+  for (const name of needed) {
+    const layer = layers[name];
+    if (layer === undefined || !layer.available) {
+      missing.push({
+        layer: name,
+        reason: layer?.reason ?? 'not measured',
+        fix: layer?.fix ?? 'not available on this platform',
+      });
+    }
+  }
+  if (platform !== 'linux') {
+    missing.push({
+      layer: platform === 'darwin' ? 'seatbelt' : 'appcontainer',
+      reason: `the ${platform} backend is not implemented yet`,
+      fix: 'use Linux for now',
+    });
+  }
+  const landlockAbi = platform === 'linux' ? Math.max(0, native.facts.landlockAbi?.value ?? 0) : 0;
+  const backend: BackendName =
+    platform === 'linux' ? 'linux-native' : 'unavailable';
+  return {
+    platform,
+    arch: native.arch,
+    kernelRelease: native.release,
+    isRoot: native.uid === 0,
+    uid: native.uid,
+    backend: missing.length === 0 ? backend : 'unavailable',
+    landlockAbi,
+    layers,
+    macos:
+      platform === 'darwin'
+        ? { applicable: true, reason: 'the seatbelt backend is not implemented yet', sandboxExec: native.facts.sandboxExec?.attempted ?? false }
+        : { applicable: false, reason: 'not this platform' },
+    windows:
+      platform === 'win32'
+        ? { applicable: true, reason: 'the AppContainer backend is not implemented yet' }
+        : { applicable: false, reason: 'not this platform' },
+    canEnforceDefaultPolicy: missing.length === 0,
+    missing,
+    disabledForTesting: disabled,
+    facts: native.facts,
+  };
+}
+
+let cachedNative: NativeProbe | undefined;
+
+/** Measures this machine (once per process; later calls reuse the measurement). */
+export async function probe(): Promise<ProbeReport> {
+  if (cachedNative === undefined) {
+    cachedNative = await callNativeAsync((native) => native.probe());
+  }
+  return buildProbeReport(cachedNative);
+}
+
+/** The synchronous form of `probe()`, for callers that cannot await. */
+export function probeSync(): ProbeReport {
+  if (cachedNative === undefined) {
+    cachedNative = callNative((native) => native.probeSync());
+  }
+  return buildProbeReport(cachedNative);
+}

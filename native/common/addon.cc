@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+// The addon's entry point: the only translation unit (with js_errors.cc) that includes <napi.h>.
+// Exports one flat object of camelCase verbs; the TypeScript mirror is lib/native/types.ts.
+#include <napi.h>
+
+#include "common/backend.h"
+#include "common/js_errors.h"
+
+namespace {
+
+Napi::Object ProbeToJs(Napi::Env env, const backend::ProbeResult& r) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("platform", r.platform);
+  out.Set("arch", r.arch);
+  out.Set("release", r.release);
+  out.Set("uid", Napi::Number::New(env, static_cast<double>(r.uid)));
+  Napi::Object facts = Napi::Object::New(env);
+  for (const backend::Fact& f : r.facts) {
+    Napi::Object fact = Napi::Object::New(env);
+    fact.Set("attempted", f.attempted);
+    fact.Set("ok", f.ok);
+    fact.Set("errno", Napi::Number::New(env, f.sys_errno));
+    if (!f.syscall.empty()) fact.Set("syscall", f.syscall);
+    fact.Set("value", Napi::Number::New(env, static_cast<double>(f.value)));
+    facts.Set(f.name, fact);
+  }
+  out.Set("facts", facts);
+  return out;
+}
+
+// Runs the probe on the libuv thread pool and settles a Promise (house-style 4.3 "Async").
+class ProbeWorker : public Napi::AsyncWorker {
+ public:
+  ProbeWorker(Napi::Env env, Napi::Promise::Deferred deferred)
+      : Napi::AsyncWorker(env), deferred_(deferred) {}
+
+  void Execute() override { status_ = backend::Probe(&result_); }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    if (!status_.ok()) {
+      deferred_.Reject(js_errors::FromStatus(env, status_).Value());
+      return;
+    }
+    deferred_.Resolve(ProbeToJs(env, result_));
+  }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  backend::ProbeResult result_;
+  status::Status status_;
+};
+
+class Addon : public Napi::Addon<Addon> {
+ public:
+  Addon(Napi::Env env, Napi::Object exports) {
+    DefineAddon(exports, {
+                             InstanceMethod("probe", &Addon::Probe),
+                             InstanceMethod("probeSync", &Addon::ProbeSync),
+                         });
+  }
+
+ private:
+  Napi::Value Probe(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    Napi::Promise::Deferred deferred = Napi::Promise::Deferred::New(env);
+    (new ProbeWorker(env, deferred))->Queue();
+    return deferred.Promise();
+  }
+
+  Napi::Value ProbeSync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    backend::ProbeResult result;
+    status::Status s = backend::Probe(&result);
+    if (!s.ok()) throw js_errors::FromStatus(env, s);
+    return ProbeToJs(env, result);
+  }
+};
+
+}  // namespace
+
+NODE_API_ADDON(Addon)

@@ -1,0 +1,110 @@
+#!/usr/bin/env node
+// SPDX-License-Identifier: MIT
+// Runs every compiled uvu test file in its own process (a crash cannot hide other files' results),
+// a few at a time, prints each file's output, and ends with the line "N passed, N failed".
+// Usage: node scripts/run-tests.mjs [group-or-substring ...]
+import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join, relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const testRoot = join(root, 'dist', 'test');
+const filters = process.argv.slice(2);
+// Files in these groups rebuild or repack the addon, so they run alone after everything else.
+const SERIAL_GROUPS = new Set(['pack']);
+const FILE_TIMEOUT_MS = Number(process.env.ZERO_SANDBOX_TEST_TIMEOUT_MS ?? 600_000);
+
+function collect(dir) {
+  const out = [];
+  for (const name of readdirSync(dir).sort()) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...collect(path));
+    else if (name.endsWith('.test.js')) out.push(path);
+  }
+  return out;
+}
+
+function groupOf(file) {
+  return relative(testRoot, file).split('/')[0];
+}
+
+const ANSI = /\u001b\[[0-9;]*m/g;
+
+function parseTotals(text) {
+  const clean = text.replace(ANSI, '');
+  const total = [...clean.matchAll(/Total:\s+(\d+)/g)].pop();
+  const passed = [...clean.matchAll(/Passed:\s+(\d+)/g)].pop();
+  const skipped = [...clean.matchAll(/Skipped:\s+(\d+)/g)].pop();
+  if (!total || !passed) return undefined;
+  return { total: Number(total[1]), passed: Number(passed[1]), skipped: skipped ? Number(skipped[1]) : 0 };
+}
+
+function runFile(file) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const child = spawn(process.execPath, [file], {
+      cwd: root,
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const timer = setTimeout(() => {
+      output += `\n[run-tests] ${relative(root, file)} timed out after ${FILE_TIMEOUT_MS} ms\n`;
+      child.kill('SIGKILL');
+    }, FILE_TIMEOUT_MS);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const totals = parseTotals(output);
+      let passed = 0;
+      let failed = 0;
+      let skipped = 0;
+      if (totals) {
+        passed = totals.passed;
+        skipped = totals.skipped;
+        failed = totals.total - totals.passed - totals.skipped;
+      }
+      if ((code !== 0 || signal) && failed === 0) {
+        failed = 1;
+        output += `\n[run-tests] ${relative(root, file)} exited with ${signal ?? code} without reporting a failed test; counted as one failure\n`;
+      }
+      if (!totals && code === 0) {
+        failed = 1;
+        output += `\n[run-tests] ${relative(root, file)} ran no test; counted as one failure\n`;
+      }
+      resolve({ file, output, passed, failed, skipped, ms: Date.now() - started });
+    });
+  });
+}
+
+async function pool(files, width) {
+  const results = [];
+  let next = 0;
+  async function worker() {
+    while (next < files.length) {
+      const file = files[next++];
+      const result = await runFile(file);
+      process.stdout.write(`\n=== ${relative(testRoot, file)} (${result.ms} ms)\n${result.output}`);
+      results.push(result);
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(width, files.length) }, worker));
+  return results;
+}
+
+const all = collect(testRoot).filter(
+  (file) => filters.length === 0 || filters.some((f) => relative(testRoot, file).includes(f)),
+);
+const parallel = all.filter((file) => !SERIAL_GROUPS.has(groupOf(file)));
+const serial = all.filter((file) => SERIAL_GROUPS.has(groupOf(file)));
+const width = Math.max(2, availableParallelism());
+const results = [...(await pool(parallel, width)), ...(await pool(serial, 1))];
+
+const sum = (key) => results.reduce((acc, r) => acc + r[key], 0);
+const failedFiles = results.filter((r) => r.failed > 0).map((r) => relative(testRoot, r.file));
+if (failedFiles.length > 0) process.stdout.write(`\nFailing files:\n  ${failedFiles.join('\n  ')}\n`);
+const skipped = sum('skipped');
+process.stdout.write(`\n${sum('passed')} passed, ${sum('failed')} failed${skipped > 0 ? `, ${skipped} skipped` : ''}\n`);
+process.exitCode = sum('failed') > 0 || results.length === 0 ? 1 : 0;

@@ -1,0 +1,54 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { runCli } from '../helpers/cli.js';
+import { MUST_WORK } from '../helpers/probe.js';
+
+test('doctor --json prints the probe and exits 0 when the default policy is enforceable', async () => {
+  const result = await runCli(['doctor', '--json']);
+  const report = JSON.parse(result.stdout) as { canEnforceDefaultPolicy: boolean; landlockAbi: number; layers: Record<string, { available: boolean }> };
+  assert.is(result.code, report.canEnforceDefaultPolicy ? 0 : 1);
+  if (MUST_WORK && process.platform === 'linux') {
+    assert.is(result.code, 0);
+    assert.ok(report.layers.userns?.available);
+    assert.ok(report.layers.seccomp?.available);
+    assert.ok(report.landlockAbi >= 1);
+  }
+});
+
+test('doctor text names each layer and the verdict', async () => {
+  const result = await runCli(['doctor']);
+  if (process.platform === 'linux') {
+    for (const layer of ['userns', 'mountns', 'pidns', 'netns', 'landlock', 'seccomp']) assert.match(result.stdout, layer);
+  }
+  assert.match(result.stdout, /Result: /);
+});
+
+test('a disabled layer makes doctor exit 1 and name the layer with a fix', async () => {
+  const result = await runCli(['doctor'], { env: { ...process.env, ZERO_SANDBOX_TEST_DISABLE_LAYERS: 'landlock' } });
+  assert.is(result.code, 1);
+  assert.match(result.stdout, /missing landlock: disabled for testing/);
+  assert.match(result.stdout, /fix: /);
+});
+
+test('unknown flags are usage errors on stderr with exit 2', async () => {
+  const result = await runCli(['doctor', '--verbose']);
+  assert.is(result.code, 2);
+  assert.is(result.stdout, '');
+  assert.match(result.stderr, /unknown flag --verbose/);
+  assert.match(result.stderr, /zero-sandbox doctor --help/);
+});
+
+test('--help works for the CLI and for doctor', async () => {
+  const top = await runCli(['--help']);
+  assert.is(top.code, 0);
+  assert.match(top.stdout, /Usage: zero-sandbox <command>/);
+  const doctor = await runCli(['doctor', '--help']);
+  assert.is(doctor.code, 0);
+  assert.match(doctor.stdout, /Usage: zero-sandbox doctor/);
+  const unknown = await runCli(['frobnicate']);
+  assert.is(unknown.code, 2);
+  assert.match(unknown.stderr, /unknown command "frobnicate"/);
+});
+
+test.run();

@@ -1,0 +1,35 @@
+// The packed tarball installs into an empty directory, where npm 11 does not run our install
+// script, and works there from its bundled prebuild: import('zero-sandbox') and probe().
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { REPO_ROOT } from '../helpers/cli.js';
+import { MUST_WORK } from '../helpers/probe.js';
+
+test('npm pack → install into an empty dir → import and probe()', () => {
+  const out = spawnSync(process.execPath, [join(REPO_ROOT, 'scripts', 'smoke-pack.mjs')], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    timeout: 480_000,
+  });
+  assert.is(out.status, 0, out.stderr);
+  const lastLine = out.stdout.trim().split('\n').pop() ?? '';
+  const result = JSON.parse(lastLine) as {
+    files: string[];
+    installed: string[];
+    probe: { platform: string; canEnforceDefaultPolicy: boolean; exports: string[] };
+    doctorPlatform: string;
+  };
+  assert.ok(result.files.some((f) => f.startsWith('prebuilds/') && f.endsWith('.node')), 'the tarball carries a prebuild');
+  assert.ok(result.files.includes('dist/lib/index.js'));
+  assert.not.ok(result.files.some((f) => f.startsWith('dist/test/')), 'tests are not published');
+  assert.is(result.probe.platform, process.platform);
+  assert.ok(result.probe.exports.includes('probe'));
+  assert.ok(result.probe.exports.includes('SandboxError'));
+  assert.is(result.doctorPlatform, process.platform);
+  if (MUST_WORK && process.platform === 'linux') assert.ok(result.probe.canEnforceDefaultPolicy);
+});
+
+test.run();
