@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+// The platform-neutral plan TypeScript builds for one sandboxed command, and the backend
+// descriptor the permission engine reasons about. Backends only apply a plan; they decide nothing.
+
+/** Network is binary: anything that is not exactly `allow` is `deny`. */
+export type NetworkMode = 'deny' | 'allow';
+
+/** Native backend names (decisions.md). `unavailable` means no native isolation here. */
+export type SandboxBackendName = 'linux-native' | 'macos-seatbelt' | 'windows-appcontainer' | 'unavailable';
+
+/** A writable root and what stays protected inside it. All paths absolute and symlink-resolved. */
+export interface WritableRoot {
+  root: string;
+  /** Always `<root>/.git/hooks` and `<root>/.git/config`, whether they exist yet or not. */
+  readOnlySubpaths: string[];
+  /** Names directly under the root that must not be created or changed: `.zero`, `.agents`. */
+  protectedNames: string[];
+}
+
+/** Kernel-enforced resource limits; each is optional. */
+export interface ResourceLimits {
+  cpuSeconds?: number;
+  memoryBytes?: number;
+  fileSizeBytes?: number;
+  openFiles?: number;
+  processes?: number;
+}
+
+/** Everything a backend needs to confine one command. Built by TS, validated, then applied. */
+export interface SandboxPlan {
+  /** Program and arguments; a shell string arrives here as ['/bin/sh', '-c', text]. */
+  argv: string[];
+  /** Absolute working directory inside a write root. */
+  cwd: string;
+  /** The complete environment of the command (already scrubbed, markers set). */
+  env: Record<string, string>;
+  network: NetworkMode;
+  /** The workspace root (absolute, symlink-resolved). */
+  workspace: string;
+  /** Workspace first, then extra write roots, shallowest first. */
+  writeRoots: WritableRoot[];
+  /** Read-all posture: `/` plus any extra read roots. */
+  readRoots: string[];
+  /** Existing paths (files or directories) the command must not read. */
+  denyRead: string[];
+  /** Existing paths inside write roots the command must not change. */
+  denyWrite: string[];
+  /** Block creating AF_UNIX sockets (always on under network deny on Linux). */
+  blockUnixSockets: boolean;
+  limits: ResourceLimits;
+}
+
+/** What the engine knows about the backend that would run a command. */
+export interface BackendInfo {
+  name: SandboxBackendName;
+  /** Native isolation can be set up on this machine right now. */
+  available: boolean;
+  platform: NodeJS.Platform | string;
+  nativeIsolation: boolean;
+  commandWrapping: boolean;
+  /** Windows only: the one-time setup has run. Always true elsewhere. */
+  setupInitialized: boolean;
+  /** Why the backend is unavailable, when it is. */
+  message?: string;
+}
