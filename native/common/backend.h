@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The per-OS backend interface. Each native/<os>/ folder implements these once; no napi here.
+// TypeScript builds every field of SpawnSpec; the backend applies it and decides nothing.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,5 +31,73 @@ struct ProbeResult {
 
 // Measures what this machine can enforce by trying each layer in a short-lived child.
 status::Status Probe(ProbeResult* out);
+
+// ---- Spawning -------------------------------------------------------------------------------
+
+// One mount operation inside the Linux sandbox's mount namespace, applied in order.
+struct MountOp {
+  std::string kind;    // see lib/backend/linux/mounts.ts for the vocabulary
+  std::string path;    // target path
+  std::string source;  // source path where the kind needs one
+};
+
+// One Landlock rule: `access` rights beneath `path`. `after_mounts` rules are added by the child
+// once its own mounts exist (for example the private /tmp), the rest before the child starts.
+struct LandlockRule {
+  std::string path;
+  uint64_t access = 0;
+  bool after_mounts = false;
+};
+
+struct ResourceLimit {
+  int resource = 0;   // RLIMIT_* number (Linux)
+  uint64_t soft = 0;
+  uint64_t hard = 0;
+};
+
+struct LinuxSpec {
+  std::string init_path;                 // the zero-sandbox-init helper executable
+  bool new_network = true;               // network deny: a private network namespace with lo up
+  std::vector<MountOp> mounts;
+  int landlock_abi = 0;                  // negotiated ABI (>= 1)
+  uint64_t landlock_handled_fs = 0;
+  uint64_t landlock_scoped = 0;
+  std::vector<LandlockRule> landlock_rules;
+  std::vector<uint64_t> seccomp_program;  // classic BPF: code<<48 | jt<<40 | jf<<32 | k
+  std::vector<ResourceLimit> rlimits;
+};
+
+struct WindowsSpec {
+  std::string container_name;            // AppContainer profile name (per workspace)
+  std::string display_name;
+  std::vector<std::string> capability_sids;  // none for network deny
+  std::string command_line;              // the full, already quoted command line
+  // ACL plan entries: "allow-write|deny-write|deny-read" + path, applied before CreateProcess.
+  std::vector<std::string> acl_kinds;
+  std::vector<std::string> acl_paths;
+  uint64_t job_memory_bytes = 0;         // 0: no limit
+  uint32_t job_process_limit = 0;        // 0: no limit
+};
+
+struct SpawnSpec {
+  std::vector<std::string> argv;   // program (looked up on the env's PATH) and arguments
+  std::vector<std::string> envp;   // "KEY=value"
+  std::string cwd;
+  // Child-side standard streams: a descriptor/handle number to install, or -1 for /dev/null.
+  int stdio[3] = {-1, -1, -1};
+  LinuxSpec linux_spec;
+  WindowsSpec windows_spec;
+};
+
+struct SpawnResult {
+  long long pid = -1;       // the sandbox's first process (Linux: pid 1 of the pid namespace)
+  int pidfd = -1;           // Linux: pidfd of that process, polled for exit
+  int report_fd = -1;       // Linux: read end of the init helper's report pipe
+  void* process_handle = nullptr;  // Windows: process handle (job object owns the tree)
+  void* job_handle = nullptr;      // Windows: job object with kill-on-close
+};
+
+// Starts the command confined as the spec says; fails closed with a Status naming the layer.
+status::Status Spawn(const SpawnSpec& spec, SpawnResult* out);
 
 }  // namespace backend
