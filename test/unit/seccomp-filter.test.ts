@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Runs the built seccomp filters in an independent classic-BPF interpreter and checks every verdict.
-import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { buildSeccompProgram, type SeccompArch, type SeccompProgram } from '../../lib/backend/linux/seccomp.js';
+import { ARCHES, MODES, readSeccompFixture } from '../fixtures/seccomp/shared.js';
 
 // ---- An interpreter written from the kernel's rules, sharing no constant with lib/ ----
 
@@ -85,18 +85,9 @@ interface DeniedFixture {
   argumentFiltered: Record<SeccompArch, Record<'socket' | 'ioctl' | 'personality', number>>;
   mustStayAllowed: Record<SeccompArch, Record<string, number>>;
 }
-const fixture = JSON.parse(
-  readFileSync(new URL('../../../test/fixtures/seccomp/denied-syscalls.json', import.meta.url), 'utf8'),
-) as DeniedFixture;
+const fixture = readSeccompFixture<DeniedFixture>('denied-syscalls.json');
 
 const AUDIT: Record<SeccompArch, number> = { x86_64: 0xc000003e, aarch64: 0xc00000b7 };
-const ARCHES: SeccompArch[] = ['x86_64', 'aarch64'];
-const MODES = [
-  { network: 'deny', blockUnixSockets: false },
-  { network: 'deny', blockUnixSockets: true },
-  { network: 'allow', blockUnixSockets: false },
-  { network: 'allow', blockUnixSockets: true },
-] as const;
 const EPERM: Verdict = { action: 'errno', errno: 1 };
 const ALLOW: Verdict = { action: 'allow' };
 const KILL: Verdict = { action: 'kill_process' };

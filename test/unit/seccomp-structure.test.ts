@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 // Static checks of the seccomp programs: the corpus structure vectors, jump ranges, exact output.
-import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
@@ -10,9 +9,8 @@ import {
   type SeccompArch,
   type SeccompProgram,
 } from '../../lib/backend/linux/seccomp.js';
+import { ARCHES, MODES, readSeccompFixture } from '../fixtures/seccomp/shared.js';
 
-const FIXTURES = new URL('../../../test/fixtures/seccomp/', import.meta.url);
-const ARCHES: SeccompArch[] = ['x86_64', 'aarch64'];
 const RET_ERRNO_EPERM = 327681;
 
 interface Comparison {
@@ -103,9 +101,7 @@ interface StructureVector {
   };
 }
 
-const vectors = (
-  JSON.parse(readFileSync(new URL('structure-vectors.json', FIXTURES), 'utf8')) as { vectors: StructureVector[] }
-).vectors;
+const { vectors } = readSeccompFixture<{ vectors: StructureVector[] }>('structure-vectors.json');
 
 for (const vector of vectors) {
   for (const arch of ARCHES) {
@@ -132,13 +128,6 @@ for (const vector of vectors) {
     });
   }
 }
-
-const MODES = [
-  { network: 'deny', blockUnixSockets: false },
-  { network: 'deny', blockUnixSockets: true },
-  { network: 'allow', blockUnixSockets: false },
-  { network: 'allow', blockUnixSockets: true },
-] as const;
 
 test('every program: all code reachable, jumps in range, only known loads and verdicts, arch checked first', () => {
   for (const arch of ARCHES) {
@@ -167,7 +156,7 @@ test('every program: all code reachable, jumps in range, only known loads and ve
 // review the new listing instruction by instruction, then rewrite the file from
 // encodeSeccompProgram(buildSeccompProgram(...)) for the eight keys below.
 test('the filter output is exactly the reviewed golden program (fixtures/seccomp/programs.golden.json)', () => {
-  const golden = JSON.parse(readFileSync(new URL('programs.golden.json', FIXTURES), 'utf8')) as Record<string, string[]>;
+  const golden = readSeccompFixture<Record<string, string[]>>('programs.golden.json');
   let compared = 0;
   for (const arch of ARCHES) {
     for (const mode of MODES) {

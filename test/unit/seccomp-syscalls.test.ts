@@ -7,11 +7,9 @@ import * as assert from 'uvu/assert';
 
 import { DENIED_SYSCALLS } from '../../lib/backend/linux/seccomp.js';
 import { SYSCALL_TABLE, syscallNumber, type SeccompArch } from '../../lib/backend/linux/syscalls.js';
+import { ARCHES, readSeccompFixture } from '../fixtures/seccomp/shared.js';
 
-const ARCHES: SeccompArch[] = ['x86_64', 'aarch64'];
-const fixture = JSON.parse(
-  readFileSync(new URL('../../../test/fixtures/seccomp/denied-syscalls.json', import.meta.url), 'utf8'),
-) as Record<SeccompArch, Record<string, number | null>>;
+const fixture = readSeccompFixture<Record<SeccompArch, Record<string, number | null>>>('denied-syscalls.json');
 
 /** `#define __NR_name 123` lines of a unistd header. */
 function parseUnistd(text: string): Map<string, number> {
