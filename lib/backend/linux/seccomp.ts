@@ -16,7 +16,10 @@ export const AUDIT_ARCH: Readonly<Record<SeccompArch, number>> = {
 
 /** Filter verdicts (linux/seccomp.h). */
 export const SECCOMP_RET = {
-  /** Kill the whole thread group (Linux 4.14); older kernels treat an unknown action as kill too. */
+  /**
+   * Kill the whole thread group (Linux 4.14). Older kernels mask the action with 0x7fff0000 and
+   * read this value as SECCOMP_RET_KILL (kill the thread), so it still never runs the syscall.
+   */
   KILL_PROCESS: 0x80000000,
   /** Fail the syscall with the errno in the low 16 bits. */
   ERRNO: 0x00050000,
@@ -116,10 +119,14 @@ export function seccompArchFor(nodeArch: string): SeccompArch | undefined {
 function validateOptions(options: SeccompOptions): void {
   const record = (typeof options === 'object' && options !== null ? options : {}) as Record<string, unknown>;
   if (!(SECCOMP_ARCHES as readonly unknown[]).includes(record.arch)) {
+    const which =
+      record.arch === undefined
+        ? 'this CPU architecture (options.arch is undefined: seccompArchFor maps only x64 and arm64)'
+        : `architecture ${JSON.stringify(record.arch)}`;
     throw new SandboxError(
       'sandbox_unavailable',
-      `seccomp: no filter for architecture ${JSON.stringify(record.arch)} (supported: ${SECCOMP_ARCHES.join(', ')}); ` +
-        'refusing to run without the syscall filter',
+      `seccomp: no filter for ${which}; supported: ${SECCOMP_ARCHES.join(', ')}. ` +
+        'Refusing to run without the syscall filter',
       { layer: 'seccomp' },
     );
   }
