@@ -14,6 +14,7 @@ import { buildLinuxSpec, type StdioMode } from '../backend/linux/spec.js';
 import type { SandboxBackendName, SandboxPlan } from '../backend/types.js';
 import { checkOptions, normalizeCommand, type SandboxCommand, type SandboxOptions } from './options.js';
 import { resolvePlan } from './plan.js';
+import { acquireRuntimeState, attachRuntimeState, releaseRuntimeState } from './runtime-state.js';
 
 /** How a sandboxed process ended. */
 export interface SandboxExit {
@@ -134,13 +135,29 @@ export function prepareSandbox(command: SandboxCommand, options: SandboxOptions)
   const argv = normalizeCommand(command);
   const checked = checkOptions(options);
   const source = options.env ?? process.env;
-  const commandEnv = buildSandboxEnv(source, { backend: 'linux-native', network: checked.network, pass: checked.envPass, tmpDir: '/tmp' });
-  return resolvePlan({ argv, options: checked, envs: options.env === undefined ? [process.env] : [process.env, options.env], commandEnv });
+  // Managed runtime state (issue 8): per-workspace tool caches outside the workspace become write
+  // roots and the env points tools at them; leased until releaseRuntimeState(plan).
+  const runtime = acquireRuntimeState(checked.workspace ?? process.cwd());
+  try {
+    const commandEnv = buildSandboxEnv(source, { backend: 'linux-native', network: checked.network, pass: checked.envPass, tmpDir: '/tmp', overrides: runtime?.env ?? {} });
+    const plan = resolvePlan({ argv, options: checked, envs: options.env === undefined ? [process.env] : [process.env, options.env], commandEnv, runtimeWriteRoots: runtime?.writeRoots ?? [] });
+    attachRuntimeState(plan, runtime);
+    return plan;
+  } catch (error) {
+    runtime?.release();
+    throw error;
+  }
 }
 
 /** Starts a command inside the sandbox and returns at once with its streams. */
 export function spawnSandboxed(command: SandboxCommand, options: SpawnSandboxedOptions = {}): SandboxedProcess {
   const plan = prepareSandbox(command, options);
-  const context = assertEnforceable(plan);
-  return new SandboxedProcess(plan, options, context);
+  try {
+    const child = new SandboxedProcess(plan, options, assertEnforceable(plan));
+    void child.exited.then(() => releaseRuntimeState(plan));
+    return child;
+  } catch (error) {
+    releaseRuntimeState(plan);
+    throw error;
+  }
 }

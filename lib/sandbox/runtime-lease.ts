@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+// Cross-process leases on managed runtime roots without native code: a short-lived mutex file
+// (O_EXCL create) serialises lease changes and cleanup; each process holding a root leaves one
+// lease file named after its pid and start time, which dies with the process.
+import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { SandboxError } from '../errors.js';
+
+/** Who holds a lease: a process, identified across pid reuse by its start time. */
+export interface LeaseOwner {
+  /** Process id. */
+  pid: number;
+  /** Start time of the process (field 22 of /proc/<pid>/stat), or '' where /proc is missing. */
+  start: string;
+}
+
+/** Reads a process's start time, or undefined when it no longer exists. */
+export function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may contain spaces: split after it.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[19] ?? '';
+  } catch {
+    if (process.platform === 'linux') return undefined;
+    try {
+      process.kill(pid, 0);
+      return '';
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'EPERM' ? '' : undefined;
+    }
+  }
+}
+
+/** This process as a lease owner. */
+export function currentOwner(): LeaseOwner {
+  return { pid: process.pid, start: processStart(process.pid) ?? '' };
+}
+
+/** The file name a lease or mutex of this owner carries. */
+export function buildOwnerName(owner: LeaseOwner): string {
+  return `${owner.pid}-${owner.start}`;
+}
+
+/** Parses an owner name back; undefined for names this module never writes. */
+export function parseOwnerName(name: string): LeaseOwner | undefined {
+  const match = /^(\d+)-(\d*)$/.exec(name);
+  if (match === null) return undefined;
+  return { pid: Number(match[1]), start: match[2] as string };
+}
+
+/** True while the owner process is still running (same pid and same start time). */
+export function ownerAlive(owner: LeaseOwner, startOf: (pid: number) => string | undefined = processStart): boolean {
+  const start = startOf(owner.pid);
+  return start !== undefined && (owner.start === '' || start === '' || start === owner.start);
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Runs `fn` while holding the mutex file `<dir>/.mutex`. A mutex left by a dead process is
+ * broken; one held by a live process longer than `timeoutMs` is an error naming the file.
+ */
+export function withMutex<T>(dir: string, fn: () => T, timeoutMs = 10_000): T {
+  const path = join(dir, '.mutex');
+  const me = buildOwnerName(currentOwner());
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    let fd: number | undefined;
+    try {
+      fd = openSync(path, 'wx', 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+        throw new SandboxError('spawn_failed', `cannot create the managed runtime lock ${path}: ${(error as Error).message}`, { path, cause: error });
+      }
+    }
+    if (fd !== undefined) {
+      try {
+        writeSync(fd, me);
+      } finally {
+        closeSync(fd);
+      }
+      try {
+        return fn();
+      } finally {
+        rmSync(path, { force: true });
+      }
+    }
+    breakIfStale(path);
+    if (Date.now() > deadline) {
+      throw new SandboxError('spawn_failed', `the managed runtime lock ${path} is held by another live process; remove it if that process is stuck`, { path });
+    }
+    sleepSync(Math.min(2 + attempt, 25));
+  }
+}
+
+/** Removes a mutex whose owner died (or that stayed empty for over a minute: a crash mid-write). */
+function breakIfStale(path: string): void {
+  let text: string;
+  let mtimeMs: number;
+  try {
+    text = readFileSync(path, 'utf8');
+    mtimeMs = statSync(path).mtimeMs;
+  } catch {
+    return; // released meanwhile
+  }
+  const owner = parseOwnerName(text.trim());
+  const stale = owner === undefined ? Date.now() - mtimeMs > 60_000 : !ownerAlive(owner);
+  if (!stale) return;
+  // Re-read just before removing, so a mutex taken over by a new owner in between survives.
+  try {
+    if (readFileSync(path, 'utf8') === text) unlinkSync(path);
+  } catch {
+    // someone else broke it first
+  }
+}
+
+/** The lease directory of a root: `<root>.leases`, a sibling outside every write root. */
+export function leaseDirOf(root: string): string {
+  return `${root}.leases`;
+}
+
+/** Writes this process's lease file for `root` (call inside withMutex). */
+export function writeLease(root: string, owner: LeaseOwner = currentOwner()): void {
+  const dir = leaseDirOf(root);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const fd = openSync(join(dir, buildOwnerName(owner)), 'w', 0o600);
+  closeSync(fd);
+}
+
+/** Removes this process's lease file for `root`. */
+export function removeLease(root: string, owner: LeaseOwner = currentOwner()): void {
+  rmSync(join(leaseDirOf(root), buildOwnerName(owner)), { force: true });
+}
+
+/** The live leases on `root`; lease files of dead processes are deleted on the way. */
+export function liveLeases(root: string, startOf: (pid: number) => string | undefined = processStart): LeaseOwner[] {
+  const dir = leaseDirOf(root);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const live: LeaseOwner[] = [];
+  for (const name of names) {
+    const owner = parseOwnerName(name);
+    if (owner !== undefined && ownerAlive(owner, startOf)) live.push(owner);
+    else rmSync(join(dir, name), { force: true, recursive: true });
+  }
+  return live;
+}

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: MIT
+// Per-workspace managed runtime state (tool caches and data) outside the workspace, under the
+// user cache dir, 0700: its cache/ and data/ dirs become write roots, the environment points the
+// tools at them, a lease protects it while a command runs, and old siblings are cleaned up.
+import { createHash } from 'node:crypto';
+import { chmodSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
+import { isAbsolute, join, resolve, sep } from 'node:path';
+
+import { SandboxError } from '../errors.js';
+import { buildGoProxy, buildHostGoDownloadDir, buildHostNpmCache, seedNpmCache } from './cache-seed.js';
+import { leaseDirOf, liveLeases, removeLease, withMutex, writeLease } from './runtime-lease.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Subdirectories of `cache/` (the reference's set). */
+export const RUNTIME_CACHE_DIRS = ['npm', 'yarn', 'corepack', 'pip', 'go-build'] as const;
+/** Subdirectories of `data/` (the reference's set). */
+export const RUNTIME_DATA_DIRS = ['go-mod', 'cargo'] as const;
+/** Unused roots older than this are removed. */
+export const RUNTIME_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
+/** At most this many roots are kept (most recently used first). */
+export const RUNTIME_MAX_ROOTS = 64;
+/** Cleanup runs at most this often. */
+export const RUNTIME_CLEANUP_INTERVAL_MS = 60 * 60 * 1000;
+
+/** Where the managed state of one workspace lives. */
+export interface RuntimeLayout {
+  /** `<UserCacheDir>/zero/runtime/v1` (or the temp fallback): holds every workspace's root. */
+  base: string;
+  /** First 8 bytes of sha256(workspace), hex. */
+  key: string;
+  /** `<base>/<key>`: not itself writable from inside the sandbox. */
+  root: string;
+  /** `<root>/cache`: a write root, and XDG_CACHE_HOME. */
+  cacheDir: string;
+  /** `<root>/data`: a write root. */
+  dataDir: string;
+}
+
+function within(path: string, root: string): boolean {
+  return path === root || path.startsWith(root === sep ? root : root + sep);
+}
+
+/** The user cache dir as Go's os.UserCacheDir has it on Linux: $XDG_CACHE_HOME, else ~/.cache. */
+export function buildUserCacheDir(env: Env, home: string = env.HOME ?? homedir()): string {
+  const xdg = env.XDG_CACHE_HOME;
+  if (xdg !== undefined && isAbsolute(xdg)) return xdg;
+  if (process.platform === 'darwin') return join(home, 'Library', 'Caches');
+  return join(home, '.cache');
+}
+
+/**
+ * The layout for a (resolved) workspace. When the user cache dir lies inside the workspace, the
+ * state would be writable as workspace files, so it moves to a per-user directory under `tmpBase`.
+ */
+export function buildRuntimeLayout(workspace: string, userCacheDir: string, tmpBase: string = tmpdir()): RuntimeLayout {
+  const key = createHash('sha256').update(workspace).digest('hex').slice(0, 16);
+  let base = join(userCacheDir, 'zero', 'runtime', 'v1');
+  if (within(base, workspace)) {
+    const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
+    base = join(tmpBase, `zero-runtime-${uid}`, 'v1');
+  }
+  const root = join(base, key);
+  return { base, key, root, cacheDir: join(root, 'cache'), dataDir: join(root, 'data') };
+}
+
+/**
+ * The environment that points tools at the managed dirs. HOME and XDG config/data/state stay the
+ * user's. npm's variables are set in both spellings so a caller's upper-case one cannot win.
+ */
+export function buildRuntimeEnv(layout: RuntimeLayout, hostEnv: Env, hostGoDownloadDir?: string): Record<string, string> {
+  const cache = (name: string) => join(layout.cacheDir, name);
+  const data = (name: string) => join(layout.dataDir, name);
+  const env: Record<string, string> = {
+    XDG_CACHE_HOME: layout.cacheDir,
+    npm_config_cache: cache('npm'),
+    NPM_CONFIG_CACHE: cache('npm'),
+    YARN_CACHE_FOLDER: cache('yarn'),
+    COREPACK_HOME: cache('corepack'),
+    PIP_CACHE_DIR: cache('pip'),
+    GOCACHE: cache('go-build'),
+    GOMODCACHE: data('go-mod'),
+    CARGO_HOME: data('cargo'),
+  };
+  // Go: read what the host's module cache already holds (when it exists), write only to the
+  // managed one; keep the managed files writable so cleanup can remove them.
+  if (hostGoDownloadDir !== undefined) env.GOPROXY = buildGoProxy(hostGoDownloadDir, hostEnv.GOPROXY);
+  const goflags = (hostEnv.GOFLAGS ?? '').trim();
+  env.GOFLAGS = goflags.split(/\s+/).includes('-modcacherw') ? goflags : `${goflags} -modcacherw`.trim();
+  return env;
+}
+
+/** A leased managed state, ready to add to a plan. */
+export interface RuntimeState {
+  /** The layout in use. */
+  layout: RuntimeLayout;
+  /** The directories to add as write roots (`cache/`, `data/`), symlink-resolved. */
+  writeRoots: string[];
+  /** Environment overrides for buildSandboxEnv. */
+  env: Record<string, string>;
+  /** True when this call created the root (and seeded it from the host caches). */
+  created: boolean;
+  /** Drops this lease (idempotent); may then clean up old roots. */
+  release(): void;
+}
+
+/** Options of acquireRuntimeState (all injectable for tests). */
+export interface AcquireOptions {
+  /** Our own (trusted) environment: where the user cache dir and host caches are. */
+  env?: Env;
+  /** Override the user cache dir. */
+  userCacheDir?: string;
+  /** Clock for cleanup (ms since epoch). */
+  now?: () => number;
+}
+
+// Leases held by this process: root -> number of running commands using it.
+const held = new Map<string, number>();
+
+function ensureDir(path: string): boolean {
+  try {
+    mkdirSync(path, { mode: 0o700 });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+}
+
+function isDir(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function failure(path: string, error: unknown): SandboxError {
+  if (error instanceof SandboxError) return error;
+  return new SandboxError('spawn_failed', `cannot prepare the managed runtime state at ${path}: ${(error as Error).message}`, { path, cause: error });
+}
+
+/**
+ * Creates (0700) and leases the managed state of `workspace`. Returns undefined when the
+ * workspace does not resolve (the plan resolver then reports it, naming the option).
+ */
+export function acquireRuntimeState(workspace: string, options: AcquireOptions = {}): RuntimeState | undefined {
+  let real: string;
+  try {
+    real = realpathSync(resolve(workspace));
+  } catch {
+    return undefined;
+  }
+  const env = options.env ?? process.env;
+  const layout = buildRuntimeLayout(real, options.userCacheDir ?? buildUserCacheDir(env));
+  let created: boolean;
+  try {
+    mkdirSync(layout.base, { recursive: true, mode: 0o700 });
+    chmodSync(layout.base, 0o700);
+    created = withMutex(layout.base, () => {
+      const count = held.get(layout.root) ?? 0;
+      if (count === 0) writeLease(layout.root);
+      held.set(layout.root, count + 1);
+      const isNew = ensureDir(layout.root);
+      chmodSync(layout.root, 0o700);
+      ensureDir(layout.cacheDir);
+      ensureDir(layout.dataDir);
+      for (const name of RUNTIME_CACHE_DIRS) ensureDir(join(layout.cacheDir, name));
+      for (const name of RUNTIME_DATA_DIRS) ensureDir(join(layout.dataDir, name));
+      const now = new Date((options.now ?? Date.now)());
+      utimesSync(layout.root, now, now); // last use, for cleanup
+      return isNew;
+    });
+  } catch (error) {
+    throw failure(layout.root, error);
+  }
+  // A new root starts from what the host already has (built outside the write roots, then moved
+  // in with one rename; see cache-seed.ts).
+  if (created) seedNpmCache(buildHostNpmCache(env), join(layout.root, `.seed-npm-${process.pid}`), join(layout.cacheDir, 'npm'));
+  let released = false;
+  return {
+    layout,
+    writeRoots: [realpathSync(layout.cacheDir), realpathSync(layout.dataDir)],
+    env: buildRuntimeEnv(layout, env, isDir(buildHostGoDownloadDir(env)) ? buildHostGoDownloadDir(env) : undefined),
+    created,
+    release: () => {
+      if (released) return;
+      released = true;
+      releaseLease(layout, options.now ?? Date.now);
+    },
+  };
+}
+
+function releaseLease(layout: RuntimeLayout, now: () => number): void {
+  try {
+    withMutex(layout.base, () => {
+      const count = (held.get(layout.root) ?? 1) - 1;
+      if (count > 0) held.set(layout.root, count);
+      else {
+        held.delete(layout.root);
+        removeLease(layout.root);
+      }
+    });
+    maybeCleanup(layout.base, now);
+  } catch {
+    // A lease that cannot be dropped only delays cleanup until this process exits.
+  }
+}
+
+function maybeCleanup(base: string, now: () => number): void {
+  const stamp = join(base, '.last-cleanup');
+  try {
+    if (now() - statSync(stamp).mtimeMs < RUNTIME_CLEANUP_INTERVAL_MS) return;
+  } catch {
+    // never ran
+  }
+  const trash = cleanupRuntimeRoots(base, { now: now() });
+  const t = new Date(now());
+  writeFileSync(stamp, '');
+  utimesSync(stamp, t, t);
+  for (const dir of trash) void rm(dir, { recursive: true, force: true }).catch(() => {});
+}
+
+/** Options of cleanupRuntimeRoots. */
+export interface CleanupOptions {
+  /** The current time (ms since epoch). */
+  now: number;
+  /** Maximum age of an unused root (default 30 days). */
+  maxAgeMs?: number;
+  /** Maximum number of roots kept (default 64). */
+  maxRoots?: number;
+  /** Tells whether a pid with a start time is alive (injected for tests). */
+  startOf?: (pid: number) => string | undefined;
+}
+
+/**
+ * Under the mutex: moves every root that has no live lease and is older than maxAgeMs, or beyond
+ * the maxRoots most recently used, to a `.trash-*` name (with its lease dir removed) and returns
+ * the trash paths for the caller to delete outside the mutex. Earlier trash is returned too.
+ */
+export function cleanupRuntimeRoots(base: string, options: CleanupOptions): string[] {
+  const maxAge = options.maxAgeMs ?? RUNTIME_MAX_AGE_MS;
+  const maxRoots = options.maxRoots ?? RUNTIME_MAX_ROOTS;
+  return withMutex(base, () => {
+    const names = readdirSync(base);
+    const trash = names.filter((name) => name.startsWith('.trash-')).map((name) => join(base, name));
+    const roots = names
+      .filter((name) => /^[0-9a-f]{16}$/.test(name))
+      .map((name) => {
+        const path = join(base, name);
+        let mtime = 0;
+        try {
+          mtime = statSync(path).mtimeMs;
+        } catch {
+          // vanished
+        }
+        return { name, path, mtime };
+      })
+      .sort((a, b) => b.mtime - a.mtime);
+    roots.forEach((root, rank) => {
+      if (options.now - root.mtime <= maxAge && rank < maxRoots) return;
+      if (liveLeases(root.path, options.startOf).length > 0) return;
+      const target = join(base, `.trash-${root.name}-${process.pid}-${Date.now()}`);
+      try {
+        renameSync(root.path, target);
+        rmSync(leaseDirOf(root.path), { recursive: true, force: true });
+        trash.push(target);
+      } catch {
+        // left for the next cleanup
+      }
+    });
+    return trash;
+  });
+}
+
+// Plans prepared with managed state, so the caller that runs them can release the lease.
+const byPlan = new WeakMap<object, RuntimeState>();
+
+/** Remembers the state a plan was prepared with. */
+export function attachRuntimeState(plan: object, state: RuntimeState | undefined): void {
+  if (state !== undefined) byPlan.set(plan, state);
+}
+
+/** Releases the lease a plan was prepared with (no-op when none). */
+export function releaseRuntimeState(plan: object): void {
+  byPlan.get(plan)?.release();
+  byPlan.delete(plan);
+}
