@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+// Seeding the managed npm cache from the host's: index copied, content symlinked, built aside and
+// moved in only over an empty target, never through a symlink; host cache paths and GOPROXY.
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { buildGoProxy, buildHostGoDownloadDir, buildHostNpmCache, isNpmMutable, seedNpmCache } from '../../lib/sandbox/cache-seed.js';
+import { TREE_BASE } from '../helpers/sandbox.js';
+
+function fakeHostCache(dir: string): string {
+  const host = join(dir, 'host-npm');
+  const index = join(host, '_cacache', 'index-v5', 'ab', 'cd');
+  const content = join(host, '_cacache', 'content-v2', 'sha512', '12', '34');
+  mkdirSync(index, { recursive: true });
+  mkdirSync(content, { recursive: true });
+  mkdirSync(join(host, '_cacache', 'tmp'));
+  mkdirSync(join(host, '_logs'));
+  writeFileSync(join(index, 'bucket'), 'line\n');
+  writeFileSync(join(content, 'blob'), 'tarball');
+  writeFileSync(join(host, '_logs', 'debug.log'), 'log');
+  symlinkSync('/etc/passwd', join(content, 'sneaky'));
+  return host;
+}
+
+test('the host npm and Go caches are found where the tools look', () => {
+  assert.is(buildHostNpmCache({}, '/home/u'), '/home/u/.npm');
+  assert.is(buildHostNpmCache({ npm_config_cache: '/c/npm' }, '/home/u'), '/c/npm');
+  assert.is(buildHostNpmCache({ NPM_CONFIG_CACHE: '/C/npm' }, '/home/u'), '/C/npm');
+  assert.is(buildHostNpmCache({ npm_config_cache: 'relative' }, '/home/u'), '/home/u/.npm');
+  assert.is(buildHostGoDownloadDir({}, '/home/u'), '/home/u/go/pkg/mod/cache/download');
+  assert.is(buildHostGoDownloadDir({ GOPATH: '/gp:/other' }, '/home/u'), '/gp/pkg/mod/cache/download');
+  assert.is(buildHostGoDownloadDir({ GOMODCACHE: '/m' }, '/home/u'), '/m/cache/download');
+});
+
+test('GOPROXY reads the host module cache first, then the user list; off stays off', () => {
+  assert.is(buildGoProxy('/d', undefined), 'file:///d,https://proxy.golang.org,direct');
+  assert.is(buildGoProxy('/d', 'https://corp.example|direct'), 'file:///d,https://corp.example|direct');
+  assert.is(buildGoProxy('/d', 'off'), 'off');
+});
+
+test('only npm content is immutable', () => {
+  assert.ok(isNpmMutable('_cacache/index-v5/ab/cd/x'));
+  assert.not.ok(isNpmMutable('_cacache/content-v2/sha512/12/34/x'));
+});
+
+test('seeding copies the index, links content, skips logs, tmp and symlinks, and moves in over the empty target', () => {
+  const dir = mkdtempSync(join(TREE_BASE, 'zs-devwork-seed-'));
+  try {
+    const host = fakeHostCache(dir);
+    const target = join(dir, 'managed-npm');
+    mkdirSync(target);
+    const stats = seedNpmCache(host, join(dir, 'staging'), target);
+    assert.equal(stats, { copied: 1, linked: 1 });
+    const bucket = join(target, '_cacache', 'index-v5', 'ab', 'cd', 'bucket');
+    assert.not.ok(lstatSync(bucket).isSymbolicLink(), 'npm appends to index buckets in place: a copy');
+    assert.is(readFileSync(bucket, 'utf8'), 'line\n');
+    const blob = join(target, '_cacache', 'content-v2', 'sha512', '12', '34', 'blob');
+    assert.is(readlinkSync(blob), join(host, '_cacache', 'content-v2', 'sha512', '12', '34', 'blob'));
+    assert.not.ok(existsSync(join(target, '_cacache', 'content-v2', 'sha512', '12', '34', 'sneaky')));
+    assert.equal(readdirSync(join(target, '_cacache')).sort(), ['content-v2', 'index-v5']);
+    assert.not.ok(existsSync(join(target, '_logs')));
+    assert.not.ok(existsSync(join(dir, 'staging')));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('seeding never replaces a used cache nor follows a symlink planted at the target', () => {
+  const dir = mkdtempSync(join(TREE_BASE, 'zs-devwork-seed-'));
+  try {
+    const host = fakeHostCache(dir);
+    const used = join(dir, 'used');
+    mkdirSync(used);
+    writeFileSync(join(used, 'mine'), 'x');
+    assert.is(seedNpmCache(host, join(dir, 'staging'), used), undefined);
+    assert.equal(readdirSync(used), ['mine']);
+    const victim = join(dir, 'victim');
+    mkdirSync(victim);
+    const planted = join(dir, 'planted');
+    symlinkSync(victim, planted);
+    assert.is(seedNpmCache(host, join(dir, 'staging'), planted), undefined);
+    assert.equal(readdirSync(victim), [], 'nothing written through the symlink');
+    assert.ok(lstatSync(planted).isSymbolicLink());
+    assert.not.ok(existsSync(join(dir, 'staging')), 'the staging dir is always removed');
+    assert.is(seedNpmCache(join(dir, 'no-such-cache'), join(dir, 'staging'), used), undefined);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test.run();

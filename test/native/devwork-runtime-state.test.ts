@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+// The managed runtime state on the host side: layout and key, 0700 dirs, environment, the
+// cross-process lease (a second real process), cleanup by age and count, and the mutex.
+import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import {
+  acquireRuntimeState,
+  buildRuntimeEnv,
+  buildRuntimeLayout,
+  buildUserCacheDir,
+  cleanupRuntimeRoots,
+  RUNTIME_CACHE_DIRS,
+  RUNTIME_DATA_DIRS,
+} from '../../lib/sandbox/runtime-state.js';
+import { buildOwnerName, leaseDirOf, liveLeases, ownerAlive, parseOwnerName, processStart, withMutex } from '../../lib/sandbox/runtime-lease.js';
+import { TREE_BASE } from '../helpers/sandbox.js';
+
+const DAY = 24 * 60 * 60 * 1000;
+
+function scratch(): { dir: string; cleanup(): void } {
+  const dir = mkdtempSync(join(TREE_BASE, 'zs-devwork-state-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+function mode(path: string): string {
+  return (statSync(path).mode & 0o777).toString(8);
+}
+
+test('the user cache dir is $XDG_CACHE_HOME when absolute, else ~/.cache', () => {
+  assert.is(buildUserCacheDir({ XDG_CACHE_HOME: '/x/cache', HOME: '/home/u' }), '/x/cache');
+  if (process.platform === 'linux') {
+    assert.is(buildUserCacheDir({ XDG_CACHE_HOME: 'relative', HOME: '/home/u' }), '/home/u/.cache');
+    assert.is(buildUserCacheDir({ HOME: '/home/u' }), '/home/u/.cache');
+  }
+});
+
+test('the root is <cache>/zero/runtime/v1/<first 8 bytes of sha256(workspace)>', () => {
+  const layout = buildRuntimeLayout('/work/project', '/home/u/.cache', '/tmp');
+  const key = createHash('sha256').update('/work/project').digest('hex').slice(0, 16);
+  assert.is(layout.key, key);
+  assert.is(layout.base, '/home/u/.cache/zero/runtime/v1');
+  assert.is(layout.root, `/home/u/.cache/zero/runtime/v1/${key}`);
+  assert.is(layout.cacheDir, `${layout.root}/cache`);
+  assert.is(layout.dataDir, `${layout.root}/data`);
+  assert.is.not(buildRuntimeLayout('/work/other', '/home/u/.cache', '/tmp').key, key);
+});
+
+test('a workspace that holds the user cache dir gets its state in a per-user temp dir instead', () => {
+  const layout = buildRuntimeLayout('/home/u', '/home/u/.cache', '/var/tmp');
+  assert.match(layout.base, /^\/var\/tmp\/zero-runtime-\d+\/v1$/);
+  assert.not.ok(layout.root.startsWith('/home/u/'), layout.root);
+});
+
+test('the environment points every tool at the managed dirs and leaves HOME and XDG config alone', () => {
+  const layout = buildRuntimeLayout('/w', '/c', '/tmp');
+  const env = buildRuntimeEnv(layout, { HOME: '/home/u', GOFLAGS: '-mod=mod' }, '/home/u/go/pkg/mod/cache/download');
+  const r = layout.root;
+  assert.equal(
+    { ...env },
+    {
+      XDG_CACHE_HOME: `${r}/cache`,
+      npm_config_cache: `${r}/cache/npm`,
+      NPM_CONFIG_CACHE: `${r}/cache/npm`,
+      YARN_CACHE_FOLDER: `${r}/cache/yarn`,
+      COREPACK_HOME: `${r}/cache/corepack`,
+      PIP_CACHE_DIR: `${r}/cache/pip`,
+      GOCACHE: `${r}/cache/go-build`,
+      GOMODCACHE: `${r}/data/go-mod`,
+      CARGO_HOME: `${r}/data/cargo`,
+      GOPROXY: 'file:///home/u/go/pkg/mod/cache/download,https://proxy.golang.org,direct',
+      GOFLAGS: '-mod=mod -modcacherw',
+    },
+  );
+  for (const name of ['HOME', 'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'TMPDIR']) assert.not.ok(name in env, name);
+  const noGo = buildRuntimeEnv(layout, { GOFLAGS: '-modcacherw' });
+  assert.not.ok('GOPROXY' in noGo, 'no host module cache: the user GOPROXY stays as it is');
+  assert.is(noGo.GOFLAGS, '-modcacherw');
+});
+
+test('acquire creates the whole tree 0700, resolves the write roots, and the lease comes and goes', () => {
+  const s = scratch();
+  try {
+    const ws = join(s.dir, 'ws');
+    mkdirSync(ws);
+    const state = acquireRuntimeState(ws, { env: { HOME: join(s.dir, 'home') }, userCacheDir: join(s.dir, 'cache') });
+    assert.ok(state);
+    assert.ok(state.created);
+    const { layout } = state;
+    for (const dir of [layout.base, layout.root, layout.cacheDir, layout.dataDir]) assert.is(mode(dir), '700', dir);
+    for (const name of RUNTIME_CACHE_DIRS) assert.is(mode(join(layout.cacheDir, name)), '700', name);
+    for (const name of RUNTIME_DATA_DIRS) assert.is(mode(join(layout.dataDir, name)), '700', name);
+    assert.equal(state.writeRoots, [layout.cacheDir, layout.dataDir]);
+    assert.not.ok(state.writeRoots.includes(layout.root), 'the root itself (leases, staging) is not writable');
+    assert.equal(readdirSync(leaseDirOf(layout.root)), [buildOwnerName({ pid: process.pid, start: processStart(process.pid) ?? '' })]);
+    // A second command in the same workspace shares the lease; it ends only with the last one.
+    const second = acquireRuntimeState(ws, { env: { HOME: join(s.dir, 'home') }, userCacheDir: join(s.dir, 'cache') });
+    assert.ok(second);
+    assert.not.ok(second.created);
+    state.release();
+    state.release(); // idempotent
+    assert.is(liveLeases(layout.root).length, 1);
+    second.release();
+    assert.is(liveLeases(layout.root).length, 0);
+    assert.ok(existsSync(join(layout.base, '.last-cleanup')), 'release ran the (throttled) cleanup');
+    assert.not.ok(existsSync(join(layout.base, '.mutex')));
+  } finally {
+    s.cleanup();
+  }
+});
+
+test('acquire returns undefined for a workspace that does not exist (the plan resolver reports it)', () => {
+  const s = scratch();
+  try {
+    assert.is(acquireRuntimeState(join(s.dir, 'missing'), { userCacheDir: join(s.dir, 'cache') }), undefined);
+    assert.not.ok(existsSync(join(s.dir, 'cache')));
+  } finally {
+    s.cleanup();
+  }
+});
+
+test('an unusable user cache dir is a clear spawn_failed error naming the path', () => {
+  const s = scratch();
+  try {
+    writeFileSync(join(s.dir, 'file'), '');
+    mkdirSync(join(s.dir, 'ws'));
+    let error: (Error & { code?: string; path?: string }) | undefined;
+    try {
+      acquireRuntimeState(join(s.dir, 'ws'), { userCacheDir: join(s.dir, 'file') });
+    } catch (e) {
+      error = e as Error & { code?: string };
+    }
+    assert.ok(error);
+    assert.is(error.code, 'spawn_failed');
+    assert.match(error.message, /managed runtime state at .*\/file\/zero\/runtime\/v1\//);
+  } finally {
+    s.cleanup();
+  }
+});
+
+test('owner names round-trip and a reused pid with another start time is dead', () => {
+  assert.equal(parseOwnerName('123-456'), { pid: 123, start: '456' });
+  assert.is(parseOwnerName('../x'), undefined);
+  const me = { pid: process.pid, start: processStart(process.pid) ?? '' };
+  assert.ok(ownerAlive(me));
+  assert.not.ok(ownerAlive({ pid: process.pid, start: `${me.start}9` }));
+  assert.not.ok(ownerAlive({ pid: 1, start: '1' }, () => undefined));
+});
+
+function makeRoot(base: string, name: string, ageDays: number, now: number): string {
+  const path = join(base, name);
+  mkdirSync(join(path, 'cache', 'npm'), { recursive: true });
+  writeFileSync(join(path, 'cache', 'npm', 'x'), 'x');
+  const t = new Date(now - ageDays * DAY);
+  utimesSync(path, t, t);
+  return path;
+}
+
+test('cleanup removes unleased roots older than 30 days and beyond the newest 64, never leased ones', async () => {
+  const s = scratch();
+  try {
+    const now = Date.now();
+    const base = s.dir;
+    const old = makeRoot(base, 'a'.repeat(16), 31, now);
+    const oldLeased = makeRoot(base, 'b'.repeat(16), 40, now);
+    const fresh = makeRoot(base, 'c'.repeat(16), 1, now);
+    mkdirSync(leaseDirOf(oldLeased));
+    writeFileSync(join(leaseDirOf(oldLeased), '4242-77'), '');
+    mkdirSync(leaseDirOf(old));
+    writeFileSync(join(leaseDirOf(old), '4343-88'), ''); // a dead holder
+    mkdirSync(join(base, 'not-a-root'));
+    const startOf = (pid: number) => (pid === 4242 ? '77' : undefined);
+    const trash = cleanupRuntimeRoots(base, { now, startOf });
+    assert.is(trash.length, 1);
+    assert.not.ok(existsSync(old));
+    assert.not.ok(existsSync(leaseDirOf(old)));
+    assert.ok(existsSync(oldLeased), 'a live lease protects even an old root');
+    assert.ok(existsSync(fresh));
+    assert.ok(existsSync(join(base, 'not-a-root')), 'only names this module creates are touched');
+    assert.ok(existsSync(join(trash[0] as string, 'cache', 'npm', 'x')), 'moved aside, deleted outside the mutex');
+    // The count limit: keep the two most recently used.
+    for (let i = 0; i < 4; i++) makeRoot(base, `${i}`.repeat(16), 2 + i, now);
+    const more = cleanupRuntimeRoots(base, { now, startOf, maxRoots: 2 });
+    const left = readdirSync(base).filter((n) => /^[0-9a-f]{16}$/.test(n)).sort();
+    assert.equal(left, ['0'.repeat(16), 'b'.repeat(16), 'c'.repeat(16)].sort(), 'the newest two plus the leased one');
+    assert.ok(more.includes(trash[0] as string), 'earlier trash is handed back for deletion too');
+  } finally {
+    s.cleanup();
+  }
+});
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+
+test('a lease held by another live process protects its root; it lapses when that process dies', async () => {
+  const s = scratch();
+  try {
+    const ws = join(s.dir, 'ws');
+    mkdirSync(ws);
+    const cache = join(s.dir, 'cache');
+    const module = join(here, '..', '..', 'lib', 'sandbox', 'runtime-state.js');
+    const child = spawn(process.execPath, ['--input-type=module', '-e', `
+      const { acquireRuntimeState } = await import(${JSON.stringify(module)});
+      const state = acquireRuntimeState(${JSON.stringify(ws)}, { userCacheDir: ${JSON.stringify(cache)} });
+      process.stdout.write(state.layout.root + '\\n');
+      setInterval(() => {}, 1000);
+    `], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const root = await new Promise<string>((resolve) => child.stdout.once('data', (b: Buffer) => resolve(b.toString().trim())));
+    const base = join(root, '..');
+    const future = Date.now() + 365 * DAY;
+    assert.equal(cleanupRuntimeRoots(base, { now: future }), [], 'held by the child');
+    assert.ok(existsSync(root));
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    const trash = cleanupRuntimeRoots(base, { now: future });
+    assert.is(trash.length, 1);
+    assert.not.ok(existsSync(root));
+  } finally {
+    s.cleanup();
+  }
+});
+
+test('the mutex serialises holders and a mutex left by a dead process is broken', () => {
+  const s = scratch();
+  try {
+    // Held by us: a nested attempt times out with an error naming the file.
+    let inner: Error | undefined;
+    withMutex(s.dir, () => {
+      try {
+        withMutex(s.dir, () => 0, 50);
+      } catch (e) {
+        inner = e as Error;
+      }
+    });
+    assert.ok(inner);
+    assert.match(inner.message, new RegExp(`${s.dir}/\\.mutex is held by another live process`));
+    // Left behind by a process that is gone.
+    const dead = execFileSync(process.execPath, ['-p', 'process.pid'], { encoding: 'utf8' }).trim();
+    writeFileSync(join(s.dir, '.mutex'), `${dead}-1`);
+    assert.is(withMutex(s.dir, () => 'taken', 2000), 'taken');
+    assert.not.ok(existsSync(join(s.dir, '.mutex')));
+  } finally {
+    s.cleanup();
+  }
+});
+
+test.run();
