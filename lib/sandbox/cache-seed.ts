@@ -44,19 +44,29 @@ export interface SeedStats {
   copied: number;
   /** Files linked by symlink to the host (immutable content). */
   linked: number;
+  /** False when the time budget ran out first (the mirror then holds a consistent subset). */
+  complete: boolean;
 }
+
+/** Time budget of one seeding; it runs once per new workspace, before its first command. */
+export const SEED_BUDGET_MS = 1500;
 
 /**
  * Mirrors `source` into the new directory `target`: directories are created, files chosen by
  * `copy` are copied (reflinked where the filesystem can), every other regular file becomes a
  * symlink to the host file. Symlinks and special files in the source are skipped, so the mirror
- * never points anywhere the source did not hold a regular file.
+ * never points anywhere the source did not hold a regular file. Stops at `deadline`
+ * (performance.now() time).
  */
-export function seedTree(source: string, target: string, copy: (relative: string) => boolean): SeedStats {
-  const stats: SeedStats = { copied: 0, linked: 0 };
+export function seedTree(source: string, target: string, copy: (relative: string) => boolean, deadline = Infinity): SeedStats {
+  const stats: SeedStats = { copied: 0, linked: 0, complete: true };
   const walk = (dir: string, rel: string) => {
     mkdirSync(join(target, rel), { mode: 0o700 });
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (performance.now() > deadline) {
+        stats.complete = false;
+        return;
+      }
       const relPath = rel === '' ? entry.name : `${rel}/${entry.name}`;
       const from = join(dir, entry.name);
       if (entry.isDirectory()) walk(from, relPath);
@@ -81,11 +91,12 @@ export function isNpmMutable(relative: string): boolean {
 }
 
 /**
- * Seeds a managed npm cache from the host's `_cacache`, built in `staging` (outside every write
- * root) and moved over the still-empty `target` in one rename. Returns undefined when there is
+ * Seeds a managed npm cache from the host's `_cacache` within a time budget, built in `staging`
+ * (outside every write root) and moved over the still-empty `target` in one rename. Returns undefined when there is
  * nothing to seed or `target` is no longer an empty directory (a command already used it).
  */
-export function seedNpmCache(hostCache: string, staging: string, target: string): SeedStats | undefined {
+export function seedNpmCache(hostCache: string, staging: string, target: string, budgetMs = SEED_BUDGET_MS): SeedStats | undefined {
+  const deadline = performance.now() + budgetMs;
   const source = join(hostCache, '_cacache');
   try {
     if (!lstatSync(source).isDirectory()) return undefined;
@@ -94,7 +105,9 @@ export function seedNpmCache(hostCache: string, staging: string, target: string)
   }
   try {
     mkdirSync(staging, { mode: 0o700 });
-    const stats = { copied: 0, linked: 0 };
+    const stats: SeedStats = { copied: 0, linked: 0, complete: true };
+    // The index first: with it, npm finds packuments offline; content found later is a bonus, and
+    // an index entry whose content is missing is only a cache miss.
     for (const part of ['index-v5', 'content-v2']) {
       try {
         if (!lstatSync(join(source, part)).isDirectory()) continue;
@@ -102,9 +115,10 @@ export function seedNpmCache(hostCache: string, staging: string, target: string)
         continue;
       }
       mkdirSync(join(staging, '_cacache'), { recursive: true, mode: 0o700 });
-      const s = seedTree(join(source, part), join(staging, '_cacache', part), (rel) => isNpmMutable(`_cacache/${part}/${rel}`));
+      const s = seedTree(join(source, part), join(staging, '_cacache', part), (rel) => isNpmMutable(`_cacache/${part}/${rel}`), deadline);
       stats.copied += s.copied;
       stats.linked += s.linked;
+      stats.complete &&= s.complete;
     }
     // rename(2) replaces only an empty directory; a symlink or a used cache makes it fail.
     renameSync(staging, target);

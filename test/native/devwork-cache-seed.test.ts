@@ -52,7 +52,7 @@ test('seeding copies the index, links content, skips logs, tmp and symlinks, and
     const target = join(dir, 'managed-npm');
     mkdirSync(target);
     const stats = seedNpmCache(host, join(dir, 'staging'), target);
-    assert.equal(stats, { copied: 1, linked: 1 });
+    assert.equal(stats, { copied: 1, linked: 1, complete: true });
     const bucket = join(target, '_cacache', 'index-v5', 'ab', 'cd', 'bucket');
     assert.not.ok(lstatSync(bucket).isSymbolicLink(), 'npm appends to index buckets in place: a copy');
     assert.is(readFileSync(bucket, 'utf8'), 'line\n');
@@ -61,6 +61,22 @@ test('seeding copies the index, links content, skips logs, tmp and symlinks, and
     assert.not.ok(existsSync(join(target, '_cacache', 'content-v2', 'sha512', '12', '34', 'sneaky')));
     assert.equal(readdirSync(join(target, '_cacache')).sort(), ['content-v2', 'index-v5']);
     assert.not.ok(existsSync(join(target, '_logs')));
+    assert.not.ok(existsSync(join(dir, 'staging')));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('seeding stops at its time budget and still leaves a consistent (smaller) cache', () => {
+  const dir = mkdtempSync(join(TREE_BASE, 'zs-devwork-seed-'));
+  try {
+    const host = fakeHostCache(dir);
+    const target = join(dir, 'managed-npm');
+    mkdirSync(target);
+    const stats = seedNpmCache(host, join(dir, 'staging'), target, -1);
+    assert.equal(stats, { copied: 0, linked: 0, complete: false });
+    assert.equal(readdirSync(join(target, '_cacache')).sort(), ['content-v2', 'index-v5'], 'moved in, holding what was done');
+    assert.equal(readdirSync(join(target, '_cacache', 'index-v5')), []);
     assert.not.ok(existsSync(join(dir, 'staging')));
   } finally {
     rmSync(dir, { recursive: true, force: true });
