@@ -15,6 +15,9 @@ import { makeTree, sandboxTest, sh, TREE_BASE, type Tree } from '../helpers/sand
 
 const userCache = mkdtempSync(join(TREE_BASE, 'zs-devwork-npm-usercache-'));
 process.env.XDG_CACHE_HOME = userCache;
+// The user's npm cache as our own process sees it: empty at first, so the first workspace's
+// managed cache holds only what its install fetched (and seeding it later is quick).
+process.env.npm_config_cache = join(userCache, 'host-npm-empty');
 
 const TIMEOUT = { timeoutMs: 180_000 };
 const LOAD = 'node -e "const isNumber = require(\'is-number\'); console.log(\'loaded\', isNumber(5), isNumber(\'x\'))"';
@@ -51,7 +54,6 @@ sandboxTest('a new workspace installs offline from the host cache, read-only, an
   // Play the host: the first workspace's managed npm cache now holds is-number. Point our own
   // (trusted) environment at it as the user's npm cache, as a user with that ~/.npm would have.
   const hostCache = join(buildRuntimeLayout(first.ws, userCache).cacheDir, 'npm');
-  const saved = process.env.npm_config_cache;
   process.env.npm_config_cache = hostCache;
   const hostCacheBefore = listTree(hostCache);
   const second = makeTree('zs-devwork-npm-');
@@ -65,8 +67,6 @@ sandboxTest('a new workspace installs offline from the host cache, read-only, an
     assert.ok([...content.values()].some((what) => what.startsWith('link')), 'content is read from the host through links');
     assert.equal(diffListings(hostCacheBefore, listTree(hostCache), second.base), [], 'nothing written to the host npm cache');
   } finally {
-    if (saved === undefined) delete process.env.npm_config_cache;
-    else process.env.npm_config_cache = saved;
     second.cleanup();
   }
 });
