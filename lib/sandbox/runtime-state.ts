@@ -9,7 +9,7 @@ import { homedir, tmpdir } from 'node:os';
 import { isAbsolute, join, resolve, sep } from 'node:path';
 
 import { SandboxError } from '../errors.js';
-import { buildGoProxy, buildHostGoDownloadDir, buildHostNpmCache, seedNpmCache } from './cache-seed.js';
+import { buildGoProxy, buildHostGoDownloadDir, buildHostNpmCache, seedNpmCache, type SeedStats } from './cache-seed.js';
 import { leaseDirOf, liveLeases, removeLease, withMutex, writeLease } from './runtime-lease.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -100,8 +100,10 @@ export interface RuntimeState {
   writeRoots: string[];
   /** Environment overrides for buildSandboxEnv. */
   env: Record<string, string>;
-  /** True when this call created the root (and seeded it from the host caches). */
+  /** True when this call created the root. */
   created: boolean;
+  /** What seeding the npm cache from the host's did, when this call did it. */
+  npmSeed?: SeedStats;
   /** Drops this lease (idempotent); may then clean up old roots. */
   release(): void;
 }
@@ -114,6 +116,16 @@ export interface AcquireOptions {
   userCacheDir?: string;
   /** Clock for cleanup (ms since epoch). */
   now?: () => number;
+  /** The command about to run: a JS package manager in it triggers seeding the npm cache. */
+  argv?: readonly string[];
+}
+
+/** Commands that read npm's cache (also inside a `sh -c` string). */
+const NPM_COMMAND = /(^|[\s/;&|(`'"])(npm|npx|pnpm|yarn|corepack)($|[\s;&|)`'"])/;
+
+/** True when a command line mentions a JS package manager (only a hint for seeding, never for policy). */
+export function buildNeedsNpmSeed(argv: readonly string[]): boolean {
+  return argv.some((arg) => NPM_COMMAND.test(arg));
 }
 
 // Leases held by this process: root -> number of running commands using it.
@@ -176,21 +188,35 @@ export function acquireRuntimeState(workspace: string, options: AcquireOptions =
   } catch (error) {
     throw failure(layout.root, error);
   }
-  // A new root starts from what the host already has (built outside the write roots, then moved
-  // in with one rename; see cache-seed.ts).
-  if (created) seedNpmCache(buildHostNpmCache(env), join(layout.root, `.seed-npm-${process.pid}`), join(layout.cacheDir, 'npm'));
+  const npmSeed = options.argv !== undefined && buildNeedsNpmSeed(options.argv) ? seedOnce(layout, env) : undefined;
   let released = false;
   return {
     layout,
     writeRoots: [realpathSync(layout.cacheDir), realpathSync(layout.dataDir)],
     env: buildRuntimeEnv(layout, env, isDir(buildHostGoDownloadDir(env)) ? buildHostGoDownloadDir(env) : undefined),
     created,
+    ...(npmSeed === undefined ? {} : { npmSeed }),
     release: () => {
       if (released) return;
       released = true;
       releaseLease(layout, options.now ?? Date.now);
     },
   };
+}
+
+/**
+ * The first npm-using command of a workspace starts from what the host's npm cache already holds:
+ * tried once per root (a marker in the root, which commands cannot write), and only while the
+ * managed npm cache is still empty (built aside, moved in with one rename; see cache-seed.ts).
+ */
+function seedOnce(layout: RuntimeLayout, env: Env): SeedStats | undefined {
+  const marker = join(layout.root, 'npm-seeded');
+  try {
+    writeFileSync(marker, `${new Date().toISOString()}\n`, { flag: 'wx', mode: 0o600 });
+  } catch {
+    return undefined; // tried before (or by a concurrent first command)
+  }
+  return seedNpmCache(buildHostNpmCache(env), join(layout.root, `.seed-npm-${process.pid}`), join(layout.cacheDir, 'npm'));
 }
 
 function releaseLease(layout: RuntimeLayout, now: () => number): void {

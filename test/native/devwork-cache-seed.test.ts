@@ -7,6 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { buildGoProxy, buildHostGoDownloadDir, buildHostNpmCache, isNpmMutable, seedNpmCache } from '../../lib/sandbox/cache-seed.js';
+import { acquireRuntimeState, buildNeedsNpmSeed } from '../../lib/sandbox/runtime-state.js';
 import { TREE_BASE } from '../helpers/sandbox.js';
 
 function fakeHostCache(dir: string): string {
@@ -101,6 +102,40 @@ test('seeding never replaces a used cache nor follows a symlink planted at the t
     assert.ok(lstatSync(planted).isSymbolicLink());
     assert.not.ok(existsSync(join(dir, 'staging')), 'the staging dir is always removed');
     assert.is(seedNpmCache(join(dir, 'no-such-cache'), join(dir, 'staging'), used), undefined);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('only commands that mention a JS package manager trigger seeding', () => {
+  assert.ok(buildNeedsNpmSeed(['npm', 'install']));
+  assert.ok(buildNeedsNpmSeed(['/usr/bin/npx', 'tsc']));
+  assert.ok(buildNeedsNpmSeed(['/bin/sh', '-c', 'cd app && npm ci']));
+  assert.ok(buildNeedsNpmSeed(['/bin/sh', '-c', '(yarn install)']));
+  assert.not.ok(buildNeedsNpmSeed(['/bin/sh', '-c', 'cat .npmrc; rm -rf node_modules/npm-run']));
+  assert.not.ok(buildNeedsNpmSeed(['make', 'all']));
+});
+
+test('the first npm command of a workspace seeds its managed cache, once; other commands never do', () => {
+  const dir = mkdtempSync(join(TREE_BASE, 'zs-devwork-seed-'));
+  try {
+    const env = { HOME: join(dir, 'home'), npm_config_cache: fakeHostCache(dir) };
+    const userCacheDir = join(dir, 'cache');
+    for (const ws of ['a', 'b']) mkdirSync(join(dir, ws));
+    const plain = acquireRuntimeState(join(dir, 'a'), { env, userCacheDir, argv: ['make'] });
+    assert.ok(plain);
+    assert.is(plain.npmSeed, undefined);
+    assert.equal(readdirSync(join(plain.layout.cacheDir, 'npm')), []);
+    plain.release();
+    const first = acquireRuntimeState(join(dir, 'a'), { env, userCacheDir, argv: ['/bin/sh', '-c', 'npm ci'] });
+    assert.ok(first);
+    assert.equal(first.npmSeed, { copied: 1, linked: 1, complete: true }, 'a root created earlier is still seeded while its npm cache is empty');
+    assert.ok(existsSync(join(first.layout.cacheDir, 'npm', '_cacache', 'index-v5', 'ab', 'cd', 'bucket')));
+    assert.ok(existsSync(join(first.layout.root, 'npm-seeded')), 'the marker sits in the root, outside the write roots');
+    first.release();
+    const again = acquireRuntimeState(join(dir, 'a'), { env, userCacheDir, argv: ['npm', 'test'] });
+    assert.is(again?.npmSeed, undefined, 'tried once per root');
+    again?.release();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

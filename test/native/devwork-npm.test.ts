@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 
 import { buildRuntimeLayout } from '../../lib/sandbox/runtime-state.js';
 import type { RunResult } from '../../lib/sandbox/run.js';
-import { diffListings, listHost, listTree, type Listing } from '../fixtures/devwork/host.js';
+import { buildHostWriteProbe, diffListings, listHost, listTree, type Listing } from '../fixtures/devwork/host.js';
 import { makeTree, sandboxTest, sh, TREE_BASE, type Tree } from '../helpers/sandbox.js';
 
 const userCache = mkdtempSync(join(TREE_BASE, 'zs-devwork-npm-usercache-'));
@@ -71,9 +71,10 @@ sandboxTest('a new workspace installs offline from the host cache, read-only, an
   }
 });
 
-sandboxTest('no host cache or home file changed during the npm runs', () => {
+sandboxTest('no host cache or home file changed during the npm runs, and they are read-only with network allow', async () => {
   assert.ok(first && hostBefore, 'needs the first test');
   assert.equal(diffListings(hostBefore, listHost(), first.base), []);
+  assert.is((await sh(first, buildHostWriteProbe(), { network: 'allow' })).stdout, '');
 });
 
 test.after(() => {

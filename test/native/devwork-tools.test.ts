@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 
 import { buildRuntimeLayout } from '../../lib/sandbox/runtime-state.js';
 import type { RunResult } from '../../lib/sandbox/run.js';
-import { copyProject, diffListings, listHost, type Listing } from '../fixtures/devwork/host.js';
+import { buildHostWriteProbe, copyProject, diffListings, listHost, type Listing } from '../fixtures/devwork/host.js';
 import { makeTree, sandboxTest, sh, TREE_BASE, type Tree } from '../helpers/sandbox.js';
 
 // The managed state of these tests goes to a private user cache dir, so ~/.cache must not change
@@ -34,6 +34,7 @@ async function withProject(fn: (t: Tree) => Promise<void>): Promise<void> {
     copyProject(t.ws);
     await fn(t);
     assert.equal(diffListings(before, listHost(), t.base), [], 'no host cache or home file changed');
+    assert.is((await sh(t, buildHostWriteProbe())).stdout, '', 'the host caches and home stay read-only');
   } finally {
     t.cleanup();
   }
