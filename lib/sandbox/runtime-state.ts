@@ -16,8 +16,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 /** Subdirectories of `cache/` (the reference's set). */
 export const RUNTIME_CACHE_DIRS = ['npm', 'yarn', 'corepack', 'pip', 'go-build'] as const;
-/** Subdirectories of `data/` (the reference's set). */
-export const RUNTIME_DATA_DIRS = ['go-mod', 'cargo'] as const;
+/** Subdirectories of `data/`: the reference's set plus Yarn 2+'s global folder (its cache lives there). */
+export const RUNTIME_DATA_DIRS = ['go-mod', 'cargo', 'yarn'] as const;
 /** Unused roots older than this are removed. */
 export const RUNTIME_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
 /** At most this many roots are kept (most recently used first). */
@@ -78,6 +78,7 @@ export function buildRuntimeEnv(layout: RuntimeLayout, hostEnv: Env, hostGoDownl
     npm_config_cache: cache('npm'),
     NPM_CONFIG_CACHE: cache('npm'),
     YARN_CACHE_FOLDER: cache('yarn'),
+    YARN_GLOBAL_FOLDER: data('yarn'),
     COREPACK_HOME: cache('corepack'),
     PIP_CACHE_DIR: cache('pip'),
     GOCACHE: cache('go-build'),

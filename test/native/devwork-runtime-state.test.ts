@@ -68,6 +68,7 @@ test('the environment points every tool at the managed dirs and leaves HOME and 
       npm_config_cache: `${r}/cache/npm`,
       NPM_CONFIG_CACHE: `${r}/cache/npm`,
       YARN_CACHE_FOLDER: `${r}/cache/yarn`,
+      YARN_GLOBAL_FOLDER: `${r}/data/yarn`,
       COREPACK_HOME: `${r}/cache/corepack`,
       PIP_CACHE_DIR: `${r}/cache/pip`,
       GOCACHE: `${r}/cache/go-build`,
