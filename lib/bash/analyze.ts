@@ -53,16 +53,18 @@ class Walker {
     this.reasons.tooComplex ??= reason;
   }
 
-  private add(command: SimpleCommand, recovered: boolean): void {
+  private add(command: SimpleCommand, words: readonly Word[], recovered: boolean): void {
     this.commands.push(command);
     const args = command.argv.slice(1);
+    // A word built at run time is never taken as a literal flag or subcommand of an interactive form.
+    const staticArgs = words.slice(1).map((word) => (word.dynamic ? '\u0000' : word.text));
     const network = networkReason(command.program, args);
     const destructive = destructiveReason(command.program, args);
     const bucket = recovered ? this.recovered : this.reasons;
     if (network !== undefined) bucket.network ??= network;
     if (destructive !== undefined) bucket.destructive ??= destructive;
     if (this.interactive === undefined) {
-      const match = interactiveMatch(command.program, args, this.platform);
+      const match = interactiveMatch(command.program, staticArgs, this.platform);
       if (match !== undefined) {
         this.interactive = match;
         if (!recovered) this.reasons.interactive = `${match.command} needs an interactive terminal and would hang`;
@@ -135,7 +137,7 @@ class Walker {
     let command: SimpleCommand | undefined;
     if (res.programIndex >= 0) {
       command = { program: res.program, argv: words.slice(res.programIndex).map((word) => word.text), via: chain };
-      this.add(command, recovered);
+      this.add(command, words.slice(res.programIndex), recovered);
     }
     for (const payload of res.payloads) this.text(payload.text, [...chain, payload.label], depth + 1, recovered);
     for (const nested of res.nested) this.words(nested.words, [...chain, nested.label], depth + 1, recovered);
