@@ -4,3 +4,31 @@ export { SandboxError, SANDBOX_ERROR_CODES, isSandboxErrorCode } from './errors.
 export type { SandboxErrorCode, SandboxErrorDetails } from './errors.js';
 export { probe, probeSync, buildProbeReport, LINUX_DEFAULT_LAYERS } from './probe.js';
 export type { BackendName, LayerName, LayerStatus, ProbeReport } from './probe.js';
+export { analyzeCommand, analyzeArgv } from './bash/analyze.js';
+export { classifyCommand } from './bash/classify.js';
+export type { CommandClassification } from './bash/classify.js';
+export { classifyRisk, normalizeSideEffect, requestCommand } from './bash/risk.js';
+export type { RiskContext } from './bash/risk.js';
+export { detectInteractiveCommand } from './bash/interactive.js';
+export type { InteractiveVerdict } from './bash/interactive.js';
+export { isKnownSafeSegment, isMsysProneCommandName } from './bash/known-safe.js';
+export {
+  normalizeLauncherName,
+  validateCommandPrefix,
+  isUnsafePrefix,
+  proposeCommandPrefix,
+  matchCommandPrefix,
+} from './bash/prefix.js';
+export type { PrefixValidation, PrefixProposalInput, PrefixGrants, PrefixMatch } from './bash/prefix.js';
+export type {
+  SideEffect,
+  RiskLevel,
+  RiskCategory,
+  Risk,
+  PermissionMode,
+  RiskRequest,
+  SimpleCommand,
+  CommandAnalysis,
+  AnalysisReasons,
+  AnalyzeOptions,
+} from './bash/types.js';
