@@ -27,7 +27,7 @@ export const PARSE_TIMEOUT_MS = 250;
 /** Trees nested deeper than this are not analyzed. */
 export const MAX_TREE_DEPTH = 400;
 /** Trees with more nodes than this are not analyzed. */
-export const MAX_TREE_NODES = 200_000;
+export const MAX_TREE_NODES = 100_000;
 
 interface TsCursor {
   nodeType: string;
@@ -38,7 +38,7 @@ interface TsCursor {
   gotoParent(): boolean;
 }
 interface TsTree {
-  rootNode: { hasError: boolean };
+  rootNode: { hasError: boolean; descendantCount: number };
   walk(): TsCursor;
 }
 interface TsParser {
@@ -124,6 +124,9 @@ export function parseShell(text: string): ParseResult {
       parser = undefined;
     }
     return { ok: false, root: undefined, text, reason: `parsing took longer than ${PARSE_TIMEOUT_MS} ms` };
+  }
+  if (tree.rootNode.descendantCount > MAX_TREE_NODES) {
+    return { ok: false, root: undefined, text, reason: `command too complex to analyze: more than ${MAX_TREE_NODES} syntax nodes` };
   }
   const { root, tooBig } = copyTree(tree);
   if (tooBig !== undefined) return { ok: false, root: undefined, text, reason: `command too complex to analyze: ${tooBig}` };

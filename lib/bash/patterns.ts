@@ -2,36 +2,20 @@
 // The raw-text layer (reference §3.3, §3.7): destructive shapes, piped installers and the
 // unparseable-network fallback, matched on the whole string in linear time (no nested quantifiers).
 
-/** How far after `rm`/`chmod`/`chown` the token scan looks (bounds the cost on huge inputs). */
-const TAIL_LIMIT = 256;
-const SEGMENT_END = /[\n;&|)`]/;
+const SEGMENT_END = /[\n;&|)`]/g;
 
-function tailTokens(text: string, from: number): string[] {
-  let tail = text.slice(from, from + TAIL_LIMIT);
-  const end = tail.search(SEGMENT_END);
-  if (end !== -1) tail = tail.slice(0, end);
-  return tail
-    .split(/\s+/)
-    .filter((token) => token !== '')
-    .map((token) => token.replace(/^["']+|["']+$/g, ''));
-}
+/** rm, its dash flags, an optional `--`, then a home or root target (quotes allowed). */
+const RM_ROOT =
+  /[ \t]+(?:-[^\s;&|)`]*[ \t]+)*(?:--[ \t]+)?["']?(\/\*?|~\/?\*?|\*|\$HOME\/?\*?|\$\{HOME\}\/?\*?)["']?(?=\s|$|[;&|)`])/y;
+const MODE_777 = /(?:^|\s)["']?0?777["']?(?=\s|$)/;
+const RECURSIVE = /(?:^|\s)(?:-[a-z]*r[a-z]*|--recursive)(?=\s|$)/i;
+const SYSTEM_TREE = /(?:^|\s)["']?(\/(?:\*|(?:etc|usr|bin|sbin|lib|lib64|var|boot|opt|root|sys|proc|dev)(?:\/[^\s"']*)?)?)["']?(?=\s|$)/;
 
-const RM_TARGETS = new Set(['/', '/*', '~', '~/', '~/*', '*', '$HOME', '${HOME}', '$HOME/', '${HOME}/', '$HOME/*', '${HOME}/*']);
-const SYSTEM_TREE = /^\/(?:\*|(?:etc|usr|bin|sbin|lib|lib64|var|boot|opt|root|sys|proc|dev)(?:\/.*)?)?$/;
-
-function rmTarget(tokens: readonly string[]): string | undefined {
-  let i = 0;
-  while (i < tokens.length && (tokens[i] as string).startsWith('-') && tokens[i] !== '--') i++;
-  if (tokens[i] === '--') i++;
-  const target = tokens[i];
-  return target !== undefined && RM_TARGETS.has(target) ? target : undefined;
-}
-
-function chmodReason(tokens: readonly string[]): string | undefined {
-  if (!tokens.some((token) => token === '777' || token === '0777')) return undefined;
-  if (tokens.some((token) => /^-[a-z]*r[a-z]*$/i.test(token) || token === '--recursive')) return 'chmod -R 777 opens a whole tree to everyone';
-  const target = tokens.find((token) => SYSTEM_TREE.test(token));
-  return target === undefined ? undefined : `chmod 777 on ${target} opens a system tree to everyone`;
+function chmodReason(tail: string): string | undefined {
+  if (!MODE_777.test(tail)) return undefined;
+  if (RECURSIVE.test(tail)) return 'chmod -R 777 opens a whole tree to everyone';
+  const target = SYSTEM_TREE.exec(tail);
+  return target === null ? undefined : `chmod 777 on ${target[1] as string} opens a system tree to everyone`;
 }
 
 const WORD_HITS = /\b(rm|chmod|chown)\b/gi;
@@ -40,23 +24,41 @@ const DD = /\bdd\s+if=/i;
 const FORK_BOMB = /:\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:/;
 const BLOCK_DEVICE = /(?:>|\bof=)\s*["']?\/dev\/(?:sd[a-z]|nvme\d+n\d+|hd[a-z]|xvd[a-z]|mmcblk\d+)/i;
 
-/** Why the raw text looks destructive (even inside quotes, as the reference does), or undefined. */
+/**
+ * Why the raw text looks destructive (even inside quotes, as the reference does), or undefined.
+ * Linear: the chmod/chown checks ask "does some token after the word ...", so within one segment
+ * (up to the next `;`, `&`, `|`, `)`, backtick or newline) only the first occurrence is checked.
+ */
 export function destructivePattern(text: string): string | undefined {
   if (MKFS.test(text)) return 'mkfs formats a filesystem';
   if (DD.test(text)) return 'dd if= writes raw data';
   if (FORK_BOMB.test(text)) return 'the text contains a fork bomb';
   if (BLOCK_DEVICE.test(text)) return 'the text writes to a raw block device';
+  let segmentEnd = -1;
+  const checked = { chmod: -1, chown: -1 };
   WORD_HITS.lastIndex = 0;
   for (let match = WORD_HITS.exec(text); match !== null; match = WORD_HITS.exec(text)) {
     const word = (match[1] as string).toLowerCase();
-    const tokens = tailTokens(text, match.index + word.length);
+    const after = match.index + word.length;
     if (word === 'rm') {
-      const target = rmTarget(tokens);
-      if (target !== undefined) return `rm on ${target} deletes a home or root tree`;
-    } else if (word === 'chmod') {
-      const reason = chmodReason(tokens);
+      RM_ROOT.lastIndex = after;
+      const hit = RM_ROOT.exec(text);
+      if (hit !== null) return `rm on ${hit[1] as string} deletes a home or root tree`;
+      continue;
+    }
+    if (after > segmentEnd) {
+      SEGMENT_END.lastIndex = after;
+      const end = SEGMENT_END.exec(text);
+      segmentEnd = end === null ? text.length : end.index;
+    }
+    const key = word as 'chmod' | 'chown';
+    if (checked[key] === segmentEnd) continue;
+    checked[key] = segmentEnd;
+    const tail = text.slice(after, segmentEnd);
+    if (key === 'chmod') {
+      const reason = chmodReason(tail);
       if (reason !== undefined) return reason;
-    } else if (tokens.some((token) => /^-[a-z]*r[a-z]*$/i.test(token) || token === '--recursive')) {
+    } else if (RECURSIVE.test(tail)) {
       return 'chown -R changes the owner of a whole tree';
     }
   }
