@@ -218,11 +218,11 @@ export function resolveWords(words: readonly Word[]): Resolution {
       }
       continue;
     }
-    if (/^\d+$/.test(text)) continue;
     if (pendingPositionals > 0) {
       pendingPositionals--;
       continue;
     }
+    if (/^\d+$/.test(text)) continue;
     const program = normalizeProgramToken(word.raw ?? text);
     const wrapperSpec = WRAPPERS[program];
     if (wrapperSpec !== undefined) {
