@@ -17,17 +17,9 @@ export type SideEffect =
 /** Risk levels, ranked `low < medium < high < critical`. */
 export type RiskLevel = 'low' | 'medium' | 'high' | 'critical';
 
-/** The reference's risk category strings (wire values). */
+/** The reference's risk category strings (wire values): every side effect but `none`, plus the command and path categories. */
 export type RiskCategory =
-  | 'read'
-  | 'write'
-  | 'shell'
-  | 'network'
-  | 'local_control'
-  | 'local_browser'
-  | 'local_desktop'
-  | 'local_terminal'
-  | 'out_of_workspace'
+  | Exclude<SideEffect, 'none'>
   | 'destructive'
   | 'piped_installer'
   | 'unparseable_command'
