@@ -5,7 +5,7 @@ import { parseShell, type ShNode } from './parse.js';
 import { destructiveReason, networkReason } from './rules.js';
 import { interactiveMatch, type InteractiveMatch } from './interactive-rules.js';
 import { resolveWords, SHELLS } from './resolve.js';
-import { wordOf, type Word } from './words.js';
+import { isDynamicNode, wordOf, type Word } from './words.js';
 import type { AnalysisReasons, AnalyzeOptions, CommandAnalysis, SimpleCommand } from './types.js';
 
 /** Launcher payloads nested deeper than this are reported as too complex. */
@@ -26,6 +26,31 @@ export interface AnalysisDetail {
 const NOT_WORDS = new Set(['variable_assignment', 'file_redirect', 'herestring_redirect', 'heredoc_redirect', 'comment']);
 const FETCHERS = new Set(['curl', 'wget', 'wget2', 'fetch', 'aria2c', 'iwr', 'irm', 'invoke-webrequest', 'invoke-restmethod']);
 const STDIN_INTERPRETERS = /^(?:python(?:\d+(?:\.\d+)*)?|py|node|nodejs|perl|ruby|php|pwsh|powershell|iex|invoke-expression)$/;
+
+const DEV_NET = /\/dev\/(?:tcp|udp)\/[^/\s]*/;
+
+/** The static text printed by `echo`/`printf` with literal arguments, or undefined. */
+function echoedText(command: SimpleCommand): string | undefined {
+  let args = command.argv.slice(1);
+  if (command.program === 'echo') {
+    while (args[0] !== undefined && /^-[neE]+$/.test(args[0])) args = args.slice(1);
+    return args.join(' ');
+  }
+  if (command.program === 'printf') return args.join(' ').replace(/\\n/g, '\n');
+  return undefined;
+}
+
+/** The static text of a heredoc body (expansions contribute nothing). */
+function heredocText(body: ShNode, source: string): string {
+  let text = '';
+  let cursor = body.start;
+  for (const child of body.children) {
+    if (!isDynamicNode(child.type)) continue;
+    text += source.slice(cursor, child.start);
+    cursor = Math.max(cursor, child.end);
+  }
+  return text + source.slice(cursor, body.end);
+}
 
 function readsScriptFromStdin(command: SimpleCommand): boolean {
   const args = command.argv.slice(1);
@@ -92,21 +117,52 @@ class Walker {
   private walk(node: ShNode, source: string, via: string[], depth: number, recovered: boolean): void {
     if (node.type === 'command') this.command(node, source, via, depth, recovered);
     for (const child of node.children) this.walk(child, source, via, depth, recovered);
-    if (node.type === 'pipeline' && this.pipedInstaller === undefined) this.pipeline(node);
+    if (node.type === 'pipeline') this.pipeline(node, depth, recovered);
+    else if (node.type === 'redirected_statement') this.redirects(node, source, depth, recovered);
+    else if (node.type === 'file_redirect') {
+      const target = DEV_NET.exec(source.slice(node.start, node.end));
+      const bucket = recovered ? this.recovered : this.reasons;
+      if (target !== null) bucket.network ??= `the redirect to ${target[0]}... opens a network connection`;
+    }
   }
 
-  private pipeline(node: ShNode): void {
+  /** Feeds a script given on stdin (heredoc or here-string) to a shell or interpreter as a payload. */
+  private stdinScript(command: SimpleCommand, redirect: ShNode, source: string, depth: number, recovered: boolean): void {
+    if (!SHELLS.has(command.program) || !readsScriptFromStdin(command)) return;
+    const label = `${command.program} ${redirect.type === 'herestring_redirect' ? '<<<' : '<<'}`;
+    const body = redirect.children.find((child) => child.type === 'heredoc_body');
+    if (body !== undefined) {
+      this.text(heredocText(body, source), [...command.via, label], depth + 1, recovered);
+      return;
+    }
+    if (redirect.type !== 'herestring_redirect') return;
+    const word = redirect.children.find((child) => child.type !== '<<<');
+    if (word !== undefined) this.text(wordOf(word, source).text, [...command.via, label], depth + 1, recovered);
+  }
+
+  private redirects(node: ShNode, source: string, depth: number, recovered: boolean): void {
+    const body = node.children[0];
+    const command = body === undefined ? undefined : this.firstOf.get(body);
+    if (command === undefined) return;
+    for (const redirect of node.children.slice(1)) {
+      if (redirect.type === 'heredoc_redirect' || redirect.type === 'herestring_redirect') this.stdinScript(command, redirect, source, depth, recovered);
+    }
+  }
+
+  private pipeline(node: ShNode, depth: number, recovered: boolean): void {
     let fetcher: string | undefined;
+    let previous: SimpleCommand | undefined;
     for (const stage of node.children) {
-      let target: ShNode | undefined = stage;
-      if (stage.type === 'redirected_statement') target = stage.children[0];
+      if (stage.type === '|' || stage.type === '|&') continue;
+      const target: ShNode | undefined = stage.type === 'redirected_statement' ? stage.children[0] : stage;
       const command = target === undefined ? undefined : this.firstOf.get(target);
-      if (command === undefined) continue;
-      if (FETCHERS.has(command.program)) fetcher ??= command.program;
-      else if (fetcher !== undefined && readsScriptFromStdin(command)) {
-        this.pipedInstaller = `${fetcher} output is piped into ${command.program}, which runs it as a script`;
-        return;
+      if (command !== undefined && FETCHERS.has(command.program)) fetcher ??= command.program;
+      else if (command !== undefined && readsScriptFromStdin(command)) {
+        if (fetcher !== undefined) this.pipedInstaller ??= `${fetcher} output is piped into ${command.program}, which runs it as a script`;
+        const script = previous === undefined || !SHELLS.has(command.program) ? undefined : echoedText(previous);
+        if (script !== undefined) this.text(script, [...command.via, `${previous?.program ?? ''} | ${command.program}`], depth + 1, recovered);
       }
+      previous = command;
     }
   }
 
@@ -122,7 +178,11 @@ class Walker {
       }
     }
     const first = this.words(words, via, depth, recovered);
-    if (first !== undefined) this.firstOf.set(node, first);
+    if (first === undefined) return;
+    this.firstOf.set(node, first);
+    for (const child of node.children) {
+      if (child.type === 'herestring_redirect' || child.type === 'heredoc_redirect') this.stdinScript(first, child, source, depth, recovered);
+    }
   }
 
   /** Resolves one word list (a command, an argv, or a find -exec payload). */

@@ -100,6 +100,7 @@ const UNPARSEABLE_NETWORK = [
   new RegExp(`\\bgo${EXE}\\s+(?:\\S+\\s+){0,2}?(?:get|install|mod\\s+download)\\b`, 'i'),
   new RegExp(`\\bgit${EXE}\\s+(?:\\S+\\s+){0,4}?(?:clone|fetch|pull|push|ls-remote|submodule\\s+update|remote\\s+update)\\b`, 'i'),
   new RegExp(`\\b(?:python|python2|python3|py)${EXE}\\s+(?:\\S+\\s+){0,2}?-m\\s*(?:http\\.server|pip\\s+install)\\b`, 'i'),
+  /\/dev\/(?:tcp|udp)\//,
   new RegExp(`\\bgh${EXE}\\s+(?:api|repo|release|pr)\\b`, 'i'),
   new RegExp(`\\b(?:cargo|gem|apt|apt-get|brew|docker|podman|poetry|composer|uv|pipx)${EXE}\\s+(?:\\S+\\s+){0,2}?(?:install|fetch|pull)\\b`, 'i'),
 ];

@@ -19,6 +19,7 @@ export const WRAPPERS: Record<string, WrapperSpec> = {
   command: spec([]),
   builtin: spec([]),
   nohup: spec([]),
+  coproc: spec([]),
   time: spec(['-f', '--format', '-o', '--output']),
   exec: spec(['-a']),
   nice: spec(['-n', '--adjustment']),

@@ -43,6 +43,9 @@ const NETWORK = [
   'gh release download v1', 'gh api /user', 'git submodule update --init', 'git remote update', 'git clone https://x.test/r',
   'git fetch origin', 'git ls-remote origin', 'git archive --remote=x HEAD', 'vite', 'next dev', 'http-server -p 8080',
   'telnet host 23', 'nc -l 8080', 'sftp host', 'scp a host:b', 'rsync -a a host:b',
+  // scripts fed to a shell on stdin, bash's /dev/tcp, coproc
+  'bash <<EOF\ncurl https://x.test\nEOF', "sh <<'EOF'\nwget x\nEOF", 'bash <<< "curl x"', 'echo "curl x" | sh',
+  "printf 'git push\\n' | bash -s", 'cat < /dev/tcp/example.com/80', 'echo hi > /dev/udp/10.0.0.1/53', 'coproc nc -l 9000',
 ];
 
 const NOT_NETWORK = [
@@ -54,6 +57,7 @@ const NOT_NETWORK = [
   'brew list', 'git -C dir status', 'git -c color.ui=never diff', 'command -v curl', 'which curl', 'type wget',
   "bash -c 'echo hi'", 'bash script.sh', 'man curl', 'cat curl.txt', 'echo "$(date)"', "printf 'curl x'",
   'bash -n script.sh', 'make', 'node build.js', 'timeout 30s npm test', 'sudo -u x ls',
+  'cat <<EOF > notes.md\ncurl is a tool\nEOF', "python3 <<< 'import curl'", 'echo "curl x" | grep curl', 'echo "curl x" > /dev/null',
 ];
 
 for (const command of NETWORK) {
