@@ -121,26 +121,26 @@ export function interactiveSuggestion(match: InteractiveMatch, platform: NodeJS.
         : "Edit files non-interactively: use sed -i, a here-document (cat <<'EOF' > file), or the file editing tools.";
     case 'pager':
       return windows
-        ? 'Print the file without a pager: use type FILE, or Get-Content FILE in PowerShell.'
-        : 'Print the file without a pager: use cat, head or tail, or pipe into cat.';
+        ? 'Print the file without a pager (non-interactive): use type FILE, or Get-Content FILE in PowerShell.'
+        : 'Print the file without a pager (non-interactive): use cat, head or tail, or pipe into cat.';
     case 'monitor':
       return windows
-        ? 'Take a one-shot snapshot instead: use tasklist, or Get-Process in PowerShell.'
-        : 'Take a one-shot snapshot instead: use ps aux, or top -b -n 1.';
+        ? 'Take a non-interactive snapshot instead: use tasklist, or Get-Process in PowerShell.'
+        : 'Take a non-interactive snapshot instead: use ps aux, or top -b -n 1.';
     case 'repl':
-      return 'Run a script file or pass the code with a flag (python -c, node -e, ruby -e, php -r) instead of starting a REPL.';
+      return 'Run it non-interactively: run a script file or pass the code with a flag (python -c, node -e, ruby -e, php -r) instead of starting a REPL.';
     case 'client':
-      return 'Pass the query on the command line (psql -c, mysql -e, mongosh --eval, sqlite3 DB "SQL") instead of opening a shell.';
+      return 'Run it non-interactively: pass the query on the command line (psql -c, mysql -e, mongosh --eval, sqlite3 DB "SQL") instead of opening a shell.';
     case 'remote':
       return 'Run a single remote command non-interactively (ssh host COMMAND) or use a batch mode instead of an interactive session.';
     case 'debugger':
-      return 'Run the debugger in batch mode (gdb -batch -ex ..., lldb --batch) instead of interactively.';
+      return 'Run the debugger non-interactively in batch mode (gdb -batch -ex ..., lldb --batch).';
     case 'selector':
       return 'Filter non-interactively with grep or rg instead of an interactive selector.';
     case 'follow':
       return windows
-        ? 'Read a bounded part of the log instead of following it: Get-Content FILE -Last 100.'
-        : 'Read a bounded part of the log instead of following it: tail -n 100 FILE, or journalctl -n 100.';
+        ? 'Read a bounded part of the log non-interactively instead of following it: Get-Content FILE -Last 100.'
+        : 'Read a bounded part of the log non-interactively instead of following it: tail -n 100 FILE, or journalctl -n 100.';
     case 'git':
       return 'Use the non-interactive form: GIT_SEQUENCE_EDITOR for rebase, explicit paths for git add, git commit with -m.';
   }

@@ -22,7 +22,7 @@ const DYNAMIC_TYPES = new Set([
   'arithmetic_expansion',
 ]);
 
-/** Node types that can appear as a word of a command. */
+/** Whether a node type is an expansion or substitution (its value is only known at run time). */
 export function isDynamicNode(type: string): boolean {
   return DYNAMIC_TYPES.has(type);
 }

@@ -6,6 +6,7 @@ import { classifyRisk } from '../bash/risk.js';
 import { flagBool, flagString, parseArgs, UsageError } from './args.js';
 import type { CliIo } from './io.js';
 
+/** The help text of `zero-sandbox analyze`. */
 export const ANALYZE_HELP = `Usage: zero-sandbox analyze [--json] [--platform linux|darwin|win32] -- 'COMMAND STRING'
        echo 'COMMAND STRING' | zero-sandbox analyze [--json]
 
@@ -36,6 +37,7 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }
 
+/** Runs `zero-sandbox analyze` and returns the exit code (usage errors are thrown as UsageError). */
 export async function runAnalyze(argv: string[], io: CliIo): Promise<number> {
   const args = parseArgs(argv, {
     flags: [

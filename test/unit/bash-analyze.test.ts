@@ -149,6 +149,18 @@ test('interactive: pagers, editors, REPLs and follow modes, with the reference s
   assert.is(analyzeCommand('notepad x.txt', { platform: 'win32' }).interactive, true);
 });
 
+test('every interactive suggestion is non-empty and Windows ones avoid POSIX tools', async () => {
+  const { detectInteractiveCommand } = await import('../../lib/bash/interactive.js');
+  for (const command of ['vim x', 'less x', 'top', 'python3', 'psql', 'ssh h', 'gdb ./a', 'fzf', 'tail -f x', 'git add -p']) {
+    for (const platform of ['linux', 'win32'] as const) {
+      const verdict = detectInteractiveCommand(command, { platform });
+      assert.ok(verdict.interactive && (verdict.suggestion ?? '').length > 0, `${command} on ${platform}`);
+      assert.ok((verdict.reason ?? '').includes(verdict.command ?? '?'), verdict.reason);
+      if (platform === 'win32' && (command === 'less x' || command === 'top')) assert.not.match(verdict.suggestion ?? '', /\b(?:cat|head|tail|ps aux)\b/);
+    }
+  }
+});
+
 test('analyzeArgv analyzes an argv without shell parsing, and parses launcher payloads', () => {
   assert.is(analyzeArgv(['curl', 'https://x.test']).network, true);
   assert.is(analyzeArgv(['echo', 'curl x; rm -rf /']).network, false);
