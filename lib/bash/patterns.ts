@@ -9,7 +9,8 @@ const RM_ROOT =
   /[ \t]+(?:-[^\s;&|)`]*[ \t]+)*(?:--[ \t]+)?["']?(\/\*?|~\/?\*?|\*|\$HOME\/?\*?|\$\{HOME\}\/?\*?)["']?(?=\s|$|[;&|)`])/y;
 const MODE_777 = /(?:^|\s)["']?0?777["']?(?=\s|$)/;
 const RECURSIVE = /(?:^|\s)(?:-[a-z]*r[a-z]*|--recursive)(?=\s|$)/i;
-const SYSTEM_TREE = /(?:^|\s)["']?(\/(?:\*|(?:etc|usr|bin|sbin|lib|lib64|var|boot|opt|root|sys|proc|dev)(?:\/[^\s"']*)?)?)["']?(?=\s|$)/;
+/** `/` or a system tree itself (`/etc`, `/etc/`, `/etc/*`); a single file below one is not matched, as in the reference. */
+const SYSTEM_TREE = /(?:^|\s)["']?(\/(?:\*|(?:etc|usr|bin|sbin|lib|lib64|var|boot|opt|root|sys|proc|dev)\/?\*?)?)["']?(?=\s|$)/;
 
 function chmodReason(tail: string): string | undefined {
   if (!MODE_777.test(tail)) return undefined;
