@@ -88,10 +88,10 @@ class Walker {
     const bucket = recovered ? this.recovered : this.reasons;
     if (network !== undefined) bucket.network ??= network;
     if (destructive !== undefined) bucket.destructive ??= destructive;
-    if (this.interactive === undefined) {
+    if (this.interactive === undefined || (!recovered && this.reasons.interactive === undefined)) {
       const match = interactiveMatch(command.program, staticArgs, this.platform);
       if (match !== undefined) {
-        this.interactive = match;
+        this.interactive ??= match;
         if (!recovered) this.reasons.interactive = `${match.command} needs an interactive terminal and would hang`;
       }
     }
@@ -136,8 +136,14 @@ class Walker {
       return;
     }
     if (redirect.type !== 'herestring_redirect') return;
-    const word = redirect.children.find((child) => child.type !== '<<<');
-    if (word !== undefined) this.text(wordOf(word, source).text, [...command.via, label], depth + 1, recovered);
+    const node = redirect.children.find((child) => child.type !== '<<<');
+    if (node === undefined) return;
+    const word = wordOf(node, source);
+    if (!word.literal || (word.dynamic && word.text.trim() === '')) {
+      this.tooComplex(`the script given to ${label} is built at run time and cannot be analyzed`);
+      return;
+    }
+    this.text(word.text, [...command.via, label], depth + 1, recovered);
   }
 
   private redirects(node: ShNode, source: string, depth: number, recovered: boolean): void {

@@ -130,6 +130,9 @@ test('a launcher payload built at run time is reported as too complex, and its s
   assert.is(analysis.tooComplex, true);
   assert.match(analysis.reasons.tooComplex ?? '', /sh -c/);
   assert.is(analyzeCommand("pwsh -EncodedCommand ZQBjAGgAbwA=", { platform: 'linux' }).tooComplex, true);
+  assert.is(analyzeCommand('bash <<< "$SCRIPT"', { platform: 'linux' }).tooComplex, true);
+  assert.is(analyzeCommand('bash -c "$SCRIPT"', { platform: 'linux' }).tooComplex, true);
+  assert.is(analyzeCommand('bash -c "cd $DIR && make"', { platform: 'linux' }).tooComplex, false);
 });
 
 test('a parse error sets tooComplex and nothing else, as the reference does', () => {
@@ -146,6 +149,9 @@ test('interactive: pagers, editors, REPLs and follow modes, with the reference s
     assert.not.ok(flags(command).includes('interactive'), command);
   }
   assert.is(analyzeCommand('notepad x.txt', { platform: 'linux' }).interactive, false);
+  const mixed = analyzeCommand(`bash -c 'vim "x' ; less y`, { platform: 'linux' });
+  assert.equal([mixed.interactive, mixed.tooComplex], [true, true]);
+  assert.match(mixed.reasons.interactive ?? '', /less/);
   assert.is(analyzeCommand('notepad x.txt', { platform: 'win32' }).interactive, true);
 });
 
