@@ -35,6 +35,16 @@ export const WRAPPERS: Record<string, WrapperSpec> = {
   caffeinate: spec(['-t', '-w']),
   busybox: spec([]),
   runuser: spec(['-u', '-g', '-G', '--user', '--group']),
+  // tracers, fakers and proxies that run their arguments as a command
+  strace: spec(['-o', '-e', '-p', '-s', '-u', '-E', '-a', '-b', '-I', '-O', '-P', '-S', '-X']),
+  ltrace: spec(['-o', '-e', '-p', '-s', '-u', '-a', '-n']),
+  valgrind: spec([]),
+  fakeroot: spec(['-l', '-s', '-i', '-b']),
+  proxychains: spec(['-f']),
+  proxychains4: spec(['-f']),
+  torsocks: spec(['-u', '-p', '-a', '-P']),
+  unshare: spec(['-S', '-G', '-R', '-w', '--setuid', '--setgid', '--root', '--wd']),
+  parallel: spec(['-j', '--jobs', '-a', '--arg-file', '-S', '--sshlogin', '-d', '--delimiter', '-I', '--joblog']),
 };
 
 /** POSIX-family shells whose `-c` (or `--command`) argument is a script. */
@@ -234,7 +244,7 @@ export function resolveWords(words: readonly Word[]): Resolution {
     }
     res.programIndex = i;
     res.program = program;
-    if (SHELLS.has(program)) shellPayload(words, i + 1, res, program);
+    if (SHELLS.has(program) || program === 'script') shellPayload(words, i + 1, res, program);
     else if (program === 'pwsh' || program === 'powershell' || program === 'pwsh-preview') powershellPayload(program, words, i + 1, res);
     else if (program === 'cmd') cmdPayload(words, i + 1, res);
     else if (program === 'eval') {

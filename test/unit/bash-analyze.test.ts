@@ -29,7 +29,8 @@ const NETWORK = [
   'timeout 30s curl https://x.test', 'timeout -s KILL 5m curl https://x.test', 'timeout -k 5 10 wget x', 'git -C dir push',
   'git -c http.proxy=x fetch', 'sudo -u deploy git pull', 'nice -n 10 rsync -a src host:dst', 'stdbuf -o L curl x',
   'ionice -c 3 wget x', 'nohup npx serve &', 'command curl x', 'exec ssh host', 'doas -u root curl x', 'time git clone x',
-  'FOO=1 BAR=2 curl x', 'env FOO=1 -u BAR wget x', 'setsid -f ncat -l 8080',
+  'FOO=1 BAR=2 curl x', 'env FOO=1 -u BAR wget x', 'setsid -f ncat -l 8080', "script -qc 'curl x' /dev/null",
+  'strace -f -o trace.txt curl x', 'proxychains4 -f p.conf wget x', 'parallel -j4 curl {} ::: a b', 'unshare -r wget x',
   // Windows spellings
   'curl.exe https://x.test', 'C:\\tools\\curl.exe https://x.test', "'C:\\Program Files\\Git\\mingw64\\bin\\curl.exe' x",
   'npm.cmd install', 'NPM.CMD ci', 'WGET.EXE x', 'Invoke-WebRequest -Uri https://x.test',
@@ -57,7 +58,7 @@ const NOT_NETWORK = [
   'brew list', 'git -C dir status', 'git -c color.ui=never diff', 'command -v curl', 'which curl', 'type wget',
   "bash -c 'echo hi'", 'bash script.sh', 'man curl', 'cat curl.txt', 'echo "$(date)"', "printf 'curl x'",
   'bash -n script.sh', 'make', 'node build.js', 'timeout 30s npm test', 'sudo -u x ls',
-  'cat <<EOF > notes.md\ncurl is a tool\nEOF', "python3 <<< 'import curl'", 'echo "curl x" | grep curl', 'echo "curl x" > /dev/null',
+  'cat <<EOF > notes.md\ncurl is a tool\nEOF', 'script -q out.log', 'strace -o curl.txt ls', "python3 <<< 'import curl'", 'echo "curl x" | grep curl', 'echo "curl x" > /dev/null',
 ];
 
 for (const command of NETWORK) {
