@@ -31,7 +31,7 @@ sandboxTest('a burst of commands is served by prewarmed sandboxes that behave li
       input: 'from-stdin\n',
       limits: { openFiles: 77 },
     });
-    assert.is(prewarmPool.size, 0, 'the warm sandbox was taken');
+    assert.ok(r.prewarmed, 'a prewarmed sandbox ran it');
     assert.is(r.exitCode, 9);
     assert.is(r.stdout, `${join(t.ws, 'sub')}\nhello-warm\nfrom-stdin\n77\n`);
     assert.match(r.stderr, /Read-only file system|Permission denied/);
@@ -60,6 +60,7 @@ sandboxTest('a prewarmed sandbox keeps the network denied and processes isolated
       'except OSError as e:',
       '    print("unix", errno.errorcode[e.errno])',
     ].join('\n')], { workspace: t.ws });
+    assert.ok(r.prewarmed);
     assert.match(r.stdout, /net ECONNREFUSED/, r.stdout + r.stderr);
     assert.match(r.stdout, /pids \[1, 2\]/);
     assert.match(r.stdout, /unix EPERM/);
@@ -79,10 +80,13 @@ sandboxTest('a command whose plan differs never gets a prewarmed sandbox built f
     assert.is(prewarmPool.size, 1);
     const r = await runSandboxed(['cat', join(t.outside, 'secret')], { workspace: t.ws, denyRead: [join(t.outside, 'secret')] });
     assert.not.match(r.stdout, /TOPSECRET/);
-    assert.is(prewarmPool.size, 1, 'the sandbox warmed for the other plan was not used');
+    assert.not.ok(r.prewarmed, 'the sandbox warmed for the other plan was not used');
+    assert.is(prewarmPool.size, 1);
     const allow = await runSandboxed(['true'], { workspace: t.ws, network: 'allow' });
     assert.is(allow.network, 'allow');
-    assert.is(prewarmPool.size, 1);
+    assert.not.ok(allow.prewarmed);
+    const same = await runSandboxed(['true'], { workspace: t.ws });
+    assert.ok(same.prewarmed, 'the original plan still finds its sandbox');
   } finally {
     prewarmPool.clear();
     t.cleanup();
@@ -102,6 +106,7 @@ sandboxTest('idle prewarmed sandboxes do not keep the process alive and are gone
     assert.is(native.activeCount(), 0);
     const off = await runSandboxed(['true'], { workspace: t.ws, prewarm: false });
     assert.is(off.exitCode, 0);
+    assert.not.ok(off.prewarmed);
     assert.is(prewarmPool.size, 0, 'prewarm: false never warms');
   } finally {
     prewarmPool.clear();
