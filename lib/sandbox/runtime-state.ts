@@ -22,7 +22,7 @@ export const RUNTIME_DATA_DIRS = ['go-mod', 'cargo', 'yarn'] as const;
 export const RUNTIME_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
 /** At most this many roots are kept (most recently used first). */
 export const RUNTIME_MAX_ROOTS = 64;
-/** Cleanup runs at most this often. */
+/** Cleanup runs after a lease that created a root, otherwise at most this often. */
 export const RUNTIME_CLEANUP_INTERVAL_MS = 60 * 60 * 1000;
 
 /** Where the managed state of one workspace lives. */
@@ -200,7 +200,7 @@ export function acquireRuntimeState(workspace: string, options: AcquireOptions =
     release: () => {
       if (released) return;
       released = true;
-      releaseLease(layout, options.now ?? Date.now);
+      releaseLease(layout, options.now ?? Date.now, created);
     },
   };
 }
@@ -220,7 +220,7 @@ function seedOnce(layout: RuntimeLayout, env: Env): SeedStats | undefined {
   return seedNpmCache(buildHostNpmCache(env), join(layout.root, `.seed-npm-${process.pid}`), join(layout.cacheDir, 'npm'));
 }
 
-function releaseLease(layout: RuntimeLayout, now: () => number): void {
+function releaseLease(layout: RuntimeLayout, now: () => number, created: boolean): void {
   try {
     withMutex(layout.base, () => {
       const count = (held.get(layout.root) ?? 1) - 1;
@@ -230,16 +230,17 @@ function releaseLease(layout: RuntimeLayout, now: () => number): void {
         removeLease(layout.root);
       }
     });
-    maybeCleanup(layout.base, now);
+    maybeCleanup(layout.base, now, created);
   } catch {
     // A lease that cannot be dropped only delays cleanup until this process exits.
   }
 }
 
-function maybeCleanup(base: string, now: () => number): void {
+/** Cleans up after a lease that created a root (the count may now exceed the limit), else hourly. */
+function maybeCleanup(base: string, now: () => number, created: boolean): void {
   const stamp = join(base, '.last-cleanup');
   try {
-    if (now() - statSync(stamp).mtimeMs < RUNTIME_CLEANUP_INTERVAL_MS) return;
+    if (!created && now() - statSync(stamp).mtimeMs < RUNTIME_CLEANUP_INTERVAL_MS) return;
   } catch {
     // never ran
   }

@@ -195,6 +195,29 @@ test('cleanup removes unleased roots older than 30 days and beyond the newest 64
   }
 });
 
+test('releasing a lease that created a root cleans up at once; other releases at most hourly', () => {
+  const s = scratch();
+  try {
+    const userCacheDir = join(s.dir, 'cache');
+    for (const ws of ['a', 'b']) mkdirSync(join(s.dir, ws));
+    const a = acquireRuntimeState(join(s.dir, 'a'), { userCacheDir });
+    assert.ok(a);
+    a.release();
+    const now = Date.now();
+    const stale1 = makeRoot(a.layout.base, 'e'.repeat(16), 40, now);
+    const again = acquireRuntimeState(join(s.dir, 'a'), { userCacheDir });
+    again?.release();
+    assert.ok(existsSync(stale1), 'an existing root: the hourly throttle holds');
+    const b = acquireRuntimeState(join(s.dir, 'b'), { userCacheDir });
+    assert.ok(b?.created);
+    b.release();
+    assert.not.ok(existsSync(stale1), 'a new root: cleanup ran');
+    assert.ok(existsSync(a.layout.root) && existsSync(b.layout.root));
+  } finally {
+    s.cleanup();
+  }
+});
+
 const here = fileURLToPath(new URL('.', import.meta.url));
 
 test('a lease held by another live process protects its root; it lapses when that process dies', async () => {
