@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Cross-process leases on managed runtime roots without native code: a short-lived mutex file
-// (O_EXCL create) serialises lease changes and cleanup; each process holding a root leaves one
-// lease file named after its pid and start time, which dies with the process.
-import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
+// Cross-process leases on managed runtime roots without native code: a short-lived mutex (an
+// atomically created symlink) serialises taking leases and cleanup; each process holding a root
+// leaves one lease entry named after its pid and start time, which lapses when the process dies.
+import { lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { SandboxError } from '../errors.js';
@@ -61,58 +61,64 @@ function sleepSync(ms: number): void {
 }
 
 /**
- * Runs `fn` while holding the mutex file `<dir>/.mutex`. A mutex left by a dead process is
- * broken; one held by a live process longer than `timeoutMs` is an error naming the file.
+ * Runs `fn` while holding the mutex `<dir>/.mutex`: a symlink whose target names the owner, made
+ * and removed in one system call each (`dir` is created 0700 when missing). A mutex left by a dead process is broken; one held by a
+ * live process longer than `timeoutMs` is an error naming the file.
  */
 export function withMutex<T>(dir: string, fn: () => T, timeoutMs = 10_000): T {
   const path = join(dir, '.mutex');
   const me = buildOwnerName(currentOwner());
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 0; ; attempt++) {
-    let fd: number | undefined;
     try {
-      fd = openSync(path, 'wx', 0o600);
+      symlinkSync(me, path);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' && attempt === 0) {
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+        continue;
+      }
+      if (code !== 'EEXIST') {
         throw new SandboxError('spawn_failed', `cannot create the managed runtime lock ${path}: ${(error as Error).message}`, { path, cause: error });
       }
-    }
-    if (fd !== undefined) {
-      try {
-        writeSync(fd, me);
-      } finally {
-        closeSync(fd);
+      breakIfStale(path);
+      if (Date.now() > deadline) {
+        throw new SandboxError('spawn_failed', `the managed runtime lock ${path} is held by another live process; remove it if that process is stuck`, { path });
       }
-      try {
-        return fn();
-      } finally {
-        rmSync(path, { force: true });
-      }
+      sleepSync(Math.min(2 + attempt, 25));
+      continue;
     }
-    breakIfStale(path);
-    if (Date.now() > deadline) {
-      throw new SandboxError('spawn_failed', `the managed runtime lock ${path} is held by another live process; remove it if that process is stuck`, { path });
+    try {
+      return fn();
+    } finally {
+      rmSync(path, { force: true });
     }
-    sleepSync(Math.min(2 + attempt, 25));
   }
 }
 
-/** Removes a mutex whose owner died (or that stayed empty for over a minute: a crash mid-write). */
+/** Removes a mutex whose owner died (or that is not a mutex this module makes and is over a minute old). */
 function breakIfStale(path: string): void {
-  let text: string;
-  let mtimeMs: number;
+  let owner: string;
   try {
-    text = readFileSync(path, 'utf8');
-    mtimeMs = statSync(path).mtimeMs;
-  } catch {
-    return; // released meanwhile
+    owner = readlinkSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EINVAL') return; // released meanwhile
+    owner = '';
   }
-  const owner = parseOwnerName(text.trim());
-  const stale = owner === undefined ? Date.now() - mtimeMs > 60_000 : !ownerAlive(owner);
+  const parsed = parseOwnerName(owner);
+  let stale: boolean;
+  if (parsed !== undefined) stale = !ownerAlive(parsed);
+  else {
+    try {
+      stale = Date.now() - lstatSync(path).mtimeMs > 60_000;
+    } catch {
+      return;
+    }
+  }
   if (!stale) return;
   // Re-read just before removing, so a mutex taken over by a new owner in between survives.
   try {
-    if (readFileSync(path, 'utf8') === text) unlinkSync(path);
+    if (parsed === undefined || readlinkSync(path) === owner) unlinkSync(path);
   } catch {
     // someone else broke it first
   }
@@ -123,12 +129,27 @@ export function leaseDirOf(root: string): string {
   return `${root}.leases`;
 }
 
-/** Writes this process's lease file for `root` (call inside withMutex). */
-export function writeLease(root: string, owner: LeaseOwner = currentOwner()): void {
+/**
+ * Writes this process's lease on `root` (call inside withMutex): a symlink named after the owner
+ * whose target is `note` (the workspace, for whoever inspects the directory).
+ */
+export function writeLease(root: string, note = '', owner: LeaseOwner = currentOwner()): void {
   const dir = leaseDirOf(root);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const fd = openSync(join(dir, buildOwnerName(owner)), 'w', 0o600);
-  closeSync(fd);
+  const path = join(dir, buildOwnerName(owner));
+  const make = () => {
+    try {
+      symlinkSync(note === '' ? '.' : note, path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  };
+  try {
+    make();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    make();
+  }
 }
 
 /** Removes this process's lease file for `root`. */

@@ -162,7 +162,7 @@ function failure(path: string, error: unknown): SandboxError {
 export function acquireRuntimeState(workspace: string, options: AcquireOptions = {}): RuntimeState | undefined {
   let real: string;
   try {
-    real = realpathSync(resolve(workspace));
+    real = realpathSync.native(resolve(workspace));
   } catch {
     return undefined;
   }
@@ -170,18 +170,20 @@ export function acquireRuntimeState(workspace: string, options: AcquireOptions =
   const layout = buildRuntimeLayout(real, options.userCacheDir ?? buildUserCacheDir(env));
   let created: boolean;
   try {
-    mkdirSync(layout.base, { recursive: true, mode: 0o700 });
-    chmodSync(layout.base, 0o700);
     created = withMutex(layout.base, () => {
       const count = held.get(layout.root) ?? 0;
-      if (count === 0) writeLease(layout.root);
+      if (count === 0) writeLease(layout.root, real);
       held.set(layout.root, count + 1);
       const isNew = ensureDir(layout.root);
-      chmodSync(layout.root, 0o700);
+      // cache/ and data/ are mount points inside the sandbox (never replaceable); the tool dirs in
+      // them are created once, and a command that removes one leaves the tool to recreate it.
       ensureDir(layout.cacheDir);
       ensureDir(layout.dataDir);
-      for (const name of RUNTIME_CACHE_DIRS) ensureDir(join(layout.cacheDir, name));
-      for (const name of RUNTIME_DATA_DIRS) ensureDir(join(layout.dataDir, name));
+      if (isNew) {
+        chmodSync(layout.root, 0o700);
+        for (const name of RUNTIME_CACHE_DIRS) ensureDir(join(layout.cacheDir, name));
+        for (const name of RUNTIME_DATA_DIRS) ensureDir(join(layout.dataDir, name));
+      }
       const now = new Date((options.now ?? Date.now)());
       utimesSync(layout.root, now, now); // last use, for cleanup
       return isNew;
@@ -190,11 +192,14 @@ export function acquireRuntimeState(workspace: string, options: AcquireOptions =
     throw failure(layout.root, error);
   }
   const npmSeed = options.argv !== undefined && buildNeedsNpmSeed(options.argv) ? seedOnce(layout, env) : undefined;
+  const hostGo = buildHostGoDownloadDir(env);
+  // cache/ and data/ are real directories we made; only the user cache dir may hold symlinks.
+  const realRoot = join(realpathSync.native(layout.base), layout.key);
   let released = false;
   return {
     layout,
-    writeRoots: [realpathSync(layout.cacheDir), realpathSync(layout.dataDir)],
-    env: buildRuntimeEnv(layout, env, isDir(buildHostGoDownloadDir(env)) ? buildHostGoDownloadDir(env) : undefined),
+    writeRoots: [join(realRoot, 'cache'), join(realRoot, 'data')],
+    env: buildRuntimeEnv(layout, env, isDir(hostGo) ? hostGo : undefined),
     created,
     ...(npmSeed === undefined ? {} : { npmSeed }),
     release: () => {
@@ -222,14 +227,13 @@ function seedOnce(layout: RuntimeLayout, env: Env): SeedStats | undefined {
 
 function releaseLease(layout: RuntimeLayout, now: () => number, created: boolean): void {
   try {
-    withMutex(layout.base, () => {
-      const count = (held.get(layout.root) ?? 1) - 1;
-      if (count > 0) held.set(layout.root, count);
-      else {
-        held.delete(layout.root);
-        removeLease(layout.root);
-      }
-    });
+    // Dropping a lease needs no mutex: it only ever makes cleanup allowed sooner.
+    const count = (held.get(layout.root) ?? 1) - 1;
+    if (count > 0) held.set(layout.root, count);
+    else {
+      held.delete(layout.root);
+      removeLease(layout.root);
+    }
     maybeCleanup(layout.base, now, created);
   } catch {
     // A lease that cannot be dropped only delays cleanup until this process exits.

@@ -3,7 +3,7 @@
 // cross-process lease (a second real process), cleanup by age and count, and the mutex.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
@@ -98,7 +98,9 @@ test('acquire creates the whole tree 0700, resolves the write roots, and the lea
     for (const name of RUNTIME_DATA_DIRS) assert.is(mode(join(layout.dataDir, name)), '700', name);
     assert.equal(state.writeRoots, [layout.cacheDir, layout.dataDir]);
     assert.not.ok(state.writeRoots.includes(layout.root), 'the root itself (leases, staging) is not writable');
-    assert.equal(readdirSync(leaseDirOf(layout.root)), [buildOwnerName({ pid: process.pid, start: processStart(process.pid) ?? '' })]);
+    const lease = buildOwnerName({ pid: process.pid, start: processStart(process.pid) ?? '' });
+    assert.equal(readdirSync(leaseDirOf(layout.root)), [lease]);
+    assert.is(readlinkSync(join(leaseDirOf(layout.root), lease)), ws, 'the lease names its workspace');
     // A second command in the same workspace shares the lease; it ends only with the last one.
     const second = acquireRuntimeState(ws, { env: { HOME: join(s.dir, 'home') }, userCacheDir: join(s.dir, 'cache') });
     assert.ok(second);
@@ -138,7 +140,7 @@ test('an unusable user cache dir is a clear spawn_failed error naming the path',
     }
     assert.ok(error);
     assert.is(error.code, 'spawn_failed');
-    assert.match(error.message, /managed runtime state at .*\/file\/zero\/runtime\/v1\//);
+    assert.match(error.message, /managed runtime (state at|lock) .*\/file\/zero\/runtime\/v1\//);
   } finally {
     s.cleanup();
   }
@@ -264,7 +266,7 @@ test('the mutex serialises holders and a mutex left by a dead process is broken'
     assert.match(inner.message, new RegExp(`${s.dir}/\\.mutex is held by another live process`));
     // Left behind by a process that is gone.
     const dead = execFileSync(process.execPath, ['-p', 'process.pid'], { encoding: 'utf8' }).trim();
-    writeFileSync(join(s.dir, '.mutex'), `${dead}-1`);
+    symlinkSync(`${dead}-1`, join(s.dir, '.mutex'));
     assert.is(withMutex(s.dir, () => 'taken', 2000), 'taken');
     assert.not.ok(existsSync(join(s.dir, '.mutex')));
   } finally {
