@@ -3,7 +3,7 @@
 // user cache dir, 0700: its cache/ and data/ dirs become write roots, the environment points the
 // tools at them, a lease protects it while a command runs, and old siblings are cleaned up.
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { isAbsolute, join, resolve, sep } from 'node:path';
@@ -117,6 +117,8 @@ export interface AcquireOptions {
   userCacheDir?: string;
   /** Clock for cleanup (ms since epoch). */
   now?: () => number;
+  /** Where the fallback state goes when the user cache dir is inside the workspace (default: os.tmpdir()). */
+  tmpBase?: string;
   /** The command about to run: a JS package manager in it triggers seeding the npm cache. */
   argv?: readonly string[];
 }
@@ -139,6 +141,23 @@ function ensureDir(path: string): boolean {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw error;
+  }
+}
+
+/**
+ * The fallback dir sits in a shared temp dir where another user could have made it first: create
+ * it 0700, then insist that it is a real directory of ours that nobody else can write.
+ */
+function assertPrivateDir(path: string): void {
+  try {
+    mkdirSync(path, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw failure(path, error);
+  }
+  const st = lstatSync(path);
+  const uid = typeof process.getuid === 'function' ? process.getuid() : st.uid;
+  if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o022) !== 0) {
+    throw new SandboxError('spawn_failed', `refusing the managed runtime dir ${path}: it must be a directory owned by uid ${uid} that only its owner can write (remove it to let the sandbox recreate it)`, { path });
   }
 }
 
@@ -167,7 +186,9 @@ export function acquireRuntimeState(workspace: string, options: AcquireOptions =
     return undefined;
   }
   const env = options.env ?? process.env;
-  const layout = buildRuntimeLayout(real, options.userCacheDir ?? buildUserCacheDir(env));
+  const tmpBase = options.tmpBase ?? tmpdir();
+  const layout = buildRuntimeLayout(real, options.userCacheDir ?? buildUserCacheDir(env), tmpBase);
+  if (within(layout.base, tmpBase)) assertPrivateDir(join(layout.base, '..'));
   let created: boolean;
   try {
     created = withMutex(layout.base, () => {

@@ -117,6 +117,37 @@ test('acquire creates the whole tree 0700, resolves the write roots, and the lea
   }
 });
 
+test('the temp fallback is used when the workspace holds the user cache dir, and must be a private dir of ours', () => {
+  const s = scratch();
+  try {
+    const ws = join(s.dir, 'home');
+    const tmpBase = join(s.dir, 'tmp');
+    mkdirSync(ws);
+    mkdirSync(tmpBase);
+    const state = acquireRuntimeState(ws, { userCacheDir: join(ws, '.cache'), tmpBase });
+    assert.ok(state);
+    assert.ok(state.layout.root.startsWith(`${tmpBase}/zero-runtime-`), state.layout.root);
+    assert.not.ok(existsSync(join(ws, '.cache')), 'nothing inside the workspace');
+    const shared = join(state.layout.base, '..');
+    assert.is(mode(shared), '700');
+    state.release();
+    // Someone else's (here: group/world-writable) dir is refused, naming it.
+    rmSync(shared, { recursive: true });
+    mkdirSync(shared);
+    execFileSync('chmod', ['777', shared]);
+    let error: (Error & { code?: string }) | undefined;
+    try {
+      acquireRuntimeState(ws, { userCacheDir: join(ws, '.cache'), tmpBase });
+    } catch (e) {
+      error = e as Error & { code?: string };
+    }
+    assert.is(error?.code, 'spawn_failed');
+    assert.match(error?.message ?? '', new RegExp(`refusing the managed runtime dir ${shared}`));
+  } finally {
+    s.cleanup();
+  }
+});
+
 test('acquire returns undefined for a workspace that does not exist (the plan resolver reports it)', () => {
   const s = scratch();
   try {

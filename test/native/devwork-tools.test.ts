@@ -5,6 +5,7 @@
 // home file changes.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -150,6 +151,25 @@ sandboxTest('git init of a new repository and a first commit work inside the wor
     ok(r, 'git init + commit');
     assert.is(r.stdout, 'first commit\n0\n');
     assert.is(git(join(t.ws, 'fresh'), 'log', '-1', '--format=%s').trim(), 'first commit');
+  }));
+
+sandboxTest('a workspace that holds the user cache dir keeps its managed state in the temp dir, usable inside', () =>
+  withProject(async (t) => {
+    process.env.XDG_CACHE_HOME = join(t.ws, '.cache');
+    const layout = buildRuntimeLayout(t.ws, join(t.ws, '.cache'));
+    try {
+      const r = await sh(t, 'npm config get cache && npm init -y >/dev/null && ls "$npm_config_cache/_logs" | wc -l | tr -d " "', TIMEOUT);
+      ok(r, 'npm with the temp fallback');
+      const [cache, logs] = r.stdout.trim().split('\n');
+      assert.is(cache, join(layout.cacheDir, 'npm'));
+      assert.ok(Number(logs) >= 1, `npm wrote its logs there (${logs})`);
+      assert.ok(layout.root.startsWith(`${tmpdir()}/zero-runtime-`), layout.root);
+      assert.not.ok(existsSync(join(t.ws, '.cache')), 'nothing of the state inside the workspace');
+    } finally {
+      process.env.XDG_CACHE_HOME = userCache;
+      rmSync(layout.root, { recursive: true, force: true });
+      rmSync(`${layout.root}.leases`, { recursive: true, force: true });
+    }
   }));
 
 let hasCargo = false;
