@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Seeding the managed npm cache from the host's: index copied, content symlinked, built aside and
 // moved in only over an empty target, never through a symlink; host cache paths and GOPROXY.
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { buildGoProxy, buildHostGoDownloadDir, buildHostNpmCache, isNpmMutable, seedNpmCache } from '../../lib/sandbox/cache-seed.js';
 import { acquireRuntimeState, buildNeedsNpmSeed } from '../../lib/sandbox/runtime-state.js';
+import { withScratch } from '../fixtures/devwork/host.js';
 import { TREE_BASE } from '../helpers/sandbox.js';
 
 function fakeHostCache(dir: string): string {
@@ -23,6 +24,14 @@ function fakeHostCache(dir: string): string {
   writeFileSync(join(host, '_logs', 'debug.log'), 'log');
   symlinkSync('/etc/passwd', join(content, 'sneaky'));
   return host;
+}
+
+/** Seeds an empty managed cache from a fresh fake host cache in `dir`. */
+function seedFresh(dir: string, budgetMs?: number): { host: string; target: string; stats: ReturnType<typeof seedNpmCache> } {
+  const host = fakeHostCache(dir);
+  const target = join(dir, 'managed-npm');
+  mkdirSync(target);
+  return { host, target, stats: seedNpmCache(host, join(dir, 'staging'), target, budgetMs) };
 }
 
 test('the host npm and Go caches are found where the tools look', () => {
@@ -46,13 +55,9 @@ test('only npm content is immutable', () => {
   assert.not.ok(isNpmMutable('_cacache/content-v2/sha512/12/34/x'));
 });
 
-test('seeding copies the index, links content, skips logs, tmp and symlinks, and moves in over the empty target', () => {
-  const dir = mkdtempSync(join(TREE_BASE, 'zs-devwork-seed-'));
-  try {
-    const host = fakeHostCache(dir);
-    const target = join(dir, 'managed-npm');
-    mkdirSync(target);
-    const stats = seedNpmCache(host, join(dir, 'staging'), target);
+test('seeding copies the index, links content, skips logs, tmp and symlinks, and moves in over the empty target', () =>
+  withScratch(TREE_BASE, (dir) => {
+    const { host, target, stats } = seedFresh(dir);
     assert.equal(stats, { copied: 1, linked: 1, complete: true });
     const bucket = join(target, '_cacache', 'index-v5', 'ab', 'cd', 'bucket');
     assert.not.ok(lstatSync(bucket).isSymbolicLink(), 'npm appends to index buckets in place: a copy');
@@ -63,30 +68,19 @@ test('seeding copies the index, links content, skips logs, tmp and symlinks, and
     assert.equal(readdirSync(join(target, '_cacache')).sort(), ['content-v2', 'index-v5']);
     assert.not.ok(existsSync(join(target, '_logs')));
     assert.not.ok(existsSync(join(dir, 'staging')));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
-test('seeding stops at its time budget and still leaves a consistent (smaller) cache', () => {
-  const dir = mkdtempSync(join(TREE_BASE, 'zs-devwork-seed-'));
-  try {
-    const host = fakeHostCache(dir);
-    const target = join(dir, 'managed-npm');
-    mkdirSync(target);
-    const stats = seedNpmCache(host, join(dir, 'staging'), target, -1);
+test('seeding stops at its time budget and still leaves a consistent (smaller) cache', () =>
+  withScratch(TREE_BASE, (dir) => {
+    const { target, stats } = seedFresh(dir, -1);
     assert.equal(stats, { copied: 0, linked: 0, complete: false });
     assert.equal(readdirSync(join(target, '_cacache')).sort(), ['content-v2', 'index-v5'], 'moved in, holding what was done');
     assert.equal(readdirSync(join(target, '_cacache', 'index-v5')), []);
     assert.not.ok(existsSync(join(dir, 'staging')));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
-test('seeding never replaces a used cache nor follows a symlink planted at the target', () => {
-  const dir = mkdtempSync(join(TREE_BASE, 'zs-devwork-seed-'));
-  try {
+test('seeding never replaces a used cache nor follows a symlink planted at the target', () =>
+  withScratch(TREE_BASE, (dir) => {
     const host = fakeHostCache(dir);
     const used = join(dir, 'used');
     mkdirSync(used);
@@ -102,10 +96,7 @@ test('seeding never replaces a used cache nor follows a symlink planted at the t
     assert.ok(lstatSync(planted).isSymbolicLink());
     assert.not.ok(existsSync(join(dir, 'staging')), 'the staging dir is always removed');
     assert.is(seedNpmCache(join(dir, 'no-such-cache'), join(dir, 'staging'), used), undefined);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
 test('only commands that mention a JS package manager trigger seeding', () => {
   assert.ok(buildNeedsNpmSeed(['npm', 'install']));
@@ -116,9 +107,8 @@ test('only commands that mention a JS package manager trigger seeding', () => {
   assert.not.ok(buildNeedsNpmSeed(['make', 'all']));
 });
 
-test('the first npm command of a workspace seeds its managed cache, once; other commands never do', () => {
-  const dir = mkdtempSync(join(TREE_BASE, 'zs-devwork-seed-'));
-  try {
+test('the first npm command of a workspace seeds its managed cache, once; other commands never do', () =>
+  withScratch(TREE_BASE, (dir) => {
     const env = { HOME: join(dir, 'home'), npm_config_cache: fakeHostCache(dir) };
     const userCacheDir = join(dir, 'cache');
     for (const ws of ['a', 'b']) mkdirSync(join(dir, ws));
@@ -136,9 +126,6 @@ test('the first npm command of a workspace seeds its managed cache, once; other 
     const again = acquireRuntimeState(join(dir, 'a'), { env, userCacheDir, argv: ['npm', 'test'] });
     assert.is(again?.npmSeed, undefined, 'tried once per root');
     again?.release();
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
 test.run();

@@ -3,7 +3,7 @@
 // cross-process lease (a second real process), cleanup by age and count, and the mutex.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
@@ -19,14 +19,11 @@ import {
   RUNTIME_DATA_DIRS,
 } from '../../lib/sandbox/runtime-state.js';
 import { buildOwnerName, leaseDirOf, liveLeases, ownerAlive, parseOwnerName, processStart, withMutex } from '../../lib/sandbox/runtime-lease.js';
+import { withScratch } from '../fixtures/devwork/host.js';
 import { TREE_BASE } from '../helpers/sandbox.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 
-function scratch(): { dir: string; cleanup(): void } {
-  const dir = mkdtempSync(join(TREE_BASE, 'zs-devwork-state-'));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-}
 
 function mode(path: string): string {
   return (statSync(path).mode & 0o777).toString(8);
@@ -84,12 +81,11 @@ test('the environment points every tool at the managed dirs and leaves HOME and 
   assert.is(noGo.GOFLAGS, '-modcacherw');
 });
 
-test('acquire creates the whole tree 0700, resolves the write roots, and the lease comes and goes', () => {
-  const s = scratch();
-  try {
-    const ws = join(s.dir, 'ws');
+test('acquire creates the whole tree 0700, resolves the write roots, and the lease comes and goes', () =>
+  withScratch(TREE_BASE, (dir) => {
+    const ws = join(dir, 'ws');
     mkdirSync(ws);
-    const state = acquireRuntimeState(ws, { env: { HOME: join(s.dir, 'home') }, userCacheDir: join(s.dir, 'cache') });
+    const state = acquireRuntimeState(ws, { env: { HOME: join(dir, 'home') }, userCacheDir: join(dir, 'cache') });
     assert.ok(state);
     assert.ok(state.created);
     const { layout } = state;
@@ -102,7 +98,7 @@ test('acquire creates the whole tree 0700, resolves the write roots, and the lea
     assert.equal(readdirSync(leaseDirOf(layout.root)), [lease]);
     assert.is(readlinkSync(join(leaseDirOf(layout.root), lease)), ws, 'the lease names its workspace');
     // A second command in the same workspace shares the lease; it ends only with the last one.
-    const second = acquireRuntimeState(ws, { env: { HOME: join(s.dir, 'home') }, userCacheDir: join(s.dir, 'cache') });
+    const second = acquireRuntimeState(ws, { env: { HOME: join(dir, 'home') }, userCacheDir: join(dir, 'cache') });
     assert.ok(second);
     assert.not.ok(second.created);
     state.release();
@@ -112,16 +108,12 @@ test('acquire creates the whole tree 0700, resolves the write roots, and the lea
     assert.is(liveLeases(layout.root).length, 0);
     assert.ok(existsSync(join(layout.base, '.last-cleanup')), 'release ran the (throttled) cleanup');
     assert.not.ok(existsSync(join(layout.base, '.mutex')));
-  } finally {
-    s.cleanup();
-  }
-});
+  }));
 
-test('the temp fallback is used when the workspace holds the user cache dir, and must be a private dir of ours', () => {
-  const s = scratch();
-  try {
-    const ws = join(s.dir, 'home');
-    const tmpBase = join(s.dir, 'tmp');
+test('the temp fallback is used when the workspace holds the user cache dir, and must be a private dir of ours', () =>
+  withScratch(TREE_BASE, (dir) => {
+    const ws = join(dir, 'home');
+    const tmpBase = join(dir, 'tmp');
     mkdirSync(ws);
     mkdirSync(tmpBase);
     const state = acquireRuntimeState(ws, { userCacheDir: join(ws, '.cache'), tmpBase });
@@ -143,39 +135,28 @@ test('the temp fallback is used when the workspace holds the user cache dir, and
     }
     assert.is(error?.code, 'spawn_failed');
     assert.match(error?.message ?? '', new RegExp(`refusing the managed runtime dir ${shared}`));
-  } finally {
-    s.cleanup();
-  }
-});
+  }));
 
-test('acquire returns undefined for a workspace that does not exist (the plan resolver reports it)', () => {
-  const s = scratch();
-  try {
-    assert.is(acquireRuntimeState(join(s.dir, 'missing'), { userCacheDir: join(s.dir, 'cache') }), undefined);
-    assert.not.ok(existsSync(join(s.dir, 'cache')));
-  } finally {
-    s.cleanup();
-  }
-});
+test('acquire returns undefined for a workspace that does not exist (the plan resolver reports it)', () =>
+  withScratch(TREE_BASE, (dir) => {
+    assert.is(acquireRuntimeState(join(dir, 'missing'), { userCacheDir: join(dir, 'cache') }), undefined);
+    assert.not.ok(existsSync(join(dir, 'cache')));
+  }));
 
-test('an unusable user cache dir is a clear spawn_failed error naming the path', () => {
-  const s = scratch();
-  try {
-    writeFileSync(join(s.dir, 'file'), '');
-    mkdirSync(join(s.dir, 'ws'));
+test('an unusable user cache dir is a clear spawn_failed error naming the path', () =>
+  withScratch(TREE_BASE, (dir) => {
+    writeFileSync(join(dir, 'file'), '');
+    mkdirSync(join(dir, 'ws'));
     let error: (Error & { code?: string; path?: string }) | undefined;
     try {
-      acquireRuntimeState(join(s.dir, 'ws'), { userCacheDir: join(s.dir, 'file') });
+      acquireRuntimeState(join(dir, 'ws'), { userCacheDir: join(dir, 'file') });
     } catch (e) {
       error = e as Error & { code?: string };
     }
     assert.ok(error);
     assert.is(error.code, 'spawn_failed');
     assert.match(error.message, /managed runtime (state at|lock) .*\/file\/zero\/runtime\/v1\//);
-  } finally {
-    s.cleanup();
-  }
-});
+  }));
 
 test('owner names round-trip and a reused pid with another start time is dead', () => {
   assert.equal(parseOwnerName('123-456'), { pid: 123, start: '456' });
@@ -195,11 +176,10 @@ function makeRoot(base: string, name: string, ageDays: number, now: number): str
   return path;
 }
 
-test('cleanup removes unleased roots older than 30 days and beyond the newest 64, never leased ones', async () => {
-  const s = scratch();
-  try {
+test('cleanup removes unleased roots older than 30 days and beyond the newest 64, never leased ones', async () =>
+  withScratch(TREE_BASE, (dir) => {
     const now = Date.now();
-    const base = s.dir;
+    const base = dir;
     const old = makeRoot(base, 'a'.repeat(16), 31, now);
     const oldLeased = makeRoot(base, 'b'.repeat(16), 40, now);
     const fresh = makeRoot(base, 'c'.repeat(16), 1, now);
@@ -223,42 +203,34 @@ test('cleanup removes unleased roots older than 30 days and beyond the newest 64
     const left = readdirSync(base).filter((n) => /^[0-9a-f]{16}$/.test(n)).sort();
     assert.equal(left, ['0'.repeat(16), 'b'.repeat(16), 'c'.repeat(16)].sort(), 'the newest two plus the leased one');
     assert.ok(more.includes(trash[0] as string), 'earlier trash is handed back for deletion too');
-  } finally {
-    s.cleanup();
-  }
-});
+  }));
 
-test('releasing a lease that created a root cleans up at once; other releases at most hourly', () => {
-  const s = scratch();
-  try {
-    const userCacheDir = join(s.dir, 'cache');
-    for (const ws of ['a', 'b']) mkdirSync(join(s.dir, ws));
-    const a = acquireRuntimeState(join(s.dir, 'a'), { userCacheDir });
+test('releasing a lease that created a root cleans up at once; other releases at most hourly', () =>
+  withScratch(TREE_BASE, (dir) => {
+    const userCacheDir = join(dir, 'cache');
+    for (const ws of ['a', 'b']) mkdirSync(join(dir, ws));
+    const a = acquireRuntimeState(join(dir, 'a'), { userCacheDir });
     assert.ok(a);
     a.release();
     const now = Date.now();
     const stale1 = makeRoot(a.layout.base, 'e'.repeat(16), 40, now);
-    const again = acquireRuntimeState(join(s.dir, 'a'), { userCacheDir });
+    const again = acquireRuntimeState(join(dir, 'a'), { userCacheDir });
     again?.release();
     assert.ok(existsSync(stale1), 'an existing root: the hourly throttle holds');
-    const b = acquireRuntimeState(join(s.dir, 'b'), { userCacheDir });
+    const b = acquireRuntimeState(join(dir, 'b'), { userCacheDir });
     assert.ok(b?.created);
     b.release();
     assert.not.ok(existsSync(stale1), 'a new root: cleanup ran');
     assert.ok(existsSync(a.layout.root) && existsSync(b.layout.root));
-  } finally {
-    s.cleanup();
-  }
-});
+  }));
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 
-test('a lease held by another live process protects its root; it lapses when that process dies', async () => {
-  const s = scratch();
-  try {
-    const ws = join(s.dir, 'ws');
+test('a lease held by another live process protects its root; it lapses when that process dies', () =>
+  withScratch(TREE_BASE, async (dir) => {
+    const ws = join(dir, 'ws');
     mkdirSync(ws);
-    const cache = join(s.dir, 'cache');
+    const cache = join(dir, 'cache');
     const module = join(here, '..', '..', 'lib', 'sandbox', 'runtime-state.js');
     const child = spawn(process.execPath, ['--input-type=module', '-e', `
       const { acquireRuntimeState } = await import(${JSON.stringify(module)});
@@ -276,33 +248,26 @@ test('a lease held by another live process protects its root; it lapses when tha
     const trash = cleanupRuntimeRoots(base, { now: future });
     assert.is(trash.length, 1);
     assert.not.ok(existsSync(root));
-  } finally {
-    s.cleanup();
-  }
-});
+  }));
 
-test('the mutex serialises holders and a mutex left by a dead process is broken', () => {
-  const s = scratch();
-  try {
+test('the mutex serialises holders and a mutex left by a dead process is broken', () =>
+  withScratch(TREE_BASE, (dir) => {
     // Held by us: a nested attempt times out with an error naming the file.
     let inner: Error | undefined;
-    withMutex(s.dir, () => {
+    withMutex(dir, () => {
       try {
-        withMutex(s.dir, () => 0, 50);
+        withMutex(dir, () => 0, 50);
       } catch (e) {
         inner = e as Error;
       }
     });
     assert.ok(inner);
-    assert.match(inner.message, new RegExp(`${s.dir}/\\.mutex is held by another live process`));
+    assert.match(inner.message, new RegExp(`${dir}/\\.mutex is held by another live process`));
     // Left behind by a process that is gone.
     const dead = execFileSync(process.execPath, ['-p', 'process.pid'], { encoding: 'utf8' }).trim();
-    symlinkSync(`${dead}-1`, join(s.dir, '.mutex'));
-    assert.is(withMutex(s.dir, () => 'taken', 2000), 'taken');
-    assert.not.ok(existsSync(join(s.dir, '.mutex')));
-  } finally {
-    s.cleanup();
-  }
-});
+    symlinkSync(`${dead}-1`, join(dir, '.mutex'));
+    assert.is(withMutex(dir, () => 'taken', 2000), 'taken');
+    assert.not.ok(existsSync(join(dir, '.mutex')));
+  }));
 
 test.run();
