@@ -21,7 +21,12 @@ export interface BackendSelectionInput {
 export const MACOS_REQUIRED_FACTS = ['sandboxExec'] as const;
 
 /** Windows facts the AppContainer backend needs, each tried for real by the probe. */
-export const WINDOWS_REQUIRED_FACTS = ['appContainerProfile', 'securityCapabilities', 'jobObject'] as const;
+export const WINDOWS_REQUIRED_FACTS = [
+  'appContainerProfile',
+  'securityCapabilities',
+  'jobObject',
+  'appContainerSpawn',
+] as const;
 
 /** Why each required fact matters, for the message when it is missing. */
 const FACT_HELP: Record<string, string> = {
@@ -31,6 +36,7 @@ const FACT_HELP: Record<string, string> = {
     'no AppContainer profile could be created or opened (CreateAppContainerProfile; needs Windows 8 or later and a user profile)',
   securityCapabilities:
     'PROC_THREAD_ATTRIBUTE_SECURITY_CAPABILITIES could not be prepared for CreateProcess',
+  appContainerSpawn: 'cmd.exe could not run inside an AppContainer and report its exit code',
   jobObject: 'no job object with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE could be created (nested job restrictions)',
 };
 
@@ -67,7 +73,8 @@ function fromFacts(
  * Selects the backend for a platform and says whether it can run here. `linux` → `linux-native`
  * (available when no default-policy layer is missing); `darwin` → `macos-seatbelt` (available when
  * sandbox-exec ran); `win32` → `windows-appcontainer` (available when the profile, the security
- * capabilities attribute and a kill-on-close job all worked); anything else → `unavailable`.
+ * capabilities attribute, a kill-on-close job and a real launch in a container all worked);
+ * anything else → `unavailable`.
  */
 export function selectBackend(input: BackendSelectionInput): BackendInfo {
   const { platform, facts } = input;

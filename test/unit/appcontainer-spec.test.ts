@@ -47,7 +47,7 @@ const CASES: Record<string, SandboxPlan> = {
     argv: ['C:\\Program Files\\nodejs\\node.exe', '-e', 'console.log("hi there")'],
     writeRoots: [writeRoot(WS), writeRoot('D:\\shared\\lib')],
     readRoots: ['C:\\', 'D:\\tools'],
-    denyRead: ['C:\\Users\\dev\\.ssh\\id_ed25519', `${WS}\\secrets`],
+    denyRead: ['C:\\Users\\dev\\.ssh\\id_ed25519', `${WS}\\config\\secrets\\prod.key`],
     denyWrite: [`${WS}\\secret.txt`, `${WS}\\SECRET.TXT`],
     limits: { memoryBytes: 1073741824, processes: 64 },
   }),
@@ -98,6 +98,12 @@ test('ACL plan: allow-write per write root and temp, deny-write for protected pa
   assert.equal(unc.aclPlan.filter((e) => e.kind === 'allow-read').map((e) => e.path), ['\\\\srv\\share\\tools']);
   // A volume root is never ACL'd (it would rewrite every ACL on the drive).
   assert.not.ok(spec.aclPlan.some((e) => e.path === 'C:\\'));
+  // Attack: renaming a parent cannot carry a denied or protected path out of its ACE.
+  for (const dir of [`${WS}\\.git`, `${WS}\\config`, `${WS}\\config\\secrets`, 'D:\\shared\\lib\\.git']) {
+    assert.ok(has('deny-delete', dir, 'skip'), dir);
+  }
+  assert.not.ok(spec.aclPlan.some((e) => e.kind === 'deny-delete' && e.path.toLowerCase() === WS.toLowerCase()));
+  assert.not.ok(spec.aclPlan.some((e) => e.kind === 'deny-delete' && e.path.startsWith('C:\\Users\\dev\\.ssh')));
   // Case-insensitive de-duplication keeps the first spelling.
   assert.is(spec.aclPlan.filter((e) => e.path.toLowerCase() === `${WS}\\secret.txt`.toLowerCase()).length, 1);
   // Allows come before every deny.

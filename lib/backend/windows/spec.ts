@@ -24,9 +24,11 @@ export type AppContainerCapability = keyof typeof CAPABILITY_SIDS;
  * - `allow-read`: read and execute beneath the path (extra read roots);
  * - `allow-write`: full read/write beneath the path (write roots, the private temp dir);
  * - `deny-write`: an inheritable deny of every write right beneath the path;
- * - `deny-read`: an inheritable deny of read, execute and delete beneath the path.
+ * - `deny-read`: an inheritable deny of read, execute and delete beneath the path;
+ * - `deny-delete`: the directory itself cannot be deleted or renamed (not inherited), so a parent
+ *   of a denied or protected path cannot be moved to carry it out of its rule.
  */
-export type AclKind = 'allow-read' | 'allow-write' | 'deny-write' | 'deny-read';
+export type AclKind = 'allow-read' | 'allow-write' | 'deny-write' | 'deny-read' | 'deny-delete';
 
 /** One entry of the ACL plan, applied through a no-follow handle (reparse points rejected). */
 export interface AclEntry {
@@ -154,6 +156,17 @@ function buildAclPlan(plan: SandboxPlan, tmpDir: string): AclEntry[] {
     checkWindowsPath(`denyRead[${i}]`, path);
     add('deny-read', path, 'fail');
   });
+  // Parents inside a writable tree of every denied or protected path: no delete, no rename.
+  const writable = [...plan.writeRoots.map((w) => w.root), tmpDir];
+  for (const entry of [...entries]) {
+    if (!entry.kind.startsWith('deny')) continue;
+    for (const root of writable) {
+      const prefix = `${root.toLowerCase()}\\`;
+      if (!entry.path.toLowerCase().startsWith(prefix)) continue;
+      const parts = entry.path.slice(prefix.length).split('\\').slice(0, -1);
+      for (let n = 1; n <= parts.length; n++) add('deny-delete', win32.join(root, ...parts.slice(0, n)), 'skip');
+    }
+  }
   return entries;
 }
 
