@@ -17,8 +17,8 @@ export interface BackendSelectionInput {
   linuxMissing?: ReadonlyArray<{ layer: string; reason: string }>;
 }
 
-/** macOS facts the seatbelt backend needs: sandbox-exec ran a trivial profile. */
-export const MACOS_REQUIRED_FACTS = ['sandboxExec'] as const;
+/** macOS facts the seatbelt backend needs: sandbox-exec ran a profile, and a deny rule denied. */
+export const MACOS_REQUIRED_FACTS = ['sandboxExec', 'seatbeltEnforced'] as const;
 
 /** Windows facts the AppContainer backend needs, each tried for real by the probe. */
 export const WINDOWS_REQUIRED_FACTS = [
@@ -32,6 +32,7 @@ export const WINDOWS_REQUIRED_FACTS = [
 const FACT_HELP: Record<string, string> = {
   sandboxExec:
     '/usr/bin/sandbox-exec could not run a trivial profile (missing, or this process is already sandboxed)',
+  seatbeltEnforced: 'a seatbelt profile denying one file did not stop cat from reading it',
   appContainerProfile:
     'no AppContainer profile could be created or opened (CreateAppContainerProfile; needs Windows 8 or later and a user profile)',
   securityCapabilities:
@@ -72,7 +73,7 @@ function fromFacts(
 /**
  * Selects the backend for a platform and says whether it can run here. `linux` → `linux-native`
  * (available when no default-policy layer is missing); `darwin` → `macos-seatbelt` (available when
- * sandbox-exec ran); `win32` → `windows-appcontainer` (available when the profile, the security
+ * sandbox-exec ran a profile and a deny rule denied); `win32` → `windows-appcontainer` (available when the profile, the security
  * capabilities attribute, a kill-on-close job and a real launch in a container all worked);
  * anything else → `unavailable`.
  */

@@ -35,7 +35,8 @@ if (present || MUST_WORK) {
     assert.match(result.stderr, /not found on PATH; install it with: apt-get install -y g\+\+-mingw-w64-x86-64/);
   });
 } else {
-  test.skip('MinGW-w64 cross compiler not installed (apt-get install -y g++-mingw-w64-x86-64)', () => {});
+  // Nothing registered (a skipped uvu test miscounts in scripts/run-tests.mjs); say why.
+  process.stdout.write('windows-cross-compile: x86_64-w64-mingw32-g++ not on PATH, nothing to check\n');
 }
 
 test.run();
