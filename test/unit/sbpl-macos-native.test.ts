@@ -4,10 +4,11 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-const root = new URL('../../../', import.meta.url).pathname;
+const root = fileURLToPath(new URL('../../../', import.meta.url));
 const MUST_WORK = process.env.ZERO_SANDBOX_MUST_WORK === '1';
 const cxx = process.env.CXX ?? 'g++';
 const present = process.platform !== 'win32' && spawnSync(cxx, ['--version']).status === 0;
