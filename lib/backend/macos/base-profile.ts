@@ -61,8 +61,23 @@ export const SEATBELT_BASE_PROFILE = `(version 1)
 (allow mach-lookup (global-name "com.apple.SecurityServer"))
 ; Certificate trust evaluation used by TLS clients.
 (allow mach-lookup (global-name "com.apple.trustd.agent"))
+; Directory services API, used by dscl-based lookups and some installers.
+(allow mach-lookup (global-name "com.apple.system.opendirectoryd.api"))
+; Keychain and code-signing checks made through the securityd XPC service.
+(allow mach-lookup (global-name "com.apple.securityd.xpc"))
+; Certificate trust evaluation (system daemon side).
+(allow mach-lookup (global-name "com.apple.trustd"))
+; Network configuration reads (proxy settings); no network access by itself.
+(allow mach-lookup (global-name "com.apple.SystemConfiguration.configd"))
+; Resolver configuration, read by getaddrinfo even for localhost names.
+(allow mach-lookup (global-name "com.apple.SystemConfiguration.DNSConfiguration"))
 ; Launch Services database, read by tools that resolve bundles.
 (allow mach-lookup (global-name "com.apple.lsd.mapdb"))
+; Launch Services daemon, asked by tools that open or identify applications.
+(allow mach-lookup (global-name "com.apple.coreservices.launchservicesd"))
+; Darwin notifications (notify_register_*), used by libc time-zone and preference caches.
+(allow mach-lookup (global-name "com.apple.system.notification_center"))
+; Deliberately absent: com.apple.pasteboard.1 (the clipboard is a way out and a way in).
 
 ; Executable mappings: system frameworks and libraries.
 (allow file-map-executable (subpath "/System/Library") (subpath "/usr/lib"))
