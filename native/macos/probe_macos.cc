@@ -100,9 +100,13 @@ status::Status Probe(ProbeResult* out) {
   Fact exec = RunFact("sandboxExec", allow, 1, "sandbox-exec");
   out->facts.push_back(exec);
   // A profile that denies reading one file must make cat fail: the rules are really enforced.
-  const char* const deny[] = {kSandboxExec, "-p",
-                              "(version 1)(allow default)(deny file-read* (literal \"/private/etc/hosts\"))",
-                              "/bin/cat", "/private/etc/hosts", nullptr};
+  const char* const deny[] = {
+      kSandboxExec,
+      "-p",
+      "(version 1)(allow default)(deny file-read* (literal \"/private/etc/hosts\"))",
+      "/bin/cat",
+      "/private/etc/hosts",
+      nullptr};
   Fact enforced = exec.ok ? RunFact("seatbeltEnforced", deny, 0, "sandbox-exec deny") : Fact{};
   if (!exec.ok) enforced.name = "seatbeltEnforced";
   out->facts.push_back(enforced);

@@ -58,7 +58,8 @@ status::Status Identity::SetCapabilities(const std::vector<std::string>& capabil
     entry.Attributes = SE_GROUP_ENABLED;
     capability_list_.push_back(entry);
   }
-  security_capabilities_.Capabilities = capability_list_.empty() ? nullptr : capability_list_.data();
+  security_capabilities_.Capabilities =
+      capability_list_.empty() ? nullptr : capability_list_.data();
   security_capabilities_.CapabilityCount = static_cast<DWORD>(capability_list_.size());
   return status::Ok();
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// CreateProcessW with STARTUPINFOEX: security capabilities plus an explicit inheritable-handle list.
+// CreateProcessW with STARTUPINFOEX: security capabilities plus an explicit inheritable-handle
+// list.
 #include "windows/launch.h"
 
 #include "windows/wide.h"
@@ -65,7 +66,8 @@ status::Status CreateKillOnCloseJob(uint64_t memory_bytes, uint32_t process_limi
   HANDLE job = CreateJobObjectW(nullptr, nullptr);
   if (job == nullptr) {
     DWORD err = GetLastError();
-    return status::Fail("sandbox_unavailable", static_cast<int>(err), "CreateJobObjectW", "", "job");
+    return status::Fail("sandbox_unavailable", static_cast<int>(err), "CreateJobObjectW", "",
+                        "job");
   }
   JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits{};
   limits.BasicLimitInformation.LimitFlags =
@@ -101,6 +103,92 @@ status::Status CreateKillOnCloseJob(uint64_t memory_bytes, uint32_t process_limi
   return status::Ok();
 }
 
+namespace {
+
+// Owns a PROC_THREAD_ATTRIBUTE_LIST with the security capabilities and the handle list.
+class AttributeList {
+ public:
+  ~AttributeList() {
+    if (initialized_) DeleteProcThreadAttributeList(get());
+  }
+  LPPROC_THREAD_ATTRIBUTE_LIST get() {
+    return reinterpret_cast<LPPROC_THREAD_ATTRIBUTE_LIST>(buffer_.data());
+  }
+
+  status::Status Init(SECURITY_CAPABILITIES* capabilities, HandleList* inherited) {
+    SIZE_T size = 0;
+    InitializeProcThreadAttributeList(nullptr, 2, 0, &size);
+    buffer_.resize(size);
+    if (!InitializeProcThreadAttributeList(get(), 2, 0, &size)) {
+      DWORD err = GetLastError();
+      return status::Fail("sandbox_unavailable", static_cast<int>(err),
+                          "InitializeProcThreadAttributeList", "", "appcontainer");
+    }
+    initialized_ = true;
+    if (!UpdateProcThreadAttribute(get(), 0, PROC_THREAD_ATTRIBUTE_SECURITY_CAPABILITIES,
+                                   capabilities, sizeof(*capabilities), nullptr, nullptr)) {
+      DWORD err = GetLastError();
+      return status::Fail("sandbox_unavailable", static_cast<int>(err),
+                          "UpdateProcThreadAttribute(SECURITY_CAPABILITIES)", "", "appcontainer");
+    }
+    // Only the three stdio handles are inherited, whatever else is inheritable in this process.
+    if (!UpdateProcThreadAttribute(get(), 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, inherited->data(),
+                                   inherited->size() * sizeof(HANDLE), nullptr, nullptr)) {
+      DWORD err = GetLastError();
+      return status::Fail("spawn_failed", static_cast<int>(err),
+                          "UpdateProcThreadAttribute(HANDLE_LIST)", "", "stdio");
+    }
+    return status::Ok();
+  }
+
+ private:
+  std::vector<unsigned char> buffer_;
+  bool initialized_ = false;
+};
+
+// CreateProcessW suspended, into the job, then resumed. On failure nothing is left running.
+status::Status StartInJob(std::wstring command_line, std::wstring env_block,
+                          const std::wstring& cwd, const HANDLE std_handles[3],
+                          LPPROC_THREAD_ATTRIBUTE_LIST attrs, HANDLE job, PROCESS_INFORMATION* pi) {
+  STARTUPINFOEXW si{};
+  si.StartupInfo.cb = sizeof(si);
+  si.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
+  si.StartupInfo.hStdInput = std_handles[0];
+  si.StartupInfo.hStdOutput = std_handles[1];
+  si.StartupInfo.hStdError = std_handles[2];
+  si.lpAttributeList = attrs;
+  DWORD flags = EXTENDED_STARTUPINFO_PRESENT | CREATE_SUSPENDED | CREATE_UNICODE_ENVIRONMENT |
+                CREATE_NO_WINDOW;
+  if (!CreateProcessW(nullptr, &command_line[0], nullptr, nullptr, TRUE, flags, &env_block[0],
+                      cwd.empty() ? nullptr : cwd.c_str(), &si.StartupInfo, pi)) {
+    DWORD err = GetLastError();
+    bool exec = err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND ||
+                err == ERROR_ACCESS_DENIED || err == ERROR_BAD_EXE_FORMAT;
+    return status::Fail(exec ? "exec_failed" : "spawn_failed", static_cast<int>(err),
+                        "CreateProcessW", wide::ToUtf8(command_line));
+  }
+  status::Status result = status::Ok();
+  if (!AssignProcessToJobObject(job, pi->hProcess)) {
+    DWORD err = GetLastError();
+    TerminateProcess(pi->hProcess, 1);
+    result = status::Fail("sandbox_unavailable", static_cast<int>(err), "AssignProcessToJobObject",
+                          "the process was terminated before it ran", "job");
+  } else if (ResumeThread(pi->hThread) == static_cast<DWORD>(-1)) {
+    DWORD err = GetLastError();
+    TerminateJobObject(job, 1);
+    result = status::Fail("spawn_failed", static_cast<int>(err), "ResumeThread");
+  }
+  CloseHandle(pi->hThread);
+  pi->hThread = nullptr;
+  if (!result.ok()) {
+    CloseHandle(pi->hProcess);
+    pi->hProcess = nullptr;
+  }
+  return result;
+}
+
+}  // namespace
+
 status::Status Launch(const Request& request, SECURITY_CAPABILITIES* capabilities, Launched* out) {
   HandleList stdio;
   HANDLE std_handles[3];
@@ -111,82 +199,25 @@ status::Status Launch(const Request& request, SECURITY_CAPABILITIES* capabilitie
   }
   std::wstring env_block;
   if (!BuildEnvironmentBlock(request.envp, &env_block)) {
-    return status::Fail("invalid_argument", 0, "BuildEnvironmentBlock", "an entry is not valid UTF-8");
+    return status::Fail("invalid_argument", 0, "BuildEnvironmentBlock", "an entry is not UTF-8");
   }
   bool ok = true;
   std::wstring command_line = wide::FromUtf8(request.command_line, &ok);
-  std::wstring cwd = wide::FromUtf8(request.cwd);
-  if (!ok) return status::Fail("invalid_argument", 0, "MultiByteToWideChar", "command line is not UTF-8");
+  if (!ok) return status::Fail("invalid_argument", 0, "MultiByteToWideChar", "command line");
+  std::wstring cwd = wide::FromUtf8(request.cwd, &ok);
+  if (!ok) return status::Fail("invalid_argument", 0, "MultiByteToWideChar", "cwd");
 
-  SIZE_T attr_size = 0;
-  InitializeProcThreadAttributeList(nullptr, 2, 0, &attr_size);
-  std::vector<unsigned char> attr_buffer(attr_size);
-  auto* attrs = reinterpret_cast<LPPROC_THREAD_ATTRIBUTE_LIST>(attr_buffer.data());
-  if (!InitializeProcThreadAttributeList(attrs, 2, 0, &attr_size)) {
-    DWORD err = GetLastError();
-    return status::Fail("sandbox_unavailable", static_cast<int>(err),
-                        "InitializeProcThreadAttributeList", "", "appcontainer");
-  }
-  status::Status result = status::Ok();
+  AttributeList attrs;
+  status::Status s = attrs.Init(capabilities, &stdio);
+  if (!s.ok()) return s;
   HANDLE job = nullptr;
+  s = CreateKillOnCloseJob(request.job_memory_bytes, request.job_process_limit, &job);
+  if (!s.ok()) return s;
   PROCESS_INFORMATION pi{};
-  do {
-    if (!UpdateProcThreadAttribute(attrs, 0, PROC_THREAD_ATTRIBUTE_SECURITY_CAPABILITIES,
-                                   capabilities, sizeof(*capabilities), nullptr, nullptr)) {
-      DWORD err = GetLastError();
-      result = status::Fail("sandbox_unavailable", static_cast<int>(err),
-                            "UpdateProcThreadAttribute(SECURITY_CAPABILITIES)", "", "appcontainer");
-      break;
-    }
-    // Only the three stdio handles are inherited, whatever else is inheritable in this process.
-    if (!UpdateProcThreadAttribute(attrs, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, stdio.data(),
-                                   stdio.size() * sizeof(HANDLE), nullptr, nullptr)) {
-      DWORD err = GetLastError();
-      result = status::Fail("spawn_failed", static_cast<int>(err),
-                            "UpdateProcThreadAttribute(HANDLE_LIST)", "", "stdio");
-      break;
-    }
-    result = CreateKillOnCloseJob(request.job_memory_bytes, request.job_process_limit, &job);
-    if (!result.ok()) break;
-    STARTUPINFOEXW si{};
-    si.StartupInfo.cb = sizeof(si);
-    si.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
-    si.StartupInfo.hStdInput = std_handles[0];
-    si.StartupInfo.hStdOutput = std_handles[1];
-    si.StartupInfo.hStdError = std_handles[2];
-    si.lpAttributeList = attrs;
-    DWORD flags = EXTENDED_STARTUPINFO_PRESENT | CREATE_SUSPENDED | CREATE_UNICODE_ENVIRONMENT |
-                  CREATE_NO_WINDOW;
-    if (!CreateProcessW(nullptr, &command_line[0], nullptr, nullptr, TRUE, flags, &env_block[0],
-                        cwd.empty() ? nullptr : cwd.c_str(), &si.StartupInfo, &pi)) {
-      DWORD err = GetLastError();
-      const char* code = (err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND ||
-                          err == ERROR_ACCESS_DENIED || err == ERROR_BAD_EXE_FORMAT)
-                             ? "exec_failed"
-                             : "spawn_failed";
-      result = status::Fail(code, static_cast<int>(err), "CreateProcessW", request.command_line);
-      break;
-    }
-    if (!AssignProcessToJobObject(job, pi.hProcess)) {
-      DWORD err = GetLastError();
-      TerminateProcess(pi.hProcess, 1);
-      result = status::Fail("sandbox_unavailable", static_cast<int>(err), "AssignProcessToJobObject",
-                            "the process was terminated before it ran", "job");
-      break;
-    }
-    if (ResumeThread(pi.hThread) == static_cast<DWORD>(-1)) {
-      DWORD err = GetLastError();
-      TerminateJobObject(job, 1);
-      result = status::Fail("spawn_failed", static_cast<int>(err), "ResumeThread");
-      break;
-    }
-  } while (false);
-  DeleteProcThreadAttributeList(attrs);
-  if (pi.hThread != nullptr) CloseHandle(pi.hThread);
-  if (!result.ok()) {
-    if (pi.hProcess != nullptr) CloseHandle(pi.hProcess);
-    if (job != nullptr) CloseHandle(job);
-    return result;
+  s = StartInJob(command_line, env_block, cwd, std_handles, attrs.get(), job, &pi);
+  if (!s.ok()) {
+    CloseHandle(job);
+    return s;
   }
   out->pid = pi.dwProcessId;
   out->process = pi.hProcess;

@@ -13,9 +13,9 @@
 namespace launch {
 
 struct Request {
-  std::string command_line;        // full, already quoted (lib/backend/windows/command-line.ts)
-  std::string cwd;                 // empty: inherit
-  std::vector<std::string> envp;   // "KEY=value", already sorted by TypeScript
+  std::string command_line;       // full, already quoted (lib/backend/windows/command-line.ts)
+  std::string cwd;                // empty: inherit
+  std::vector<std::string> envp;  // "KEY=value", already sorted by TypeScript
   // HANDLE values to install as stdin/stdout/stderr, or -1 for the NUL device.
   long long stdio[3] = {-1, -1, -1};
   uint64_t job_memory_bytes = 0;   // 0: no limit

@@ -69,7 +69,8 @@ status::Status TrySpawn(app_container::Identity* identity) {
   DWORD err = GetLastError();
   CloseHandle(launched.process);
   CloseHandle(launched.job);  // kill-on-close: nothing outlives the probe
-  if (!got) return status::Fail("spawn_failed", static_cast<int>(err), "WaitForSingleObject(probe)");
+  if (!got)
+    return status::Fail("spawn_failed", static_cast<int>(err), "WaitForSingleObject(probe)");
   if (code != 7) {
     return status::Fail("spawn_failed", static_cast<int>(code), "GetExitCodeProcess(probe)",
                         "cmd.exe in the container did not exit with 7");
@@ -106,7 +107,8 @@ status::Status Probe(ProbeResult* out) {
   const std::string& call = spawn.syscall;
   if (spawn.ok() || call.rfind("CreateProcessW", 0) == 0 || call.rfind("AssignProcess", 0) == 0 ||
       call.rfind("ResumeThread", 0) == 0 || call.rfind("WaitForSingleObject", 0) == 0 ||
-      call.rfind("GetExitCodeProcess", 0) == 0 || call.rfind("UpdateProcThreadAttribute(HANDLE", 0) == 0 ||
+      call.rfind("GetExitCodeProcess", 0) == 0 ||
+      call.rfind("UpdateProcThreadAttribute(HANDLE", 0) == 0 ||
       call.rfind("CreateJobObject", 0) == 0 || call.rfind("SetInformationJobObject", 0) == 0) {
     out->facts.push_back(FromStatus("securityCapabilities", status::Ok()));
     out->facts.push_back(FromStatus("appContainerSpawn", spawn));

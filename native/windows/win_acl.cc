@@ -24,7 +24,8 @@ bool RuleFor(const std::string& kind, Rule* out) {
                              FILE_WRITE_ATTRIBUTES | DELETE | FILE_DELETE_CHILD | WRITE_DAC |
                              WRITE_OWNER;
   if (kind == "allow-read") {
-    *out = {SET_ACCESS, FILE_GENERIC_READ | FILE_GENERIC_EXECUTE, SUB_CONTAINERS_AND_OBJECTS_INHERIT};
+    *out = {SET_ACCESS, FILE_GENERIC_READ | FILE_GENERIC_EXECUTE,
+            SUB_CONTAINERS_AND_OBJECTS_INHERIT};
   } else if (kind == "allow-write") {
     *out = {SET_ACCESS, FILE_GENERIC_READ | FILE_GENERIC_WRITE | FILE_GENERIC_EXECUTE | DELETE,
             SUB_CONTAINERS_AND_OBJECTS_INHERIT};
@@ -72,7 +73,8 @@ struct Snapshot {
 
 status::Status Fail(const char* code, DWORD err, const std::string& call, const std::string& path,
                     const std::string& detail) {
-  status::Status s = status::Fail(code, static_cast<int>(err), call + "(" + path + ")", detail, "acl");
+  status::Status s =
+      status::Fail(code, static_cast<int>(err), call + "(" + path + ")", detail, "acl");
   s.path = path;
   return s;
 }
@@ -82,17 +84,20 @@ status::Status OpenNoFollow(const std::string& path, bool optional, HANDLE* out,
   *skipped = false;
   bool ok = true;
   std::wstring wpath = wide::FromUtf8(path, &ok);
-  if (!ok) return Fail("invalid_argument", 0, "MultiByteToWideChar", path, "path is not valid UTF-8");
-  HANDLE h = CreateFileW(wpath.c_str(), READ_CONTROL | WRITE_DAC,
-                         FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, OPEN_EXISTING,
-                         FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
+  if (!ok)
+    return Fail("invalid_argument", 0, "MultiByteToWideChar", path, "path is not valid UTF-8");
+  HANDLE h =
+      CreateFileW(wpath.c_str(), READ_CONTROL | WRITE_DAC,
+                  FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, OPEN_EXISTING,
+                  FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
   if (h == INVALID_HANDLE_VALUE) {
     DWORD err = GetLastError();
     if (optional && (err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND)) {
       *skipped = true;
       return status::Ok();
     }
-    return Fail("sandbox_unavailable", err, "CreateFileW", path, "cannot open the path to set its ACL");
+    return Fail("sandbox_unavailable", err, "CreateFileW", path,
+                "cannot open the path to set its ACL");
   }
   BY_HANDLE_FILE_INFORMATION info;
   if (!GetFileInformationByHandle(h, &info)) {
@@ -117,9 +122,10 @@ status::Status OpenNoFollow(const std::string& path, bool optional, HANDLE* out,
   std::wstring resolved = WithoutVerbatimPrefix(std::wstring(final_path.data(), n));
   if (_wcsicmp(resolved.c_str(), wpath.c_str()) != 0) {
     CloseHandle(h);
-    return Fail("sandbox_unavailable", ERROR_REPARSE_ATTRIBUTE_CONFLICT, "GetFinalPathNameByHandleW",
-                path, "a parent directory is a symbolic link or junction (resolves to " +
-                          wide::ToUtf8(resolved) + ")");
+    return Fail("sandbox_unavailable", ERROR_REPARSE_ATTRIBUTE_CONFLICT,
+                "GetFinalPathNameByHandleW", path,
+                "a parent directory is a symbolic link or junction (resolves to " +
+                    wide::ToUtf8(resolved) + ")");
   }
   *out = h;
   return status::Ok();
@@ -168,8 +174,8 @@ status::Status ApplyOne(PSID sid, const Rule& rule, const std::string& path, HAN
 status::Status ApplyAclPlan(PSID sid, const std::vector<std::string>& kinds,
                             const std::vector<std::string>& paths) {
   if (kinds.size() != paths.size()) {
-    return status::Fail("invalid_argument", 0, "ApplyAclPlan", "acl kinds and paths differ in length",
-                        "acl");
+    return status::Fail("invalid_argument", 0, "ApplyAclPlan",
+                        "acl kinds and paths differ in length", "acl");
   }
   std::vector<Snapshot> snapshots;
   status::Status result = status::Ok();

@@ -9,8 +9,8 @@
 #include "common/backend.h"
 #include "windows/app_container.h"
 #include "windows/launch.h"
-#include "windows/win_acl.h"
 #include "windows/wide.h"
+#include "windows/win_acl.h"
 
 namespace backend {
 
