@@ -9,6 +9,7 @@ import { SEATBELT_BASE_PROFILE } from '../../lib/backend/macos/base-profile.js';
 import { buildSbplString, buildSeatbeltProfile } from '../../lib/backend/macos/profile.js';
 import { buildMacToolPath } from '../../lib/backend/macos/tool-path.js';
 import type { SandboxPlan } from '../../lib/backend/types.js';
+import { posixPlan } from '../fixtures/sbpl/plans.js';
 
 interface Vector {
   id: string;
@@ -25,13 +26,7 @@ const vectors = JSON.parse(
 const WORKSPACE = '/Users/dev/project';
 const sub = (s: string): string => s.replaceAll('$WORKSPACE', WORKSPACE);
 
-function plan(denyWrite: string[]): SandboxPlan {
-  return {
-    argv: ['/usr/bin/true'], cwd: WORKSPACE, env: {}, network: 'deny', workspace: WORKSPACE,
-    writeRoots: [{ root: WORKSPACE, readOnlySubpaths: [`${WORKSPACE}/.git/hooks`, `${WORKSPACE}/.git/config`], protectedNames: ['.zero', '.agents'] }],
-    readRoots: ['/'], denyRead: [], denyWrite, blockUnixSockets: true, limits: {},
-  };
-}
+const plan = (denyWrite: string[]): SandboxPlan => posixPlan(WORKSPACE, { argv: ['/usr/bin/true'], denyWrite });
 
 test('the fixture holds the macOS vectors', () => {
   assert.ok(vectors.length >= 8);

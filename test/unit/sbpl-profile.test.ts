@@ -8,7 +8,8 @@ import * as assert from 'uvu/assert';
 import { SandboxError } from '../../lib/errors.js';
 import { SEATBELT_BASE_PROFILE } from '../../lib/backend/macos/base-profile.js';
 import { buildSbplString, buildSeatbeltProfile } from '../../lib/backend/macos/profile.js';
-import type { SandboxPlan, WritableRoot } from '../../lib/backend/types.js';
+import type { SandboxPlan } from '../../lib/backend/types.js';
+import { posixPlan, posixWriteRoot } from '../fixtures/sbpl/plans.js';
 
 const FIXTURES = new URL('../../../test/fixtures/sbpl/', import.meta.url);
 const UPDATE = process.env.ZERO_SANDBOX_UPDATE_GOLDEN === '1';
@@ -178,27 +179,8 @@ function renderParams(profile: string, params: Record<string, string>): string {
 
 // ---- Plans ------------------------------------------------------------------------------------
 
-function writeRoot(root: string): WritableRoot {
-  return { root, readOnlySubpaths: [`${root}/.git/hooks`, `${root}/.git/config`], protectedNames: ['.zero', '.agents'] };
-}
-
-function plan(overrides: Partial<SandboxPlan> = {}): SandboxPlan {
-  const ws = '/Users/dev/project';
-  return {
-    argv: ['/bin/sh', '-c', 'true'],
-    cwd: ws,
-    env: { PATH: '/usr/bin:/bin' },
-    network: 'deny',
-    workspace: ws,
-    writeRoots: [writeRoot(ws)],
-    readRoots: ['/'],
-    denyRead: [],
-    denyWrite: [],
-    blockUnixSockets: true,
-    limits: {},
-    ...overrides,
-  };
-}
+const writeRoot = posixWriteRoot;
+const plan = (overrides: Partial<SandboxPlan> = {}): SandboxPlan => posixPlan('/Users/dev/project', overrides);
 
 const TMP = '/private/var/folders/xy/T/zero-sandbox-1234';
 

@@ -11,6 +11,7 @@ import * as assert from 'uvu/assert';
 import { SandboxError } from '../../lib/errors.js';
 import { buildSandboxExecArgs, runSeatbelt, spawnSeatbelt } from '../../lib/backend/macos/run.js';
 import type { SandboxPlan } from '../../lib/backend/types.js';
+import { posixPlan } from '../fixtures/sbpl/plans.js';
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), 'zs-sbpl-runner-')));
 const ws = join(base, 'ws');
@@ -25,20 +26,7 @@ chmodSync(fake, 0o755);
 const argsFile = join(base, 'args.txt');
 
 function plan(argv: string[], overrides: Partial<SandboxPlan> = {}): SandboxPlan {
-  return {
-    argv,
-    cwd: ws,
-    env: { PATH: '/usr/bin:/bin', FAKE_ARGS: argsFile, TMPDIR: tmp },
-    network: 'deny',
-    workspace: ws,
-    writeRoots: [{ root: ws, readOnlySubpaths: [`${ws}/.git/hooks`, `${ws}/.git/config`], protectedNames: ['.zero', '.agents'] }],
-    readRoots: ['/'],
-    denyRead: [],
-    denyWrite: [],
-    blockUnixSockets: true,
-    limits: {},
-    ...overrides,
-  };
+  return posixPlan(ws, { argv, env: { PATH: '/usr/bin:/bin', FAKE_ARGS: argsFile, TMPDIR: tmp }, ...overrides });
 }
 
 const fakeOptions = { tmpDir: tmp, sandboxExecPath: fake, platform: 'darwin' } as const;
