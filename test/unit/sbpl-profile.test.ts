@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 
 import { SandboxError } from '../../lib/errors.js';
 import { SEATBELT_BASE_PROFILE } from '../../lib/backend/macos/base-profile.js';
-import { buildSbplString, buildSeatbeltProfile } from '../../lib/backend/macos/profile.js';
+import { buildSbplString, buildSeatbeltProfile, MDNS_RESPONDER_SOCKET } from '../../lib/backend/macos/profile.js';
 import type { SandboxPlan } from '../../lib/backend/types.js';
 import { posixPlan, posixWriteRoot } from '../fixtures/sbpl/plans.js';
 
@@ -91,10 +91,10 @@ const KNOWN_OPERATIONS = new Set([
   'iokit-open', 'ipc-posix-sem', 'ipc-posix-shm-read*', 'ipc-posix-shm-write-create',
   'ipc-posix-shm-write-data', 'user-preference-read', 'pseudo-tty', 'mach-lookup', 'file-read*',
   'file-read-metadata', 'file-write*', 'file-write-data', 'file-write-unlink', 'file-ioctl',
-  'file-map-executable', 'network*',
+  'file-map-executable', 'network*', 'network-outbound', 'network-bind',
 ]);
 // Filter name → how many arguments and of which kind ('path' = string or (param "...")).
-const KNOWN_FILTERS: Record<string, 'path' | 'string' | 'regex' | 'symbol'> = {
+const KNOWN_FILTERS: Record<string, 'path' | 'string' | 'regex' | 'symbol' | 'socket'> = {
   subpath: 'path',
   literal: 'path',
   'path-ancestors': 'path',
@@ -104,6 +104,8 @@ const KNOWN_FILTERS: Record<string, 'path' | 'string' | 'regex' | 'symbol'> = {
   'iokit-registry-entry-class': 'string',
   'ipc-posix-name-prefix': 'string',
   target: 'symbol',
+  remote: 'socket',
+  local: 'socket',
 };
 
 interface Checked {
@@ -141,8 +143,17 @@ function checkSbpl(text: string): Checked {
       if (name?.kind !== 'symbol' || KNOWN_FILTERS[name.value] === undefined) {
         throw new Error(`line ${item.line}: unknown filter ${name?.kind === 'symbol' ? name.value : '?'}`);
       }
-      if (arg === undefined || extra.length > 0) throw new Error(`line ${item.line}: ${name.value} takes one argument`);
       const want = KNOWN_FILTERS[name.value];
+      if (want === 'socket') {
+        // (remote unix-socket) or (remote unix-socket (path-literal "/abs/path")).
+        const inner = extra[0];
+        const ok = arg?.kind === 'symbol' && arg.value === 'unix-socket' && extra.length <= 1 &&
+          (inner === undefined || (inner.kind === 'list' && inner.items.length === 2 && inner.items[0]?.kind === 'symbol' &&
+            inner.items[0].value === 'path-literal' && inner.items[1]?.kind === 'string' && inner.items[1].value.startsWith('/')));
+        if (!ok) throw new Error(`line ${item.line}: ${name.value} needs unix-socket and an optional (path-literal "/...")`);
+        continue;
+      }
+      if (arg === undefined || extra.length > 0) throw new Error(`line ${item.line}: ${name.value} takes one argument`);
       if (want === 'path') {
         if (arg.kind === 'string') {
           if (!arg.value.startsWith('/')) throw new Error(`line ${item.line}: relative path ${arg.value}`);
@@ -225,19 +236,23 @@ for (const [name, { plan: p, tmpDir }] of Object.entries(CASES)) {
     const { rules, paramsUsed } = checkSbpl(built.profile);
     assert.ok(rules.length > 20);
     assert.equal([...paramsUsed].sort(), Object.keys(built.params).sort());
-    // Deny-default comes first among the rules; the network rule is the very last one.
+    // Deny-default comes first among the rules; the one network* rule comes after every other
+    // rule except the Unix-socket refinements of network allow.
     assert.equal(rules[0], { action: 'deny', operations: ['default'], line: rules[0]!.line });
-    const last = rules[rules.length - 1]!;
-    assert.equal(last.operations, ['network*']);
-    assert.is(last.action, p.network === 'allow' ? 'allow' : 'deny');
-    assert.is(rules.filter((r) => r.operations.includes('network*')).length, 1);
+    const networkRules = rules.filter((r) => r.operations.includes('network*'));
+    assert.is(networkRules.length, 1);
+    assert.is(networkRules[0]!.action, p.network === 'allow' ? 'allow' : 'deny');
+    const after = rules.slice(rules.indexOf(networkRules[0]!) + 1);
+    assert.ok(after.every((r) => r.operations.every((op) => op === 'network-outbound' || op === 'network-bind')));
+    if (p.network === 'deny') assert.is(after.length, 0);
     // No plan path is spliced into the plan section: every one of them travels as a parameter.
     assert.ok(built.profile.startsWith(SEATBELT_BASE_PROFILE.trimEnd()));
     const planSection = built.profile
       .slice(SEATBELT_BASE_PROFILE.trimEnd().length)
       .split('\n')
       .filter((line) => !line.startsWith(';'))
-      .join('\n');
+      .join('\n')
+      .replace(buildSbplString(MDNS_RESPONDER_SOCKET), '<fixed system socket>');
     assert.not.ok(planSection.includes('"/'), 'a path literal in the plan section');
     for (const value of Object.values(built.params)) {
       assert.not.ok(planSection.includes(value), `${value} spliced into the text`);
@@ -256,6 +271,8 @@ test('parser rejects unbalanced text, unknown operations and filters, and path-a
   assert.throws(() => checkSbpl('(version 1)\n(allow file-read* (subpath "a/b"))'), /relative path/);
   assert.throws(() => checkSbpl('(allow file-read*)'), /version 1/);
   assert.throws(() => checkSbpl('(version 1)\n(allow file-read* (literal "a\\q"))'), /unknown escape/);
+  assert.throws(() => checkSbpl('(version 1)\n(deny network-outbound (remote tcp))'), /needs unix-socket/);
+  assert.not.throws(() => checkSbpl('(version 1)\n(deny network-outbound (remote unix-socket (path-literal "/a")))'));
   assert.not.throws(() => checkSbpl(SEATBELT_BASE_PROFILE));
 });
 
@@ -285,6 +302,10 @@ test('every deny comes after every allow of the plan section, and deny-read also
     }
   }
   assert.ok(rendered.includes('(allow mach-lookup (global-name "com.apple.dnssd.service"))'));
+  // blockUnixSockets under network allow: Unix sockets stay closed after the network allow.
+  assert.ok(rendered.indexOf('(deny network-outbound (remote unix-socket))') > rendered.indexOf('(allow network*)'));
+  const open = renderParams(buildSeatbeltProfile({ ...p.plan, blockUnixSockets: false }, { tmpDir: p.tmpDir }).profile, built.params);
+  assert.not.ok(open.includes('unix-socket'));
 });
 
 test('attack: renaming a parent directory cannot carry a denied or protected path out of its rule', () => {

@@ -84,12 +84,16 @@ class ParamTable {
   }
 }
 
+/** The resolver's Unix socket (dns_sd clients connect to it); a fixed system path, not a plan path. */
+export const MDNS_RESPONDER_SOCKET = '/private/var/run/mDNSResponder';
+
 const ref = (name: string): string => `(param ${buildSbplString(name)})`;
 
 /**
  * Builds the seatbelt profile for one command. Order (later rules win): the static base, reads of
  * the read roots, writes to the write roots and the private temp dir, deny-read rules (which also
- * deny unlink and executable mapping), protected paths, deny-write rules, then network last.
+ * deny unlink and executable mapping), protected paths, deny-write rules, then network last
+ * (under network allow, `blockUnixSockets` adds Unix-socket denies after the network allow).
  * Ancestors of every denied or protected path inside a writable tree are frozen against unlink,
  * so renaming a parent directory cannot move a denied path out from under its rule.
  */
@@ -202,6 +206,13 @@ export function buildSeatbeltProfile(plan: SandboxPlan, options: SeatbeltOptions
     lines.push('; Network allow: name resolution through mDNSResponder, then every socket operation.');
     lines.push('(allow mach-lookup (global-name "com.apple.dnssd.service"))');
     lines.push('(allow network*)');
+    if (plan.blockUnixSockets) {
+      lines.push('; No Unix-domain sockets: no connect to host daemons (docker, ssh-agent), no bind;');
+      lines.push('; only the resolver socket that name lookups under network allow go through.');
+      lines.push('(deny network-outbound (remote unix-socket))');
+      lines.push('(deny network-bind (local unix-socket))');
+      lines.push(`(allow network-outbound (remote unix-socket (path-literal ${buildSbplString(MDNS_RESPONDER_SOCKET)})))`);
+    }
   } else {
     lines.push('; Network deny, last so that nothing above re-opens it (no loopback exception: seatbelt');
     lines.push('; has no private network namespace, and host loopback counts as outside).');
