@@ -10,7 +10,7 @@ import type { SandboxPlan, WritableRoot } from '../../lib/backend/types.js';
 import {
   buildAppContainerSpec,
   buildContainerName,
-  buildNativeAclLists,
+  buildNativeWindowsSpec,
   CAPABILITY_SIDS,
 } from '../../lib/backend/windows/spec.js';
 
@@ -57,7 +57,7 @@ for (const [name, p] of Object.entries(CASES)) {
   test(`golden: ${name}`, () => {
     const spec = buildAppContainerSpec(p, { tmpDir: TMP });
     const url = new URL(`${name}.json`, FIXTURES);
-    const text = `${JSON.stringify({ spec, native: buildNativeAclLists(spec) }, null, 2)}\n`;
+    const text = `${JSON.stringify({ spec, native: buildNativeWindowsSpec(spec) }, null, 2)}\n`;
     if (UPDATE) writeFileSync(url, text);
     assert.fixture(text, readFileSync(url, 'utf8'));
   });
@@ -109,7 +109,9 @@ test('ACL plan: allow-write per write root and temp, deny-write for protected pa
   // Allows come before every deny.
   const firstDeny = spec.aclPlan.findIndex((e) => e.kind.startsWith('deny'));
   assert.ok(spec.aclPlan.slice(firstDeny).every((e) => e.kind.startsWith('deny')));
-  const native = buildNativeAclLists(spec);
+  const native = buildNativeWindowsSpec(spec);
+  assert.is(native.commandLine, spec.commandLine);
+  assert.is(native.jobMemoryBytes, 1073741824);
   assert.is(native.aclKinds.length, native.aclPaths.length);
   assert.is(native.aclKinds[native.aclPaths.indexOf(`${WS}\\.zero`)], 'deny-write?');
 });

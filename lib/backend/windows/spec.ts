@@ -231,10 +231,32 @@ export function buildAppContainerSpec(plan: SandboxPlan, options: AppContainerOp
   };
 }
 
-/** The ACL plan flattened into the native `acl_kinds`/`acl_paths` pair (`?` marks skip-if-missing). */
-export function buildNativeAclLists(spec: AppContainerSpec): { aclKinds: string[]; aclPaths: string[] } {
+/**
+ * The flat object the addon glue copies field for field into `backend::WindowsSpec`
+ * (native/common/backend.h): strings, string arrays and numbers only.
+ */
+export interface NativeWindowsSpec {
+  containerName: string;
+  displayName: string;
+  capabilitySids: string[];
+  commandLine: string;
+  /** ACL kinds; a trailing `?` marks an entry skipped when its path does not exist. */
+  aclKinds: string[];
+  aclPaths: string[];
+  jobMemoryBytes: number;
+  jobProcessLimit: number;
+}
+
+/** Flattens a spec for the native boundary (house-style 4.3: C++ receives one flat object). */
+export function buildNativeWindowsSpec(spec: AppContainerSpec): NativeWindowsSpec {
   return {
+    containerName: spec.containerName,
+    displayName: spec.displayName,
+    capabilitySids: [...spec.capabilitySids],
+    commandLine: spec.commandLine,
     aclKinds: spec.aclPlan.map((e) => (e.ifMissing === 'skip' ? `${e.kind}?` : e.kind)),
     aclPaths: spec.aclPlan.map((e) => e.path),
+    jobMemoryBytes: spec.job.memoryBytes,
+    jobProcessLimit: spec.job.processLimit,
   };
 }
