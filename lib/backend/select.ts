@@ -26,6 +26,7 @@ export const WINDOWS_REQUIRED_FACTS = [
   'securityCapabilities',
   'jobObject',
   'appContainerSpawn',
+  'firewallService',
 ] as const;
 
 /** Why each required fact matters, for the message when it is missing. */
@@ -38,6 +39,8 @@ const FACT_HELP: Record<string, string> = {
   securityCapabilities:
     'PROC_THREAD_ATTRIBUTE_SECURITY_CAPABILITIES could not be prepared for CreateProcess',
   appContainerSpawn: 'cmd.exe could not run inside an AppContainer and report its exit code',
+  firewallService:
+    'the Base Filtering Engine or Windows Defender Firewall service is not running, so AppContainer network isolation is not enforced',
   jobObject: 'no job object with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE could be created (nested job restrictions)',
 };
 
@@ -74,7 +77,8 @@ function fromFacts(
  * Selects the backend for a platform and says whether it can run here. `linux` → `linux-native`
  * (available when no default-policy layer is missing); `darwin` → `macos-seatbelt` (available when
  * sandbox-exec ran a profile and a deny rule denied); `win32` → `windows-appcontainer` (available when the profile, the security
- * capabilities attribute, a kill-on-close job and a real launch in a container all worked);
+ * capabilities attribute, a kill-on-close job and a real launch in a container all worked, and the
+ * firewall services that enforce container network isolation run);
  * anything else → `unavailable`.
  */
 export function selectBackend(input: BackendSelectionInput): BackendInfo {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Windows probe: tries each AppContainer layer for real (profile, capabilities attribute, a
-// kill-on-close job) and finally runs cmd.exe inside a container and checks its exit code.
+// kill-on-close job), checks the firewall services that enforce container network isolation,
+// and finally runs cmd.exe inside a container and checks its exit code.
 #include <windows.h>
 
 #include <string>
@@ -78,6 +79,38 @@ status::Status TrySpawn(app_container::Identity* identity) {
   return status::Ok();
 }
 
+// AppContainer network isolation is a set of WFP filters kept by the Windows Defender Firewall
+// service (mpssvc) on the Base Filtering Engine: with either stopped, a container without the
+// internetClient capability may still connect, so network deny could not be promised.
+Fact FirewallFact() {
+  Fact f;
+  f.name = "firewallService";
+  f.attempted = true;
+  SC_HANDLE manager = OpenSCManagerW(nullptr, nullptr, SC_MANAGER_CONNECT);
+  if (manager == nullptr) {
+    f.sys_errno = static_cast<int>(GetLastError());
+    f.syscall = "OpenSCManagerW";
+    return f;
+  }
+  f.ok = true;
+  for (const wchar_t* name : {L"BFE", L"mpssvc"}) {
+    SC_HANDLE service = OpenServiceW(manager, name, SERVICE_QUERY_STATUS);
+    SERVICE_STATUS state{};
+    bool running = service != nullptr && QueryServiceStatus(service, &state) &&
+                   state.dwCurrentState == SERVICE_RUNNING;
+    DWORD err = GetLastError();
+    if (service != nullptr) CloseServiceHandle(service);
+    if (!running) {
+      f.ok = false;
+      f.sys_errno = service == nullptr ? static_cast<int>(err) : 0;
+      f.syscall = "QueryServiceStatus(" + wide::ToUtf8(name) + ")";
+      break;
+    }
+  }
+  CloseServiceHandle(manager);
+  return f;
+}
+
 }  // namespace
 
 status::Status Probe(ProbeResult* out) {
@@ -92,6 +125,7 @@ status::Status Probe(ProbeResult* out) {
   status::Status job_status = launch::CreateKillOnCloseJob(0, 0, &job);
   if (job != nullptr) CloseHandle(job);
   out->facts.push_back(FromStatus("jobObject", job_status));
+  out->facts.push_back(FirewallFact());
 
   app_container::Identity identity;
   status::Status profile = identity.Open(kProbeContainer, L"zero-sandbox probe");

@@ -66,7 +66,7 @@ test('win32: windows-appcontainer, available only when every required fact holds
 test('win32: two missing facts are both reported', () => {
   const info = selectBackend({ platform: 'win32', facts: { jobObject: ok() } });
   assert.is(info.available, false);
-  assert.match(info.message ?? '', /appContainerProfile not measured.*; securityCapabilities not measured.*; appContainerSpawn not measured/);
+  assert.match(info.message ?? '', /appContainerProfile not measured.*; securityCapabilities not measured.*; appContainerSpawn not measured.*; firewallService not measured/);
 });
 
 test('other platforms: unavailable, no native isolation, message names the platform', () => {
