@@ -151,6 +151,8 @@ test('invalid plans fail with invalid_argument naming the field', () => {
     [{ env: { Path: 'x', PATH: 'y' } }, TMP, /"PATH" is set twice with different case/],
     [{ limits: { memoryBytes: -1 } }, TMP, /limits\.memoryBytes must be a positive integer/],
     [{ network: 'maybe' as never }, TMP, /network "maybe"/],
+    [{ argv: ['cmd.exe', '/c', 'dir'] }, TMP, /argv\[0\] "cmd\.exe" is not an absolute drive-letter or UNC path/],
+    [{ argv: [] }, TMP, /argv\[0\] "" is not an absolute/],
   ];
   for (const [overrides, tmpDir, message] of cases) {
     try {

@@ -197,6 +197,9 @@ function buildEnvBlock(env: Record<string, string>): string[] {
  * file size, open files) fail closed with `sandbox_unavailable` naming the limit.
  */
 export function buildAppContainerSpec(plan: SandboxPlan, options: AppContainerOptions): AppContainerSpec {
+  // CreateProcessW would search for a bare name in node.exe's directory and the caller's current
+  // directory before PATH: the caller resolves the program against the command's PATH instead.
+  checkWindowsPath('argv[0]', plan.argv[0] ?? '');
   checkWindowsPath('workspace', plan.workspace);
   checkWindowsPath('cwd', plan.cwd);
   if (plan.network !== 'deny' && plan.network !== 'allow') {
