@@ -20,8 +20,9 @@ export interface SeatbeltRunOptions extends SeatbeltOptions {
   input?: string | Buffer;
   /** Largest stdout or stderr kept, in bytes (default 64 MiB); beyond it: `max_buffer_exceeded`. */
   maxBuffer?: number;
-  /** Tests only: another sandbox-exec binary and platform. */
+  /** Tests only: another sandbox-exec binary. */
   sandboxExecPath?: string;
+  /** Tests only: the platform to assume (default `process.platform`). */
   platform?: NodeJS.Platform | string;
 }
 
@@ -31,7 +32,9 @@ export interface SandboxRunResult {
   exitCode: number | null;
   /** The signal that ended it, or null. */
   signal: NodeJS.Signals | null;
+  /** Everything the command wrote to stdout, decoded as UTF-8. */
   stdout: string;
+  /** Everything the command wrote to stderr, decoded as UTF-8. */
   stderr: string;
   /** True when `timeoutMs` elapsed and the command was killed. */
   timedOut: boolean;
@@ -39,7 +42,9 @@ export interface SandboxRunResult {
 
 /** A started run: its pid, its eventual result, and a way to kill it with everything it started. */
 export interface SandboxRun {
+  /** The command's pid (sandbox-exec execs it in place), also its process-group id. */
   pid: number;
+  /** Settles when the command has exited and its output is complete. */
   result: Promise<SandboxRunResult>;
   /** Kills the process group (default SIGKILL). Safe to call more than once or after exit. */
   kill(signal?: NodeJS.Signals): void;

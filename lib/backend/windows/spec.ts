@@ -239,14 +239,21 @@ export function buildAppContainerSpec(plan: SandboxPlan, options: AppContainerOp
  * (native/common/backend.h): strings, string arrays and numbers only.
  */
 export interface NativeWindowsSpec {
+  /** `container_name`: the AppContainer profile name. */
   containerName: string;
+  /** `display_name`: the profile's display name. */
   displayName: string;
+  /** `capability_sids`: empty for network deny. */
   capabilitySids: string[];
+  /** `command_line`: the full, quoted command line. */
   commandLine: string;
-  /** ACL kinds; a trailing `?` marks an entry skipped when its path does not exist. */
+  /** `acl_kinds`; a trailing `?` marks an entry skipped when its path does not exist. */
   aclKinds: string[];
+  /** `acl_paths`, index for index with `aclKinds`. */
   aclPaths: string[];
+  /** `job_memory_bytes`; 0 means no limit. */
   jobMemoryBytes: number;
+  /** `job_process_limit`; 0 means no limit. */
   jobProcessLimit: number;
 }
 
