@@ -81,6 +81,8 @@ export const SEATBELT_BASE_PROFILE = `(version 1)
 
 ; Executable mappings: system frameworks and libraries.
 (allow file-map-executable (subpath "/System/Library") (subpath "/usr/lib"))
+; Executable mappings: the dyld shared cache, kept in the OS cryptex since macOS 13.
+(allow file-map-executable (subpath "/System/Volumes/Preboot/Cryptexes"))
 ; Executable mappings: dylibs of tools installed by Homebrew or into /usr/local.
 (allow file-map-executable (subpath "/opt/homebrew") (subpath "/usr/local"))
 ; Executable mappings: developer tools (the compiler toolchain and its libraries).
