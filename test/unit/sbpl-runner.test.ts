@@ -117,12 +117,15 @@ contract('kill() ends the whole group; abort rejects with aborted', async () => 
   assert.is((await rejection(runSeatbelt(plan(['/bin/true']), { ...fakeOptions, signal: already.signal }))).code, 'aborted');
 });
 
-contract('maxBuffer, a missing sandbox-exec and another platform fail with their codes', async () => {
+contract('maxBuffer, a missing sandbox-exec, resource limits and another platform fail with their codes', async () => {
   const big = await rejection(runSeatbelt(plan(['/bin/sh', '-c', 'head -c 100000 /dev/zero']), { ...fakeOptions, maxBuffer: 1000 }));
   assert.is(big.code, 'max_buffer_exceeded');
   const missing = await rejection(runSeatbelt(plan(['/bin/true']), { ...fakeOptions, sandboxExecPath: join(base, 'nope') }));
   assert.is(missing.code, 'spawn_failed');
   assert.match(missing.message, /nope/);
+  const limited = await rejection(runSeatbelt(plan(['/bin/true'], { limits: { cpuSeconds: 5, openFiles: 64 } }), fakeOptions));
+  assert.is(limited.code, 'sandbox_unavailable');
+  assert.match(limited.message, /cannot enforce the limits cpuSeconds, openFiles/);
   const linux = await rejection(runSeatbelt(plan(['/bin/true']), { tmpDir: tmp, platform: 'linux' }));
   assert.is(linux.code, 'sandbox_unavailable');
   assert.match(linux.message, /only on macOS, not on linux/);

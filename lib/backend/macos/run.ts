@@ -55,6 +55,12 @@ export function buildSandboxExecArgs(plan: SandboxPlan, options: SeatbeltOptions
   if (plan.argv.length === 0 || plan.argv[0] === '') {
     throw new SandboxError('invalid_argument', 'seatbelt run: argv[0] (the program) is empty');
   }
+  // Seatbelt has no resource limits and child_process cannot set rlimits on the child: refuse
+  // rather than run without limits the caller asked for (decisions.md, isolation rules 1 and 8).
+  const limits = Object.entries(plan.limits).filter(([, value]) => value !== undefined).map(([name]) => name);
+  if (limits.length > 0) {
+    throw new SandboxError('sandbox_unavailable', `macos-seatbelt cannot enforce the limits ${limits.join(', ')}; remove them or run on Linux`, { layer: 'limits' });
+  }
   const { profile, params } = buildSeatbeltProfile(plan, options);
   const args = ['-p', profile];
   for (const [name, value] of Object.entries(params)) args.push('-D', `${name}=${value}`);
