@@ -17,6 +17,8 @@ struct Rule {
   DWORD inheritance;
 };
 
+// Allows use GRANT_ACCESS, which merges with the trustee's existing entries (SET_ACCESS would
+// discard a deny ACE an earlier entry put on the same path for the same SID).
 // FILE_DELETE_CHILD is never granted: deleting then needs DELETE on the object itself, which a
 // deny ACE can take away (a parent's FILE_DELETE_CHILD would otherwise override it).
 bool RuleFor(const std::string& kind, Rule* out) {
@@ -24,10 +26,10 @@ bool RuleFor(const std::string& kind, Rule* out) {
                              FILE_WRITE_ATTRIBUTES | DELETE | FILE_DELETE_CHILD | WRITE_DAC |
                              WRITE_OWNER;
   if (kind == "allow-read") {
-    *out = {SET_ACCESS, FILE_GENERIC_READ | FILE_GENERIC_EXECUTE,
+    *out = {GRANT_ACCESS, FILE_GENERIC_READ | FILE_GENERIC_EXECUTE,
             SUB_CONTAINERS_AND_OBJECTS_INHERIT};
   } else if (kind == "allow-write") {
-    *out = {SET_ACCESS, FILE_GENERIC_READ | FILE_GENERIC_WRITE | FILE_GENERIC_EXECUTE | DELETE,
+    *out = {GRANT_ACCESS, FILE_GENERIC_READ | FILE_GENERIC_WRITE | FILE_GENERIC_EXECUTE | DELETE,
             SUB_CONTAINERS_AND_OBJECTS_INHERIT};
   } else if (kind == "deny-write") {
     *out = {DENY_ACCESS, write_rights, SUB_CONTAINERS_AND_OBJECTS_INHERIT};
