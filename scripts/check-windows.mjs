@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // SPDX-License-Identifier: MIT
-// Cross-compiles native/common + native/windows with MinGW-w64 into a Windows addon DLL, linked
-// against import libraries made from node-api-headers' .def files, and checks that the DLL
-// exports the Node-API module entry point. Exits non-zero on any error.
+// Cross-compiles what binding.gyp builds on Windows (common glue + native/windows) with MinGW-w64
+// into a Windows addon DLL, linked against import libraries made from node-api-headers' .def
+// files, and checks that the DLL exports the Node-API module entry point. Exits non-zero on any
+// error.
 // Usage: node scripts/check-windows.mjs   (needs: apt-get install -y g++-mingw-w64-x86-64)
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
@@ -39,13 +40,32 @@ function run(command, args, { quiet = false } = {}) {
   return result.stdout;
 }
 
-const sources = ['common', 'windows'].flatMap((dir) =>
-  readdirSync(join(root, 'native', dir))
-    .filter((name) => name.endsWith('.cc'))
-    .sort()
-    .map((name) => join('native', dir, name)),
-);
-if (!sources.some((s) => s.startsWith('native/windows/'))) fail('no sources in native/windows/');
+// The sources and defines binding.gyp builds on Windows: the target's common list plus its
+// OS=='win' condition, so this check compiles exactly what node-gyp would.
+function windowsBuild() {
+  const text = readFileSync(join(root, 'binding.gyp'), 'utf8')
+    .split('\n')
+    .filter((line) => !line.trimStart().startsWith('#'))
+    .join('\n');
+  const gyp = JSON.parse(text);
+  const target = gyp.targets.find((t) => t.target_name === 'zero_sandbox');
+  if (target === undefined) fail('binding.gyp has no zero_sandbox target');
+  const win = (target.conditions ?? []).filter(([cond]) => cond === "OS=='win'").map(([, block]) => block);
+  if (win.length === 0) fail("binding.gyp has no OS=='win' condition for zero_sandbox");
+  return {
+    sources: [...(target.sources ?? []), ...win.flatMap((b) => b.sources ?? [])],
+    defines: [...(target.defines ?? []), ...win.flatMap((b) => b.defines ?? [])],
+  };
+}
+
+const build = windowsBuild();
+const sources = build.sources;
+if (!sources.some((s) => s.startsWith('native/windows/'))) fail("binding.gyp's Windows build has no native/windows/ source");
+const unlisted = readdirSync(join(root, 'native', 'windows'))
+  .filter((name) => name.endsWith('.cc'))
+  .map((name) => `native/windows/${name}`)
+  .filter((source) => !sources.includes(source));
+if (unlisted.length > 0) fail(`native/windows sources missing from binding.gyp: ${unlisted.join(', ')}`);
 
 let addonApi;
 let headers;
@@ -72,8 +92,9 @@ for (const [name, def] of Object.entries(headers.def_paths)) {
 
 const flags = [
   '-std=c++17', '-O1', '-Wall', '-Wextra', '-fexceptions',
-  '-DNAPI_VERSION=9', '-DNODE_ADDON_API_DISABLE_DEPRECATED', '-DNAPI_CPP_EXCEPTIONS',
-  '-DUNICODE', '-D_UNICODE', '-D_WIN32_WINNT=0x0A00', '-DWINVER=0x0A00',
+  // node_addon_api_except (binding.gyp's dependency) builds with C++ exceptions.
+  '-DNAPI_CPP_EXCEPTIONS',
+  ...build.defines.map((d) => `-D${d}`),
   // Third-party headers are system headers: their warnings are not ours to fail on.
   '-isystem', addonApi, '-isystem', headers.include_dir, '-I', join(root, 'native'),
 ];
