@@ -17,5 +17,5 @@ export const SEATBELT_LIMITATIONS: readonly string[] = [
   'a process that calls setsid() or setpgid() leaves the command group and is not killed at the end (macOS has no pid namespace or cgroup)',
   'resource limits (cpu seconds, memory, file size, open files, processes) are not available; a run that asks for them is refused',
   'the shared /tmp stays visible read-only; scripts that hard-code /tmp/x cannot write there (TMPDIR is the private directory)',
-  'processes of the same user outside the sandbox stay visible by pid through sysctl (their details are not)',
+  'other processes remain listable (ps reads pids and names through sysctl kern.proc); they cannot be signalled or inspected further',
 ];
