@@ -16,6 +16,7 @@ export const APPCONTAINER_LIMITATIONS: readonly string[] = [
   'reads are narrower than read-all: outside write roots and extra read roots, only what ALL APPLICATION PACKAGES may read (the system directories) is readable, so tools installed under the user profile do not start unless their directory is an extra read root',
   '.git/hooks, .git/config, .zero and .agents that do not exist yet cannot be protected by an ACL without creating them; the command can create them',
   'ACEs granted to the workspace container stay on the files after the run (they name only that container SID); a write root removed from the policy keeps its grant until the ACE is removed',
+  'a path whose parent is a symbolic link or junction, or that lies on a mapped drive letter, is refused when its ACL is applied (the resolved path differs); pass the resolved or UNC path',
   'no loopback inside the sandbox under network deny (AppContainer loopback isolation also blocks connections to its own listeners)',
   'cpu seconds, file size and open-file limits are not available (a job object limits memory and process count only); a run that asks for them is refused',
 ];
