@@ -3,7 +3,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { selectBackend, WINDOWS_REQUIRED_FACTS } from '../../lib/backend/select.js';
+import { MACOS_REQUIRED_FACTS, selectBackend, WINDOWS_REQUIRED_FACTS } from '../../lib/backend/select.js';
+import { callNative } from '../../lib/native/load.js';
 import type { NativeFact } from '../../lib/native/types.js';
 
 const ok = (): NativeFact => ({ attempted: true, ok: true, errno: 0, value: 0 });
@@ -86,5 +87,28 @@ test('facts of another platform never make a backend available', () => {
   assert.is(selectBackend({ platform: 'darwin', facts: windowsFacts }).available, false);
   assert.is(selectBackend({ platform: 'win32', facts: { sandboxExec: ok() } }).available, false);
 });
+
+// On macOS and Windows: the real probe (sandbox-exec applying a profile and a deny rule; an
+// AppContainer profile, capabilities, a kill-on-close job and cmd.exe run in a container). With
+// ZERO_SANDBOX_MUST_WORK=1 (CI) every required fact must hold.
+const REAL: Record<string, { name: string; facts: readonly string[] }> = {
+  darwin: { name: 'macos-seatbelt', facts: MACOS_REQUIRED_FACTS },
+  win32: { name: 'windows-appcontainer', facts: WINDOWS_REQUIRED_FACTS },
+};
+const here = REAL[process.platform];
+if (here !== undefined) {
+  test(`${process.platform}: the real probe measures every required fact and selection agrees`, () => {
+    const probe = callNative((native) => native.probeSync());
+    assert.is(probe.platform, process.platform);
+    const info = selectBackend({ platform: process.platform, facts: probe.facts });
+    assert.is(info.name, here.name);
+    for (const name of here.facts) {
+      const fact = probe.facts[name];
+      assert.ok(fact !== undefined, `fact ${name} is missing from the probe`);
+      if (process.env.ZERO_SANDBOX_MUST_WORK === '1') assert.ok(fact.attempted && fact.ok, `${name}: ${JSON.stringify(fact)}`);
+    }
+    assert.is(info.available, here.facts.every((name) => probe.facts[name]?.ok === true), info.message);
+  });
+}
 
 test.run();
