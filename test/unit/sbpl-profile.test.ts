@@ -320,6 +320,17 @@ test('attack: renaming a parent directory cannot carry a denied or protected pat
   assert.not.ok(rendered.includes('(deny file-write-unlink (literal "/Users/dev"))'));
 });
 
+test("attack: the user's terminals are out of reach (no pty allocation, no /dev/ttys*, no /dev/ptmx)", () => {
+  for (const name of Object.keys(CASES)) {
+    const { plan: p, tmpDir } = CASES[name]!;
+    const { rules } = checkSbpl(buildSeatbeltProfile(p, { tmpDir }).profile);
+    assert.not.ok(rules.some((r) => r.action === 'allow' && r.operations.includes('pseudo-tty')), name);
+  }
+  const code = SEATBELT_BASE_PROFILE.split('\n').filter((line) => !line.startsWith(';')).join('\n');
+  assert.not.ok(code.includes('/dev/ttys'));
+  assert.not.ok(code.includes('/dev/ptmx'));
+});
+
 test('network deny has no DNS service and no allow network rule; the shared /tmp is not writable', () => {
   const built = buildSeatbeltProfile(plan(), { tmpDir: TMP });
   const rendered = renderParams(built.profile, built.params);

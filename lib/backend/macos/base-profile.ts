@@ -38,12 +38,9 @@ export const SEATBELT_BASE_PROFILE = `(version 1)
 ; Reading user defaults (NSUserDefaults) is needed by almost every Apple tool.
 (allow user-preference-read)
 
-; Pseudo-terminals, for tools that allocate one (script, expect, test runners).
-(allow pseudo-tty)
-; The pty multiplexer itself.
-(allow file-read* file-write* file-ioctl (literal "/dev/ptmx"))
-; The pty secondary devices handed out by /dev/ptmx.
-(allow file-read* file-write* file-ioctl (regex #"^/dev/ttys[0-9]+$"))
+; Deliberately absent: pseudo-tty, /dev/ptmx and /dev/ttys*. Seatbelt cannot tell a pty the
+; command allocated from the user's own terminals, and opening those would let a command write
+; to (and, as root, inject input into) the caller's terminal (decisions.md, isolation rule 7).
 
 ; Directory services: user and group lookups (getpwuid, id, whoami).
 (allow mach-lookup (global-name "com.apple.system.opendirectoryd.libinfo"))

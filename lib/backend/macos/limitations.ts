@@ -15,6 +15,7 @@ export const SEATBELT_ENFORCED: ReadonlyArray<{ capability: string; by: string[]
 export const SEATBELT_LIMITATIONS: readonly string[] = [
   'no loopback inside the sandbox under network deny: seatbelt has no private network namespace, so a test suite that starts its own local server fails',
   'a process that calls setsid() or setpgid() leaves the command group and is not killed at the end (macOS has no pid namespace or cgroup)',
+  'commands cannot allocate pseudo-terminals (script, expect): seatbelt cannot separate new ptys from the user\'s own terminals, which must stay out of reach',
   'resource limits (cpu seconds, memory, file size, open files, processes) are not available; a run that asks for them is refused',
   'the shared /tmp stays visible read-only; scripts that hard-code /tmp/x cannot write there (TMPDIR is the private directory)',
   'other processes remain listable (ps reads pids and names through sysctl kern.proc); they cannot be signalled or inspected further',
