@@ -7,7 +7,12 @@ import * as assert from 'uvu/assert';
 
 import { SandboxError } from '../../lib/errors.js';
 import { SEATBELT_BASE_PROFILE } from '../../lib/backend/macos/base-profile.js';
-import { buildSbplString, buildSeatbeltProfile, MDNS_RESPONDER_SOCKET } from '../../lib/backend/macos/profile.js';
+import {
+  buildSbplString,
+  buildSeatbeltProfile,
+  MDNS_RESPONDER_SOCKET,
+  TERMINAL_DEVICE_RULE,
+} from '../../lib/backend/macos/profile.js';
 import type { SandboxPlan } from '../../lib/backend/types.js';
 import { posixPlan, posixWriteRoot } from '../fixtures/sbpl/plans.js';
 
@@ -249,6 +254,7 @@ for (const [name, { plan: p, tmpDir }] of Object.entries(CASES)) {
     assert.ok(built.profile.startsWith(SEATBELT_BASE_PROFILE.trimEnd()));
     const planSection = built.profile
       .slice(SEATBELT_BASE_PROFILE.trimEnd().length)
+      .replace(TERMINAL_DEVICE_RULE, '<fixed terminal rule>')
       .split('\n')
       .filter((line) => !line.startsWith(';'))
       .join('\n')
@@ -329,6 +335,12 @@ test("attack: the user's terminals are out of reach (no pty allocation, no /dev/
   const code = SEATBELT_BASE_PROFILE.split('\n').filter((line) => !line.startsWith(';')).join('\n');
   assert.not.ok(code.includes('/dev/ttys'));
   assert.not.ok(code.includes('/dev/ptmx'));
+  // The read-all rule would reach /dev/ttys*: an explicit deny follows every allow of the plan.
+  const built = buildSeatbeltProfile(plan(), { tmpDir: TMP });
+  const deny = built.profile.indexOf(TERMINAL_DEVICE_RULE);
+  assert.match(TERMINAL_DEVICE_RULE, /\(literal "\/dev\/ptmx"\) \(regex #"\^\/dev\/ttys\[0-9\]"\)/);
+  assert.ok(deny > built.profile.lastIndexOf('(allow file-read*'));
+  assert.ok(deny > built.profile.lastIndexOf('(allow file-write*'));
 });
 
 test('network deny has no DNS service and no allow network rule; the shared /tmp is not writable', () => {

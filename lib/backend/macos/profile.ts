@@ -87,6 +87,11 @@ class ParamTable {
 /** The resolver's Unix socket (dns_sd clients connect to it); a fixed system path, not a plan path. */
 export const MDNS_RESPONDER_SOCKET = '/private/var/run/mDNSResponder';
 
+/** Denies every terminal device but the command's own /dev/tty; fixed system paths only. */
+export const TERMINAL_DEVICE_RULE =
+  '(deny file-read* file-write* file-ioctl (literal "/dev/ptmx") (regex #"^/dev/ttys[0-9]")\n' +
+  '  (regex #"^/dev/pty[p-w]") (regex #"^/dev/tty[p-w]"))';
+
 const ref = (name: string): string => `(param ${buildSbplString(name)})`;
 
 /**
@@ -151,6 +156,10 @@ export function buildSeatbeltProfile(plan: SandboxPlan, options: SeatbeltOptions
   }
   lines.push("; The command's private temp directory (TMPDIR); the shared /tmp stays read-only.");
   lines.push(`(allow file-write* file-read* file-map-executable (subpath ${ref(table.add('TMPDIR', options.tmpDir))}))`);
+
+  lines.push("; Terminal devices stay out of reach even under read-all: reading another terminal would");
+  lines.push("; steal the user's keystrokes, writing or ioctl would inject into it (isolation rule 7).");
+  lines.push(TERMINAL_DEVICE_RULE);
 
   // Parents of a denied or protected path that lie inside a writable tree cannot be unlinked or
   // renamed: otherwise `mv parent elsewhere` would carry the path out of its rule.
