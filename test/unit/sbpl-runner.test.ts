@@ -144,7 +144,7 @@ function sh(script: string, overrides: Partial<SandboxPlan> = {}): Promise<{ exi
   return runSeatbelt(plan(['/bin/sh', '-c', script], overrides), { tmpDir: tmp, timeoutMs: 20_000 });
 }
 
-real('macOS: the workspace and private temp are writable, the shared /tmp and home are not', async () => {
+real('macOS: the workspace and private temp are writable, the shared /tmp and a sibling directory are not', async () => {
   const ok = await sh(`echo hi > "${ws}/a.txt" && echo t > "${tmp}/b.txt" && cat "${ws}/a.txt"`);
   assert.is(ok.exitCode, 0, ok.stderr);
   const outside = await sh(`echo x > /tmp/zs-escape-$$`);
