@@ -26,7 +26,7 @@ import type { GrantInput, GrantStore } from './grants-store.js';
 import { buildOverlaidLists, buildGrantProfile, normalizeRequestPermissions, type PermissionOverlay } from './overlays.js';
 import { isPatchEscape } from './patch.js';
 import { checkRequestPath, collectRequestPaths, type PathBlock } from './path-check.js';
-import { buildPathLists, pathListsActive, type PathLists } from './path-lists.js';
+import { buildPathLists, buildReadExclusionGlobs, pathListsActive, type PathLists } from './path-lists.js';
 import { isWithin, resolveBestEffort } from './paths.js';
 import type { Block, CommandPrefixGrant, Decision, Grant, Policy, Request, RequestPermissionProfile } from './schema.js';
 import { WorkspaceScope } from './scope.js';
@@ -142,6 +142,22 @@ export class Engine {
     if (isReentrant(this.env)) return false;
     const backend = this.backend();
     return backend.available && backend.commandWrapping && backend.nativeIsolation && backend.setupInitialized;
+  }
+
+  /** Write roots a sandboxed command gets: scope write roots plus AllowWrite directories. */
+  shellWriteRoots(): string[] {
+    return [...new Set([...this.scope.writeRoots(), ...this.effectiveState().lists.allowWrite])];
+  }
+
+  /** Extra read roots a sandboxed command gets on top of the read-all posture: scope read roots and AllowRead. */
+  shellReadRoots(): string[] {
+    return [...new Set([...this.scope.readRoots(), ...this.effectiveState().lists.allowRead])];
+  }
+
+  /** ripgrep exclusion globs for in-workspace DenyRead entries; null when the policy is disabled. */
+  readExclusionGlobs(): string[] | null {
+    const { policy, lists } = this.effectiveState();
+    return policy.mode === 'disabled' ? null : buildReadExclusionGlobs(lists, this.workspaceRoot);
   }
 
   /** False while any deny-read entry exists: escalating out of the sandbox would bypass it. */
