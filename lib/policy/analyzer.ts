@@ -31,10 +31,17 @@ export interface Analyzer {
   classifyRisk: RiskClassifier;
   /** Whether a prefix may be granted (launcher bans, token rules). */
   validateCommandPrefix: (prefix: readonly string[]) => boolean;
-  /** The argv of a command when it is a single plain call, for prefix lookup; undefined otherwise. */
-  matchCommandPrefix?: (command: string, prefixes: ReadonlyArray<readonly string[]>) => readonly string[] | undefined;
-  /** The prefix to offer for approving a shell command, or undefined. */
-  proposeCommandPrefix?: (command: string) => readonly string[] | undefined;
+  /**
+   * Whether every segment of the command is covered by an approved prefix or is known-safe, with at
+   * least one real match; returns the matched prefix.
+   */
+  matchCommandPrefix?: (
+    command: string,
+    persistent: ReadonlyArray<readonly string[]>,
+    session: ReadonlyArray<readonly string[]>,
+  ) => { prefix: string[]; session: boolean } | undefined;
+  /** The prefix to offer for approving a shell call, or undefined. */
+  proposeCommandPrefix?: (toolName: string, args: Record<string, unknown>) => string[] | undefined;
 }
 
 let loaded: Promise<Analyzer> | undefined;
@@ -50,9 +57,21 @@ async function importAnalyzer(): Promise<Analyzer> {
   const riskPath = '../bash/risk.js';
   const prefixPath = '../bash/prefix.js';
   const risk = (await import(riskPath)) as { classifyRisk: RiskClassifier };
-  const prefix = (await import(prefixPath)) as Record<string, unknown>;
+  const prefix = (await import(prefixPath)) as {
+    validateCommandPrefix: (prefix: readonly unknown[]) => { ok: boolean };
+    matchCommandPrefix: (
+      command: string,
+      grants: { persistent: ReadonlyArray<readonly string[]>; session: ReadonlyArray<readonly string[]> },
+    ) => { matched: true; prefix: string[]; session: boolean } | { matched: false };
+    proposeCommandPrefix: (input: { toolName: string; args: Record<string, unknown> }) => string[] | null;
+  };
   return {
     classifyRisk: risk.classifyRisk,
-    validateCommandPrefix: prefix.validateCommandPrefix as Analyzer['validateCommandPrefix'],
+    validateCommandPrefix: (p) => prefix.validateCommandPrefix(p).ok,
+    matchCommandPrefix: (command, persistent, session) => {
+      const match = prefix.matchCommandPrefix(command, { persistent, session });
+      return match.matched ? { prefix: match.prefix, session: match.session } : undefined;
+    },
+    proposeCommandPrefix: (toolName, args) => prefix.proposeCommandPrefix({ toolName, args }) ?? undefined,
   };
 }

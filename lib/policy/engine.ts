@@ -290,7 +290,8 @@ export class Engine {
       }
       const prefix = isShell && promptable === undefined ? this.matchPrefix(toolName, args) : undefined;
       if (prefix !== undefined) {
-        return { action: 'allow', reason: 'approved command prefix matched; the command still runs sandboxed', risk, grantMatched: true, commandPrefix: [...prefix] };
+        const reason = `${prefix.session ? 'session' : 'persistent'} command prefix matched; the command still runs sandboxed`;
+        return { action: 'allow', reason, risk, grantMatched: true, commandPrefix: [...prefix.prefix] };
       }
     }
     // 18: recoverable outside-workspace path → prompt carrying the block.
@@ -328,20 +329,30 @@ export class Engine {
     return PROTECTED_SEGMENTS.has(first);
   }
 
-  private matchPrefix(toolName: string, args: Record<string, unknown>): readonly string[] | undefined {
+  private matchPrefix(toolName: string, args: Record<string, unknown>): { prefix: string[]; session: boolean } | undefined {
     const command = commandOf(args);
     if (command === undefined) return undefined;
-    const prefixes = [...(this.sessionPrefixes.get(toolName) ?? [])];
+    const session = this.sessionPrefixes.get(toolName) ?? [];
+    let persistent: string[][];
     try {
-      prefixes.push(...(this.store?.read().commandPrefixes[toolName] ?? []).map((p) => p.prefix));
+      persistent = (this.store?.read().commandPrefixes[toolName] ?? []).map((p) => p.prefix);
     } catch {
       return undefined;
     }
-    if (prefixes.length === 0) return undefined;
-    if (this.analyzer.matchCommandPrefix !== undefined) return this.analyzer.matchCommandPrefix(command, prefixes);
+    if (persistent.length + session.length === 0) return undefined;
+    if (this.analyzer.matchCommandPrefix !== undefined) return this.analyzer.matchCommandPrefix(command, persistent, session);
     const argv = splitPlainCommand(command);
     if (argv === undefined) return undefined;
-    return prefixes.find((p) => p.length <= argv.length && p.every((t, i) => argv[i] === t));
+    const hit = (list: string[][]) => list.find((p) => p.length <= argv.length && p.every((t, i) => argv[i] === t));
+    const fromPersistent = hit(persistent);
+    if (fromPersistent !== undefined) return { prefix: fromPersistent, session: false };
+    const fromSession = hit(session);
+    return fromSession === undefined ? undefined : { prefix: fromSession, session: true };
+  }
+
+  /** The prefix to offer when approving a shell call (undefined when none is safe to offer). */
+  proposeCommandPrefix(toolName: string, args: Record<string, unknown>): string[] | undefined {
+    return this.analyzer.proposeCommandPrefix?.(toolName, args);
   }
 
   /** The blocks a deny would carry (a bare deny gets a synthesized `denied` block); none otherwise. */
