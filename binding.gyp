@@ -7,6 +7,7 @@
       "type": "loadable_module",
       "sources": [
         "native/common/addon.cc",
+        "native/common/args.cc",
         "native/common/js_errors.cc"
       ],
       "include_dirs": [
@@ -23,12 +24,17 @@
       "conditions": [
         ["OS=='linux'", {
           "sources": [
-            "native/linux/probe_linux.cc"
+            "native/common/exit_watcher.cc",
+            "native/common/spawn_glue_linux.cc",
+            "native/linux/child_setup.cc",
+            "native/linux/probe_linux.cc",
+            "native/linux/spawn_linux.cc"
           ],
           "cflags_cc": ["-std=c++17", "-fvisibility=hidden", "-fstack-protector-strong", "-Wall", "-Wextra", "-D_FORTIFY_SOURCE=2"]
         }],
         ["OS=='mac'", {
           "sources": [
+            "native/common/spawn_glue_unsupported.cc",
             "native/macos/probe_macos.cc"
           ],
           "xcode_settings": {
@@ -40,6 +46,7 @@
         }],
         ["OS=='win'", {
           "sources": [
+            "native/common/spawn_glue_unsupported.cc",
             "native/windows/probe_windows.cc"
           ],
           "libraries": ["userenv.lib", "advapi32.lib"],
@@ -51,6 +58,18 @@
               "AdditionalOptions": ["/guard:cf"]
             }
           }
+        }]
+      ]
+    },
+    {
+      "target_name": "zero_sandbox_init",
+      "conditions": [
+        ["OS=='linux'", {
+          "type": "executable",
+          "sources": ["native/linux/init_main.cc"],
+          "cflags_cc": ["-std=c++17", "-fstack-protector-strong", "-Wall", "-Wextra", "-D_FORTIFY_SOURCE=2"]
+        }, {
+          "type": "none"
         }]
       ]
     }

@@ -25,7 +25,8 @@ try {
   const script =
     "const m = await import('zero-sandbox');" +
     'const r = await m.probe();' +
-    'console.log(JSON.stringify({platform: r.platform, backend: r.backend, canEnforceDefaultPolicy: r.canEnforceDefaultPolicy, exports: Object.keys(m).sort()}));';
+    "let ran = null; if (r.canEnforceDefaultPolicy) { const res = await m.runSandboxed(['/bin/sh', '-c', 'echo sandboxed-$ZERO_SANDBOXED; touch /etc/x 2>/dev/null || echo etc-readonly']); ran = res.stdout.trim(); }" +
+    'console.log(JSON.stringify({platform: r.platform, backend: r.backend, canEnforceDefaultPolicy: r.canEnforceDefaultPolicy, ran, exports: Object.keys(m).sort()}));';
   const probe = JSON.parse(run(process.execPath, ['--input-type=module', '-e', script], app).trim());
   const doctor = JSON.parse(run(join(app, 'node_modules', '.bin', 'zero-sandbox'), ['doctor', '--json'], app));
   const installed = readdirSync(join(app, 'node_modules', 'zero-sandbox'));

@@ -10,6 +10,7 @@ export const MAIN_HELP = `Usage: zero-sandbox <command> [options]
 A sandbox runtime for the shell commands coding agents run.
 
 Commands:
+  run        run one command inside the sandbox
   doctor     measure which isolation layers this machine can enforce
 
 Run 'zero-sandbox <command> --help' for the options of a command.
@@ -18,6 +19,7 @@ Run 'zero-sandbox <command> --help' for the options of a command.
 type Handler = (argv: string[], io: CliIo) => Promise<number>;
 
 const COMMANDS: Record<string, () => Promise<Handler>> = {
+  run: async () => (await import('./run.js')).runRun,
   doctor: async () => (await import('./doctor.js')).runDoctor,
 };
 

@@ -22,7 +22,28 @@ export interface NativeProbe {
   facts: Record<string, NativeFact>;
 }
 
+/** What the init helper and the kernel said about a finished sandbox. */
+export interface NativeExit {
+  exitCode: number | null;
+  signal: number | null;
+  /** errno of a failed execvp of the command inside the sandbox, 0 otherwise. */
+  execErrno: number;
+  /** False when the sandbox was killed before the command finished. */
+  commandExited: boolean;
+}
+
+/** Parent-side descriptors of the streams spawned with 'pipe'. */
+export interface NativeSpawned {
+  pid: number;
+  stdin?: number;
+  stdout?: number;
+  stderr?: number;
+}
+
 export interface NativeBinding {
   probe(): Promise<NativeProbe>;
   probeSync(): NativeProbe;
+  spawn(spec: object, onExit: (exit: NativeExit) => void): NativeSpawned;
+  kill(pid: number, signal: number): boolean;
+  activeCount(): number;
 }

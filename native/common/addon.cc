@@ -5,6 +5,7 @@
 
 #include "common/backend.h"
 #include "common/js_errors.h"
+#include "common/spawn_glue.h"
 
 namespace {
 
@@ -53,14 +54,27 @@ class ProbeWorker : public Napi::AsyncWorker {
 
 class Addon : public Napi::Addon<Addon> {
  public:
-  Addon(Napi::Env env, Napi::Object exports) {
+  Addon(Napi::Env env, Napi::Object exports) : spawn_state_(spawn_glue::CreateState(env)) {
     DefineAddon(exports, {
                              InstanceMethod("probe", &Addon::Probe),
                              InstanceMethod("probeSync", &Addon::ProbeSync),
+                             InstanceMethod("spawn", &Addon::Spawn),
+                             InstanceMethod("kill", &Addon::Kill),
+                             InstanceMethod("activeCount", &Addon::ActiveCount),
                          });
   }
 
+  ~Addon() { spawn_glue::DestroyState(spawn_state_); }
+
  private:
+  Napi::Value Spawn(const Napi::CallbackInfo& info) { return spawn_glue::Spawn(info, spawn_state_); }
+  Napi::Value Kill(const Napi::CallbackInfo& info) { return spawn_glue::Kill(info, spawn_state_); }
+  Napi::Value ActiveCount(const Napi::CallbackInfo& info) {
+    return spawn_glue::ActiveCount(info, spawn_state_);
+  }
+
+  spawn_glue::State* spawn_state_;
+
   Napi::Value Probe(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     Napi::Promise::Deferred deferred = Napi::Promise::Deferred::New(env);

@@ -84,3 +84,38 @@ struct mount_attr_compat {
   uint64_t propagation;
   uint64_t userns_fd;
 };
+
+// The new mount API (5.2): fsopen/fsconfig/fsmount.
+#ifndef SYS_fsopen
+#define SYS_fsopen_compat 430
+#define SYS_fsconfig_compat 431
+#define SYS_fsmount_compat 432
+#else
+#define SYS_fsopen_compat SYS_fsopen
+#define SYS_fsconfig_compat SYS_fsconfig
+#define SYS_fsmount_compat SYS_fsmount
+#endif
+#define FSOPEN_CLOEXEC_COMPAT 0x00000001
+#define FSMOUNT_CLOEXEC_COMPAT 0x00000001
+#define FSCONFIG_SET_STRING_COMPAT 1
+#define FSCONFIG_CMD_CREATE_COMPAT 6
+
+// close_range(2): 5.9; CLOSE_RANGE_CLOEXEC: 5.11.
+#ifndef SYS_close_range
+#define SYS_close_range_compat 436
+#else
+#define SYS_close_range_compat SYS_close_range
+#endif
+#define CLOSE_RANGE_CLOEXEC_COMPAT (1U << 2)
+
+// pidfd_open(2): 5.3; pidfd_send_signal(2): 5.1.
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+#ifndef LANDLOCK_RULE_PATH_BENEATH
+#define LANDLOCK_RULE_PATH_BENEATH 1
+#endif

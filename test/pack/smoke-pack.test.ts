@@ -19,7 +19,7 @@ test('npm pack → install into an empty dir → import and probe()', () => {
   const result = JSON.parse(lastLine) as {
     files: string[];
     installed: string[];
-    probe: { platform: string; canEnforceDefaultPolicy: boolean; exports: string[] };
+    probe: { platform: string; canEnforceDefaultPolicy: boolean; exports: string[]; ran: string | null };
     doctorPlatform: string;
   };
   assert.ok(result.files.some((f) => f.startsWith('prebuilds/') && f.endsWith('.node')), 'the tarball carries a prebuild');
@@ -29,7 +29,11 @@ test('npm pack → install into an empty dir → import and probe()', () => {
   assert.ok(result.probe.exports.includes('probe'));
   assert.ok(result.probe.exports.includes('SandboxError'));
   assert.is(result.doctorPlatform, process.platform);
-  if (MUST_WORK && process.platform === 'linux') assert.ok(result.probe.canEnforceDefaultPolicy);
+  if (process.platform === 'linux') assert.ok(result.files.some((f) => f.endsWith('/zero_sandbox_init')), 'the init helper ships');
+  if (MUST_WORK && process.platform === 'linux') {
+    assert.ok(result.probe.canEnforceDefaultPolicy);
+    assert.is(result.probe.ran, 'sandboxed-1\netc-readonly', 'a real sandboxed command ran from the installed package');
+  }
 });
 
 test.run();

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+// Pure builder of the ordered mount operations that shape the sandbox's view of the filesystem:
+// everything read-only (metadata included, which Landlock does not cover), write roots re-attached
+// writable, protected paths read-only inside them, deny-read paths masked, a private /tmp,
+// /dev/shm and devpts, and a fresh /proc for the new pid namespace.
+import type { SandboxPlan } from '../types.js';
+
+/** The mount vocabulary native/linux/child_setup.cc applies, in order. */
+export type MountKind =
+  | 'detach_clone'
+  | 'readonly_all'
+  | 'tmpfs'
+  | 'mkdirs'
+  | 'attach'
+  | 'readonly_bind'
+  | 'mask_file'
+  | 'mask_dir'
+  | 'proc'
+  | 'devpts';
+
+export interface MountOp {
+  kind: MountKind;
+  path: string;
+  /** The detached-mount slot for detach_clone/attach. */
+  slot?: number;
+}
+
+/** What the host looks like, as far as the mount plan needs to know (injected for tests). */
+export interface HostView {
+  /** Whether a path exists, and whether it is a directory (no symlink following). */
+  kind(path: string): 'file' | 'dir' | 'missing';
+  /** The /proc entries that must stay read-only and exist on this kernel. */
+  procReadonly: string[];
+}
+
+export const PROC_READONLY = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs'];
+
+function within(path: string, root: string): boolean {
+  return path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
+}
+
+/** Write roots without the ones nested in another (a clone of the outer one already holds them). */
+export function outermostRoots(roots: string[]): string[] {
+  const sorted = [...new Set(roots)].sort((a, b) => a.length - b.length);
+  const kept: string[] = [];
+  for (const root of sorted) if (!kept.some((outer) => within(root, outer))) kept.push(root);
+  return kept;
+}
+
+export function buildMountPlan(
+  plan: Pick<SandboxPlan, 'writeRoots' | 'denyRead' | 'denyWrite'>,
+  host: HostView,
+): { ops: MountOp[]; privateTmp: boolean } {
+  const ops: MountOp[] = [];
+  const roots = outermostRoots(plan.writeRoots.map((w) => w.root));
+  if (roots.length > 32) throw new RangeError('at most 32 separate write roots are supported');
+  // A write root that is /tmp itself (or holds it) keeps the host's /tmp: no private one then.
+  const privateTmp = !roots.some((root) => within('/tmp', root));
+  roots.forEach((root, slot) => ops.push({ kind: 'detach_clone', path: root, slot }));
+  ops.push({ kind: 'readonly_all', path: '/' });
+  if (privateTmp) ops.push({ kind: 'tmpfs', path: '/tmp' });
+  ops.push({ kind: 'tmpfs', path: '/dev/shm' });
+  roots.forEach((root, slot) => {
+    if (privateTmp && within(root, '/tmp')) ops.push({ kind: 'mkdirs', path: root });
+    ops.push({ kind: 'attach', path: root, slot });
+  });
+  for (const root of plan.writeRoots) {
+    for (const sub of root.readOnlySubpaths) {
+      if (host.kind(sub) !== 'missing') ops.push({ kind: 'readonly_bind', path: sub });
+    }
+    for (const name of root.protectedNames) {
+      const path = `${root.root}/${name}`;
+      if (host.kind(path) !== 'missing') ops.push({ kind: 'readonly_bind', path });
+    }
+  }
+  for (const path of plan.denyWrite) {
+    if (host.kind(path) !== 'missing') ops.push({ kind: 'readonly_bind', path });
+  }
+  for (const path of plan.denyRead) {
+    // Under the private /tmp the host path is not visible anyway.
+    if (privateTmp && within(path, '/tmp') && !roots.some((root) => within(path, root))) continue;
+    const kind = host.kind(path);
+    if (kind === 'file') ops.push({ kind: 'mask_file', path });
+    else if (kind === 'dir') ops.push({ kind: 'mask_dir', path });
+  }
+  ops.push({ kind: 'proc', path: '/proc' });
+  for (const path of host.procReadonly) ops.push({ kind: 'readonly_bind', path });
+  ops.push({ kind: 'devpts', path: '/dev/pts' });
+  return { ops, privateTmp };
+}

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+// Turns a SandboxPlan into the flat spec native/common/args.cc reads: mount operations, the
+// Landlock ruleset, the seccomp program and resource limits. Reads the host only to learn which
+// paths exist; every decision is made by the pure builders it calls.
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+import { SandboxError } from '../../errors.js';
+import type { SandboxPlan } from '../types.js';
+import { buildLandlockPlan, type RootEntry } from './landlock.js';
+import { buildMountPlan, PROC_READONLY, type HostView, type MountOp } from './mounts.js';
+import { buildSeccompProgram, encodeSeccompProgram, seccompArchFor } from './seccomp.js';
+
+/** The spec object native spawn() takes on Linux (mirrors native/common/args.cc). */
+export interface LinuxNativeSpec {
+  argv: string[];
+  env: string[];
+  cwd: string;
+  stdio: [StdioMode, StdioMode, StdioMode];
+  linux: {
+    initPath: string;
+    newNetwork: boolean;
+    mounts: MountOp[];
+    landlockAbi: number;
+    landlockHandledFs: number;
+    landlockScoped: number;
+    landlockRules: Array<{ path: string; access: number; afterMounts: boolean }>;
+    seccomp: BigUint64Array;
+    rlimits: Array<{ resource: number; soft: number; hard: number }>;
+  };
+}
+
+/** 'pipe': a new pipe back to us; 'ignore': /dev/null; a number: one of our descriptors. */
+export type StdioMode = 'pipe' | 'ignore' | number;
+
+// RLIMIT_* numbers on Linux (identical on x86_64 and aarch64).
+const RLIMIT = { CPU: 0, FSIZE: 1, DATA: 2, NPROC: 6, NOFILE: 7 } as const;
+
+export function buildRlimits(limits: SandboxPlan['limits'], isRoot: boolean): LinuxNativeSpec['linux']['rlimits'] {
+  const out: LinuxNativeSpec['linux']['rlimits'] = [];
+  const add = (resource: number, value: number | undefined) => {
+    if (value !== undefined) out.push({ resource, soft: value, hard: value });
+  };
+  add(RLIMIT.CPU, limits.cpuSeconds);
+  // RLIMIT_DATA (heap and private mappings) rather than RLIMIT_AS: runtimes such as V8 reserve
+  // far more address space than they use, and would not start under an address-space cap.
+  add(RLIMIT.DATA, limits.memoryBytes);
+  add(RLIMIT.FSIZE, limits.fileSizeBytes);
+  add(RLIMIT.NOFILE, limits.openFiles);
+  if (limits.processes !== undefined) {
+    if (isRoot) {
+      throw new SandboxError(
+        'sandbox_unavailable',
+        'limits.processes cannot be enforced for a root caller: the kernel exempts root from RLIMIT_NPROC. Run as an ordinary user or drop the limit.',
+        { layer: 'limits' },
+      );
+    }
+    add(RLIMIT.NPROC, limits.processes);
+  }
+  return out;
+}
+
+let rootEntries: RootEntry[] | undefined;
+
+/** The top-level entries of `/` (followed through symlinks), read once per process. */
+export function hostRootEntries(): RootEntry[] {
+  if (rootEntries === undefined) {
+    rootEntries = readdirSync('/').map((name) => {
+      let directory = false;
+      try {
+        directory = statSync(join('/', name)).isDirectory();
+      } catch {
+        directory = false;
+      }
+      return { name, directory };
+    });
+  }
+  return rootEntries;
+}
+
+export const hostView: HostView = {
+  kind(path) {
+    const st = statSync(path, { throwIfNoEntry: false });
+    if (st === undefined) return 'missing';
+    return st.isDirectory() ? 'dir' : 'file';
+  },
+  procReadonly: PROC_READONLY.filter((path) => existsSync(path)),
+};
+
+export interface LinuxSpecContext {
+  landlockAbi: number;
+  isRoot: boolean;
+  arch: string;
+  bindingPath: string;
+}
+
+/** Where the init helper lives: next to the loaded .node file. */
+export function initHelperPath(bindingPath: string): string {
+  return join(dirname(bindingPath), 'zero_sandbox_init');
+}
+
+export function buildLinuxSpec(
+  plan: SandboxPlan,
+  stdio: [StdioMode, StdioMode, StdioMode],
+  context: LinuxSpecContext,
+  host: HostView = hostView,
+  entries: RootEntry[] = hostRootEntries(),
+): LinuxNativeSpec {
+  const arch = seccompArchFor(context.arch);
+  if (arch === undefined) {
+    throw new SandboxError('sandbox_unavailable', `no seccomp filter is defined for the ${context.arch} architecture; refusing to run unfiltered`, { layer: 'seccomp' });
+  }
+  const mounts = buildMountPlan(plan, host);
+  const landlock = buildLandlockPlan(plan, { abi: context.landlockAbi, rootEntries: entries, privateTmp: mounts.privateTmp });
+  const program = buildSeccompProgram({ arch, network: plan.network, blockUnixSockets: plan.blockUnixSockets });
+  return {
+    argv: plan.argv,
+    env: Object.entries(plan.env).map(([name, value]) => `${name}=${value}`),
+    cwd: plan.cwd,
+    stdio,
+    linux: {
+      initPath: initHelperPath(context.bindingPath),
+      newNetwork: plan.network === 'deny',
+      mounts: mounts.ops,
+      landlockAbi: landlock.abi,
+      landlockHandledFs: landlock.handledFs,
+      landlockScoped: landlock.scoped,
+      landlockRules: landlock.rules,
+      seccomp: BigUint64Array.from(encodeSeccompProgram(program)),
+      rlimits: buildRlimits(plan.limits, context.isRoot),
+    },
+  };
+}

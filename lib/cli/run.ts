@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+// `zero-sandbox run`: one command in the sandbox, stdio passed through, the command's exit code.
+import { SandboxError } from '../errors.js';
+import { spawnSandboxed } from '../sandbox/process.js';
+import type { SandboxOptions } from '../sandbox/options.js';
+import { UsageError, flagList, flagString, parseArgs } from './args.js';
+import type { CliIo } from './io.js';
+
+export const RUN_HELP = `Usage: zero-sandbox run [options] -- CMD [ARGS...]
+       zero-sandbox run [options] -c 'SHELL STRING'
+
+Runs one command inside the sandbox: writes only in the workspace (and --allow-write
+directories) and a private /tmp, no network unless --network allow, credentials hidden,
+secrets scrubbed from the environment. Standard input and output pass through.
+
+Options:
+  --workspace DIR      writable workspace root (default: the current directory)
+  --cwd DIR            working directory inside a write root (relative to the workspace)
+  --network deny|allow network access (default: deny)
+  --allow-write P      also allow writes under directory P (repeatable)
+  --allow-read P       extra readable root (repeatable)
+  --deny-read P        hide P from the command (repeatable)
+  --deny-write P       keep P read-only (repeatable)
+  --timeout SECONDS    kill the sandbox after SECONDS
+  -c STRING            run STRING with /bin/sh -c
+  -h, --help           show this help
+
+Exit status: the command's; 128+N when killed by signal N; 124 on timeout; 125 when the
+sandbox could not be set up or would have been weaker than asked (reason on stderr);
+126 not executable; 127 not found; 2 for usage errors.
+`;
+
+const FLAGS = [
+  { name: 'workspace', type: 'string' as const },
+  { name: 'cwd', type: 'string' as const },
+  { name: 'network', type: 'string' as const },
+  { name: 'allow-write', type: 'list' as const },
+  { name: 'allow-read', type: 'list' as const },
+  { name: 'deny-read', type: 'list' as const },
+  { name: 'deny-write', type: 'list' as const },
+  { name: 'timeout', type: 'string' as const },
+  { name: 'command', short: 'c', type: 'string' as const },
+];
+
+const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 };
+
+export async function runRun(argv: string[], io: CliIo): Promise<number> {
+  const args = parseArgs(argv, { flags: FLAGS, acceptsRest: true });
+  if (args.help) {
+    io.stdout(RUN_HELP);
+    return 0;
+  }
+  const shell = flagString(args, 'command');
+  const rest = args.rest ?? [];
+  if (shell !== undefined && rest.length > 0) throw new UsageError('give either -c STRING or -- CMD, not both');
+  if (shell === undefined && rest.length === 0) throw new UsageError('no command: use -- CMD [ARGS...] or -c STRING');
+  const network = flagString(args, 'network') ?? 'deny';
+  if (network !== 'deny' && network !== 'allow') throw new UsageError(`--network must be deny or allow, not "${network}"`);
+  const timeout = flagString(args, 'timeout');
+  let timeoutMs: number | undefined;
+  if (timeout !== undefined) {
+    const seconds = Number(timeout);
+    if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--timeout must be a positive number of seconds, not "${timeout}"`);
+    timeoutMs = Math.max(1, Math.round(seconds * 1000));
+  }
+  const options: SandboxOptions = {
+    network,
+    allowWrite: flagList(args, 'allow-write'),
+    allowRead: flagList(args, 'allow-read'),
+    denyRead: flagList(args, 'deny-read'),
+    denyWrite: flagList(args, 'deny-write'),
+  };
+  const workspace = flagString(args, 'workspace');
+  const cwd = flagString(args, 'cwd');
+  if (workspace !== undefined) options.workspace = workspace;
+  if (cwd !== undefined) options.cwd = cwd;
+  if (timeoutMs !== undefined) options.timeoutMs = timeoutMs;
+
+  let child;
+  try {
+    child = spawnSandboxed(shell ?? rest, { ...options, stdio: ['inherit', 'inherit', 'inherit'] });
+  } catch (error) {
+    if (error instanceof SandboxError) {
+      io.stderr(`zero-sandbox run: ${error.message} [${error.code}]\n`);
+      return error.code === 'invalid_argument' ? 2 : 125;
+    }
+    throw error;
+  }
+  // Ctrl-C and friends reach the sandbox; its init forwards them to the command.
+  const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
+  const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((signal) => {
+    const handler = forward(signal);
+    process.on(signal, handler);
+    return [signal, handler] as const;
+  });
+  const exit = await child.exited;
+  for (const [signal, handler] of handlers) process.off(signal, handler);
+  if (exit.timedOut) {
+    io.stderr(`zero-sandbox run: timed out after ${timeout} s; the sandbox was killed\n`);
+    return 124;
+  }
+  if (exit.execError !== undefined) {
+    const name = shell === undefined ? rest[0] : '/bin/sh';
+    io.stderr(`zero-sandbox run: ${name}: ${exit.execError.code === 'ENOENT' ? 'command not found' : `cannot execute (${exit.execError.code})`}\n`);
+    return exit.exitCode ?? (exit.execError.code === 'ENOENT' ? 127 : 126);
+  }
+  if (exit.signal !== null) return 128 + (SIGNAL_NUMBERS[exit.signal] ?? (await import('node:os')).constants.signals[exit.signal]);
+  return exit.exitCode ?? 125;
+}

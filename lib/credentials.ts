@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+// The credential deny-read baseline: the reference's list (cloud, registry, forge and cluster
+// credentials, git credential stores, Zero's own config dir) plus SSH private keys.
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+
+/** Files directly in ~/.ssh that stay readable: host keys, client config and public keys. */
+export function isSshPublicEntry(name: string): boolean {
+  return (
+    name === 'known_hosts' ||
+    name === 'known_hosts.old' ||
+    name === 'config' ||
+    name === 'authorized_keys' ||
+    name.endsWith('.pub')
+  );
+}
+
+export interface CredentialSource {
+  env: Readonly<Record<string, string | undefined>>;
+  home?: string;
+  /** Lists a directory (names only), or undefined when it does not exist. Injected for tests. */
+  list(dir: string): string[] | undefined;
+}
+
+function fromEnv(env: CredentialSource['env'], name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+/**
+ * Candidate paths to deny reading, in a stable order. Override variables are used literally
+ * (made absolute); missing paths are filtered later by whoever can see the filesystem.
+ */
+export function buildCredentialBaseline(source: CredentialSource): string[] {
+  const env = source.env;
+  const home = source.home ?? fromEnv(env, 'HOME') ?? homedir();
+  const config = fromEnv(env, 'XDG_CONFIG_HOME') ?? join(home, '.config');
+  const abs = (p: string) => (isAbsolute(p) ? p : resolve(p));
+  const out: string[] = [
+    join(home, '.aws'),
+    join(home, '.azure'),
+    join(home, '.git-credentials'),
+    join(config, 'git', 'credentials'),
+    join(home, '.config', 'git', 'credentials'),
+  ];
+  const gac = fromEnv(env, 'GOOGLE_APPLICATION_CREDENTIALS');
+  if (gac !== undefined) out.push(abs(gac));
+  out.push(abs(fromEnv(env, 'NPM_CONFIG_USERCONFIG') ?? fromEnv(env, 'npm_config_userconfig') ?? join(home, '.npmrc')));
+  out.push(abs(fromEnv(env, 'NETRC') ?? join(home, '.netrc')));
+  const kube = fromEnv(env, 'KUBECONFIG');
+  if (kube !== undefined) {
+    for (const entry of kube.split(':')) if (entry !== '') out.push(abs(entry));
+  } else {
+    out.push(join(home, '.kube', 'config'));
+  }
+  out.push(join(abs(fromEnv(env, 'DOCKER_CONFIG') ?? join(home, '.docker')), 'config.json'));
+  out.push(join(abs(fromEnv(env, 'GH_CONFIG_DIR') ?? join(config, 'gh')), 'hosts.yml'));
+  const gcloud = fromEnv(env, 'CLOUDSDK_CONFIG');
+  if (gcloud !== undefined) out.push(abs(gcloud));
+  else out.push(join(config, 'gcloud'), join(home, '.config', 'gcloud'));
+  // Zero's own config dir (grants, tokens) except the carve-outs the reference re-allows.
+  for (const zeroDir of new Set([join(config, 'zero'), join(home, '.config', 'zero')])) {
+    const entries = source.list(zeroDir);
+    if (entries === undefined) continue;
+    for (const name of entries) {
+      if (name === 'plugins' || name === 'specialists' || name === 'commands') continue;
+      out.push(join(zeroDir, name));
+    }
+  }
+  for (const name of ['ZERO_OAUTH_TOKENS_PATH', 'ZERO_MCP_OAUTH_TOKENS_PATH']) {
+    const path = fromEnv(env, name);
+    if (path !== undefined) out.push(abs(path));
+  }
+  const ssh = join(home, '.ssh');
+  for (const name of source.list(ssh) ?? []) if (!isSshPublicEntry(name)) out.push(join(ssh, name));
+  return [...new Set(out)];
+}

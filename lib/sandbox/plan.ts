@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+// The sole normalizer: caller options + the filesystem -> a SandboxPlan with every path absolute,
+// symlink-resolved and checked. Errors name the option and the path at fault.
+import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { isAbsolute, join, resolve, sep } from 'node:path';
+
+import { SandboxError } from '../errors.js';
+import { buildCredentialBaseline } from '../credentials.js';
+import type { SandboxPlan, WritableRoot } from '../backend/types.js';
+import type { CheckedOptions } from './options.js';
+
+export const PROTECTED_NAMES = ['.zero', '.agents'];
+
+function fail(message: string, path: string): never {
+  throw new SandboxError('invalid_argument', message, { path });
+}
+
+function within(path: string, root: string): boolean {
+  return path === root || path.startsWith(root === sep ? root : root + sep);
+}
+
+/** realpath, or a clear error naming the option when the path is missing. */
+function existing(path: string, option: string, base: string): string {
+  const absolute = isAbsolute(path) ? path : resolve(base, path);
+  try {
+    return realpathSync(absolute);
+  } catch {
+    return fail(`${option} ${path} does not exist`, absolute);
+  }
+}
+
+function directory(path: string, option: string, base: string): string {
+  const real = existing(path, option, base);
+  if (!statSync(real).isDirectory()) fail(`${option} ${path} is not a directory`, real);
+  return real;
+}
+
+export function buildWritableRoot(root: string): WritableRoot {
+  return {
+    root,
+    readOnlySubpaths: [join(root, '.git', 'hooks'), join(root, '.git', 'config')],
+    protectedNames: [...PROTECTED_NAMES],
+  };
+}
+
+function listDir(dir: string): string[] | undefined {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The credential baseline entries that exist, resolved, minus any that would hide a write root. */
+export function existingCredentialPaths(
+  envs: ReadonlyArray<Readonly<Record<string, string | undefined>>>,
+  writeRoots: string[],
+): string[] {
+  const out: string[] = [];
+  const candidates = new Set(envs.flatMap((env) => buildCredentialBaseline({ env, list: listDir })));
+  for (const candidate of candidates) {
+    let real: string;
+    try {
+      real = realpathSync(candidate);
+    } catch {
+      continue; // absent: nothing to hide
+    }
+    if (writeRoots.some((root) => within(root, real))) continue;
+    if (!out.includes(real)) out.push(real);
+  }
+  return out;
+}
+
+export interface ResolvedPlanInput {
+  argv: string[];
+  options: CheckedOptions;
+  /** The environments the credential baseline is computed from: ours and the command's. */
+  envs: ReadonlyArray<Readonly<Record<string, string | undefined>>>;
+  /** The final command environment (already scrubbed, markers set). */
+  commandEnv: Record<string, string>;
+  /** Extra write roots the runtime adds (managed caches). */
+  runtimeWriteRoots?: string[];
+}
+
+export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
+  const { options } = input;
+  const processCwd = process.cwd();
+  const workspace = directory(options.workspace ?? processCwd, 'workspace', processCwd);
+  const extra = options.allowWrite.map((path) => {
+    const real = directory(path, 'allowWrite', workspace);
+    if (real === sep) fail('allowWrite must not be the filesystem root', real);
+    return real;
+  });
+  const roots = [workspace, ...extra, ...(input.runtimeWriteRoots ?? [])];
+  const cwd = directory(options.cwd ?? workspace, 'cwd', workspace);
+  if (!roots.some((root) => within(cwd, root))) {
+    fail(`cwd ${cwd} is outside the write roots (${roots.join(', ')})`, cwd);
+  }
+  const userDenyRead = options.denyRead.map((path) => existing(path, 'denyRead', workspace));
+  for (const path of userDenyRead) {
+    const hidden = roots.find((root) => within(root, path));
+    if (hidden !== undefined) fail(`denyRead ${path} would hide the write root ${hidden}`, path);
+  }
+  const denyWrite = options.denyWrite.map((path) => existing(path, 'denyWrite', workspace));
+  const denyRead = [...new Set([...userDenyRead, ...existingCredentialPaths(input.envs, roots)])];
+  const readRoots = ['/', ...options.allowRead.map((path) => existing(path, 'allowRead', workspace))];
+  return {
+    argv: input.argv,
+    cwd,
+    env: input.commandEnv,
+    network: options.network,
+    workspace,
+    writeRoots: [...new Set(roots)].map(buildWritableRoot),
+    readRoots,
+    denyRead,
+    denyWrite,
+    blockUnixSockets: options.network === 'deny',
+    limits: options.limits,
+  };
+}

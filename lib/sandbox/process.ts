@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+// spawnSandboxed(): the streaming form. Resolves the plan, refuses to run weaker than asked, starts
+// the sandbox through the native backend and exposes stdio streams, kill() and the exit.
+import { EventEmitter } from 'node:events';
+import { Socket } from 'node:net';
+import { constants } from 'node:os';
+import type { Readable, Writable } from 'node:stream';
+
+import { SandboxError } from '../errors.js';
+import { buildSandboxEnv } from '../env.js';
+import { callNative, nativeBindingPath } from '../native/load.js';
+import { probeSync, type LayerName } from '../probe.js';
+import { buildLinuxSpec, type StdioMode } from '../backend/linux/spec.js';
+import type { SandboxBackendName, SandboxPlan } from '../backend/types.js';
+import { checkOptions, normalizeCommand, type SandboxCommand, type SandboxOptions } from './options.js';
+import { resolvePlan } from './plan.js';
+
+/** How a sandboxed process ended. */
+export interface SandboxExit {
+  /** The command's exit code, or null when a signal ended it. */
+  exitCode: number | null;
+  /** The signal that ended it (e.g. 'SIGKILL'), or null. */
+  signal: NodeJS.Signals | null;
+  /** Set when the command could not be executed inside the sandbox (126/127). */
+  execError?: { errno: number; code: string };
+  /** The sandbox was killed because `timeoutMs` passed. */
+  timedOut: boolean;
+  /** The sandbox was killed because the AbortSignal fired. */
+  aborted: boolean;
+}
+
+export interface SpawnSandboxedOptions extends SandboxOptions {
+  /** Per stream: 'pipe' (default), 'ignore', or 'inherit' (share this process's stream). */
+  stdio?: ['pipe' | 'ignore' | 'inherit', 'pipe' | 'ignore' | 'inherit', 'pipe' | 'ignore' | 'inherit'];
+}
+
+const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(
+  Object.entries(constants.signals).map(([name, value]) => [value, name as NodeJS.Signals]),
+);
+
+/** The layers a plan needs on Linux. */
+export function requiredLayers(plan: Pick<SandboxPlan, 'network'>): LayerName[] {
+  const layers: LayerName[] = ['userns', 'mountns', 'pidns', 'ipcns', 'utsns', 'landlock', 'seccomp'];
+  if (plan.network === 'deny') layers.push('netns');
+  return layers;
+}
+
+/** Fails closed: throws sandbox_unavailable naming every missing layer and its fix. */
+export function assertEnforceable(plan: Pick<SandboxPlan, 'network'>): { abi: number; isRoot: boolean; arch: string } {
+  if (process.platform !== 'linux') {
+    throw new SandboxError('sandbox_unavailable', `no native sandbox backend is available on ${process.platform} yet; refusing to run unsandboxed`, { layer: 'backend' });
+  }
+  const report = probeSync();
+  const missing = requiredLayers(plan).filter((name) => report.layers[name]?.available !== true);
+  if (missing.length > 0) {
+    const details = missing
+      .map((name) => `${name}: ${report.layers[name]?.reason ?? 'not available'} (fix: ${report.layers[name]?.fix ?? 'n/a'})`)
+      .join('; ');
+    throw new SandboxError('sandbox_unavailable', `the sandbox cannot enforce the policy here, so nothing ran. Missing ${details}`, { layer: missing[0] as string });
+  }
+  return { abi: report.landlockAbi, isRoot: report.isRoot, arch: process.arch };
+}
+
+export class SandboxedProcess extends EventEmitter {
+  readonly pid: number;
+  readonly stdin: Writable | null;
+  readonly stdout: Readable | null;
+  readonly stderr: Readable | null;
+  readonly backend: SandboxBackendName = 'linux-native';
+  readonly network: 'deny' | 'allow';
+  /** Resolves once the sandbox is gone (every process in it has been killed). */
+  readonly exited: Promise<SandboxExit>;
+  #done = false;
+  #timedOut = false;
+  #aborted = false;
+
+  /** @internal */
+  constructor(plan: SandboxPlan, options: SpawnSandboxedOptions, context: ReturnType<typeof assertEnforceable>) {
+    super();
+    this.network = plan.network;
+    const modes = options.stdio ?? ['pipe', 'pipe', 'pipe'];
+    const stdio = modes.map((mode, i): StdioMode => (mode === 'inherit' ? i : mode)) as [StdioMode, StdioMode, StdioMode];
+    const spec = buildLinuxSpec(plan, stdio, { landlockAbi: context.abi, isRoot: context.isRoot, arch: context.arch, bindingPath: nativeBindingPath() ?? '' });
+    let resolveExit!: (exit: SandboxExit) => void;
+    this.exited = new Promise((resolve) => (resolveExit = resolve));
+    const onExit = (raw: { exitCode: number | null; signal: number | null; execErrno: number }) => {
+      this.#done = true;
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      const exit: SandboxExit = {
+        exitCode: raw.exitCode,
+        signal: raw.signal === null ? null : (SIGNAL_NAMES.get(raw.signal) ?? null),
+        timedOut: this.#timedOut,
+        aborted: this.#aborted,
+      };
+      if (raw.execErrno !== 0) {
+        const code = Object.entries(constants.errno).find(([, value]) => value === raw.execErrno)?.[0] ?? `errno ${raw.execErrno}`;
+        exit.execError = { errno: raw.execErrno, code };
+      }
+      resolveExit(exit);
+      this.emit('exit', exit);
+    };
+    const native = callNative((binding) => binding.spawn(spec, onExit));
+    this.pid = native.pid;
+    this.stdin = native.stdin === undefined ? null : new Socket({ fd: native.stdin, readable: false, writable: true });
+    this.stdout = native.stdout === undefined ? null : new Socket({ fd: native.stdout, readable: true, writable: false });
+    this.stderr = native.stderr === undefined ? null : new Socket({ fd: native.stderr, readable: true, writable: false });
+    // A closed stdin on the other side is not an error for us.
+    this.stdin?.on('error', () => {});
+    const timeoutMs = options.timeoutMs;
+    const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
+      this.#timedOut = true;
+      this.kill('SIGKILL');
+    }, timeoutMs);
+    const onAbort = () => {
+      this.#aborted = true;
+      this.kill('SIGKILL');
+    };
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener('abort', onAbort, { once: true });
+  }
+
+  /** Sends a signal to the sandbox. SIGKILL (the default) kills every process in it. */
+  kill(signal: NodeJS.Signals | number = 'SIGKILL'): boolean {
+    if (this.#done) return false;
+    const number = typeof signal === 'number' ? signal : constants.signals[signal];
+    if (number === undefined) throw new SandboxError('invalid_argument', `unknown signal ${String(signal)}`);
+    return callNative((binding) => binding.kill(this.pid, number));
+  }
+}
+
+/** Prepares a plan from a command and options (validation, env scrub, credential baseline). */
+export function prepareSandbox(command: SandboxCommand, options: SandboxOptions): SandboxPlan {
+  const argv = normalizeCommand(command);
+  const checked = checkOptions(options);
+  const source = options.env ?? process.env;
+  const commandEnv = buildSandboxEnv(source, { backend: 'linux-native', network: checked.network, pass: checked.envPass, tmpDir: '/tmp' });
+  return resolvePlan({ argv, options: checked, envs: options.env === undefined ? [process.env] : [process.env, options.env], commandEnv });
+}
+
+/** Starts a command inside the sandbox and returns at once with its streams. */
+export function spawnSandboxed(command: SandboxCommand, options: SpawnSandboxedOptions = {}): SandboxedProcess {
+  const plan = prepareSandbox(command, options);
+  const context = assertEnforceable(plan);
+  return new SandboxedProcess(plan, options, context);
+}

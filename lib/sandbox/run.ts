@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+// runSandboxed(): run a command inside the sandbox to completion and collect its output.
+import { SandboxError } from '../errors.js';
+import type { SandboxBackendName } from '../backend/types.js';
+import type { RunOptions, SandboxCommand } from './options.js';
+import { spawnSandboxed, type SandboxExit } from './process.js';
+
+export interface RunResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  durationMs: number;
+  backend: SandboxBackendName;
+  network: 'deny' | 'allow';
+  /** Set when the command could not be executed inside the sandbox. */
+  execError?: SandboxExit['execError'];
+}
+
+const DEFAULT_MAX_BUFFER = 64 * 1024 * 1024;
+
+/** Runs `command` sandboxed; resolves when every process in the sandbox is gone. */
+export async function runSandboxed(command: SandboxCommand, options: RunOptions = {}): Promise<RunResult> {
+  const started = performance.now();
+  const maxBuffer = options.maxBuffer ?? DEFAULT_MAX_BUFFER;
+  if (!Number.isSafeInteger(maxBuffer) || maxBuffer <= 0) {
+    throw new SandboxError('invalid_argument', 'options.maxBuffer must be a positive integer');
+  }
+  const child = spawnSandboxed(command, { ...options, stdio: ['pipe', 'pipe', 'pipe'] });
+  let overflow: 'stdout' | 'stderr' | undefined;
+  const collect = (stream: NodeJS.ReadableStream | null, name: 'stdout' | 'stderr') => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = new Promise<string>((resolve) => {
+      if (stream === null) return resolve('');
+      stream.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > maxBuffer) {
+          if (overflow === undefined) {
+            overflow = name;
+            child.kill('SIGKILL');
+          }
+          return;
+        }
+        chunks.push(chunk);
+      });
+      stream.on('error', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      stream.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    });
+    return done;
+  };
+  const stdout = collect(child.stdout, 'stdout');
+  const stderr = collect(child.stderr, 'stderr');
+  if (child.stdin !== null) {
+    if (options.input !== undefined) child.stdin.end(options.input);
+    else child.stdin.end();
+  }
+  const exit = await child.exited;
+  const [out, err] = await Promise.all([stdout, stderr]);
+  if (exit.aborted) {
+    throw new SandboxError('aborted', 'the sandboxed command was aborted; every process in its sandbox was killed');
+  }
+  if (overflow !== undefined) {
+    throw new SandboxError('max_buffer_exceeded', `${overflow} exceeded maxBuffer (${maxBuffer} bytes); the sandbox was killed`);
+  }
+  const result: RunResult = {
+    exitCode: exit.exitCode,
+    signal: exit.signal,
+    stdout: out,
+    stderr: err,
+    timedOut: exit.timedOut,
+    durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+    backend: child.backend,
+    network: child.network,
+  };
+  if (exit.execError !== undefined) result.execError = exit.execError;
+  return result;
+}

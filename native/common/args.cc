@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+// JS spec object -> backend::SpawnSpec. TypeScript validated the values; this checks types only.
+#include "common/args.h"
+
+#include <string>
+#include <vector>
+
+namespace args {
+namespace {
+
+Napi::Value Field(const Napi::Object& obj, const char* name, const std::string& where) {
+  Napi::Value v = obj.Get(name);
+  if (v.IsUndefined()) {
+    throw Napi::TypeError::New(obj.Env(), where + "." + name + " is required");
+  }
+  return v;
+}
+
+std::string String(const Napi::Object& obj, const char* name, const std::string& where) {
+  Napi::Value v = Field(obj, name, where);
+  if (!v.IsString()) throw Napi::TypeError::New(obj.Env(), where + "." + name + " must be a string");
+  return v.As<Napi::String>().Utf8Value();
+}
+
+double Number(const Napi::Object& obj, const char* name, const std::string& where) {
+  Napi::Value v = Field(obj, name, where);
+  if (!v.IsNumber()) throw Napi::TypeError::New(obj.Env(), where + "." + name + " must be a number");
+  return v.As<Napi::Number>().DoubleValue();
+}
+
+bool Bool(const Napi::Object& obj, const char* name, const std::string& where) {
+  Napi::Value v = Field(obj, name, where);
+  if (!v.IsBoolean()) throw Napi::TypeError::New(obj.Env(), where + "." + name + " must be a boolean");
+  return v.As<Napi::Boolean>().Value();
+}
+
+Napi::Array Array(const Napi::Object& obj, const char* name, const std::string& where) {
+  Napi::Value v = Field(obj, name, where);
+  if (!v.IsArray()) throw Napi::TypeError::New(obj.Env(), where + "." + name + " must be an array");
+  return v.As<Napi::Array>();
+}
+
+Napi::Object ObjectAt(const Napi::Array& arr, uint32_t i, const std::string& where) {
+  Napi::Value v = arr.Get(i);
+  if (!v.IsObject()) {
+    throw Napi::TypeError::New(arr.Env(), where + "[" + std::to_string(i) + "] must be an object");
+  }
+  return v.As<Napi::Object>();
+}
+
+std::vector<std::string> Strings(const Napi::Object& obj, const char* name, const std::string& where) {
+  Napi::Array arr = Array(obj, name, where);
+  std::vector<std::string> out;
+  out.reserve(arr.Length());
+  for (uint32_t i = 0; i < arr.Length(); ++i) {
+    Napi::Value v = arr.Get(i);
+    if (!v.IsString()) {
+      throw Napi::TypeError::New(obj.Env(), where + "." + name + "[" + std::to_string(i) + "] must be a string");
+    }
+    std::string s = v.As<Napi::String>().Utf8Value();
+    if (s.find('\0') != std::string::npos) {
+      throw Napi::TypeError::New(obj.Env(), where + "." + name + " must not contain NUL bytes");
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+StdioMode ParseStdio(const Napi::Value& v, int index) {
+  StdioMode mode;
+  if (v.IsString()) {
+    std::string s = v.As<Napi::String>().Utf8Value();
+    if (s == "pipe") mode.kind = StdioMode::kPipe;
+    else if (s == "ignore") mode.kind = StdioMode::kIgnore;
+    else throw Napi::TypeError::New(v.Env(), "spec.stdio[" + std::to_string(index) + "] must be 'pipe', 'ignore' or a descriptor");
+  } else if (v.IsNumber()) {
+    mode.kind = StdioMode::kFd;
+    mode.fd = v.As<Napi::Number>().Int32Value();
+  } else {
+    throw Napi::TypeError::New(v.Env(), "spec.stdio[" + std::to_string(index) + "] must be 'pipe', 'ignore' or a descriptor");
+  }
+  return mode;
+}
+
+uint64_t Limit(double value) { return value < 0 ? ~0ULL : static_cast<uint64_t>(value); }
+
+void ParseLinux(const Napi::Object& obj, backend::LinuxSpec* out) {
+  const std::string w = "spec.linux";
+  out->init_path = String(obj, "initPath", w);
+  out->new_network = Bool(obj, "newNetwork", w);
+  out->landlock_abi = static_cast<int>(Number(obj, "landlockAbi", w));
+  out->landlock_handled_fs = static_cast<uint64_t>(Number(obj, "landlockHandledFs", w));
+  out->landlock_scoped = static_cast<uint64_t>(Number(obj, "landlockScoped", w));
+  Napi::Array mounts = Array(obj, "mounts", w);
+  for (uint32_t i = 0; i < mounts.Length(); ++i) {
+    Napi::Object m = ObjectAt(mounts, i, w + ".mounts");
+    backend::MountOp op;
+    op.kind = String(m, "kind", w + ".mounts[]");
+    op.path = String(m, "path", w + ".mounts[]");
+    Napi::Value slot = m.Get("slot");
+    if (slot.IsNumber()) op.source = std::to_string(slot.As<Napi::Number>().Int32Value());
+    out->mounts.push_back(op);
+  }
+  Napi::Array rules = Array(obj, "landlockRules", w);
+  for (uint32_t i = 0; i < rules.Length(); ++i) {
+    Napi::Object r = ObjectAt(rules, i, w + ".landlockRules");
+    backend::LandlockRule rule;
+    rule.path = String(r, "path", w + ".landlockRules[]");
+    rule.access = static_cast<uint64_t>(Number(r, "access", w + ".landlockRules[]"));
+    rule.after_mounts = Bool(r, "afterMounts", w + ".landlockRules[]");
+    out->landlock_rules.push_back(rule);
+  }
+  Napi::Value prog = Field(obj, "seccomp", w);
+  if (!prog.IsTypedArray() || prog.As<Napi::TypedArray>().TypedArrayType() != napi_biguint64_array) {
+    throw Napi::TypeError::New(obj.Env(), "spec.linux.seccomp must be a BigUint64Array");
+  }
+  Napi::TypedArrayOf<uint64_t> words = prog.As<Napi::TypedArrayOf<uint64_t>>();
+  out->seccomp_program.assign(words.Data(), words.Data() + words.ElementLength());
+  Napi::Array limits = Array(obj, "rlimits", w);
+  for (uint32_t i = 0; i < limits.Length(); ++i) {
+    Napi::Object l = ObjectAt(limits, i, w + ".rlimits");
+    backend::ResourceLimit limit;
+    limit.resource = static_cast<int>(Number(l, "resource", w + ".rlimits[]"));
+    limit.soft = Limit(Number(l, "soft", w + ".rlimits[]"));
+    limit.hard = Limit(Number(l, "hard", w + ".rlimits[]"));
+    out->rlimits.push_back(limit);
+  }
+}
+
+}  // namespace
+
+ParsedSpawn ParseSpawnSpec(const Napi::Object& obj) {
+  ParsedSpawn parsed;
+  const std::string w = "spec";
+  parsed.spec.argv = Strings(obj, "argv", w);
+  if (parsed.spec.argv.empty()) throw Napi::TypeError::New(obj.Env(), "spec.argv must not be empty");
+  parsed.spec.envp = Strings(obj, "env", w);
+  parsed.spec.cwd = String(obj, "cwd", w);
+  Napi::Array stdio = Array(obj, "stdio", w);
+  if (stdio.Length() != 3) throw Napi::TypeError::New(obj.Env(), "spec.stdio must have three entries");
+  for (uint32_t i = 0; i < 3; ++i) parsed.stdio[i] = ParseStdio(stdio.Get(i), static_cast<int>(i));
+  Napi::Value linux_spec = obj.Get("linux");
+  if (linux_spec.IsObject()) ParseLinux(linux_spec.As<Napi::Object>(), &parsed.spec.linux_spec);
+  return parsed;
+}
+
+}  // namespace args

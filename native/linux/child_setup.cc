@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: MIT
+// The sandbox's first process, between clone() and execveat() of the init helper. It shares the
+// parent's memory (CLONE_VM|CLONE_VFORK) and must stay async-signal-safe: raw system calls on
+// precomputed data only, no allocation, no locks, no exceptions, no logging.
+#include "linux/child_setup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/seccomp.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "linux/kernel_compat.h"
+
+namespace child_setup {
+namespace {
+
+[[noreturn]] void Fail(const ChildPlan* plan, int32_t stage, int err) {
+  int32_t record[2] = {stage, err};
+  ssize_t ignored = write(plan->error_fd, record, sizeof record);
+  (void)ignored;
+  _exit(125);
+}
+
+// Returns 0 or -1 with errno set, like the system calls it wraps.
+int WriteWhole(const char* path, const char* data) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  size_t len = strlen(data);
+  ssize_t n = write(fd, data, len);
+  int saved = errno;
+  close(fd);
+  if (n != static_cast<ssize_t>(len)) {
+    errno = n < 0 ? saved : EIO;
+    return -1;
+  }
+  return 0;
+}
+
+int SetAttr(int dirfd, const char* path, unsigned flags, uint64_t set, uint64_t clr) {
+  struct mount_attr_compat attr;
+  memset(&attr, 0, sizeof attr);
+  attr.attr_set = set;
+  attr.attr_clr = clr;
+  return static_cast<int>(syscall(SYS_mount_setattr_compat, dirfd, path, flags, &attr, sizeof attr));
+}
+
+int OpenTreeClone(int dirfd, const char* path) {
+  return static_cast<int>(syscall(SYS_open_tree, dirfd, path,
+                                  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
+}
+
+int MoveOnto(int fd, const char* path) {
+  return static_cast<int>(
+      syscall(SYS_move_mount, fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH));
+}
+
+// Binds a detached clone of (dirfd, path) read-only onto `target`.
+int BindReadonly(int dirfd, const char* path, const char* target) {
+  int fd = OpenTreeClone(dirfd, path);
+  if (fd < 0) return -1;
+  int rc = SetAttr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0);
+  if (rc == 0) rc = MoveOnto(fd, target);
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return rc;
+}
+
+int MakeDirs(const char* path) {
+  char buf[4096];
+  size_t len = strlen(path);
+  if (len == 0 || len >= sizeof buf) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  memcpy(buf, path, len + 1);
+  for (size_t i = 1; i <= len; ++i) {
+    if (buf[i] != '/' && buf[i] != '\0') continue;
+    char saved = buf[i];
+    buf[i] = '\0';
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+    buf[i] = saved;
+  }
+  return 0;
+}
+
+// A detached tmpfs holding one empty mode-000 file: the source of every file mask.
+int MakeMaskStaging() {
+  int fs = static_cast<int>(syscall(SYS_fsopen_compat, "tmpfs", FSOPEN_CLOEXEC_COMPAT));
+  if (fs < 0) return -1;
+  int rc = static_cast<int>(syscall(SYS_fsconfig_compat, fs, FSCONFIG_SET_STRING_COMPAT, "size", "4k", 0));
+  if (rc == 0) rc = static_cast<int>(syscall(SYS_fsconfig_compat, fs, FSCONFIG_CMD_CREATE_COMPAT, nullptr, nullptr, 0));
+  int mnt = -1;
+  if (rc == 0) {
+    mnt = static_cast<int>(syscall(SYS_fsmount_compat, fs, FSMOUNT_CLOEXEC_COMPAT,
+                                   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
+  }
+  int saved = errno;
+  close(fs);
+  if (mnt < 0) {
+    errno = saved;
+    return -1;
+  }
+  int file = openat(mnt, "empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
+  if (file < 0) {
+    saved = errno;
+    close(mnt);
+    errno = saved;
+    return -1;
+  }
+  close(file);
+  if (fchmodat(mnt, "empty", 0, 0) != 0) {
+    saved = errno;
+    close(mnt);
+    errno = saved;
+    return -1;
+  }
+  return mnt;
+}
+
+int ApplyMount(ChildPlan* plan, const MountStep& step, int* mask_staging) {
+  switch (step.kind) {
+    case kMountDetachClone: {
+      if (step.slot < 0 || step.slot >= 32) {
+        errno = EINVAL;
+        return -1;
+      }
+      int fd = OpenTreeClone(AT_FDCWD, step.path);
+      if (fd < 0) return -1;
+      if (SetAttr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_NOSUID, 0) != 0) return -1;
+      plan->mount_slots[step.slot] = fd;
+      return 0;
+    }
+    case kMountReadonlyAll:
+      return SetAttr(AT_FDCWD, "/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0);
+    case kMountTmpfs:
+      return mount("tmpfs", step.path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+    case kMountMkdirs:
+      return MakeDirs(step.path);
+    case kMountAttach:
+      if (step.slot < 0 || step.slot >= 32 || plan->mount_slots[step.slot] < 0) {
+        errno = EINVAL;
+        return -1;
+      }
+      return MoveOnto(plan->mount_slots[step.slot], step.path);
+    case kMountReadonlyBind:
+      return BindReadonly(AT_FDCWD, step.path, step.path);
+    case kMountMaskFile:
+      if (*mask_staging < 0) {
+        *mask_staging = MakeMaskStaging();
+        if (*mask_staging < 0) return -1;
+      }
+      return BindReadonly(*mask_staging, "empty", step.path);
+    case kMountMaskDir:
+      return mount("tmpfs", step.path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                   "mode=000,size=4k");
+    case kMountProc:
+      return mount("proc", step.path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
+    case kMountDevpts: {
+      if (mount("devpts", step.path, "devpts", MS_NOSUID | MS_NOEXEC,
+                "newinstance,ptmxmode=0666,mode=620") != 0) {
+        return -1;
+      }
+      int pts = open(step.path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (pts < 0) return -1;
+      int rc = BindReadonly(pts, "ptmx", "/dev/ptmx");
+      int saved = errno;
+      close(pts);
+      errno = saved;
+      // The ptmx node must stay writable: undo the read-only flag on the new bind.
+      if (rc == 0) rc = SetAttr(AT_FDCWD, "/dev/ptmx", 0, 0, MOUNT_ATTR_RDONLY);
+      return rc;
+    }
+    default:
+      errno = EINVAL;
+      return -1;
+  }
+}
+
+int BringLoopbackUp() {
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return -1;
+  struct ifreq req;
+  memset(&req, 0, sizeof req);
+  memcpy(req.ifr_name, "lo", 3);
+  int rc = ioctl(s, SIOCGIFFLAGS, &req);
+  if (rc == 0) {
+    req.ifr_flags |= IFF_UP;
+    rc = ioctl(s, SIOCSIFFLAGS, &req);
+  }
+  int saved = errno;
+  close(s);
+  errno = saved;
+  return rc;
+}
+
+int AddLandlockRule(int ruleset, const LandlockStep& step) {
+  int fd = open(step.path, O_PATH | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT ? 0 : -1;  // absent path: no rule, so no access
+  struct landlock_path_beneath_attr_compat attr;
+  attr.allowed_access = step.access;
+  attr.parent_fd = fd;
+  long rc = syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &attr, 0);
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return rc == 0 ? 0 : -1;
+}
+
+// Moves the standard streams and the report pipe into 0..3 without clobbering each other.
+int InstallStdio(const ChildPlan* plan) {
+  int sources[4] = {plan->stdio_fds[0], plan->stdio_fds[1], plan->stdio_fds[2], plan->report_fd};
+  int high[4];
+  for (int i = 0; i < 4; ++i) {
+    int src = sources[i];
+    if (src < 0) {
+      src = open("/dev/null", O_RDWR | O_CLOEXEC);
+      if (src < 0) return -1;
+    }
+    high[i] = fcntl(src, F_DUPFD_CLOEXEC, 10);
+    if (high[i] < 0) return -1;
+  }
+  for (int i = 0; i < 4; ++i) {
+    if (dup2(high[i], i) < 0) return -1;
+    close(high[i]);
+  }
+  return 0;
+}
+
+int MarkOtherFdsCloexec() {
+  if (syscall(SYS_close_range_compat, 4U, ~0U, CLOSE_RANGE_CLOEXEC_COMPAT) == 0) return 0;
+  for (int fd = 4; fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  return 0;
+}
+
+int DropCapabilities(int cap_last) {
+  for (int cap = 0; cap <= cap_last; ++cap) {
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) return -1;
+  }
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) return -1;
+  struct __user_cap_header_struct header;
+  header.version = _LINUX_CAPABILITY_VERSION_3;
+  header.pid = 0;
+  struct __user_cap_data_struct data[2];
+  memset(data, 0, sizeof data);
+  return static_cast<int>(syscall(SYS_capset, &header, data));
+}
+
+}  // namespace
+
+int Run(void* arg) {
+  ChildPlan* plan = static_cast<ChildPlan*>(arg);
+
+  // Node's handlers must never run here: reset every disposition (signals stay blocked).
+  for (int sig = 1; sig < 65; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigaction(sig, &sa, nullptr);  // glibc-internal signals refuse; that is fine
+  }
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) Fail(plan, kStageSignals, errno);
+
+  if (WriteWhole("/proc/self/setgroups", "deny") != 0) Fail(plan, kStageUidMap, errno);
+  if (WriteWhole("/proc/self/uid_map", plan->uid_map) != 0) Fail(plan, kStageUidMap, errno);
+  if (WriteWhole("/proc/self/gid_map", plan->gid_map) != 0) Fail(plan, kStageUidMap, errno);
+
+  // Nothing we mount may propagate back to the host.
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    Fail(plan, kStageMountPrivate, errno);
+  }
+  int mask_staging = -1;
+  for (int i = 0; i < plan->mount_count; ++i) {
+    if (ApplyMount(plan, plan->mounts[i], &mask_staging) != 0) {
+      // The failing step's index travels in the high bits so the parent can name the path.
+      Fail(plan, kStageMount | ((i + 1) << 8), errno);
+    }
+  }
+
+  if (plan->new_network && BringLoopbackUp() != 0) Fail(plan, kStageLoopback, errno);
+
+  for (int i = 0; i < plan->landlock_after_count; ++i) {
+    if (AddLandlockRule(plan->landlock_fd, plan->landlock_after[i]) != 0) {
+      Fail(plan, kStageLandlockRule | ((i + 1) << 8), errno);
+    }
+  }
+  for (int i = 0; i < plan->rlimit_count; ++i) {
+    if (setrlimit(static_cast<__rlimit_resource>(plan->rlimits[i].resource),
+                  &plan->rlimits[i].value) != 0) {
+      Fail(plan, kStageRlimit, errno);
+    }
+  }
+  if (chdir(plan->cwd) != 0) Fail(plan, kStageChdir, errno);
+  if (InstallStdio(plan) != 0) Fail(plan, kStageStdio, errno);
+  if (MarkOtherFdsCloexec() != 0) Fail(plan, kStageCloseFds, errno);
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) Fail(plan, kStageNoNewPrivs, errno);
+  if (DropCapabilities(plan->cap_last) != 0) Fail(plan, kStageCapabilities, errno);
+  if (syscall(SYS_landlock_restrict_self, plan->landlock_fd, 0) != 0) {
+    Fail(plan, kStageLandlockRestrict, errno);
+  }
+  if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, plan->seccomp) != 0) {
+    Fail(plan, kStageSeccomp, errno);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  syscall(SYS_execveat, plan->init_fd, "", plan->init_argv, plan->envp, AT_EMPTY_PATH);
+  Fail(plan, kStageExecInit, errno);
+}
+
+}  // namespace child_setup

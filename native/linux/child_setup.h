@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+// What the sandbox's first process does between clone() and execve() of the init helper. Everything
+// here is precomputed by the parent; the child only makes raw system calls (async-signal-safe).
+#pragma once
+
+#include <linux/filter.h>
+#include <stdint.h>
+#include <sys/resource.h>
+
+namespace child_setup {
+
+// Stages reported to the parent through the close-on-exec error pipe as {stage, errno}.
+enum Stage : int32_t {
+  kStageSignals = 1,
+  kStageUidMap,
+  kStageMountPrivate,
+  kStageMount,
+  kStageLoopback,
+  kStageLandlockRule,
+  kStageRlimit,
+  kStageChdir,
+  kStageStdio,
+  kStageCloseFds,
+  kStageNoNewPrivs,
+  kStageCapabilities,
+  kStageLandlockRestrict,
+  kStageSeccomp,
+  kStageExecInit,
+};
+
+// Mount operation kinds, mirrored by lib/backend/linux/mounts.ts.
+enum MountKind : int32_t {
+  kMountDetachClone = 1,  // open_tree(path, CLONE|RECURSIVE) into slot `slot`, nosuid
+  kMountReadonlyAll,      // mount_setattr("/", RECURSIVE, RDONLY|NOSUID)
+  kMountTmpfs,            // tmpfs at path, mode 1777
+  kMountMkdirs,           // create missing directories of path (inside our own tmpfs)
+  kMountAttach,           // move_mount(slot `slot`) onto path
+  kMountReadonlyBind,     // bind path onto itself, read-only
+  kMountMaskFile,         // an empty, mode-000, read-only file over path
+  kMountMaskDir,          // an empty, mode-000, read-only tmpfs over path
+  kMountProc,             // a fresh procfs at /proc for the new pid namespace
+  kMountDevpts,           // a new devpts instance at path; ptmx bound over /dev/ptmx
+};
+
+struct MountStep {
+  int32_t kind;
+  int32_t slot;
+  const char* path;
+};
+
+struct LandlockStep {
+  const char* path;
+  uint64_t access;
+};
+
+struct Rlimit {
+  int resource;
+  struct rlimit value;
+};
+
+// Everything the child needs, laid out before clone(). Pointers stay valid because the parent
+// thread is suspended (CLONE_VFORK) until the child execs or exits.
+struct ChildPlan {
+  int error_fd;                 // close-on-exec pipe: {stage, errno} on failure
+  int stdio_fds[3];             // installed as 0, 1, 2
+  int report_fd;                // installed as 3 for the init helper
+  int init_fd;                  // O_PATH fd of the init helper, executed with execveat
+  char* const* init_argv;
+  char* const* envp;
+  const char* uid_map;          // "U U 1"
+  const char* gid_map;          // "G G 1"
+  const MountStep* mounts;
+  int mount_count;
+  int mount_slots[32];          // detached mounts by slot
+  bool new_network;
+  int landlock_fd;              // ruleset with the pre-mount rules already added
+  const LandlockStep* landlock_after;
+  int landlock_after_count;
+  const Rlimit* rlimits;
+  int rlimit_count;
+  const char* cwd;
+  int cap_last;                 // highest capability number (from /proc/sys/kernel/cap_last_cap)
+  const struct sock_fprog* seccomp;
+};
+
+// The clone() entry point. Never returns: execs the init helper or _exits with code 125.
+int Run(void* plan);
+
+}  // namespace child_setup

@@ -1,0 +1,159 @@
+// Writes outside the write roots must fail by every route, also for a root caller, and the host
+// must be unchanged afterwards. Each test runs the attack in a real sandbox, then checks the host.
+import { lstatSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { CLI_PATH } from '../helpers/cli.js';
+import { makeTree, py, sandboxTest, sh } from '../helpers/sandbox.js';
+
+sandboxTest('direct write, append and create outside the workspace are blocked', async () => {
+  const t = makeTree();
+  try {
+    writeFileSync(join(t.outside, 'file'), 'original');
+    const r = await sh(t, `echo evil > ${t.outside}/file; echo evil >> ${t.outside}/file; echo new > ${t.outside}/new; echo ok > inside.txt`);
+    assert.is(readFileSync(join(t.outside, 'file'), 'utf8'), 'original');
+    assert.equal(readdirSync(t.outside), ['file']);
+    assert.is(readFileSync(join(t.ws, 'inside.txt'), 'utf8'), 'ok\n', 'writes inside still work');
+    assert.match(r.stderr, /Read-only file system|Permission denied/);
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('a symlink planted in the workspace pointing outside does not carry writes out', async () => {
+  const t = makeTree();
+  try {
+    writeFileSync(join(t.outside, 'file'), 'original');
+    symlinkSync(join(t.outside, 'file'), join(t.ws, 'host-planted'));
+    await sh(t, `ln -s ${t.outside}/file planted; echo evil > planted; echo evil > host-planted; ln -s ${t.outside} dirlink; echo evil > dirlink/new`);
+    assert.is(readFileSync(join(t.outside, 'file'), 'utf8'), 'original');
+    assert.equal(readdirSync(t.outside), ['file']);
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('a hardlink to an outside file cannot be planted from inside the sandbox', async () => {
+  const t = makeTree();
+  try {
+    writeFileSync(join(t.outside, 'file'), 'original');
+    const r = await sh(t, `ln ${t.outside}/file hard && echo linked; echo evil > hard; cat hard`);
+    assert.not.match(r.stdout, /linked/);
+    assert.is(readFileSync(join(t.outside, 'file'), 'utf8'), 'original');
+    assert.is(statSync(join(t.outside, 'file')).nlink, 1);
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('rename, unlink, mkdir, rmdir and move-out outside the workspace are blocked', async () => {
+  const t = makeTree();
+  try {
+    writeFileSync(join(t.outside, 'file'), 'original');
+    writeFileSync(join(t.ws, 'mine'), 'mine');
+    await sh(t, [
+      `mv ${t.outside}/file ${t.outside}/renamed`,
+      `rm -f ${t.outside}/file`,
+      `mkdir ${t.outside}/dir`,
+      `mv ${t.outside}/file ./stolen`,
+      `mv ./mine ${t.outside}/mine`,
+      `rmdir ${t.outside}`,
+      `python3 -c "import os; os.rename('${t.outside}/file', '${t.ws}/stolen2')"`,
+    ].join('; '));
+    assert.equal(readdirSync(t.outside), ['file']);
+    assert.is(readFileSync(join(t.outside, 'file'), 'utf8'), 'original');
+    assert.is(readFileSync(join(t.ws, 'mine'), 'utf8'), 'mine', 'a failed move out must not lose the workspace file');
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('writes through /proc/self/root and /proc/1/root are blocked', async () => {
+  const t = makeTree();
+  try {
+    writeFileSync(join(t.outside, 'file'), 'original');
+    await sh(t, `echo evil > /proc/self/root${t.outside}/file; echo evil > /proc/1/root${t.outside}/file; touch /proc/self/root${t.outside}/new`);
+    assert.is(readFileSync(join(t.outside, 'file'), 'utf8'), 'original');
+    assert.equal(readdirSync(t.outside), ['file']);
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('metadata changes outside are blocked even for a root caller: chmod, chown, utimes, xattrs, truncate', async () => {
+  const t = makeTree();
+  try {
+    const target = join(t.outside, 'file');
+    writeFileSync(target, 'original');
+    const before = statSync(target);
+    const r = await py(t, [
+      'import os, errno',
+      `p = ${JSON.stringify(target)}`,
+      'results = []',
+      'for name, fn in [("chmod", lambda: os.chmod(p, 0o777)), ("chown", lambda: os.chown(p, 1234, 1234)),',
+      '                 ("utime", lambda: os.utime(p, (1, 1))), ("setxattr", lambda: os.setxattr(p, "user.evil", b"1")),',
+      '                 ("truncate", lambda: os.truncate(p, 0)), ("chmod_dir", lambda: os.chmod(os.path.dirname(p), 0o777))]:',
+      '    try:',
+      '        fn(); results.append(name + ":ok")',
+      '    except OSError as e:',
+      '        results.append(name + ":" + errno.errorcode[e.errno])',
+      'print(" ".join(results))',
+    ].join('\n'));
+    const after = statSync(target);
+    for (const name of ['chmod', 'chown', 'utime', 'setxattr', 'truncate', 'chmod_dir']) {
+      assert.match(r.stdout, new RegExp(`\\b${name}:E[A-Z]+`), `${name} must fail: ${r.stdout}${r.stderr}`);
+    }
+    assert.is(after.mode, before.mode);
+    assert.is(after.uid, before.uid);
+    assert.is(after.mtimeMs, before.mtimeMs);
+    assert.is(readFileSync(target, 'utf8'), 'original');
+    assert.is(statSync(t.outside).mode, lstatSync(t.outside).mode);
+    const xattr = spawnSync('getfattr', ['-n', 'user.evil', target]);
+    assert.ok(xattr.status !== 0 || !xattr.stdout.toString().includes('user.evil'));
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('an inherited file descriptor to an outside file is closed before the command runs', async () => {
+  const t = makeTree();
+  try {
+    const target = join(t.outside, 'log');
+    writeFileSync(target, 'original\n');
+    // bash opens fd 7 without close-on-exec; node (the CLI) inherits it; the sandbox must not.
+    const script = `exec 7>>${target}; exec ${process.execPath} ${CLI_PATH} run --workspace ${t.ws} -- sh -c 'echo evil >&7; echo evil > /proc/self/fd/7; ls /proc/self/fd'`;
+    const out = spawnSync('bash', ['-c', script], { encoding: 'utf8' });
+    assert.is(readFileSync(target, 'utf8'), 'original\n');
+    assert.match(out.stderr, /Bad file descriptor|No such file/);
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('raw block devices can be neither read nor opened for writing, even by root', async () => {
+  const t = makeTree();
+  try {
+    const devices = readdirSync('/dev').filter((name) => /^(sd[a-z]|vd[a-z]|nvme\d+n\d+|xvd[a-z])$/.test(name));
+    const r = await py(t, [
+      'import os, errno',
+      `devs = ${JSON.stringify(devices)}`,
+      'for d in devs:',
+      '    for flags in (os.O_RDONLY, os.O_WRONLY):',
+      '        try:',
+      '            fd = os.open("/dev/" + d, flags); os.close(fd); print(d, flags, "OPENED")',
+      '        except OSError as e:',
+      '            print(d, flags, errno.errorcode[e.errno])',
+      'print("done")',
+    ].join('\n'));
+    assert.match(r.stdout, /done/);
+    assert.not.match(r.stdout, /OPENED/, r.stdout);
+    assert.is(r.stdout.trim().split('\n').length, devices.length * 2 + 1, 'every device was tried');
+  } finally {
+    t.cleanup();
+  }
+});
+
+test.run();

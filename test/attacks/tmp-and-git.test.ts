@@ -1,0 +1,106 @@
+// The host's /tmp is not writable (the command gets a private one), and the .git/hooks and
+// .git/config of a repository in a write root cannot be changed while git add/commit work.
+// Setting up the sandbox must leave nothing behind on the host.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { makeTree, sandboxTest, sh } from '../helpers/sandbox.js';
+
+function listTree(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string, rel: string) => {
+    for (const name of readdirSync(d).sort()) {
+      const path = join(d, name);
+      const st = statSync(path);
+      out.push(`${rel}${name} ${st.mode.toString(8)} ${st.isDirectory() ? '' : st.size}`);
+      if (st.isDirectory()) walk(path, `${rel}${name}/`);
+    }
+  };
+  walk(dir, '');
+  return out;
+}
+
+sandboxTest("the host's /tmp is not writable; a private /tmp and TMPDIR work inside", async () => {
+  const t = makeTree();
+  const marker = `zs-host-tmp-${process.pid}-${Date.now()}`;
+  const hostFile = join(tmpdir(), `${marker}.host`);
+  writeFileSync(hostFile, 'host');
+  try {
+    const r = await sh(t, `echo inside > /tmp/${marker}; cat /tmp/${marker}; echo "$TMPDIR"; ls /tmp; test -e ${hostFile} && echo SEES-HOST-TMP; echo evil > ${hostFile}; mktemp -d`);
+    assert.match(r.stdout, /^inside\n\/tmp\n/);
+    assert.not.match(r.stdout, /SEES-HOST-TMP/);
+    assert.match(r.stdout, /\/tmp\/tmp\./, 'mktemp works inside');
+    assert.not.ok(existsSync(join(tmpdir(), marker)), 'the write to /tmp stayed private');
+    assert.is(readFileSync(hostFile, 'utf8'), 'host');
+  } finally {
+    rmSync(hostFile, { force: true });
+    t.cleanup();
+  }
+});
+
+sandboxTest('a workspace under the host /tmp stays visible and writable inside the private /tmp', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'zs-ws-in-tmp-'));
+  try {
+    const r = await sh({ base: ws, ws, outside: ws, cleanup: () => {} }, 'pwd; echo hi > f; cat f; ls /tmp');
+    assert.is(r.exitCode, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`^${ws}\\nhi\\n`));
+    assert.is(readFileSync(join(ws, 'f'), 'utf8'), 'hi\n');
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' });
+}
+
+sandboxTest('.git/hooks and .git/config are read-only while git add and commit work; nothing is left on the host', async () => {
+  const t = makeTree();
+  try {
+    git(t.ws, 'init', '-q');
+    writeFileSync(join(t.ws, 'a.txt'), 'a');
+    git(t.ws, 'add', 'a.txt');
+    git(t.ws, 'commit', '-qm', 'first');
+    const config = readFileSync(join(t.ws, '.git', 'config'), 'utf8');
+    const before = listTree(join(t.ws, '.git', 'hooks'));
+    const rootBefore = readdirSync(t.ws).sort();
+    const r = await sh(t, [
+      'echo "#!/bin/sh" > .git/hooks/pre-commit',
+      'chmod +x .git/hooks/pre-commit',
+      'echo "[core] hooksPath = /tmp/evil" >> .git/config',
+      'git config core.fsmonitor "evil"',
+      'rm -rf .git/hooks',
+      'mv .git/config .git/config.bak',
+      'echo b > b.txt',
+      'git -c user.email=t@example.com -c user.name=t add b.txt',
+      'git -c user.email=t@example.com -c user.name=t commit -qm second && echo COMMITTED',
+    ].join('; '));
+    assert.match(r.stdout, /COMMITTED/, r.stderr);
+    assert.is(readFileSync(join(t.ws, '.git', 'config'), 'utf8'), config);
+    assert.equal(listTree(join(t.ws, '.git', 'hooks')), before);
+    assert.match(git(t.ws, 'log', '--oneline'), /second/);
+    assert.equal(readdirSync(t.ws).sort(), [...rootBefore, 'b.txt'].sort(), 'no placeholder files or mount points left behind');
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('an existing .zero directory in the workspace cannot be changed', async () => {
+  const t = makeTree();
+  try {
+    writeFileSync(join(t.ws, 'keep'), '');
+    execFileSync('mkdir', ['-p', join(t.ws, '.zero')]);
+    writeFileSync(join(t.ws, '.zero', 'config.json'), '{}');
+    await sh(t, 'echo \'{"sandbox":{"network":"allow"}}\' > .zero/config.json; rm -rf .zero; touch .zero/new');
+    assert.is(readFileSync(join(t.ws, '.zero', 'config.json'), 'utf8'), '{}');
+    assert.equal(readdirSync(join(t.ws, '.zero')), ['config.json']);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test.run();
