@@ -414,6 +414,11 @@ export class Engine {
     return this.requireStore().clear();
   }
 
+  /** The persistent grant covering a tool and resolved scope ('' = tool-wide), if any. */
+  lookupGrant(toolName: string, requestScope: string): Grant | undefined {
+    return this.requireStore().lookup(toolName, requestScope);
+  }
+
   /** Persistent grants, sorted. */
   list(): Grant[] {
     return this.requireStore().list();
