@@ -2,7 +2,7 @@
 // zero-sandbox-init: the first process of every Linux sandbox (pid 1 of its pid namespace), exec'd
 // by the addon once the namespaces, mounts, Landlock and seccomp are in place. It starts the
 // command in a new session, forwards termination signals to it, reaps orphans, and reports the
-// command's fate on fd 3. When it exits, the kernel kills everything left in the namespace.
+// command's fate on fd 3 once every other process in the sandbox is dead and reaped.
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -91,6 +91,11 @@ int main(int argc, char** argv) {
       return 125;  // no children left without seeing the command exit: impossible
     }
     if (pid == child) {
+      // Kill every process the command left behind and reap them all before reporting, so
+      // that when the caller hears "exited", nothing the command started is still running.
+      kill(-1, SIGKILL);
+      while (wait(nullptr) > 0 || errno == EINTR) {
+      }
       Report(kReportExited, status);
       return 0;
     }

@@ -4,7 +4,13 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { SandboxError } from '../../lib/errors.js';
-import { buildBpfProgram, decodeBpfInstruction, encodeBpfInstructions, type BpfSourceLine } from '../../lib/backend/linux/bpf.js';
+import {
+  buildBpfProgram,
+  decodeBpfInstruction,
+  encodeBpfInstructions,
+  formatBpfProgram,
+  type BpfSourceLine,
+} from '../../lib/backend/linux/bpf.js';
 import {
   buildSeccompProgram,
   encodeSeccompProgram,
@@ -156,6 +162,47 @@ test('the assembler resolves labels and refuses broken programs', () => {
     assert.is(error.code, 'internal_error');
     assert.is(error.layer, 'seccomp');
     assert.match(error.message, message);
+  }
+});
+
+test('formatBpfProgram lists instructions readably and losslessly', () => {
+  assert.equal(
+    formatBpfProgram([
+      { code: 0x20, jt: 0, jf: 0, k: 4 },
+      { code: 0x15, jt: 0, jf: 3, k: 0xc000003e },
+      { code: 0x45, jt: 2, jf: 0, k: 0x40000000 },
+      { code: 0x05, jt: 0, jf: 0, k: 1 },
+      { code: 0x06, jt: 0, jf: 0, k: 0x50001 },
+      { code: 0x06, jt: 0, jf: 0, k: 0 },
+      // Stray fields, an X-source jump and an ALU op: printed raw, never as a cleaner instruction.
+      { code: 0x06, jt: 1, jf: 0, k: 0 },
+      { code: 0x1d, jt: 0, jf: 0, k: 0 },
+      { code: 0x04, jt: 0, jf: 0, k: 3 },
+    ]),
+    [
+      '0: ld [4]',
+      '1: jeq #0xc000003e -> 2, 5',
+      '2: jset #0x40000000 -> 5, 3',
+      '3: ja -> 5',
+      '4: ret #0x50001',
+      '5: ret #0',
+      '6: .word 0x0006010000000000',
+      '7: .word 0x001d000000000000',
+      '8: .word 0x0004000000000003',
+    ],
+  );
+  // Lossless over every built program: equal text after the index means equal instruction.
+  const byText = new Map<string, string>();
+  for (const arch of ['x86_64', 'aarch64'] as const) {
+    for (const network of ['deny', 'allow'] as const) {
+      const { instructions } = buildSeccompProgram({ arch, network, blockUnixSockets: true });
+      formatBpfProgram(instructions).forEach((line, index) => {
+        const text = `${line.slice(line.indexOf(':'))} @${index}`;
+        const insn = JSON.stringify(instructions[index]);
+        assert.is(byText.get(text) ?? insn, insn, text);
+        byText.set(text, insn);
+      });
+    }
   }
 });
 

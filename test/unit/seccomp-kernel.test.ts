@@ -13,9 +13,11 @@ import {
   buildSeccompProgram,
   encodeSeccompProgram,
   seccompArchFor,
+  type SeccompArch,
   type SeccompOptions,
 } from '../../lib/backend/linux/seccomp.js';
 import { syscallNumber } from '../../lib/backend/linux/syscalls.js';
+import { readSeccompFixture } from '../fixtures/seccomp/shared.js';
 
 const MUST_WORK = process.env.ZERO_SANDBOX_MUST_WORK === '1';
 const EPERM = 1;
@@ -42,10 +44,10 @@ if (reason !== undefined && !mustFail) {
     assert.unreachable(`cannot run the kernel seccomp test: ${reason}`);
   });
 } else {
-  registerKernelTests(arch as NonNullable<typeof arch>);
+  registerKernelTests(arch as SeccompArch);
 }
 
-function registerKernelTests(hostArch: NonNullable<typeof arch>): void {
+function registerKernelTests(hostArch: SeccompArch): void {
   const dir = mkdtempSync(join(tmpdir(), 'zero-sandbox-seccomp-'));
   const binary = join(dir, 'kernel-probe');
   let compiled: SpawnSyncReturns<string> | undefined;
@@ -135,21 +137,24 @@ function registerKernelTests(hostArch: NonNullable<typeof arch>): void {
   });
 
   test('every denied syscall number fails with EPERM in the kernel', () => {
-    // Only after the filter is known to deny the sentinels (ptrace, mount): the calls below pass
-    // zero arguments and run in a new session, so nothing harmful happens even if one got through.
+    // Numbers from the hand-transcribed fixture, not the table under test. They are only called
+    // once the table agrees with them and the filter denies the sentinels (ptrace, mount); the
+    // calls pass zero arguments and run in a new session, so a number that got through is inert.
+    const fixture = readSeccompFixture<Record<SeccompArch, Record<string, number | null>>>('denied-syscalls.json');
+    const expected = Object.entries(fixture[hostArch]).flatMap(([name, nr]) => (nr === null ? [] : [{ name, nr }]));
+    const program = buildSeccompProgram({ arch: hostArch, network: 'allow', blockUnixSockets: false });
+    assert.equal(
+      [...program.deniedSyscalls].sort(),
+      expected.map((entry) => entry.name).sort(),
+      'the program denies exactly the fixture names',
+    );
+    for (const { name, nr } of expected) assert.is(syscallNumber(name, hostArch), nr, `table number of ${name}`);
     const values = expectFilter({ network: 'allow', blockUnixSockets: false }, 0);
     assert.is(values.get('mount'), EPERM);
-    const program = buildSeccompProgram({ arch: hostArch, network: 'allow', blockUnixSockets: false });
-    const numbers = program.deniedSyscalls.map((name) => {
-      const nr = syscallNumber(name, hostArch);
-      assert.ok(nr !== undefined, name);
-      return nr;
-    });
-    const { result, values: answers } = probe(programFile({ network: 'allow', blockUnixSockets: false }).path, 'filter', 'numbers', numbers.map(String));
+    const path = programFile({ network: 'allow', blockUnixSockets: false }).path;
+    const { result, values: answers } = probe(path, 'filter', 'numbers', expected.map((entry) => String(entry.nr)));
     assert.is(result.status, 0, result.stderr);
-    numbers.forEach((nr, index) => {
-      assert.is(answers.get(`nr:${nr}`), EPERM, `${program.deniedSyscalls[index]} (${nr})`);
-    });
+    for (const { name, nr } of expected) assert.is(answers.get(`nr:${nr}`), EPERM, `${name} (${nr})`);
   });
 
   if (hostArch === 'x86_64') {

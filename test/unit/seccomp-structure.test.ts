@@ -3,9 +3,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
+import { formatBpfProgram } from '../../lib/backend/linux/bpf.js';
 import {
   buildSeccompProgram,
-  encodeSeccompProgram,
   type SeccompArch,
   type SeccompProgram,
 } from '../../lib/backend/linux/seccomp.js';
@@ -152,18 +152,17 @@ test('every program: all code reachable, jumps in range, only known loads and ve
   }
 });
 
-// The golden file holds every (arch, mode) program as encoded words. After an intended change,
-// review the new listing instruction by instruction, then rewrite the file from
-// encodeSeccompProgram(buildSeccompProgram(...)) for the eight keys below.
-test('the filter output is exactly the reviewed golden program (fixtures/seccomp/programs.golden.json)', () => {
+// The golden file holds every (arch, mode) program as a formatBpfProgram listing. After an
+// intended change, review the new listing line by line, then rewrite the file with
+// formatBpfProgram(buildSeccompProgram(...).instructions) for the eight keys below.
+test('the filter output is exactly the reviewed golden listing (fixtures/seccomp/programs.golden.json)', () => {
   const golden = readSeccompFixture<Record<string, string[]>>('programs.golden.json');
   let compared = 0;
   for (const arch of ARCHES) {
     for (const mode of MODES) {
       const key = `${arch} network=${mode.network} blockUnixSockets=${mode.blockUnixSockets}`;
-      const words = encodeSeccompProgram(buildSeccompProgram({ arch, ...mode }));
-      const hex = words.map((w) => `0x${w.toString(16).padStart(16, '0')}`);
-      assert.equal(hex, golden[key], `${key} differs from the golden program; review the change, then regenerate`);
+      const listing = formatBpfProgram(buildSeccompProgram({ arch, ...mode }).instructions);
+      assert.equal(listing, golden[key], `${key} differs from the golden program; review the change, then regenerate`);
       compared += 1;
     }
   }

@@ -168,3 +168,34 @@ export function decodeBpfInstruction(word: bigint): BpfInstruction {
     k: Number(word & 0xffffffffn),
   };
 }
+
+const JUMP_NAMES: Readonly<Record<number, string>> = {
+  [BPF.JEQ]: 'jeq', [BPF.JGT]: 'jgt', [BPF.JGE]: 'jge', [BPF.JSET]: 'jset',
+};
+
+/** Small constants (syscall numbers, families, offsets) in decimal, the rest in hex. */
+function constant(value: number): string {
+  return value < 1024 ? String(value) : `0x${value.toString(16)}`;
+}
+
+/**
+ * A readable, lossless listing of a program, one line per instruction: `12: jeq #165 -> 61, 13`
+ * (jump targets as absolute indices: taken, not taken), `0: ld [4]`, `61: ret #0x50001`,
+ * `5: ja -> 9`. Anything else, or an instruction with stray fields, is printed as its raw word
+ * (`.word 0x...`), so two different programs never print the same. For reviews and diagnostics.
+ */
+export function formatBpfProgram(instructions: readonly BpfInstruction[]): string[] {
+  return instructions.map((insn, index) => {
+    const at = `${index}: `;
+    const { code, jt, jf, k } = insn;
+    if (code === (BPF.LD | BPF.W | BPF.ABS) && jt === 0 && jf === 0) return `${at}ld [${k}]`;
+    if (code === (BPF.RET | BPF.K) && jt === 0 && jf === 0) return `${at}ret #${constant(k)}`;
+    if (code === (BPF.JMP | BPF.JA) && jt === 0 && jf === 0) return `${at}ja -> ${index + 1 + k}`;
+    const jump = (code & 0x07) === BPF.JMP && (code & 0x08) === BPF.K ? JUMP_NAMES[code & 0xf0] : undefined;
+    if (jump !== undefined && code === (BPF.JMP | (code & 0xf0))) {
+      return `${at}${jump} #${constant(k)} -> ${index + 1 + jt}, ${index + 1 + jf}`;
+    }
+    const [word] = encodeBpfInstructions([insn]);
+    return `${at}.word 0x${(word ?? 0n).toString(16).padStart(16, '0')}`;
+  });
+}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Builds the classic-BPF seccomp filter the Linux backend installs in every sandboxed command.
 import { SandboxError } from '../../errors.js';
+import type { NetworkMode } from '../types.js';
 import { buildBpfProgram, encodeBpfInstructions, type BpfInstruction, type BpfSourceLine } from './bpf.js';
 import { SECCOMP_ARCHES, syscallNumber, type SeccompArch } from './syscalls.js';
 
@@ -92,7 +93,7 @@ export interface SeccompOptions {
   /** The architecture of the process that installs the filter (see {@link seccompArchFor}). */
   arch: SeccompArch;
   /** `deny` also blocks creating AF_UNIX sockets (the network namespace cannot hide host sockets). */
-  network: 'deny' | 'allow';
+  network: NetworkMode;
   /** Block `socket(AF_UNIX, ...)` even when the network is allowed. `socketpair` always works. */
   blockUnixSockets: boolean;
 }

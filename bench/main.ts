@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: MIT
+// `npm run bench`: every benchmark of the package, each printed as ratios against baselines
+// measured in the same run. Benchmarks never fail the test suite; they report.
+import { join } from 'node:path';
+
+import { REPO_ROOT } from '../test/helpers/cli.js';
+import { benchSandbox, type BenchLine } from './sandbox.js';
+
+function print(title: string, lines: BenchLine[]): void {
+  process.stdout.write(`\n${title}\n`);
+  for (const line of lines) {
+    const value = Number.isNaN(line.value) ? '' : line.value < 10 ? line.value.toFixed(3) : line.value.toFixed(1);
+    const verdict = line.target === undefined ? '' : `  (target ${line.target}: ${line.ok ? 'met' : 'NOT met'})`;
+    process.stdout.write(`  ${line.name.padEnd(64)} ${value} ${line.unit}${verdict}\n`);
+  }
+}
+
+const only = process.argv.slice(2);
+const want = (name: string) => only.length === 0 || only.includes(name);
+
+if (want('sandbox') && process.platform === 'linux') {
+  print('Sandbox (Linux native)', await benchSandbox(join(REPO_ROOT, 'dist', 'lib', 'cli', 'main.js')));
+}

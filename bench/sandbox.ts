@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+// Sandbox overhead, measured against baselines in the same run: runSandboxed(['/bin/true']) vs
+// child_process.spawn('/bin/true') and vs bubblewrap with equivalent namespaces; 64 concurrent
+// runs (no leaked descriptors or zombies); CLI cold start vs `node -e 0`. Prints ratios.
+import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { runSandboxed } from '../lib/sandbox/run.js';
+
+export interface BenchLine {
+  name: string;
+  value: number;
+  unit: string;
+  target?: string;
+  ok?: boolean;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+}
+
+function spawnOnce(cmd: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: 'ignore' });
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} exited ${code}`))));
+  });
+}
+
+async function timeEach(runs: number, fn: () => Promise<unknown>): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now();
+    await fn();
+    samples.push(performance.now() - start);
+  }
+  return median(samples);
+}
+
+function which(name: string): string | undefined {
+  const out = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
+  return out.status === 0 ? out.stdout.trim() : undefined;
+}
+
+function openFds(): number {
+  return readdirSync('/proc/self/fd').length;
+}
+
+function zombieChildren(): number {
+  let count = 0;
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(join('/proc', pid, 'stat'), 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] === 'Z' && Number(fields[1]) === process.pid) count++;
+    } catch {
+      // the process went away while we looked
+    }
+  }
+  return count;
+}
+
+export async function benchSandbox(cliPath: string, runs = 60): Promise<BenchLine[]> {
+  const workspace = process.cwd();
+  const lines: BenchLine[] = [];
+  // Warm up both paths (addon load, probe, page cache).
+  for (let i = 0; i < 5; i++) {
+    await spawnOnce('/bin/true', []);
+    await runSandboxed(['/bin/true'], { workspace });
+  }
+  const plain = await timeEach(runs, () => spawnOnce('/bin/true', []));
+  const sandboxed = await timeEach(runs, () => runSandboxed(['/bin/true'], { workspace }));
+  lines.push({ name: 'child_process.spawn(/bin/true) median', value: plain, unit: 'ms' });
+  lines.push({ name: 'runSandboxed([/bin/true]) median', value: sandboxed, unit: 'ms' });
+  lines.push({ name: 'ratio sandboxed / spawn', value: sandboxed / plain, unit: 'x', target: '<= 1.3', ok: sandboxed / plain <= 1.3 });
+
+  const bwrap = which('bwrap');
+  if (bwrap !== undefined) {
+    const args = ['--unshare-user', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--bind', workspace, workspace, '/bin/true'];
+    const viaBwrap = await timeEach(runs, () => spawnOnce(bwrap, args));
+    lines.push({ name: 'bwrap (user,pid,net,ipc,uts ns; ro /; proc; dev; tmpfs) median', value: viaBwrap, unit: 'ms' });
+    lines.push({ name: 'speedup bwrap / sandboxed', value: viaBwrap / sandboxed, unit: 'x', target: '>= 2.5', ok: viaBwrap / sandboxed >= 2.5 });
+  } else {
+    lines.push({ name: 'bwrap baseline', value: Number.NaN, unit: 'skipped (bwrap not installed)' });
+  }
+
+  const fdsBefore = openFds();
+  const started = performance.now();
+  const results = await Promise.all(Array.from({ length: 64 }, () => runSandboxed(['/bin/sh', '-c', 'echo ok'], { workspace })));
+  const concurrentMs = performance.now() - started;
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const succeeded = results.filter((r) => r.exitCode === 0 && r.stdout === 'ok\n').length;
+  lines.push({ name: '64 concurrent runSandboxed: succeeded', value: succeeded, unit: 'of 64', target: '64', ok: succeeded === 64 });
+  lines.push({ name: '64 concurrent runSandboxed: wall time', value: concurrentMs, unit: 'ms' });
+  const leaked = openFds() - fdsBefore;
+  lines.push({ name: '64 concurrent runSandboxed: leaked descriptors', value: leaked, unit: 'fds', target: '0', ok: leaked <= 0 });
+  const zombies = zombieChildren();
+  lines.push({ name: '64 concurrent runSandboxed: zombie children', value: zombies, unit: 'processes', target: '0', ok: zombies === 0 });
+
+  const cold = await timeEach(Math.min(runs, 30), () => spawnOnce(process.execPath, [cliPath, 'run', '--', '/bin/true']));
+  const nodeBare = await timeEach(Math.min(runs, 30), () => spawnOnce(process.execPath, ['-e', '0']));
+  lines.push({ name: 'node -e 0 median', value: nodeBare, unit: 'ms' });
+  lines.push({ name: 'zero-sandbox run -- /bin/true median (cold start)', value: cold, unit: 'ms' });
+  lines.push({ name: 'ratio CLI cold start / node -e 0', value: cold / nodeBare, unit: 'x', target: '<= 1.6', ok: cold / nodeBare <= 1.6 });
+  return lines;
+}

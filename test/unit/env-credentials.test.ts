@@ -1,0 +1,57 @@
+// The environment scrub and the credential baseline, pure and checked on every OS.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { buildCredentialBaseline, isSshPublicEntry } from '../../lib/credentials.js';
+import { buildSandboxEnv, isSensitiveEnvName } from '../../lib/env.js';
+import { checkOptions, normalizeCommand, normalizeNetwork } from '../../lib/sandbox/options.js';
+
+test('sensitive names: the reference list, provider keys and the suffix patterns, case-insensitively', () => {
+  for (const name of ['OPENAI_API_KEY', 'anthropic_api_key', 'GH_TOKEN', 'AWS_SESSION_TOKEN', 'X_SECRET', 'DB_PASSWORD', 'ZERO_OAUTH_GITHUB_CLIENT_SECRET', 'SSH_AUTH_SOCK', 'COHERE_API_KEY']) {
+    assert.ok(isSensitiveEnvName(name), name);
+  }
+  for (const name of ['PATH', 'HOME', 'AWS_PROFILE', 'TOKENIZERS_PARALLELISM', 'NODE_OPTIONS']) assert.not.ok(isSensitiveEnvName(name), name);
+});
+
+test('the sandbox env drops secrets, keeps the rest, sets defaults, temp and markers over stale ones', () => {
+  const env = buildSandboxEnv(
+    { OPENAI_API_KEY: 'sk', KEEP: '1', ZERO_SANDBOXED: '0', ZERO_SANDBOX_BACKEND: 'x', NPM_TOKEN: 'npm' },
+    { backend: 'linux-native', network: 'deny', pass: ['npm_token'], tmpDir: '/tmp' },
+  );
+  assert.equal(env, {
+    KEEP: '1', NPM_TOKEN: 'npm', ZERO_SANDBOXED: '1', ZERO_SANDBOX_BACKEND: 'linux-native', ZERO_SANDBOX_NETWORK: 'deny',
+    PATH: '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin', TERM: 'dumb', TMPDIR: '/tmp', TMP: '/tmp', TEMP: '/tmp',
+  });
+});
+
+test('credential baseline: the reference list, overrides used literally, SSH private keys only', () => {
+  const lists: Record<string, string[]> = {
+    '/h/.ssh': ['id_rsa', 'id_rsa.pub', 'known_hosts', 'config', 'deploy_key'],
+    '/h/.config/zero': ['sandbox-grants.json', 'plugins', 'commands', 'oauth-tokens.json'],
+  };
+  const paths = buildCredentialBaseline({ env: { KUBECONFIG: '/k1:/k2', DOCKER_CONFIG: '/d' }, home: '/h', list: (dir) => lists[dir] });
+  for (const expected of ['/h/.aws', '/h/.azure', '/h/.git-credentials', '/h/.config/git/credentials', '/h/.npmrc', '/h/.netrc', '/k1', '/k2', '/d/config.json', '/h/.config/gh/hosts.yml', '/h/.config/gcloud', '/h/.config/zero/sandbox-grants.json', '/h/.config/zero/oauth-tokens.json', '/h/.ssh/id_rsa', '/h/.ssh/deploy_key']) {
+    assert.ok(paths.includes(expected), expected);
+  }
+  for (const absent of ['/h/.kube/config', '/h/.ssh/id_rsa.pub', '/h/.ssh/known_hosts', '/h/.ssh/config', '/h/.config/zero/plugins', '/h/.config/zero/commands']) {
+    assert.not.ok(paths.includes(absent), absent);
+  }
+  assert.ok(isSshPublicEntry('id_ed25519.pub'));
+  assert.not.ok(isSshPublicEntry('id_ed25519'));
+});
+
+test('options: network fails closed, commands are normalized, bad options name themselves', () => {
+  assert.is(normalizeNetwork('allow'), 'allow');
+  assert.is(normalizeNetwork(' ALLOW '), 'allow');
+  for (const value of ['scoped', 'proxy', '', undefined, 1]) assert.is(normalizeNetwork(value), 'deny');
+  assert.equal(normalizeCommand('echo hi'), ['/bin/sh', '-c', 'echo hi']);
+  assert.equal(normalizeCommand(['ls', '-la']), ['ls', '-la']);
+  assert.throws(() => normalizeCommand(''), /empty/);
+  assert.throws(() => normalizeCommand(['a\0b']), /NUL/);
+  assert.throws(() => checkOptions({ allowWrite: 'x' as unknown as string[] }), /options.allowWrite/);
+  assert.throws(() => checkOptions({ timeoutMs: -1 }), /options.timeoutMs/);
+  assert.throws(() => checkOptions({ limits: { bogus: 1 } as never }), /options.limits.bogus/);
+  assert.equal(checkOptions({ limits: { cpuSeconds: 2 } }).limits, { cpuSeconds: 2 });
+});
+
+test.run();

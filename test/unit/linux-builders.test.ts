@@ -1,0 +1,108 @@
+// The pure Linux builders, checked exactly on every OS: the Landlock ruleset, the mount plan, the
+// resource limits. (The seccomp program has its own files.)
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { FS, SCOPE, buildHandledAccess, buildLandlockPlan, buildScoped, rightsOf } from '../../lib/backend/linux/landlock.js';
+import { buildMountPlan, outermostRoots, type HostView } from '../../lib/backend/linux/mounts.js';
+import { buildRlimits } from '../../lib/backend/linux/spec.js';
+import { buildWritableRoot } from '../../lib/sandbox/plan.js';
+
+test('handled rights follow the ABI', () => {
+  assert.equal(rightsOf(buildHandledAccess(1)).includes('REFER'), false);
+  assert.ok(rightsOf(buildHandledAccess(2)).includes('REFER'));
+  assert.not.ok(rightsOf(buildHandledAccess(2)).includes('TRUNCATE'));
+  assert.ok(rightsOf(buildHandledAccess(3)).includes('TRUNCATE'));
+  assert.not.ok(rightsOf(buildHandledAccess(4)).includes('IOCTL_DEV'));
+  assert.equal(rightsOf(buildHandledAccess(7)), Object.keys(FS));
+  assert.is(buildScoped(5), 0);
+  assert.is(buildScoped(6), SCOPE.ABSTRACT_UNIX_SOCKET | SCOPE.SIGNAL);
+});
+
+const ENTRIES = [
+  { name: 'bin', directory: true }, { name: 'dev', directory: true }, { name: 'etc', directory: true },
+  { name: 'proc', directory: true }, { name: 'vmlinuz', directory: false },
+];
+
+test('Landlock: read everywhere but /dev, a few safe devices, write only in write roots', () => {
+  const plan = buildLandlockPlan({ writeRoots: [buildWritableRoot('/work/ws')] }, { abi: 7, rootEntries: ENTRIES, privateTmp: true });
+  const byPath = new Map(plan.rules.map((rule) => [rule.path, rule]));
+  assert.equal(rightsOf(byPath.get('/')!.access), ['READ_DIR']);
+  assert.equal(rightsOf(byPath.get('/etc')!.access), ['EXECUTE', 'READ_FILE', 'READ_DIR']);
+  assert.equal(rightsOf(byPath.get('/vmlinuz')!.access), ['EXECUTE', 'READ_FILE'], 'files get file rights only');
+  assert.not.ok(byPath.has('/dev'), '/dev as a whole is not readable: raw disks stay closed');
+  assert.equal(rightsOf(byPath.get('/dev/null')!.access), ['WRITE_FILE', 'READ_FILE', 'TRUNCATE', 'IOCTL_DEV']);
+  const ws = rightsOf(byPath.get('/work/ws')!.access);
+  assert.ok(ws.includes('WRITE_FILE') && ws.includes('MAKE_DIR') && ws.includes('REFER') && ws.includes('TRUNCATE'));
+  assert.not.ok(ws.includes('MAKE_CHAR') || ws.includes('MAKE_BLOCK'), 'no device nodes in write roots');
+  assert.ok(byPath.get('/tmp')!.afterMounts, 'the private /tmp is ruled once it exists');
+  assert.not.ok(byPath.get('/work/ws')!.afterMounts);
+  assert.equal(rightsOf(byPath.get('/proc')!.access), ['READ_FILE', 'READ_DIR']);
+  for (const rule of plan.rules) assert.is(rule.access & ~plan.handledFs, 0, `${rule.path} only uses handled rights`);
+});
+
+test('Landlock at ABI 1 drops the rights the kernel does not know', () => {
+  const plan = buildLandlockPlan({ writeRoots: [buildWritableRoot('/w')] }, { abi: 1, rootEntries: ENTRIES, privateTmp: false });
+  const ws = plan.rules.find((rule) => rule.path === '/w')!;
+  assert.not.ok(rightsOf(ws.access).includes('REFER'));
+  assert.not.ok(plan.rules.some((rule) => rule.path === '/tmp'));
+  assert.is(plan.scoped, 0);
+});
+
+function host(existing: Record<string, 'file' | 'dir'>): HostView {
+  return { kind: (path) => existing[path] ?? 'missing', procReadonly: ['/proc/sys'] };
+}
+
+test('mount plan: clone roots, read-only host, private tmp, attach, protect, mask, proc, devpts — in that order', () => {
+  const plan = {
+    writeRoots: [buildWritableRoot('/work/ws'), buildWritableRoot('/tmp/extra')],
+    denyRead: ['/home/u/.aws', '/home/u/.npmrc', '/tmp/gone', '/work/ws/.env'],
+    denyWrite: ['/work/ws/locked'],
+  };
+  const { ops, privateTmp } = buildMountPlan(plan, host({
+    '/work/ws/.git/hooks': 'dir', '/work/ws/.git/config': 'file', '/work/ws/.zero': 'dir',
+    '/home/u/.aws': 'dir', '/home/u/.npmrc': 'file', '/work/ws/.env': 'file', '/work/ws/locked': 'file', '/tmp/gone': 'file',
+  }));
+  assert.ok(privateTmp);
+  assert.equal(ops.map((op) => `${op.kind} ${op.path}${op.slot === undefined ? '' : ` #${op.slot}`}`), [
+    'detach_clone /work/ws #0',
+    'detach_clone /tmp/extra #1',
+    'readonly_all /',
+    'tmpfs /tmp',
+    'tmpfs /dev/shm',
+    'attach /work/ws #0',
+    'mkdirs /tmp/extra',
+    'attach /tmp/extra #1',
+    'readonly_bind /work/ws/.git/hooks',
+    'readonly_bind /work/ws/.git/config',
+    'readonly_bind /work/ws/.zero',
+    'readonly_bind /work/ws/locked',
+    'mask_dir /home/u/.aws',
+    'mask_file /home/u/.npmrc',
+    'mask_file /work/ws/.env',
+    'proc /proc',
+    'readonly_bind /proc/sys',
+    'devpts /dev/pts',
+  ]);
+});
+
+test('mount plan: a write root holding /tmp keeps the host /tmp; nested roots are not cloned twice', () => {
+  assert.equal(outermostRoots(['/a/b', '/a', '/c', '/ab']), ['/a', '/c', '/ab']);
+  const { ops, privateTmp } = buildMountPlan({ writeRoots: [buildWritableRoot('/tmp')], denyRead: [], denyWrite: [] }, host({}));
+  assert.not.ok(privateTmp);
+  assert.not.ok(ops.some((op) => op.kind === 'tmpfs' && op.path === '/tmp'));
+});
+
+test('resource limits map onto rlimits; a process limit refuses for a root caller', () => {
+  assert.equal(buildRlimits({ cpuSeconds: 5, memoryBytes: 1 << 30, fileSizeBytes: 1024, openFiles: 64, processes: 32 }, false), [
+    { resource: 0, soft: 5, hard: 5 },
+    { resource: 2, soft: 1 << 30, hard: 1 << 30 },
+    { resource: 1, soft: 1024, hard: 1024 },
+    { resource: 7, soft: 64, hard: 64 },
+    { resource: 6, soft: 32, hard: 32 },
+  ]);
+  assert.throws(() => buildRlimits({ processes: 10 }, true), /cannot be enforced for a root caller/);
+  assert.equal(buildRlimits({}, true), []);
+});
+
+test.run();
