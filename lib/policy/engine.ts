@@ -27,7 +27,7 @@ import { buildOverlaidLists, buildGrantProfile, normalizeRequestPermissions, typ
 import { isPatchEscape } from './patch.js';
 import { checkRequestPath, collectRequestPaths, type PathBlock } from './path-check.js';
 import { buildPathLists, buildReadExclusionGlobs, pathListsActive, type PathLists } from './path-lists.js';
-import { isWithin, resolveBestEffort } from './paths.js';
+import { isWithin, resolveBestEffort, withFsMemo } from './paths.js';
 import type { Block, CommandPrefixGrant, Decision, Grant, Policy, Request, RequestPermissionProfile } from './schema.js';
 import { WorkspaceScope } from './scope.js';
 
@@ -178,6 +178,10 @@ export class Engine {
 
   /** Decides one request. Never throws for request content; a broken grants file fails closed. */
   evaluate(request: Request, options: EvaluateOptions = {}): Decision {
+    return withFsMemo(() => this.evaluateOnce(request, options));
+  }
+
+  private evaluateOnce(request: Request, options: EvaluateOptions): Decision {
     const toolName = typeof request.toolName === 'string' ? request.toolName.trim() : '';
     const args = typeof request.args === 'object' && request.args !== null ? (request.args as Record<string, unknown>) : {};
     const sideEffect = normalizeSideEffect(request.sideEffect);

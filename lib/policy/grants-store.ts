@@ -49,6 +49,11 @@ export interface GrantStoreOptions {
   now?: () => Date;
   /** Lock timeout (default 5000 ms). */
   lockTimeoutMs?: number;
+  /**
+   * How long a read may reuse the last one without checking the file again (default 20 ms). Other
+   * processes' changes are seen after at most this long; this process's own writes immediately.
+   */
+  recheckMs?: number;
 }
 
 /** Structural prefix check used when no analyzer validator is supplied. */
@@ -66,13 +71,15 @@ export class GrantStore {
   private readonly validatePrefix: PrefixValidator;
   private readonly now: () => Date;
   private readonly lockTimeoutMs: number;
-  private cache: { signature: string; state: GrantsState } | undefined;
+  private cache: { signature: string; state: GrantsState; checkedAt: number } | undefined;
+  private readonly recheckMs: number;
 
   constructor(path: string, options: GrantStoreOptions = {}) {
     this.path = resolve(path);
     this.validatePrefix = options.validatePrefix ?? structuralPrefixCheck;
     this.now = options.now ?? (() => new Date());
     this.lockTimeoutMs = options.lockTimeoutMs ?? 5_000;
+    this.recheckMs = options.recheckMs ?? 20;
   }
 
   private invalid(error: unknown): SandboxError {
@@ -83,10 +90,9 @@ export class GrantStore {
 
   private signature(): string | undefined {
     try {
-      const st = statSync(this.path, { bigint: true });
-      return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+      const st = statSync(this.path, { throwIfNoEntry: false });
+      return st === undefined ? undefined : `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw this.invalid(error);
     }
   }
@@ -105,12 +111,17 @@ export class GrantStore {
    * older policy version. Throws SandboxError `grants_invalid` for a broken file, which stays untouched.
    */
   read(): GrantsState {
+    const now = performance.now();
+    if (this.cache !== undefined && now - this.cache.checkedAt < this.recheckMs) return this.cache.state;
     const signature = this.signature();
     if (signature === undefined) {
       this.cache = undefined;
       return emptyGrantsState();
     }
-    if (this.cache !== undefined && this.cache.signature === signature) return this.cache.state;
+    if (this.cache !== undefined && this.cache.signature === signature) {
+      this.cache.checkedAt = now;
+      return this.cache.state;
+    }
     const text = this.readText();
     if (text === undefined) return emptyGrantsState();
     let parsed;
@@ -120,7 +131,7 @@ export class GrantStore {
       throw this.invalid(error);
     }
     if (parsed.kind === 'migrate') return this.withLock((state) => state, false);
-    this.cache = { signature, state: parsed.state };
+    this.cache = { signature, state: parsed.state, checkedAt: now };
     return parsed.state;
   }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Path primitives: containment, home expansion, root-aware symlink normalization and single-root
 // validation with symlink-traversal detection (reference §5.2).
-import { lstatSync, realpathSync } from 'node:fs';
+import { lstatSync, realpathSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
 
@@ -13,6 +13,52 @@ export interface PathCheck {
 }
 
 const OK: PathCheck = { code: null, reason: '' };
+
+// Within one evaluation the same prefixes are looked up many times (every root, the classifier's
+// write-scope check, the engine's path check); a memo scoped to that one call answers repeats.
+// Outside withFsMemo nothing is cached, so later calls always see the filesystem as it is.
+let statMemo: Map<string, Stats | NodeJS.ErrnoException | typeof MISSING_STAT> | undefined;
+const MISSING_STAT = Object.freeze({ missing: true });
+let realMemo: Map<string, string | undefined> | undefined;
+
+/** Runs `fn` with lstat/realpath results memoized for its duration only. */
+export function withFsMemo<T>(fn: () => T): T {
+  if (statMemo !== undefined) return fn();
+  statMemo = new Map();
+  realMemo = new Map();
+  try {
+    return fn();
+  } finally {
+    statMemo = undefined;
+    realMemo = undefined;
+  }
+}
+
+const MISSING = Symbol('missing');
+
+/** lstat that returns MISSING for ENOENT/ENOTDIR instead of throwing (exceptions are slow). */
+function lstatMemo(path: string): Stats | typeof MISSING {
+  const hit = statMemo?.get(path);
+  if (hit !== undefined) {
+    if (hit === MISSING_STAT) return MISSING;
+    if (hit instanceof Error) throw hit;
+    return hit as Stats;
+  }
+  let stat: Stats | undefined;
+  try {
+    stat = lstatSync(path, { throwIfNoEntry: false });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOTDIR') {
+      statMemo?.set(path, error as NodeJS.ErrnoException);
+      throw error;
+    }
+  }
+  const result = stat ?? MISSING;
+  if (result !== MISSING) statMemo?.set(path, result);
+  else statMemo?.set(path, MISSING_STAT);
+  return result;
+}
 
 /** True when `child` equals `parent` or lies beneath it (both absolute and clean). */
 export function isWithin(parent: string, child: string): boolean {
@@ -30,11 +76,15 @@ export function expandHome(path: string, home: string = homedir()): string {
 
 /** realpath, or undefined when it cannot be resolved. */
 export function tryRealpath(path: string): string | undefined {
+  if (realMemo?.has(path)) return realMemo.get(path);
+  let real: string | undefined;
   try {
-    return realpathSync.native(path);
+    real = realpathSync.native(path);
   } catch {
-    return undefined;
+    real = undefined;
   }
+  realMemo?.set(path, real);
+  return real;
 }
 
 /** realpath when possible, else the absolute clean path. */
@@ -57,7 +107,9 @@ export function normalizePrefixForRoot(abs: string, root: string): string {
     const next = join(current, parts[i] as string);
     let isLink = false;
     try {
-      isLink = lstatSync(next).isSymbolicLink();
+      const stat = lstatMemo(next);
+      if (stat === MISSING) return join(next, ...parts.slice(i + 1));
+      isLink = stat.isSymbolicLink();
     } catch {
       return join(next, ...parts.slice(i + 1));
     }
@@ -89,12 +141,11 @@ export function validateUnderRoot(root: string, path: string): PathCheck {
     current = join(current, segment);
     let stat;
     try {
-      stat = lstatSync(current);
+      stat = lstatMemo(current);
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') return OK;
       return { code: 'outside_workspace', reason: `${path}: ${(error as Error).message}` };
     }
+    if (stat === MISSING) return OK;
     if (!stat.isSymbolicLink()) continue;
     const target = tryRealpath(current);
     if (target === undefined) {
