@@ -14,6 +14,7 @@ import { buildLinuxSpec, type StdioMode } from '../backend/linux/spec.js';
 import type { SandboxBackendName, SandboxPlan } from '../backend/types.js';
 import { checkOptions, normalizeCommand, type SandboxCommand, type SandboxOptions } from './options.js';
 import { resolvePlan } from './plan.js';
+import { missingProtectedPaths, removeCreatedProtectedPaths } from './protected.js';
 
 /** How a sandboxed process ended. */
 export interface SandboxExit {
@@ -27,6 +28,8 @@ export interface SandboxExit {
   timedOut: boolean;
   /** The sandbox was killed because the AbortSignal fired. */
   aborted: boolean;
+  /** Protected paths (.zero, .agents, .git/hooks, ...) the command created; they were removed. */
+  protectedPathViolations: string[];
 }
 
 export interface SpawnSandboxedOptions extends SandboxOptions {
@@ -81,6 +84,7 @@ export class SandboxedProcess extends EventEmitter {
     const modes = options.stdio ?? ['pipe', 'pipe', 'pipe'];
     const stdio = modes.map((mode, i): StdioMode => (mode === 'inherit' ? i : mode)) as [StdioMode, StdioMode, StdioMode];
     const spec = buildLinuxSpec(plan, stdio, { landlockAbi: context.abi, isRoot: context.isRoot, arch: context.arch, bindingPath: nativeBindingPath() ?? '' });
+    const watched = missingProtectedPaths(plan.writeRoots);
     let resolveExit!: (exit: SandboxExit) => void;
     this.exited = new Promise((resolve) => (resolveExit = resolve));
     const onExit = (raw: { exitCode: number | null; signal: number | null; execErrno: number }) => {
@@ -92,6 +96,7 @@ export class SandboxedProcess extends EventEmitter {
         signal: raw.signal === null ? null : (SIGNAL_NAMES.get(raw.signal) ?? null),
         timedOut: this.#timedOut,
         aborted: this.#aborted,
+        protectedPathViolations: removeCreatedProtectedPaths(watched),
       };
       if (raw.execErrno !== 0) {
         const code = Object.entries(constants.errno).find(([, value]) => value === raw.execErrno)?.[0] ?? `errno ${raw.execErrno}`;
