@@ -4,7 +4,7 @@
 import { probeSync } from '../probe.js';
 import { openCliEngine } from '../policy/cli-support.js';
 import type { EngineWithConfig } from '../policy/create-engine.js';
-import { buildEnforcementReport, type EnforcementReport } from '../policy/loss-report.js';
+import { buildEnforcementReport, type EnforcementReport } from '../backend/enforcement.js';
 import { buildBackendJson, buildCapabilities, buildPolicyJson, buildRestrictions } from '../policy/report.js';
 import { flagBool, parseArgs } from './args.js';
 import type { CliIo } from './io.js';
@@ -61,7 +61,7 @@ function buildPlan(engine: EngineWithConfig, enforcement: EnforcementReport): Re
     requiresPlatformSandbox: !disabled,
     capabilities: buildCapabilities(policy, backend),
     restrictions: buildRestrictions(policy, backend),
-    enforcement: enforcement,
+    ...(disabled ? {} : { enforcement }),
   };
   if (!isNative && !disabled) {
     plan.refusal = `shell commands are refused rather than run unsandboxed: ${backend.message ?? 'no native sandbox'}`;
@@ -79,7 +79,7 @@ export async function runPolicy(argv: string[], io: CliIo): Promise<number> {
   const engine = await openCliEngine(io);
   const policy = engine.effectivePolicy();
   const backend = engine.backend();
-  const enforcement = buildEnforcementReport(policy, probeSync());
+  const enforcement = buildEnforcementReport(probeSync(), { network: policy.network });
   const plan = buildPlan(engine, enforcement);
   const effective = flagBool(args, 'effective');
   const writeRoots = engine.scope.writeRoots();
@@ -122,8 +122,11 @@ export async function runPolicy(argv: string[], io: CliIo): Promise<number> {
   }
   lines.push(`grants: ${engine.grantsPath}`);
   if (backend.message !== undefined) lines.push(`backend_message: ${backend.message}`);
-  for (const item of enforcement.enforced) lines.push(`enforced: ${item.aspect}`);
-  for (const item of enforcement.notEnforced) lines.push(`not_enforced: ${item.aspect} (${item.reason ?? ''})`);
+  if (policy.mode !== 'disabled') {
+    for (const item of enforcement.capabilities) {
+      lines.push(item.enforced ? `enforced: ${item.capability} (${item.by.join(', ')})` : `not_enforced: ${item.capability} (${item.reason ?? ''})`);
+    }
+  }
   if (effective) for (const r of plan.restrictions as string[]) lines.push(`restriction: ${r}`);
   for (const w of (plan.warnings as string[] | undefined) ?? []) lines.push(`warning: ${w}`);
   io.stdout(`${lines.join('\n')}\n`);
