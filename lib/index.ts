@@ -22,3 +22,5 @@ export type { ApprovalOutcome } from './policy/approval.js';
 export { loadSandboxConfig, resolveConfigPaths } from './policy/config.js';
 export { loadPolicySchemas } from './policy/load-schemas.js';
 export type { Block, CommandPrefixGrant, ConfigFile, Decision, Grant, GrantsFile, Policy, Request, RequestPermissionProfile, RiskInfo, SandboxConfig } from './policy/schema.js';
+export { authorizeCommand, formatBlockError } from './policy/authorize.js';
+export type { Authorization, AuthorizeOptions, PermissionPrompt } from './policy/authorize.js';
