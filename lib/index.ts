@@ -24,3 +24,31 @@ export { loadPolicySchemas } from './policy/load-schemas.js';
 export type { Block, CommandPrefixGrant, ConfigFile, Decision, Grant, GrantsFile, Policy, Request, RequestPermissionProfile, RiskInfo, SandboxConfig } from './policy/schema.js';
 export { authorizeCommand, formatBlockError } from './policy/authorize.js';
 export type { Authorization, AuthorizeOptions, PermissionPrompt } from './policy/authorize.js';
+export { analyzeCommand, analyzeArgv } from './bash/analyze.js';
+export { classifyCommand } from './bash/classify.js';
+export type { CommandClassification } from './bash/classify.js';
+export { classifyRisk, normalizeSideEffect, requestCommand } from './bash/risk.js';
+export type { RiskContext } from './bash/risk.js';
+export { detectInteractiveCommand } from './bash/interactive.js';
+export type { InteractiveVerdict } from './bash/interactive.js';
+export { isKnownSafeSegment, isMsysProneCommandName } from './bash/known-safe.js';
+export {
+  normalizeLauncherName,
+  validateCommandPrefix,
+  isUnsafePrefix,
+  proposeCommandPrefix,
+  matchCommandPrefix,
+} from './bash/prefix.js';
+export type { PrefixValidation, PrefixProposalInput, PrefixGrants, PrefixMatch } from './bash/prefix.js';
+export type {
+  SideEffect,
+  RiskLevel,
+  RiskCategory,
+  Risk,
+  PermissionMode,
+  RiskRequest,
+  SimpleCommand,
+  CommandAnalysis,
+  AnalysisReasons,
+  AnalyzeOptions,
+} from './bash/types.js';

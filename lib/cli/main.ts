@@ -11,6 +11,7 @@ A sandbox runtime for the shell commands coding agents run.
 
 Commands:
   run        run one command inside the sandbox
+  analyze    show what a shell command runs and how risky it is
   check      show what the permission engine decides for a tool request
   policy     show the sandbox policy, backend and what this machine enforces
   grants     list, add, revoke or clear persistent sandbox grants
@@ -23,6 +24,7 @@ type Handler = (argv: string[], io: CliIo) => Promise<number>;
 
 const COMMANDS: Record<string, () => Promise<Handler>> = {
   run: async () => (await import('./run.js')).runRun,
+  analyze: async () => (await import('./analyze.js')).runAnalyze,
   doctor: async () => (await import('./doctor.js')).runDoctor,
   check: async () => (await import('./check.js')).runCheck,
   policy: async () => (await import('./policy.js')).runPolicy,

@@ -64,6 +64,8 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
     timeoutMs = Math.max(1, Math.round(seconds * 1000));
   }
   const options: SandboxOptions = {
+    // One command per process: a prewarmed sandbox would never be used.
+    prewarm: false,
     network,
     allowWrite: flagList(args, 'allow-write'),
     allowRead: flagList(args, 'allow-read'),

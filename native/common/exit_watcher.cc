@@ -20,6 +20,7 @@ namespace {
 
 constexpr int32_t kReportExecFailed = 1;
 constexpr int32_t kReportExited = 2;
+constexpr int32_t kReportLaunchFailed = 3;
 
 }  // namespace
 
@@ -32,13 +33,14 @@ Registry::~Registry() {
     if (!watch->reaped) uv_poll_stop(&watch->pid_poll);
     close(watch->pidfd);
     close(watch->report_fd);
+    if (watch->control_fd >= 0) close(watch->control_fd);
     uv_close(reinterpret_cast<uv_handle_t*>(&watch->report_poll), OnClosed);
     uv_close(reinterpret_cast<uv_handle_t*>(&watch->pid_poll), OnClosed);
   }
   watches_.clear();
 }
 
-void Registry::Add(long long pid, int pidfd, int report_fd, Napi::Function callback) {
+void Registry::Add(long long pid, int pidfd, int report_fd, Napi::Function callback, int control_fd) {
   uv_loop_t* loop = nullptr;
   napi_get_uv_event_loop(env_, &loop);
   Watch* watch = new Watch();
@@ -46,6 +48,7 @@ void Registry::Add(long long pid, int pidfd, int report_fd, Napi::Function callb
   watch->pid = pid;
   watch->pidfd = pidfd;
   watch->report_fd = report_fd;
+  watch->control_fd = control_fd;
   watch->callback = Napi::Persistent(callback);
   watch->context = new Napi::AsyncContext(env_, "zero-sandbox:exit");
   int flags = fcntl(report_fd, F_GETFL);
@@ -58,6 +61,21 @@ void Registry::Add(long long pid, int pidfd, int report_fd, Napi::Function callb
   uv_poll_start(&watch->report_poll, UV_READABLE, OnReport);
   uv_poll_start(&watch->pid_poll, UV_READABLE, OnPidfd);
   watches_[pid] = watch;
+  if (control_fd >= 0) SetRef(watch, false);
+}
+
+Watch* Registry::Find(long long pid) {
+  auto it = watches_.find(pid);
+  return it == watches_.end() ? nullptr : it->second;
+}
+
+void Registry::SetRef(Watch* watch, bool ref) {
+  uv_handle_t* handles[2] = {reinterpret_cast<uv_handle_t*>(&watch->report_poll),
+                             reinterpret_cast<uv_handle_t*>(&watch->pid_poll)};
+  for (uv_handle_t* handle : handles) {
+    if (ref) uv_ref(handle);
+    else uv_unref(handle);
+  }
 }
 
 bool Registry::Signal(long long pid, int sig) {
@@ -76,7 +94,7 @@ void Registry::DrainReport(Watch* watch) {
       watch->report_done = true;  // EOF (init is gone) or a torn record
       return;
     }
-    if (record[0] == kReportExecFailed) watch->exec_errno = record[1];
+    if (record[0] == kReportExecFailed || record[0] == kReportLaunchFailed) watch->exec_errno = record[1];
     if (record[0] == kReportExited) {
       watch->command_exited = true;
       watch->command_status = record[1];
@@ -155,6 +173,8 @@ void Registry::MaybeFinish(Watch* watch) {
   if (!watch->report_done || !watch->reaped) return;
   close(watch->report_fd);
   close(watch->pidfd);
+  if (watch->control_fd >= 0) close(watch->control_fd);
+  watch->control_fd = -1;
   watches_.erase(watch->pid);
   uv_close(reinterpret_cast<uv_handle_t*>(&watch->report_poll), OnClosed);
   uv_close(reinterpret_cast<uv_handle_t*>(&watch->pid_poll), OnClosed);

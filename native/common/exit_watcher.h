@@ -20,6 +20,7 @@ struct Watch {
   long long pid = -1;
   int pidfd = -1;
   int report_fd = -1;
+  int control_fd = -1;       // prewarmed sandboxes: our end of the launch socket until used
   bool delivered = false;
   bool report_done = false;   // EOF or final record seen on the report pipe
   bool reaped = false;
@@ -38,7 +39,11 @@ class Registry {
   ~Registry();
 
   // Starts watching; `callback` receives {exitCode, signal, execErrno, commandExited} once.
-  void Add(long long pid, int pidfd, int report_fd, Napi::Function callback);
+  // A prewarmed sandbox also hands over its launch socket and starts unreferenced (idle).
+  void Add(long long pid, int pidfd, int report_fd, Napi::Function callback, int control_fd = -1);
+  Watch* Find(long long pid);
+  // Whether the watch keeps the event loop alive (idle prewarmed sandboxes do not).
+  void SetRef(Watch* watch, bool ref);
   // Sends a signal through the pidfd (immune to pid reuse). False once the sandbox has reported.
   bool Signal(long long pid, int sig);
   size_t Size() const { return watches_.size(); }
