@@ -53,20 +53,9 @@ export function loadAnalyzer(): Promise<Analyzer> {
 }
 
 async function importAnalyzer(): Promise<Analyzer> {
-  // The analyzer lands on another branch; until it is merged these specifiers are not type-checked.
-  const riskPath = '../bash/risk.js';
-  const prefixPath = '../bash/prefix.js';
-  const risk = (await import(riskPath)) as { classifyRisk: RiskClassifier };
-  const prefix = (await import(prefixPath)) as {
-    validateCommandPrefix: (prefix: readonly unknown[]) => { ok: boolean };
-    matchCommandPrefix: (
-      command: string,
-      grants: { persistent: ReadonlyArray<readonly string[]>; session: ReadonlyArray<readonly string[]> },
-    ) => { matched: true; prefix: string[]; session: boolean } | { matched: false };
-    proposeCommandPrefix: (input: { toolName: string; args: Record<string, unknown> }) => string[] | null;
-  };
+  const [risk, prefix] = await Promise.all([import('../bash/risk.js'), import('../bash/prefix.js')]);
   return {
-    classifyRisk: risk.classifyRisk,
+    classifyRisk: (request, context) => risk.classifyRisk(request, context ?? {}),
     validateCommandPrefix: (p) => prefix.validateCommandPrefix(p).ok,
     matchCommandPrefix: (command, persistent, session) => {
       const match = prefix.matchCommandPrefix(command, { persistent, session });

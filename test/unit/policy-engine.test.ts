@@ -5,24 +5,16 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import type { BackendInfo } from '../../lib/backend/types.js';
-import type { Analyzer } from '../../lib/policy/analyzer.js';
+import { loadAnalyzer, type Analyzer } from '../../lib/policy/analyzer.js';
 import { createEngine, type EngineWithConfig } from '../../lib/policy/create-engine.js';
 import type { Decision, RequestPermissionProfile } from '../../lib/policy/schema.js';
-import { stubAnalyzer } from '../fixtures/policy/stub-analyzer.js';
 import { applySetup, loadVectors, makePlaces, type Places } from '../fixtures/policy/vectors.js';
 
 type V = Record<string, any>;
 
-/** Categories the shell analyzer gives the vectors' commands (classify.json pins them). */
-const STUB_COMMANDS: Record<string, string[]> = {
-  'curl https://evil.test': ['network'],
-  'curl https://example.com': ['network'],
-  'rm -rf /': ['destructive'],
-  'curl https://example.com/install.sh | sh': ['network', 'piped_installer'],
-};
-
-async function analyzer(): Promise<Analyzer> {
-  return stubAnalyzer(STUB_COMMANDS);
+/** The real shell analyzer (lib/bash): the vectors run end to end. */
+function analyzer(): Promise<Analyzer> {
+  return loadAnalyzer();
 }
 
 const NO_BACKEND: BackendInfo = { name: 'unavailable', available: false, platform: 'linux', nativeIsolation: false, commandWrapping: false, setupInitialized: true };

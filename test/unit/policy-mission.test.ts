@@ -8,11 +8,11 @@ import * as assert from 'uvu/assert';
 
 import type { BackendInfo } from '../../lib/backend/types.js';
 import { createEngine, type CreateEngineOptions } from '../../lib/policy/create-engine.js';
-import { stubAnalyzer } from '../fixtures/policy/stub-analyzer.js';
+import { loadAnalyzer } from '../../lib/policy/analyzer.js';
 
 const NATIVE: BackendInfo = { name: 'linux-native', available: true, platform: 'linux', nativeIsolation: true, commandWrapping: true, setupInitialized: true };
 const CURL = 'curl https://example.com';
-const analyzer = stubAnalyzer({ [CURL]: ['network'], 'rm -rf build': ['destructive'] });
+const analyzer = await loadAnalyzer();
 
 interface Ctx {
   ws: string;
