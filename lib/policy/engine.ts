@@ -335,7 +335,11 @@ export class Engine {
 
   private matchPrefix(toolName: string, args: Record<string, unknown>): { prefix: string[]; session: boolean } | undefined {
     const command = commandOf(args);
-    if (command === undefined) return undefined;
+    return command === undefined ? undefined : this.matchCommandPrefix(toolName, command);
+  }
+
+  /** The approved prefix (persistent first, then session) covering a command, if any. */
+  matchCommandPrefix(toolName: string, command: string): { prefix: string[]; session: boolean } | undefined {
     const session = this.sessionPrefixes.get(toolName) ?? [];
     let persistent: string[][];
     try {
