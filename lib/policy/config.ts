@@ -91,21 +91,17 @@ async function validate(file: string, data: unknown): Promise<SandboxConfig | un
 /** Reads and merges the config files. The project file may only tighten the user settings. */
 export async function loadSandboxConfig(paths: ConfigPaths): Promise<LoadedConfig> {
   const loaded: LoadedConfig = { policy: {}, extraWriteRoots: [], envPass: [], files: [], warnings: [] };
-  if (paths.user) {
-    const data = readJson(paths.user);
-    if (data !== undefined) {
-      loaded.files.push(paths.user);
-      const sandbox = await validate(paths.user, data);
-      if (sandbox !== undefined) applyUser(paths.user, sandbox, loaded);
-    }
-  }
-  if (paths.project) {
-    const data = readJson(paths.project);
-    if (data !== undefined) {
-      loaded.files.push(paths.project);
-      const sandbox = await validate(paths.project, data);
-      if (sandbox !== undefined) applyProject(paths.project, sandbox, loaded);
-    }
+  const sources: Array<[string | null | undefined, typeof applyUser]> = [
+    [paths.user, applyUser],
+    [paths.project, applyProject],
+  ];
+  for (const [file, apply] of sources) {
+    if (!file) continue;
+    const data = readJson(file);
+    if (data === undefined) continue;
+    loaded.files.push(file);
+    const sandbox = await validate(file, data);
+    if (sandbox !== undefined) apply(file, sandbox, loaded);
   }
   return loaded;
 }
