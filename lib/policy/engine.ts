@@ -2,7 +2,7 @@
 // The permission engine: evaluate(request) → Decision in the reference's order of checks (§2.1)
 // with the decisions.md changes, plus persistent/session grants, command prefixes and
 // request-permission overlays. Pure TypeScript; zod and tree-sitter are never loaded here eagerly.
-import { isAbsolute, relative, sep } from 'node:path';
+import { isAbsolute } from 'node:path';
 
 import type { BackendInfo } from '../backend/types.js';
 import { SandboxError } from '../errors.js';
@@ -12,7 +12,6 @@ import {
   normalizePermission,
   normalizePermissionMode,
   normalizeSideEffect,
-  PROTECTED_SEGMENTS,
   REASON_DESTRUCTIVE,
   REASON_ESCALATED_SANDBOX_REQUIRED,
   REASON_NETWORK_BLOCKED,
@@ -25,21 +24,30 @@ import { normalizeGrantRecord } from './grants-file.js';
 import type { GrantInput, GrantStore } from './grants-store.js';
 import { buildOverlaidLists, buildGrantProfile, normalizeRequestPermissions, type PermissionOverlay } from './overlays.js';
 import { isPatchEscape } from './patch.js';
-import { checkRequestPath, collectRequestPaths, type PathBlock } from './path-check.js';
+import { checkRequestPath, collectRequestPaths, touchesProtectedPath, type PathBlock } from './path-check.js';
+import { blockDecision, commandOf, deny, isReentrant, riskPathCode, splitPlainCommand, withGrantsError } from './decision-helpers.js';
 import { buildPathLists, buildReadExclusionGlobs, pathListsActive, type PathLists } from './path-lists.js';
-import { isWithin, resolveBestEffort, withFsMemo } from './paths.js';
+import { resolveBestEffort, withFsMemo } from './paths.js';
 import type { Block, CommandPrefixGrant, Decision, Grant, Policy, Request, RequestPermissionProfile } from './schema.js';
 import { WorkspaceScope } from './scope.js';
 
 /** Everything an Engine is built from (createEngine resolves the defaults). */
 export interface EngineParts {
+  /** Absolute, symlink-resolved workspace root ('' for none). */
   workspaceRoot: string;
+  /** Base policy before request-permission overlays. */
   policy: Policy;
+  /** Write/read roots of the workspace. */
   scope: WorkspaceScope;
+  /** Persistent grants; undefined for an engine without a store. */
   store: GrantStore | undefined;
+  /** Risk classifier and prefix rules. */
   analyzer: Analyzer;
+  /** Supplies the backend on first use. */
   backend: () => BackendInfo;
+  /** Environment (re-entrancy markers). */
   env: NodeJS.ProcessEnv;
+  /** Platform for path semantics. */
   platform: string;
 }
 
@@ -53,16 +61,6 @@ const SCOPE_LESS = undefined;
 
 function riskOf(risk: AnalyzerRisk): Decision['risk'] {
   return { level: risk.level, categories: [...risk.categories], reason: risk.reason };
-}
-
-function riskPathCode(code: string | null): 'symlink_traversal' | 'out_of_workspace' | null {
-  if (code === null) return null;
-  return code === 'symlink_traversal' ? 'symlink_traversal' : 'out_of_workspace';
-}
-
-/** True when both re-entrancy markers are set: we already run inside a sandbox. */
-export function isReentrant(env: NodeJS.ProcessEnv): boolean {
-  return env.ZERO_SANDBOXED === '1' && (env.ZERO_SANDBOX_BACKEND ?? '').trim() !== '';
 }
 
 /** The permission engine. Create it with createEngine(). */
@@ -181,7 +179,8 @@ export class Engine {
     return withFsMemo(() => this.evaluateOnce(request, options));
   }
 
-  private evaluateOnce(request: Request, options: EvaluateOptions): Decision {
+  private evaluateOnce(input: Request, options: EvaluateOptions): Decision {
+    const request = (typeof input === 'object' && input !== null ? input : {}) as Request;
     const toolName = typeof request.toolName === 'string' ? request.toolName.trim() : '';
     const args = typeof request.args === 'object' && request.args !== null ? (request.args as Record<string, unknown>) : {};
     const sideEffect = normalizeSideEffect(request.sideEffect);
@@ -308,7 +307,7 @@ export class Engine {
     if (c.permission === 'allow') return { action: 'allow', reason: toolReason ?? 'tool safety allows execution', risk };
     // 20: workspace file mutation.
     if (c.policy.enforceWorkspace && c.root !== '' && sideEffect === 'write' && FILE_MUTATION_TOOLS.has(toolName) && paths.length > 0) {
-      if (!paths.some((p) => this.touchesProtected(p, c.root, c.scope))) {
+      if (!paths.some((p) => touchesProtectedPath(p, c.root, c.scope.writeRoots()))) {
         return { action: 'allow', reason: 'workspace write is allowed', risk, autoAllowed: true };
       }
     }
@@ -320,17 +319,6 @@ export class Engine {
     if (granted) return { action: 'allow', reason: 'explicitly approved for this call', risk };
     if (mode === 'unsafe') return { action: 'allow', reason: 'unsafe mode allows execution', risk };
     return { action: 'prompt', reason: toolReason ?? 'tool requires approval before execution', risk };
-  }
-
-  private touchesProtected(path: string, root: string, scope: WorkspaceScope): boolean {
-    const abs = isAbsolute(path) ? path : `${root}${sep}${path}`;
-    for (const writeRoot of scope.writeRoots()) {
-      if (!isWithin(writeRoot, abs)) continue;
-      const first = relative(writeRoot, abs).split(sep)[0] ?? '';
-      if (PROTECTED_SEGMENTS.has(first)) return true;
-    }
-    const first = relative(root, abs).split(sep)[0] ?? '';
-    return PROTECTED_SEGMENTS.has(first);
   }
 
   private matchPrefix(toolName: string, args: Record<string, unknown>): { prefix: string[]; session: boolean } | undefined {
@@ -511,39 +499,3 @@ export class Engine {
   }
 }
 
-/** The command string of a request: the first non-empty of command, cmd, script, shell. */
-export function commandOf(args: Record<string, unknown>): string | undefined {
-  for (const key of ['command', 'cmd', 'script', 'shell']) {
-    const value = args[key];
-    if (value === undefined || value === null) continue;
-    const text = (typeof value === 'string' ? value : JSON.stringify(value)).trim();
-    if (text !== '') return text;
-  }
-  return undefined;
-}
-
-/** argv of a command made only of plain words; undefined when it uses any shell syntax. */
-export function splitPlainCommand(command: string): string[] | undefined {
-  const words = command.trim().split(/[ \t]+/);
-  return words.every((w) => /^[A-Za-z0-9_./:=@%+,-]+$/.test(w)) ? words : undefined;
-}
-
-function deny(risk: Decision['risk'], code: Block['code'], toolName: string, reason: string, recoverable = false): Decision {
-  return { action: 'deny', reason, risk, block: { code, toolName, action: 'deny', risk, reason, recoverable } };
-}
-
-function blockDecision(action: 'deny' | 'prompt', risk: Decision['risk'], toolName: string, block: PathBlock): Decision {
-  return {
-    action,
-    reason: block.reason,
-    risk,
-    block: { code: block.code, toolName, action, risk, path: block.path, reason: block.reason, recoverable: action === 'prompt' },
-  };
-}
-
-function withGrantsError(decision: Decision, error: string): Decision {
-  const suffix = `; grants file unusable, no grant or auto-allow honoured: ${error}`;
-  const out: Decision = { ...decision, reason: `${decision.reason ?? decision.action}${suffix}` };
-  if (decision.block !== undefined) out.block = { ...decision.block, reason: `${decision.block.reason}${suffix}` };
-  return out;
-}

@@ -7,7 +7,9 @@ import type { Grant } from './schema.js';
 
 /** A request or grant scope: kind '' is tool-wide. */
 export interface DerivedScope {
+  /** The scope value: a path (raw or absolute) or a lower-case host; '' when tool-wide. */
   raw: string;
+  /** file, dir, host, or '' for tool-wide. */
   kind: '' | 'file' | 'dir' | 'host';
 }
 

@@ -14,8 +14,11 @@ export type PrefixValidator = (prefix: readonly string[]) => boolean;
 
 /** The in-memory state of a grants file. */
 export interface GrantsState {
+  /** Tool → grants. */
   grants: Record<string, Grant[]>;
+  /** Tool → command prefixes. */
   commandPrefixes: Record<string, CommandPrefixGrant[]>;
+  /** The last migration, kept until its notice was shown. */
   migration?: GrantsMigration;
 }
 

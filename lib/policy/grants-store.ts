@@ -34,10 +34,15 @@ export function resolveGrantsPath(env: NodeJS.ProcessEnv = process.env): string 
 
 /** Input of a new grant; the scope is stored as given (callers resolve it first). */
 export interface GrantInput {
+  /** Tool name (letters, digits, `.`, `_`, `-`). */
   toolName: string;
+  /** allow or deny; anything else is refused. */
   decision: 'allow' | 'deny' | string;
+  /** Absolute path or host; absent for tool-wide. */
   scope?: string;
+  /** file, dir, host, or ''/absent for tool-wide. */
   scopeKind?: '' | 'file' | 'dir' | 'host' | string;
+  /** Why (secrets are redacted before storing). */
   reason?: string;
 }
 

@@ -11,17 +11,25 @@ import { normalizeExtraRoot } from './scope.js';
 
 /** A normalized request: absolute, de-duplicated paths. */
 export interface NormalizedPermissions {
+  /** Shell network access requested. */
   network: boolean;
+  /** Paths (or, once widened, directories) to read. */
   read: string[];
+  /** Paths (or, once widened, directories) to write. */
   write: string[];
+  /** Paths to deny reading. */
   denyRead: string[];
 }
 
 /** One applied overlay. */
 export interface PermissionOverlay {
+  /** Widens the network to allow. */
   network: boolean;
+  /** Added to policy.allowRead. */
   allowRead: string[];
+  /** Added to policy.allowWrite. */
   allowWrite: string[];
+  /** Added to policy.denyRead. */
   denyRead: string[];
 }
 

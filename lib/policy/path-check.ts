@@ -1,26 +1,33 @@
 // SPDX-License-Identifier: MIT
 // Validates one request path against the policy lists and the scope for a side effect (reference
 // §5.8), and gathers the paths a request names (§5.5, §5.6).
-import { isAbsolute, join, normalize } from 'node:path';
+import { isAbsolute, join, normalize, relative, sep } from 'node:path';
 
-import { PATH_ARG_KEYS, REASON_NO_WORKSPACE_ROOT } from './constants.js';
+import { PATH_ARG_KEYS, PROTECTED_SEGMENTS, REASON_NO_WORKSPACE_ROOT } from './constants.js';
 import { parsePatchPaths, patchText } from './patch.js';
 import { allowWriteCovers, isReadDenied, isWriteDenied, type PathLists } from './path-lists.js';
-import type { PathCheck } from './paths.js';
+import { isWithin, type PathCheck } from './paths.js';
 import type { WorkspaceScope } from './scope.js';
 
 /** A path block before it becomes a Block: `denied` is a list hit. */
 export interface PathBlock {
+  /** Block code. */
   code: 'outside_workspace' | 'symlink_traversal' | 'denied';
+  /** Human reason (the reference's texts for outside paths). */
   reason: string;
+  /** The path as the request gave it. */
   path: string;
 }
 
 /** Inputs of checkRequestPath. */
 export interface PathCheckContext {
+  /** Normalized side effect of the request. */
   sideEffect: string;
+  /** Scope to validate against. */
   scope: WorkspaceScope;
+  /** Resolved policy lists. */
   lists: PathLists;
+  /** Whether any list entry exists. */
   listsActive: boolean;
   /** policy.enforceWorkspace (before the root check). */
   policyEnforce: boolean;
@@ -73,4 +80,14 @@ export function collectRequestPaths(toolName: string, args: Record<string, unkno
     }
   }
   return { paths, patchPaths };
+}
+
+/** Whether a write path's first segment below its write root (or the workspace) is `.git`, `.zero` or `.agents`. */
+export function touchesProtectedPath(path: string, root: string, writeRoots: readonly string[]): boolean {
+  const abs = isAbsolute(path) ? normalize(path) : join(root, path);
+  for (const writeRoot of writeRoots) {
+    if (!isWithin(writeRoot, abs)) continue;
+    if (PROTECTED_SEGMENTS.has(relative(writeRoot, abs).split(sep)[0] ?? '')) return true;
+  }
+  return root !== '' && PROTECTED_SEGMENTS.has(relative(root, abs).split(sep)[0] ?? '');
 }

@@ -9,17 +9,25 @@ import { expandHome, isWithin, normalizePrefixForRoot, tryRealpath, validateUnde
 
 /** Resolved, existing list entries. */
 export interface PathLists {
+  /** Paths that must not be read. */
   denyRead: string[];
+  /** Carve-outs inside denyRead entries. */
   allowRead: string[];
+  /** Paths that must not be written. */
   denyWrite: string[];
+  /** Extra directories writes may go to (existing, never `/`). */
   allowWrite: string[];
 }
 
 /** The raw list fields of a policy. */
 export interface PathListInput {
+  /** Raw denyRead entries. */
   denyRead?: readonly string[] | undefined;
+  /** Raw allowRead entries. */
   allowRead?: readonly string[] | undefined;
+  /** Raw denyWrite entries. */
   denyWrite?: readonly string[] | undefined;
+  /** Raw allowWrite entries. */
   allowWrite?: readonly string[] | undefined;
 }
 

@@ -11,7 +11,9 @@ import { expandHome, isWithin, resolveBestEffort, tryRealpath, validateUnderRoot
 
 /** Environment and platform the scope reads its temp roots from. */
 export interface ScopeOptions {
+  /** Environment for $TMPDIR / %TEMP% (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /** Platform whose temp roots apply (default process.platform). */
   platform?: NodeJS.Platform | string;
 }
 
