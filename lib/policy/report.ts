@@ -80,27 +80,49 @@ export interface CheckReportInput {
   grantsError: string | undefined;
 }
 
-/** The `check --json` report. */
-export function buildCheckReport(input: CheckReportInput): Record<string, unknown> {
+/** The `check --json` report (reference §7.2 shape). */
+export interface CheckReport {
+  /** The tool checked. */
+  tool: string;
+  /** Policy, backend, restrictions and workspace the decision was made under. */
+  plan: {
+    policy: { mode: string; network: string; enforceWorkspace: boolean; effectiveMode: string };
+    backend: Record<string, unknown>;
+    restrictions: string[];
+    workspaceRoot: string;
+  };
+  /** The decision, with the block when there is one. */
+  decision: {
+    action: string;
+    reason: string;
+    risk: { level: string; categories: string[]; reason: string };
+    grantMatched: boolean;
+    grant?: Grant;
+    commandPrefix?: string[];
+    autoAllowed?: boolean;
+    block?: { code: string; toolName: string; action: string; path?: string; reason: string; recoverable: boolean };
+  };
+  /** The persistent grant for the tool and path (or workspace), or why it could not be read. */
+  grant: { toolName: string; matched: boolean; grant?: Grant; error?: string };
+}
+
+/** Builds the `check --json` report. */
+export function buildCheckReport(input: CheckReportInput): CheckReport {
   const { decision } = input;
-  const decisionJson: Record<string, unknown> = {
+  const out: CheckReport['decision'] = {
     action: decision.action,
     reason: decision.reason ?? '',
     risk: { level: decision.risk.level, categories: decision.risk.categories, reason: decision.risk.reason },
     grantMatched: decision.grantMatched === true,
   };
-  if (decision.grant !== undefined) decisionJson.grant = decision.grant;
-  if (decision.commandPrefix !== undefined) decisionJson.commandPrefix = decision.commandPrefix;
-  if (decision.autoAllowed) decisionJson.autoAllowed = true;
+  if (decision.grant !== undefined) out.grant = decision.grant;
+  if (decision.commandPrefix !== undefined) out.commandPrefix = decision.commandPrefix;
+  if (decision.autoAllowed) out.autoAllowed = true;
   if (decision.block !== undefined) {
     const b = decision.block;
-    const block: Record<string, unknown> = { code: b.code, toolName: b.toolName ?? input.tool, action: b.action };
-    if (b.path !== undefined) block.path = b.path;
-    block.reason = b.reason;
-    block.recoverable = b.recoverable;
-    decisionJson.block = block;
+    out.block = { code: b.code, toolName: b.toolName ?? input.tool, action: b.action, ...(b.path === undefined ? {} : { path: b.path }), reason: b.reason, recoverable: b.recoverable };
   }
-  const grant: Record<string, unknown> = { toolName: input.tool, matched: input.grant !== undefined };
+  const grant: CheckReport['grant'] = { toolName: input.tool, matched: input.grant !== undefined };
   if (input.grant !== undefined) grant.grant = input.grant;
   if (input.grantsError !== undefined) grant.error = input.grantsError;
   return {
@@ -111,26 +133,25 @@ export function buildCheckReport(input: CheckReportInput): Record<string, unknow
       restrictions: buildRestrictions(input.policy, input.backend),
       workspaceRoot: input.workspaceRoot,
     },
-    decision: decisionJson,
+    decision: out,
     grant,
   };
 }
 
 /** The `check` text output. */
-export function formatCheckText(report: ReturnType<typeof buildCheckReport>): string {
-  const r = report as any;
+export function formatCheckText(r: CheckReport): string {
   const lines = [`Sandbox check: ${r.tool}`, `decision: ${r.decision.action}`];
   if (r.decision.reason) lines.push(`reason: ${r.decision.reason}`);
   lines.push(`risk: ${r.decision.risk.level}${r.decision.risk.categories.length ? ` [${r.decision.risk.categories.join(', ')}]` : ''}`);
   const b = r.decision.block;
   if (b) lines.push(`block: [${b.code}] ${b.reason}${b.path ? ` (path: ${b.path})` : ''}`);
   if (r.decision.commandPrefix) lines.push(`command prefix: ${r.decision.commandPrefix.join(' ')} (still sandboxed)`);
-  lines.push(r.grant.matched ? `grant: matched ${r.grant.grant.decision}` : 'grant: no grant matched this action');
+  lines.push(r.grant.grant ? `grant: matched ${r.grant.grant.decision}` : 'grant: no grant matched this action');
   if (r.grant.error) lines.push(`grants error: ${r.grant.error}`);
   const p = r.plan.policy;
   lines.push(`policy: mode=${p.mode} network=${p.network} enforceWorkspace=${p.enforceWorkspace}`);
-  lines.push(`backend: ${r.plan.backend.name} (available=${r.plan.backend.available})`);
-  lines.push('restrictions:', ...r.plan.restrictions.map((x: string) => `  - ${x}`));
+  lines.push(`backend: ${String(r.plan.backend.name)} (available=${String(r.plan.backend.available)})`);
+  lines.push('restrictions:', ...r.plan.restrictions.map((x) => `  - ${x}`));
   return `${lines.join('\n')}\n`;
 }
 

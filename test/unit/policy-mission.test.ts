@@ -233,4 +233,21 @@ test('in-process network tools are exempt from the shell network policy', async 
   }
 });
 
+test('a cancelled evaluation is a context_canceled deny; garbage requests never throw', async () => {
+  const c = dirs();
+  try {
+    const engine = await make(c);
+    const d = engine.evaluate({ toolName: 'read_file', sideEffect: 'read', permission: 'allow', args: { path: 'a' } }, { signal: AbortSignal.abort() });
+    assert.is(d.action, 'deny');
+    assert.is(d.block?.code, 'context_canceled');
+    assert.is(d.block?.recoverable, false);
+    const weird = engine.evaluate(null as never);
+    assert.is(weird.action, 'prompt');
+    assert.ok(weird.risk.categories.includes('out_of_workspace'), 'an unknown side effect is the critical out_of_workspace');
+    assert.is(engine.evaluate({ toolName: 'x', sideEffect: 'read', args: { path: 42, url: {}, command: ['a'] } as never }).action, 'prompt');
+  } finally {
+    c.done();
+  }
+});
+
 test.run();
