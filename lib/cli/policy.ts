@@ -2,6 +2,7 @@
 // `zero-sandbox policy [--json] [--effective]`: the policy from config, the backend, what it
 // enforces natively and what it cannot (then runs are refused, never weakened).
 import { probeSync } from '../probe.js';
+import { existingCredentialPaths } from '../sandbox/plan.js';
 import { openCliEngine } from '../policy/cli-support.js';
 import type { EngineWithConfig } from '../policy/create-engine.js';
 import { buildEnforcementReport, type EnforcementReport } from '../backend/enforcement.js';
@@ -45,6 +46,7 @@ function buildPlan(engine: EngineWithConfig, enforcement: EnforcementReport): Re
           protectedMetadataNames: ['.zero', '.agents'],
         })),
         ...(lists.denyRead.length > 0 ? { denyRead: lists.denyRead } : {}),
+        denyReadIfExists: existingCredentialPaths([process.env], writeRoots),
         ...(lists.denyWrite.length > 0 ? { denyWrite: lists.denyWrite } : {}),
         includePlatformRoots: true,
         privateTemp: true,

@@ -10,16 +10,18 @@ import { makeCliPlace } from '../fixtures/policy/cli-env.js';
 test('policy --json has the reference keys, the profile and the loss report', async () => {
   const p = makeCliPlace();
   try {
+    p.write(join(p.config, 'zero', 'config.json'), '{"sandbox": {}}');
     const r = await runCli(['policy', '--json'], { env: p.env, cwd: p.ws });
     assert.is(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout);
-    assert.equal(Object.keys(out), ['policy', 'backend', 'plan', 'grantsPath', 'permissionProfileNote']);
+    assert.equal(Object.keys(out), ['policy', 'backend', 'plan', 'grantsPath', 'permissionProfileNote', 'configFiles']);
     assert.equal(out.policy, { mode: 'enforce', network: 'deny', enforceWorkspace: true });
     assert.is(out.grantsPath, p.grants);
     assert.is(out.plan.workspaceRoot, p.ws);
     const roots = out.plan.permissionProfile.fileSystem.writeRoots;
     assert.equal(roots[0], { root: p.ws, readOnlySubpaths: [`${p.ws}/.git/hooks`, `${p.ws}/.git/config`], protectedMetadataNames: ['.zero', '.agents'] });
     assert.is(out.plan.permissionProfile.network.mode, 'deny');
+    assert.ok(out.plan.permissionProfile.fileSystem.denyReadIfExists.includes(join(p.config, 'zero', 'config.json')), 'the zero config dir is hidden from commands');
     const e = out.plan.enforcement;
     assert.ok(Array.isArray(e.capabilities) && e.capabilities.length > 0);
     assert.is(e.complete, e.capabilities.every((c: { enforced: boolean }) => c.enforced));
