@@ -3,7 +3,7 @@
 // validation with symlink-traversal detection (reference §5.2).
 import { lstatSync, realpathSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, join, normalize, relative, resolve, sep } from 'node:path';
+import { isAbsolute, join, normalize, resolve, sep } from 'node:path';
 
 /** Outcome of validating one path against one root. */
 export interface PathCheck {
@@ -131,11 +131,11 @@ export function normalizePrefixForRoot(abs: string, root: string): string {
  */
 export function validateUnderRoot(root: string, path: string): PathCheck {
   const abs = normalizePrefixForRoot(isAbsolute(path) ? normalize(path) : join(root, path), root);
-  const rel = relative(root, abs);
+  // Both are absolute and normalized, so containment is a prefix test (cheaper than relative()).
+  if (!isWithin(root, abs)) return { code: 'outside_workspace', reason: `${path} is outside the workspace` };
+  let rel = abs.slice(root.endsWith(sep) ? root.length : root.length + 1);
+  if (rel.endsWith(sep)) rel = rel.slice(0, -1);
   if (rel === '') return OK;
-  if (rel === '..' || rel.startsWith('..' + sep) || isAbsolute(rel)) {
-    return { code: 'outside_workspace', reason: `${path} is outside the workspace` };
-  }
   let current = root;
   for (const segment of rel.split(sep)) {
     current = join(current, segment);
