@@ -93,6 +93,14 @@ export class GrantStore {
     return new SandboxError('grants_invalid', `invalid sandbox grants file at ${this.path}: ${detail}`, { path: this.path, cause: error });
   }
 
+  private unwritable(error: unknown): SandboxError {
+    if (error instanceof SandboxError) return error;
+    return new SandboxError('grants_invalid', `cannot write the sandbox grants file at ${this.path}: ${(error as Error).message}`, {
+      path: this.path,
+      cause: error,
+    });
+  }
+
   private signature(): string | undefined {
     try {
       const st = statSync(this.path, { throwIfNoEntry: false });
@@ -142,7 +150,11 @@ export class GrantStore {
 
   /** Reads under the lock, migrating first when needed, applies `mutate`, writes when `write`. */
   private withLock<T>(mutate: (state: GrantsState) => T, write = true): T {
-    mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+    try {
+      mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+    } catch (error) {
+      throw this.unwritable(error);
+    }
     const release = acquireLock(`${this.path}.lockfile`, { timeoutMs: this.lockTimeoutMs });
     try {
       const text = this.readText();
@@ -170,7 +182,13 @@ export class GrantStore {
         }
       }
       const result = mutate(state);
-      if (dirty) this.writeAtomic(serializeGrantsState(state));
+      if (dirty) {
+        try {
+          this.writeAtomic(serializeGrantsState(state));
+        } catch (error) {
+          throw this.unwritable(error);
+        }
+      }
       this.cache = undefined;
       return result;
     } finally {

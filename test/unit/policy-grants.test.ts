@@ -282,4 +282,20 @@ test('command prefixes persist, replace in place, and match as argv prefixes', (
   }
 });
 
+test('a grants path that cannot be created is a grants_invalid error naming it, not a crash', () => {
+  const { dir } = tempStore();
+  try {
+    writeFileSync(join(dir, 'blocker'), 'a file where a directory should be');
+    const store = new GrantStore(join(dir, 'blocker', 'zero', 'grants.json'));
+    const named = (e: unknown) => e instanceof SandboxError && e.code === 'grants_invalid' && e.message.includes(join(dir, 'blocker', 'zero'));
+    assert.throws(() => store.list(), named);
+    assert.throws(() => store.grant({ toolName: 'bash', decision: 'deny' }), named);
+    const unwritable = new GrantStore(join(dir, 'blocker2', 'grants.json'));
+    writeFileSync(join(dir, 'blocker2'), '');
+    assert.throws(() => unwritable.clear(), (e: unknown) => e instanceof SandboxError && /cannot write the sandbox grants file at/.test(e.message));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test.run();
