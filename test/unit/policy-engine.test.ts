@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import type { BackendInfo } from '../../lib/backend/types.js';
 import { loadAnalyzer, type Analyzer } from '../../lib/policy/analyzer.js';
 import { createEngine, type EngineWithConfig } from '../../lib/policy/create-engine.js';
+import { buildGrantProfile, normalizeRequestPermissions } from '../../lib/policy/overlays.js';
 import type { Decision, RequestPermissionProfile } from '../../lib/policy/schema.js';
 import { applySetup, loadVectors, makePlaces, type Places } from '../fixtures/policy/vectors.js';
 
@@ -112,6 +113,15 @@ for (const vector of loadVectors<V>('engine.json')) {
           for (const root of v.expect.readRootsInclude) assert.ok(engine.shellReadRoots().includes(root));
           for (const root of v.expect.writeRootsExclude) assert.not.ok(engine.shellWriteRoots().includes(root));
           break;
+        case 'unsandboxedExecutionAllowed':
+          assert.is(engine.unsandboxedExecutionAllowed(), v.expect.allowed);
+          break;
+        case 'requestPermissionGrantProfile': {
+          const granted = buildGrantProfile(normalizeRequestPermissions(profileOf(v.request.profile), engine.workspaceRoot));
+          if (v.expect.read !== undefined) assert.equal(granted.read, v.expect.read);
+          if (v.expect.write !== undefined) assert.equal(granted.write, v.expect.write);
+          break;
+        }
         default:
           throw new Error(`unhandled kind ${v.kind}`);
       }
@@ -120,5 +130,25 @@ for (const vector of loadVectors<V>('engine.json')) {
     }
   });
 }
+
+test('deny-read entries forbid escalating out of the sandbox; requested file paths widen to their directory', async () => {
+  const places = makePlaces();
+  try {
+    const ws = places.map.$WORKSPACE as string;
+    const ext = places.map.$EXTERNAL as string;
+    applySetup({ dirs: [`${ws}/secret`], files: [`${ext}/notes.txt`] });
+    const open = await engineFor({ setup: { engineWorkspaceRoot: ws }, policy: { mode: 'enforce' } }, places);
+    assert.is(open.unsandboxedExecutionAllowed(), true);
+    const closed = await engineFor({ setup: { engineWorkspaceRoot: ws }, policy: { mode: 'enforce', denyRead: [`${ws}/secret`] } }, places);
+    assert.is(closed.unsandboxedExecutionAllowed(), false);
+    const granted = buildGrantProfile(normalizeRequestPermissions({ file_system: { read: [`${ext}/notes.txt`], write: [ext] } }, ws));
+    assert.equal(granted.read, [ext]);
+    assert.equal(granted.write, [ext]);
+    assert.throws(() => buildGrantProfile(normalizeRequestPermissions({ file_system: { write: ['/etc-not-there/x/y'] } }, ws)));
+    assert.throws(() => normalizeRequestPermissions({}, ws), /request_permissions requires at least one permission/);
+  } finally {
+    places.cleanup();
+  }
+});
 
 test.run();
