@@ -223,28 +223,31 @@ export class Engine {
   }): Decision {
     const { toolName, args, sideEffect, mode, risk } = c;
     const toolReason = typeof c.request.reason === 'string' && c.request.reason.trim() !== '' ? c.request.reason.trim() : undefined;
-    if (c.permission === 'deny') return deny(risk, 'denied_permission', toolName, toolReason ?? 'tool safety denies execution');
     const granted = c.request.permissionGranted === true;
-    // 8-9: grant lookups. A broken grants file honours no allow and fails closed (decisions.md).
+    // The grants file is read first so that its error, if any, is in every reason (decisions.md:
+    // a broken file honours no allow grant and no auto-allow). The order of outcomes is the reference's.
     const requestScope = resolveScope(deriveScope(toolName, args), c.root, this.platform).raw;
     let grantsError: string | undefined;
-    let persistentAllow: Grant | undefined;
+    let found: Grant | undefined;
     if (this.store !== undefined) {
       try {
-        const found = this.store.lookup(toolName, requestScope);
-        if (found?.decision === 'deny') {
-          return { ...deny(risk, 'persistent_deny', toolName, 'persistent sandbox deny grant matched', true), grantMatched: true, grant: found };
-        }
-        persistentAllow = found;
+        found = this.store.lookup(toolName, requestScope);
       } catch (error) {
         grantsError = (error as Error).message;
       }
     }
+    const failClosed = (d: Decision): Decision => (grantsError === undefined ? d : withGrantsError(d, grantsError));
+    // 7: tool safety deny.
+    if (c.permission === 'deny') return failClosed(deny(risk, 'denied_permission', toolName, toolReason ?? 'tool safety denies execution'));
+    // 8-9: a covering persistent or session deny (recoverable: the user can revoke it).
+    if (found?.decision === 'deny') {
+      return { ...deny(risk, 'persistent_deny', toolName, 'persistent sandbox deny grant matched', true), grantMatched: true, grant: found };
+    }
+    const persistentAllow = found;
     const sessionFound = selectGrant(this.sessionGrants.get(toolName) ?? [], requestScope, this.platform);
     if (sessionFound?.decision === 'deny') {
       return { ...deny(risk, 'persistent_deny', toolName, 'session sandbox deny grant matched', true), grantMatched: true, grant: sessionFound };
     }
-    const failClosed = (d: Decision): Decision => (grantsError === undefined ? d : withGrantsError(d, grantsError));
     // 11: apply_patch escapes are hard denies, ahead of any grant.
     const { paths, patchPaths } = collectRequestPaths(toolName, args);
     const escape = patchPaths.find(isPatchEscape);

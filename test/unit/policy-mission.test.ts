@@ -190,6 +190,7 @@ test('a broken grants file fails closed: untouched, no grant or auto-allow, the 
     assert.is(engine.evaluate({ toolName: 'read_file', sideEffect: 'read', permission: 'allow', args: { path: 'a' } }).action, 'prompt');
     const denied = engine.evaluate({ toolName: 'x', sideEffect: 'read', permission: 'deny' });
     assert.is(denied.action, 'deny');
+    assert.match(denied.reason ?? '', 'grants file unusable');
     const patch = engine.evaluate({ toolName: 'apply_patch', sideEffect: 'write', args: { patch: '*** Begin Patch\n*** Add File: /etc/x\n*** End Patch' } });
     assert.is(patch.action, 'deny');
     assert.match(patch.reason ?? '', 'grants file unusable');
