@@ -1,25 +1,16 @@
 // SPDX-License-Identifier: MIT
 // applyApproval: what each answer records, and that approvals never unsandbox or outlive their scope.
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { applyApproval, availableApprovalAnswers, buildPermissionDecisionEvent, buildPermissionRequestEvent, buildPromptText } from '../../lib/policy/approval.js';
-import { createEngine } from '../../lib/policy/create-engine.js';
-import { stubAnalyzer } from '../fixtures/policy/stub-analyzer.js';
+import { NO_BACKEND, stubEngine } from '../fixtures/policy/stub-analyzer.js';
 
 const CURL = 'curl https://example.com';
-const backend = { name: 'unavailable' as const, available: false, platform: 'linux', nativeIsolation: false, commandWrapping: false, setupInitialized: true };
 
-async function setup() {
-  const base = realpathSync(mkdtempSync(join(tmpdir(), 'zs-approval-')));
-  const ws = join(base, 'ws');
-  mkdirSync(ws);
-  const outside = realpathSync(mkdtempSync(join(process.cwd(), 'dist', '.zs-approval-out-')));
-  const engine = await createEngine({ workspaceRoot: ws, policy: {}, grantsPath: join(base, 'g.json'), backend, env: {}, analyzer: stubAnalyzer({ [CURL]: ['network'] }) });
-  return { engine, ws, outside, done: () => [base, outside].forEach((d) => rmSync(d, { recursive: true, force: true })) };
+function setup() {
+  return stubEngine(NO_BACKEND, { [CURL]: ['network'] });
 }
 
 test('allow on a network prompt widens the turn only; the cleanup takes it back', async () => {

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 // authorizeCommand: the prompt/approval flow in front of a sandboxed command, and the terminal prompt.
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -8,19 +7,12 @@ import * as assert from 'uvu/assert';
 
 import { SandboxError } from '../../lib/errors.js';
 import { authorizeCommand } from '../../lib/policy/authorize.js';
-import { createEngine } from '../../lib/policy/create-engine.js';
 import { askOnTerminal, buildTerminalQuestion, parseTerminalAnswer } from '../../lib/policy/terminal-prompt.js';
-import { stubAnalyzer } from '../fixtures/policy/stub-analyzer.js';
+import { NATIVE_BACKEND, stubEngine } from '../fixtures/policy/stub-analyzer.js';
 
 const CURL = 'curl https://example.com';
-const NATIVE = { name: 'linux-native' as const, available: true, platform: 'linux', nativeIsolation: true, commandWrapping: true, setupInitialized: true };
-
-async function setup() {
-  const base = realpathSync(mkdtempSync(join(tmpdir(), 'zs-authorize-')));
-  const ws = join(base, 'ws');
-  mkdirSync(ws);
-  const engine = await createEngine({ workspaceRoot: ws, policy: {}, grantsPath: join(base, 'g.json'), backend: NATIVE, env: {}, analyzer: stubAnalyzer({ [CURL]: ['network'] }) });
-  return { engine, base, done: () => rmSync(base, { recursive: true, force: true }) };
+function setup() {
+  return stubEngine(NATIVE_BACKEND, { [CURL]: ['network'] });
 }
 
 const code = (expected: string) => (e: unknown) => e instanceof SandboxError && e.code === expected;
