@@ -119,4 +119,19 @@ test('a broken grants file makes check fail closed: prompt with the error in the
   }
 });
 
+test('every engine subcommand has --help (exit 0) and is listed in the main help', async () => {
+  const p = makeCliPlace();
+  try {
+    for (const args of [['check', '--help'], ['policy', '--help'], ['grants', '--help'], ['grants', 'allow', '--help']]) {
+      const r = await runCli(args, { env: p.env, cwd: p.ws });
+      assert.is(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stdout, /^Usage: zero-sandbox /);
+    }
+    const main = await runCli(['--help'], { env: p.env, cwd: p.ws });
+    for (const name of ['check', 'policy', 'grants']) assert.match(main.stdout, new RegExp(`\\n  ${name} `));
+  } finally {
+    p.cleanup();
+  }
+});
+
 test.run();
