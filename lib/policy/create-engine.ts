@@ -43,7 +43,9 @@ export interface EngineWithConfig extends Engine {
 
 async function validatePolicy(input: Partial<Record<keyof Policy, unknown>>): Promise<Partial<Policy>> {
   const { PolicySchema } = await import('./schema.js');
-  const result = PolicySchema.partial().safeParse(input);
+  const fields = { ...input };
+  if (fields.mode === '') delete fields.mode; // an empty mode means the default policy (reference)
+  const result = PolicySchema.partial().safeParse(fields);
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const where = issue.path.map(String).join('.');

@@ -139,7 +139,10 @@ export class Engine {
     if (this.effectivePolicy().mode !== 'enforce') return false;
     if (isReentrant(this.env)) return false;
     const backend = this.backend();
-    return backend.available && backend.commandWrapping && backend.nativeIsolation && backend.setupInitialized;
+    // Windows needs its one-time setup; elsewhere only an explicit `false` counts as not set up.
+    const windows = backend.platform === 'win32' || backend.platform === 'windows';
+    const setUp = windows ? backend.setupInitialized === true : backend.setupInitialized !== false;
+    return backend.available && backend.commandWrapping && backend.nativeIsolation && setUp;
   }
 
   /** Write roots a sandboxed command gets: scope write roots plus AllowWrite directories. */

@@ -54,10 +54,11 @@ export function normalizeRequestPermissions(profile: RequestPermissionProfile, b
     const real = tryRealpath(abs) ?? abs;
     if (!list.includes(real)) list.push(real);
   };
-  const fs = profile.file_system;
+  // The reference's wire spelling is file_system/deny_read; the camelCase spelling is accepted too.
+  const fs = profile.file_system ?? profile.fileSystem;
   for (const p of fs?.read ?? []) add(out.read, p);
   for (const p of fs?.write ?? []) add(out.write, p);
-  for (const p of fs?.deny_read ?? []) add(out.denyRead, p);
+  for (const p of fs?.deny_read ?? fs?.denyRead ?? []) add(out.denyRead, p);
   for (const entry of fs?.entries ?? []) {
     const path = entryPath(entry.path);
     if (path === undefined) continue;

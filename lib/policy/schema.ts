@@ -190,23 +190,26 @@ const fsPathEntry = z.union([
     .describe('Structured path entry.'),
 ]);
 
+const fileSystemRequest = z
+  .object({
+    read: z.array(z.string()).optional().describe('Paths to read (widened to their directory).'),
+    write: z.array(z.string()).optional().describe('Paths to write (widened to their directory).'),
+    deny_read: z.array(z.string()).optional().describe('Paths to deny reading.'),
+    denyRead: z.array(z.string()).optional().describe('Alias of deny_read.'),
+    glob_scan_max_depth: z.number().optional().describe('Accepted, unused.'),
+    entries: z
+      .array(z.object({ path: fsPathEntry, access: z.enum(['read', 'write', 'deny', 'none']).describe('Access mode; none = deny.') }))
+      .optional()
+      .describe('Structured entries.'),
+  })
+  .describe('File-system request.');
+
 /** Capabilities requested through request_permissions or an approval (reference §1.7). */
 export const RequestPermissionProfileSchema = z
   .object({
     network: z.object({ enabled: z.boolean().describe('Request shell network access.') }).optional().describe('Network request.'),
-    file_system: z
-      .object({
-        read: z.array(z.string()).optional().describe('Paths to read (widened to their directory).'),
-        write: z.array(z.string()).optional().describe('Paths to write (widened to their directory).'),
-        deny_read: z.array(z.string()).optional().describe('Paths to deny reading.'),
-        glob_scan_max_depth: z.number().optional().describe('Accepted, unused.'),
-        entries: z
-          .array(z.object({ path: fsPathEntry, access: z.enum(['read', 'write', 'deny', 'none']).describe('Access mode; none = deny.') }))
-          .optional()
-          .describe('Structured entries.'),
-      })
-      .optional()
-      .describe('File-system request.'),
+    file_system: fileSystemRequest.optional(),
+    fileSystem: fileSystemRequest.optional().describe('Alias of file_system.'),
   })
   .describe('Requested permission profile.');
 /** Requested permission profile. */

@@ -251,4 +251,26 @@ test('a cancelled evaluation is a context_canceled deny; garbage requests never 
   }
 });
 
+test('lenient API spellings: camelCase fileSystem, an empty policy mode, a backend without setupInitialized', async () => {
+  const c = dirs();
+  try {
+    const { setupInitialized: _omit, ...plain } = NATIVE;
+    const engine = await make(c, { policy: { mode: '', network: 'scoped' }, backend: plain as BackendInfo });
+    assert.equal([engine.effectivePolicy().mode, engine.effectivePolicy().network], ['enforce', 'deny']);
+    assert.is(engine.evaluate(bash('echo hi')).autoAllowed, true, 'no setup marker needed off Windows');
+    const windows = await make(c, { backend: { ...plain, platform: 'windows' } as BackendInfo });
+    assert.is(windows.evaluate(bash('echo hi')).action, 'prompt', 'Windows needs its setup first');
+    const file = join(c.outside, 'n.txt');
+    const cleanup = engine.grantRequestPermissions({ fileSystem: { read: [file] } }, 'turn');
+    assert.is(engine.evaluate({ toolName: 'read_file', sideEffect: 'read', permission: 'allow', args: { path: file } }).action, 'allow');
+    cleanup();
+    await make(c, { policy: { mode: 'off' } }).then(
+      () => assert.unreachable('an unknown mode is an error'),
+      (e: Error) => assert.match(e.message, 'invalid policy field mode'),
+    );
+  } finally {
+    c.done();
+  }
+});
+
 test.run();
