@@ -62,16 +62,11 @@ export async function defaultBackendFactory(): Promise<() => BackendInfo> {
   const [{ probeSync }, { selectBackend }] = await Promise.all([import('../probe.js'), import('../backend/select.js')]);
   return () => {
     const report = probeSync();
-    const available = report.canEnforceDefaultPolicy;
-    const info: BackendInfo = {
-      name: available ? selectBackend() : 'unavailable',
-      available,
-      platform: process.platform,
-      nativeIsolation: available,
-      commandWrapping: available,
-      setupInitialized: true,
-    };
-    if (!available) info.message = report.missing.map((m) => `${m.layer}: ${m.reason}`).join('; ') || 'no native sandbox backend on this platform';
+    const info = selectBackend({ platform: report.platform, facts: report.facts, linuxMissing: report.missing });
+    if (!report.canEnforceDefaultPolicy) {
+      info.available = false;
+      info.message ??= report.missing.map((m) => `${m.layer}: ${m.reason}`).join('; ') || 'no native sandbox backend on this platform';
+    }
     return info;
   };
 }
