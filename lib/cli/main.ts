@@ -12,6 +12,9 @@ A sandbox runtime for the shell commands coding agents run.
 Commands:
   run        run one command inside the sandbox
   analyze    show what a shell command runs and how risky it is
+  check      show what the permission engine decides for a tool request
+  policy     show the sandbox policy, backend and what this machine enforces
+  grants     list, add, revoke or clear persistent sandbox grants
   doctor     measure which isolation layers this machine can enforce
 
 Run 'zero-sandbox <command> --help' for the options of a command.
@@ -23,6 +26,9 @@ const COMMANDS: Record<string, () => Promise<Handler>> = {
   run: async () => (await import('./run.js')).runRun,
   analyze: async () => (await import('./analyze.js')).runAnalyze,
   doctor: async () => (await import('./doctor.js')).runDoctor,
+  check: async () => (await import('./check.js')).runCheck,
+  policy: async () => (await import('./policy.js')).runPolicy,
+  grants: async () => (await import('./grants.js')).runGrants,
 };
 
 /** Runs the CLI with the given arguments and returns the exit code. */
