@@ -16,6 +16,7 @@ Commands:
   policy     show the sandbox policy, backend and what this machine enforces
   grants     list, add, revoke or clear persistent sandbox grants
   doctor     measure which isolation layers this machine can enforce
+  setup      the one-time setup a backend needs (none does; reports the backend)
 
 Run 'zero-sandbox <command> --help' for the options of a command.
 `;
@@ -26,6 +27,7 @@ const COMMANDS: Record<string, () => Promise<Handler>> = {
   run: async () => (await import('./run.js')).runRun,
   analyze: async () => (await import('./analyze.js')).runAnalyze,
   doctor: async () => (await import('./doctor.js')).runDoctor,
+  setup: async () => (await import('./setup.js')).runSetup,
   check: async () => (await import('./check.js')).runCheck,
   policy: async () => (await import('./policy.js')).runPolicy,
   grants: async () => (await import('./grants.js')).runGrants,
