@@ -10,6 +10,7 @@ import { isAbsolute, join, resolve, sep } from 'node:path';
 
 import { SandboxError } from '../errors.js';
 import { buildGoProxy, buildHostGoDownloadDir, buildHostNpmCache, seedNpmCache, type SeedStats } from './cache-seed.js';
+import { writeSanitizedNpmrc } from './npmrc.js';
 import { leaseDirOf, liveLeases, removeLease, withMutex, writeLease } from './runtime-lease.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -214,13 +215,18 @@ export function acquireRuntimeState(workspace: string, options: AcquireOptions =
   }
   const npmSeed = options.argv !== undefined && buildNeedsNpmSeed(options.argv) ? seedOnce(layout, env) : undefined;
   const hostGo = buildHostGoDownloadDir(env);
+  const npmrc = writeSanitizedNpmrc(env, join(layout.root, 'npmrc'));
   // cache/ and data/ are real directories we made; only the user cache dir may hold symlinks.
   const realRoot = join(realpathSync.native(layout.base), layout.key);
   let released = false;
   return {
     layout,
     writeRoots: [join(realRoot, 'cache'), join(realRoot, 'data')],
-    env: buildRuntimeEnv(layout, env, isDir(hostGo) ? hostGo : undefined),
+    env: {
+      ...buildRuntimeEnv(layout, env, isDir(hostGo) ? hostGo : undefined),
+      // The user's npm settings minus credentials (the original is masked; see npmrc.ts).
+      ...(npmrc === undefined ? {} : { npm_config_userconfig: npmrc, NPM_CONFIG_USERCONFIG: npmrc }),
+    },
     created,
     ...(npmSeed === undefined ? {} : { npmSeed }),
     release: () => {
