@@ -17,6 +17,7 @@ import { resolvePlan } from './plan.js';
 import { missingProtectedPaths, removeCreatedProtectedPaths } from './protected.js';
 import { buildPrewarmKey, prewarmEnabled, prewarmPool } from './prewarm.js';
 import type { NativeSpawned } from '../native/types.js';
+import { spawnOnPlatform } from './platforms.js';
 
 /** How a sandboxed process ended. */
 export interface SandboxExit {
@@ -193,6 +194,7 @@ export function prepareSandbox(command: SandboxCommand, options: SandboxOptions)
 
 /** Starts a command inside the sandbox and returns at once with its streams. */
 export function spawnSandboxed(command: SandboxCommand, options: SpawnSandboxedOptions = {}): SandboxedProcess {
+  if (process.platform !== 'linux') return spawnOnPlatform(command, options);
   const plan = prepareSandbox(command, options);
   const context = assertEnforceable(plan);
   return new SandboxedProcess(plan, options, context);

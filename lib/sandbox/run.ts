@@ -4,6 +4,7 @@ import { SandboxError } from '../errors.js';
 import type { SandboxBackendName } from '../backend/types.js';
 import type { RunOptions, SandboxCommand } from './options.js';
 import { spawnSandboxed, type SandboxExit } from './process.js';
+import { runOnPlatform } from './platforms.js';
 
 export interface RunResult {
   exitCode: number | null;
@@ -26,6 +27,7 @@ const DEFAULT_MAX_BUFFER = 64 * 1024 * 1024;
 
 /** Runs `command` sandboxed; resolves when every process in the sandbox is gone. */
 export async function runSandboxed(command: SandboxCommand, options: RunOptions = {}): Promise<RunResult> {
+  if (process.platform !== 'linux') return runOnPlatform(command, options);
   const started = performance.now();
   const maxBuffer = options.maxBuffer ?? DEFAULT_MAX_BUFFER;
   if (!Number.isSafeInteger(maxBuffer) || maxBuffer <= 0) {
