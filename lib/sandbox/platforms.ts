@@ -424,7 +424,7 @@ export async function runOnPlatform(command: SandboxCommand, options: RunOptions
   if (!Number.isSafeInteger(maxBuffer) || maxBuffer <= 0) {
     throw new SandboxError('invalid_argument', 'options.maxBuffer must be a positive integer');
   }
-  if (deps.platform !== 'darwin') return collectRun(spawnOnPlatform(command, { ...options, stdio: ['pipe', 'pipe', 'pipe'] }, deps), options, started);
+  if (deps.platform !== 'darwin') return collectPlatformRun(spawnOnPlatform(command, { ...options, stdio: ['pipe', 'pipe', 'pipe'] }, deps), options, started);
   precheck(command, options);
   const backend = assertPlatformBackend(deps);
   const tmpDir = makeTmpDir(deps);
@@ -439,7 +439,7 @@ export async function runOnPlatform(command: SandboxCommand, options: RunOptions
 }
 
 /** Collects a spawned platform process into a RunResult (Windows; macOS uses runSeatbelt). */
-async function collectRun(child: SandboxedProcess, options: RunOptions, started: number): Promise<RunResult> {
+export async function collectPlatformRun(child: SandboxedProcess, options: RunOptions, started: number): Promise<RunResult> {
   const maxBuffer = options.maxBuffer ?? DEFAULT_MAX_BUFFER;
   let overflow: string | undefined;
   const collect = (stream: Readable | null, name: string): Promise<string> => new Promise((resolve) => {
