@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 
 import { SandboxError } from '../../lib/errors.js';
 import { buildProbeReport } from '../../lib/probe.js';
-import { runOnPlatform, spawnOnPlatform, type PlatformDeps } from '../../lib/sandbox/platforms.js';
+import { runOnPlatform, spawnOnPlatform, type PlatformDeps } from '../../lib/sandbox/platform-backends.js';
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), 'zs-dispatch-darwin-')));
 const ws = join(base, 'ws');

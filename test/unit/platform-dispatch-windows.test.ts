@@ -24,7 +24,7 @@ import {
   startWindows,
   type PlatformDeps,
   type WindowsSpawnSpec,
-} from '../../lib/sandbox/platforms.js';
+} from '../../lib/sandbox/platform-backends.js';
 import type { SandboxedProcess } from '../../lib/sandbox/process.js';
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), 'zs-dispatch-win-')));
