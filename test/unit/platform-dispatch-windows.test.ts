@@ -10,6 +10,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { SandboxError } from '../../lib/errors.js';
+import { rejection } from '../helpers/sandbox.js';
+import { drive } from '../fixtures/platform-dispatch.js';
+import { posixPlan } from '../fixtures/sbpl/plans.js';
 import type { SandboxPlan } from '../../lib/backend/types.js';
 import type { NativeExit } from '../../lib/native/types.js';
 import { buildProbeReport } from '../../lib/probe.js';
@@ -33,20 +36,12 @@ const TMP = 'C:\\Users\\dev\\AppData\\Local\\Temp\\zero-sandbox-abc';
 const CMD = 'C:\\Windows\\System32\\cmd.exe';
 
 function winPlan(overrides: Partial<SandboxPlan> = {}): SandboxPlan {
-  return {
+  return posixPlan(WS, {
     argv: [CMD, '/d', '/s', '/c', 'echo hi'],
-    cwd: WS,
     env: { PATH: 'C:\\Windows\\System32', ZERO_SANDBOXED: '1', APPDATA: 'C:\\Users\\dev\\AppData\\Roaming' },
-    network: 'deny',
-    workspace: WS,
     writeRoots: [{ root: WS, readOnlySubpaths: [`${WS}\\.git\\hooks`, `${WS}\\.git\\config`], protectedNames: ['.zero', '.agents'] }],
-    readRoots: ['/'],
-    denyRead: [],
-    denyWrite: [],
-    blockUnixSockets: true,
-    limits: {},
     ...overrides,
-  };
+  });
 }
 
 const fact = (ok: boolean) => ({ attempted: true, ok, errno: ok ? 0 : 5, value: 0 });
@@ -108,16 +103,6 @@ const echo = (sockets: Array<Socket | undefined>, exit: (raw: NativeExit) => voi
     setTimeout(() => exit(exited(7)), 20);
   });
 };
-
-async function rejection(promise: Promise<unknown>): Promise<SandboxError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.instance(error, SandboxError);
-    return error as SandboxError;
-  }
-  throw new Error('expected a rejection');
-}
 
 test('environment: one spelling per name, PATH and the temp variables upper-cased', () => {
   assert.equal(buildWindowsSourceEnv({ Path: 'C:\\bin', PATH: 'dup', Temp: 'C:\\t', SystemRoot: 'C:\\Windows' }), { PATH: 'C:\\bin', TEMP: 'C:\\t', SystemRoot: 'C:\\Windows' });
@@ -197,18 +182,11 @@ test('spawn: the native call gets the spec; verified pipes carry stdin, stdout a
   const nonces = spec.stdio.map((entry) => (typeof entry === 'object' ? entry.nonce : ''));
   nonces.forEach((nonce) => assert.match(nonce, /^[0-9a-f]{32}$/));
   assert.is(new Set(nonces).size, 3);
-  const events: unknown[] = [];
-  child.on('exit', (exit) => events.push(exit));
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  child.stdout!.on('data', (c: Buffer) => out.push(c));
-  child.stderr!.on('data', (c: Buffer) => err.push(c));
-  child.stdin!.end('ping');
-  const exit = await child.exited;
+  const { exit, events, stdout, stderr } = await drive(child, 'ping');
   assert.equal(exit, { exitCode: 7, signal: null, timedOut: false, aborted: false, protectedPathViolations: [] });
   assert.equal(events, [exit]);
-  assert.is(Buffer.concat(out).toString(), 'out:ping');
-  assert.is(Buffer.concat(err).toString(), 'err');
+  assert.is(stdout, 'out:ping');
+  assert.is(stderr, 'err');
   assert.is(child.kill(), false, 'kill after exit is a no-op');
   assert.equal(binding.kills, []);
 });
