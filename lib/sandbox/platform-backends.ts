@@ -119,11 +119,17 @@ function precheck(command: SandboxCommand, options: SandboxOptions): void {
 
 /** The SandboxedProcess contract for the macOS and Windows backends. */
 export class PlatformProcess extends EventEmitter {
+  /** The command's pid (macOS: also its process-group id). */
   readonly pid: number;
+  /** The command's stdin when spawned with 'pipe', else null. */
   readonly stdin: Writable | null;
+  /** The command's stdout when spawned with 'pipe', else null. */
   readonly stdout: Readable | null;
+  /** The command's stderr when spawned with 'pipe', else null. */
   readonly stderr: Readable | null;
+  /** `macos-seatbelt` or `windows-appcontainer`. */
   readonly backend: SandboxBackendName;
+  /** The network mode the command runs under. */
   readonly network: 'deny' | 'allow';
   /** Always false: prewarming exists on Linux only. */
   readonly prewarmed = false;
@@ -281,9 +287,13 @@ export type WindowsStdioEntry = 'ignore' | number | { pipe: string; nonce: strin
 
 /** The object `binding.spawn` receives on Windows (native/common/spawn_glue_windows.cc). */
 export interface WindowsSpawnSpec {
+  /** The environment block, `KEY=value`, sorted as Windows expects. */
   env: string[];
+  /** The working directory. */
   cwd: string;
+  /** stdin, stdout, stderr. */
   stdio: [WindowsStdioEntry, WindowsStdioEntry, WindowsStdioEntry];
+  /** The AppContainer spec, flat (`backend::WindowsSpec`). */
   windows: NativeWindowsSpec;
 }
 
