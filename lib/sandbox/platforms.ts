@@ -11,13 +11,20 @@ import type { RunResult } from './run.js';
 type Backends = typeof import('./platform-backends.js');
 
 let backends: Backends | undefined;
+let loading: Promise<Backends> | undefined;
+
+/**
+ * Loads the macOS/Windows backends. Started at once off Linux; a caller about to spawn
+ * synchronously from a bundle (where require(esm) cannot find the module) awaits it first.
+ */
+export function loadPlatformBackends(): Promise<Backends> {
+  loading ??= import('./platform-backends.js').then((loaded) => (backends ??= loaded));
+  return loading;
+}
 
 // Off Linux, start loading at once, so that a synchronous spawnSandboxed finds the backends ready.
 if (process.platform !== 'linux') {
-  import('./platform-backends.js').then(
-    (loaded) => (backends ??= loaded),
-    () => {}, // reported by the synchronous load below, which fails the same way
-  );
+  loadPlatformBackends().catch(() => {}); // reported by the synchronous load, which fails the same way
 }
 
 /** The backends, loaded synchronously when the early import has not finished (require(esm)). */
@@ -30,7 +37,7 @@ function loadSync(): Backends {
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
     throw new SandboxError(
       'sandbox_unavailable',
-      `the ${process.platform} sandbox backend could not be loaded in time for a synchronous spawnSandboxed (${reason}); use runSandboxed, or Node.js >= 20.19, which can load it synchronously`,
+      `the ${process.platform} sandbox backend could not be loaded in time for a synchronous spawnSandboxed (${reason}); await loadPlatformBackends() before spawning, use runSandboxed, or use Node.js >= 20.19 with the unbundled package`,
       { layer: 'backend', cause: error },
     );
   }
@@ -43,6 +50,5 @@ export function spawnOnPlatform(command: SandboxCommand, options: SpawnSandboxed
 
 /** runSandboxed on every platform but Linux. */
 export async function runOnPlatform(command: SandboxCommand, options: RunOptions = {}): Promise<RunResult> {
-  backends ??= await import('./platform-backends.js');
-  return backends.runOnPlatform(command, options);
+  return (await loadPlatformBackends()).runOnPlatform(command, options);
 }

@@ -9,7 +9,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { SandboxError } from '../../lib/errors.js';
-import { runOnPlatform, spawnOnPlatform } from '../../lib/sandbox/platforms.js';
+import { loadPlatformBackends, runOnPlatform, spawnOnPlatform } from '../../lib/sandbox/platforms.js';
 
 // A loader hook that records every module URL the process loads into $LOADED_LOG.
 const HOOK = `
@@ -63,6 +63,9 @@ test('the entry loads the backends on demand, synchronously for spawn and by imp
   } catch (error) {
     assert.is((error as SandboxError).code, 'sandbox_unavailable');
   }
+  const loaded = await loadPlatformBackends();
+  assert.type(loaded.startWindows, 'function');
+  assert.is(await loadPlatformBackends(), loaded, 'one load, shared');
 });
 
 test.run();
