@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 
 import { SandboxError } from '../errors.js';
 import { quickBackendInfo, spawnSandboxed } from '../sandbox/process.js';
+import { loadPlatformBackends } from '../sandbox/platforms.js';
 import type { SandboxOptions } from '../sandbox/options.js';
 import { UsageError, flagList, flagString, parseArgs } from './args.js';
 import type { CliIo } from './io.js';
@@ -94,6 +95,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   try {
     const authorized = await authorize(command, options, workspace, io);
     cleanup = authorized.cleanup;
+    if (process.platform !== 'linux') await loadPlatformBackends();
     child = spawnSandboxed(command, { ...authorized.options, stdio: ['inherit', 'inherit', 'inherit'] });
   } catch (error) {
     cleanup();
