@@ -11,6 +11,7 @@ A sandbox runtime for the shell commands coding agents run.
 
 Commands:
   run        run one command inside the sandbox
+  exec       run stream-json input as one shell script, through the engine and the sandbox
   doctor     measure which isolation layers this machine can enforce
 
 Run 'zero-sandbox <command> --help' for the options of a command.
@@ -20,6 +21,7 @@ type Handler = (argv: string[], io: CliIo) => Promise<number>;
 
 const COMMANDS: Record<string, () => Promise<Handler>> = {
   run: async () => (await import('./run.js')).runRun,
+  exec: async () => (await import('./exec.js')).runExec,
   doctor: async () => (await import('./doctor.js')).runDoctor,
 };
 

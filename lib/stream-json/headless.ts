@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+// The headless flows behind the CLI: `exec` (stream-json input → engine → sandbox) and `run` with a structured output format.
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+import type { NetworkMode } from '../backend/types.js';
+import { SandboxError } from '../errors.js';
+import type { RunOptions, SandboxCommand } from '../sandbox/options.js';
+import { StreamEmitter } from './emitter.js';
+import { createSink, type FormatIo, type OutputFormat } from './formats.js';
+import { buildScript, readInput } from './reader.js';
+import { emitFailure, runStreamSession, STREAM_EXIT, type SandboxRunner, type ShellEvaluator } from './session.js';
+
+/** What exec needs from the permission engine. */
+export interface ExecEngine {
+  /** Decides the script's bash request. */
+  evaluate: ShellEvaluator;
+  /** Network mode of the effective policy: what an allowed command runs with. */
+  network(): NetworkMode;
+  /** Configured extra write roots (besides the workspace). */
+  extraWriteRoots(): string[];
+}
+
+/** Creates the engine for a workspace (the real one: createExecEngine in engine-adapter.ts). */
+export type ExecEngineFactory = (workspace: string) => Promise<ExecEngine>;
+
+/** Options of runExecStream. */
+export interface ExecOptions {
+  /** Output format. */
+  format: OutputFormat;
+  /** Where output goes. */
+  io: FormatIo;
+  /** Input file; default: `readStdin`. */
+  file?: string;
+  /** Reads standard input to the end. */
+  readStdin: () => Promise<string>;
+  /** Workspace directory (default: process.cwd()). */
+  workspace?: string;
+  /** Kill the command after this many milliseconds. */
+  timeoutMs?: number;
+  /** Builds the permission engine. */
+  createEngine: ExecEngineFactory;
+  /** Runs the command (default runSandboxed). */
+  runner?: SandboxRunner;
+  /** Output bound in characters. */
+  maxOutputChars?: number;
+  /** Run id (default: generated). */
+  runId?: string;
+}
+
+/** Resolves and checks a workspace directory; the message names the flag and the path. */
+export function checkWorkspace(path: string | undefined, flag = '--workspace'): string | { message: string } {
+  const absolute = resolve(path ?? process.cwd());
+  let isDir: boolean;
+  try {
+    isDir = statSync(absolute).isDirectory();
+  } catch {
+    return { message: `${flag} ${absolute}: no such directory` };
+  }
+  return isDir ? absolute : { message: `${flag} ${absolute}: not a directory` };
+}
+
+/** The interpreter a combined script runs with: bash (the tool is `bash`), else /bin/sh. */
+export function buildScriptCommand(script: string): SandboxCommand {
+  return existsSync('/bin/bash') ? ['/bin/bash', '-c', script] : script;
+}
+
+/**
+ * `zero-sandbox exec`: reads stream-json input, rejects it whole on any bad line (an `error` event
+ * per line naming line and field, then run_end, exit 2; nothing runs), otherwise combines the
+ * content in order, evaluates it as one bash request and runs it through runStreamSession.
+ */
+export async function runExecStream(options: ExecOptions): Promise<number> {
+  const emitter = new StreamEmitter(createSink(options.format, options.io, 'zero-sandbox exec'), options.runId);
+  const workspace = checkWorkspace(options.workspace);
+  if (typeof workspace !== 'string') return emitFailure(emitter, { code: 'invalid_argument', message: workspace.message, field: 'workspace' }, STREAM_EXIT.usage);
+  let text: string;
+  try {
+    text = options.file === undefined ? await options.readStdin() : readFileSync(options.file, 'utf8');
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    return emitFailure(emitter, { code: 'input_unreadable', message: `--file ${options.file}: cannot read (${reason})` }, STREAM_EXIT.usage);
+  }
+  const { events, errors } = readInput(text);
+  if (errors.length > 0) {
+    for (const error of errors) {
+      emitter.emit({ type: 'error', code: error.code, message: error.message, recoverable: false, line: error.line, ...(error.field === undefined ? {} : { field: error.field }) });
+    }
+    emitter.emit({ type: 'run_end', status: 'error', exitCode: STREAM_EXIT.usage });
+    return STREAM_EXIT.usage;
+  }
+  const withImages = events.find(({ event }) => event.type === 'message' && event.images !== undefined && event.images.length > 0);
+  if (withImages !== undefined) {
+    const message = `line ${withImages.line}, field "images": zero-sandbox exec runs shell scripts and cannot take images`;
+    return emitFailure(emitter, { code: 'unsupported_input', message, line: withImages.line, field: 'images' }, STREAM_EXIT.usage);
+  }
+  const script = buildScript(events);
+  if (script.trim() === '') {
+    const message = events.length === 0 ? 'the input has no message or prompt event: nothing to run' : 'the input events have no content: nothing to run';
+    return emitFailure(emitter, { code: 'empty_input', message }, STREAM_EXIT.usage);
+  }
+  let engine: ExecEngine;
+  try {
+    engine = await options.createEngine(workspace);
+  } catch (error) {
+    const code = error instanceof SandboxError ? error.code : 'engine_unavailable';
+    const message = `the permission engine could not be created, so nothing ran: ${(error as Error).message}`;
+    return emitFailure(emitter, { code, message }, code === 'config_invalid' ? 3 : STREAM_EXIT.sandboxUnavailable);
+  }
+  const runOptions: RunOptions = { workspace, network: engine.network(), allowWrite: engine.extraWriteRoots() };
+  if (options.timeoutMs !== undefined) runOptions.timeoutMs = options.timeoutMs;
+  return runStreamSession({
+    emitter,
+    command: buildScriptCommand(script),
+    display: script,
+    workspace,
+    runOptions,
+    evaluate: engine.evaluate,
+    ...(options.runner === undefined ? {} : { runner: options.runner }),
+    ...(options.maxOutputChars === undefined ? {} : { maxOutputChars: options.maxOutputChars }),
+  });
+}
+
+/** Options of runCommandStructured (the `zero-sandbox run --output-format` path). */
+export interface StructuredRunOptions {
+  /** stream-json or json. */
+  format: OutputFormat;
+  /** Where output goes. */
+  io: FormatIo;
+  /** The command: a shell string (-c) or argv. */
+  command: SandboxCommand;
+  /** The run options `zero-sandbox run` built from its flags. */
+  runOptions: RunOptions;
+  /** Runs the command (default runSandboxed). */
+  runner?: SandboxRunner;
+  /** Run id (default: generated). */
+  runId?: string;
+}
+
+/** Shell-quotes one argv word for display. */
+function quote(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * `zero-sandbox run --output-format stream-json|json -- CMD`: the same events for one command.
+ * The invocation is the approval (run has no engine), so the flow is run_start, tool_call,
+ * tool_result, final, run_end, or an error.
+ */
+export async function runCommandStructured(options: StructuredRunOptions): Promise<number> {
+  const emitter = new StreamEmitter(createSink(options.format, options.io, 'zero-sandbox run'), options.runId);
+  const display = typeof options.command === 'string' ? options.command : options.command.map(quote).join(' ');
+  const workspace = checkWorkspace(options.runOptions.workspace);
+  if (typeof workspace !== 'string') return emitFailure(emitter, { code: 'invalid_argument', message: workspace.message, field: 'workspace' }, STREAM_EXIT.usage);
+  return runStreamSession({
+    emitter,
+    command: options.command,
+    display,
+    workspace,
+    runOptions: { ...options.runOptions, workspace },
+    ...(options.runner === undefined ? {} : { runner: options.runner }),
+  });
+}
