@@ -96,15 +96,22 @@ function buildPermissionRecord(event: PermissionRequestEvent | PermissionDecisio
 export function buildJsonDocument(events: readonly OutputEvent[]): JsonRunDocument {
   const end = [...events].reverse().find((event) => event.type === 'run_end');
   if (end === undefined || end.type !== 'run_end') throw new Error('stream-json: buildJsonDocument needs a finished run (no run_end event)');
-  const doc: JsonRunDocument = { schema_version: 2, run_id: end.runId, status: end.status, exit_code: end.exitCode, tool_calls: [], tool_results: [], permissions: [], errors: [] };
+  const start = events.find((event) => event.type === 'run_start');
+  const final = [...events].reverse().find((event) => event.type === 'final');
+  const doc: JsonRunDocument = {
+    schema_version: 2,
+    run_id: end.runId,
+    status: end.status,
+    exit_code: end.exitCode,
+    ...(start?.type === 'run_start' ? { cwd: start.cwd } : {}),
+    ...(final?.type === 'final' ? { final: final.text } : {}),
+    tool_calls: [],
+    tool_results: [],
+    permissions: [],
+    errors: [],
+  };
   for (const event of events) {
     switch (event.type) {
-      case 'run_start':
-        doc.cwd = event.cwd;
-        break;
-      case 'final':
-        doc.final = event.text;
-        break;
       case 'tool_call':
         doc.tool_calls.push({ id: event.id, name: event.name, args: event.args, side_effect: event.sideEffect });
         break;

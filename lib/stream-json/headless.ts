@@ -105,7 +105,7 @@ export async function runExecStream(options: ExecOptions): Promise<number> {
   } catch (error) {
     const code = error instanceof SandboxError ? error.code : 'engine_unavailable';
     const message = `the permission engine could not be created, so nothing ran: ${(error as Error).message}`;
-    return emitFailure(emitter, { code, message }, code === 'config_invalid' ? 3 : STREAM_EXIT.sandboxUnavailable);
+    return emitFailure(emitter, { code, message }, code === 'config_invalid' ? STREAM_EXIT.config : STREAM_EXIT.sandboxUnavailable);
   }
   const runOptions: RunOptions = { workspace, network: engine.network(), allowWrite: engine.extraWriteRoots() };
   if (options.timeoutMs !== undefined) runOptions.timeoutMs = options.timeoutMs;

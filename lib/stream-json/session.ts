@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // One headless run as stream-json events: tool_call, the permission flow, the sandboxed run, result, run_end.
+import { resolve } from 'node:path';
+
 import { SandboxError } from '../errors.js';
 import type { RunOptions, SandboxCommand } from '../sandbox/options.js';
 import type { RunResult } from '../sandbox/run.js';
@@ -14,6 +16,8 @@ export const STREAM_EXIT = {
   failure: 1,
   /** Malformed input or an invalid argument; nothing ran. */
   usage: 2,
+  /** A config file is invalid; nothing ran. */
+  config: 3,
   /** The permission flow stopped the command (deny, or a prompt with no responder); it never ran. */
   denied: 77,
   /** The command was killed on timeout. */
@@ -134,14 +138,14 @@ export function buildExitCode(result: RunResult): number {
 
 const SIGNALS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15 };
 
-function buildMeta(result: RunResult, workspace: string): ToolResultMeta {
+function buildMeta(result: RunResult, cwd: string): ToolResultMeta {
   const meta: ToolResultMeta = {
     sandbox_backend: result.backend,
     sandbox_wrapped: true,
     sandbox_network: result.network,
     // runSandboxed fails closed: a command that ran at all ran under every native layer.
     sandbox_enforcement_level: 'native',
-    sandbox_cwd: workspace,
+    sandbox_cwd: cwd,
     sandbox_exit_code: result.exitCode,
     sandbox_duration_ms: result.durationMs,
   };
@@ -235,7 +239,7 @@ export async function runStreamSession(options: SessionOptions): Promise<number>
   if (result.timedOut) stderr += 'zero-sandbox: the command timed out; the sandbox was killed\n';
   const { output, truncated } = buildOutput(result.stdout, stderr, max);
   const status = exitCode === 0 ? 'ok' : 'error';
-  emitter.emit({ type: 'tool_result', id: CALL_ID, status, output, truncated, meta: buildMeta(result, workspace) });
+  emitter.emit({ type: 'tool_result', id: CALL_ID, status, output, truncated, meta: buildMeta(result, resolve(workspace, options.runOptions.cwd ?? '.')) });
   emitter.emit({ type: 'final', text: output });
   emitter.emit({ type: 'run_end', status: exitCode === 0 ? 'success' : 'error', exitCode });
   return exitCode;
@@ -243,7 +247,7 @@ export async function runStreamSession(options: SessionOptions): Promise<number>
 
 function failRun(emitter: StreamEmitter, error: unknown): number {
   if (error instanceof SandboxError) {
-    const exitCode = error.code === 'invalid_argument' || error.code === 'policy_invalid' ? STREAM_EXIT.usage : error.code === 'config_invalid' ? 3 : STREAM_EXIT.sandboxUnavailable;
+    const exitCode = error.code === 'invalid_argument' || error.code === 'policy_invalid' ? STREAM_EXIT.usage : error.code === 'config_invalid' ? STREAM_EXIT.config : STREAM_EXIT.sandboxUnavailable;
     emitter.emit({ type: 'tool_result', id: CALL_ID, status: 'error', output: error.message, truncated: false });
     return emitFailure(emitter, { code: error.code, message: error.message, recoverable: false }, exitCode);
   }
