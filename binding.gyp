@@ -67,6 +67,7 @@
         ["OS=='linux'", {
           "type": "executable",
           "sources": ["native/linux/init_main.cc"],
+          "include_dirs": ["native"],
           "cflags_cc": ["-std=c++17", "-fstack-protector-strong", "-Wall", "-Wextra", "-D_FORTIFY_SOURCE=2"]
         }, {
           "type": "none"

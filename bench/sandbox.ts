@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { runSandboxed } from '../lib/sandbox/run.js';
+import { prewarmPool } from '../lib/sandbox/prewarm.js';
 
 export interface BenchLine {
   name: string;
@@ -86,11 +87,16 @@ export async function benchSandbox(cliPath: string, runs = 60): Promise<BenchLin
     lines.push({ name: 'bwrap baseline', value: Number.NaN, unit: 'skipped (bwrap not installed)' });
   }
 
+  const coldOnly = await timeEach(runs, () => runSandboxed(['/bin/true'], { workspace, prewarm: false }));
+  lines.push({ name: 'runSandboxed([/bin/true]) median, prewarm off', value: coldOnly, unit: 'ms' });
+  prewarmPool.clear();
+  await new Promise((resolve) => setTimeout(resolve, 100));
   const fdsBefore = openFds();
   const started = performance.now();
   const results = await Promise.all(Array.from({ length: 64 }, () => runSandboxed(['/bin/sh', '-c', 'echo ok'], { workspace })));
   const concurrentMs = performance.now() - started;
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  prewarmPool.clear();
+  await new Promise((resolve) => setTimeout(resolve, 200));
   const succeeded = results.filter((r) => r.exitCode === 0 && r.stdout === 'ok\n').length;
   lines.push({ name: '64 concurrent runSandboxed: succeeded', value: succeeded, unit: 'of 64', target: '64', ok: succeeded === 64 });
   lines.push({ name: '64 concurrent runSandboxed: wall time', value: concurrentMs, unit: 'ms' });

@@ -11,3 +11,31 @@ export type { SandboxExit, SpawnSandboxedOptions } from './sandbox/process.js';
 export type { RunOptions, SandboxCommand, SandboxOptions } from './sandbox/options.js';
 export type { BackendInfo, NetworkMode, ResourceLimits, SandboxBackendName, SandboxPlan, WritableRoot } from './backend/types.js';
 export { selectBackend } from './backend/select.js';
+export { analyzeCommand, analyzeArgv } from './bash/analyze.js';
+export { classifyCommand } from './bash/classify.js';
+export type { CommandClassification } from './bash/classify.js';
+export { classifyRisk, normalizeSideEffect, requestCommand } from './bash/risk.js';
+export type { RiskContext } from './bash/risk.js';
+export { detectInteractiveCommand } from './bash/interactive.js';
+export type { InteractiveVerdict } from './bash/interactive.js';
+export { isKnownSafeSegment, isMsysProneCommandName } from './bash/known-safe.js';
+export {
+  normalizeLauncherName,
+  validateCommandPrefix,
+  isUnsafePrefix,
+  proposeCommandPrefix,
+  matchCommandPrefix,
+} from './bash/prefix.js';
+export type { PrefixValidation, PrefixProposalInput, PrefixGrants, PrefixMatch } from './bash/prefix.js';
+export type {
+  SideEffect,
+  RiskLevel,
+  RiskCategory,
+  Risk,
+  PermissionMode,
+  RiskRequest,
+  SimpleCommand,
+  CommandAnalysis,
+  AnalysisReasons,
+  AnalyzeOptions,
+} from './bash/types.js';

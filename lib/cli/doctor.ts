@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `zero-sandbox doctor [--json]`: what this machine can enforce, measured, with fixes.
 import { probe, type LayerName, type ProbeReport } from '../probe.js';
+import type { CanaryResult } from '../selftest.js';
 import { flagBool, parseArgs } from './args.js';
 import type { CliIo } from './io.js';
 
@@ -9,18 +10,24 @@ export const DOCTOR_HELP = `Usage: zero-sandbox doctor [--json]
 Measures which isolation layers this machine can enforce by trying each one in a
 short-lived child process (user, mount, pid, network, IPC and UTS namespaces,
 Landlock, seccomp), and says why a missing layer is missing and how to fix it.
+Then runs real canaries inside a sandbox (read a denied file, write outside the
+workspace, connect to a host listener, open a host Unix socket) and reports each
+as enforced or not.
 
 Options:
   --json      print the probe report as JSON
   -h, --help  show this help
 
-Exit status: 0 when the native backend can enforce the default policy,
-1 when a layer it needs is missing, 2 for usage errors.
+Exit status: 0 when the native backend can enforce the default policy and every
+canary was stopped, 1 when a layer is missing or a canary got through, 2 for
+usage errors.
 `;
 
 const LAYER_ORDER: LayerName[] = ['userns', 'mountns', 'pidns', 'netns', 'ipcns', 'utsns', 'landlock', 'seccomp'];
 
-function formatText(report: ProbeReport): string {
+type DoctorReport = ProbeReport & { canaries: CanaryResult[]; canariesSkipped?: string };
+
+function formatText(report: DoctorReport): string {
   const lines: string[] = [];
   lines.push('zero-sandbox doctor');
   lines.push(`platform   ${report.platform} ${report.arch} (kernel ${report.kernelRelease || 'unknown'})`);
@@ -44,8 +51,19 @@ function formatText(report: ProbeReport): string {
   if (report.disabledForTesting.length > 0) {
     lines.push(`test       layers disabled for testing: ${report.disabledForTesting.join(', ')}`);
   }
+  if (report.canaries.length > 0) {
+    lines.push('canaries (run inside a real sandbox)');
+    for (const canary of report.canaries) {
+      lines.push(`  ${canary.name.padEnd(26)}${(canary.enforced ? 'enforced' : 'NOT ENFORCED').padEnd(14)}${canary.layer.padEnd(18)}${canary.detail}`);
+    }
+  } else if (report.canariesSkipped !== undefined) {
+    lines.push(`canaries   skipped: ${report.canariesSkipped}`);
+  }
   lines.push('');
-  if (report.canEnforceDefaultPolicy) {
+  const breached = report.canaries.filter((c) => !c.enforced);
+  if (breached.length > 0) {
+    lines.push(`Result: ${breached.length} canary got through (${breached.map((c) => c.name).join(', ')}); do not rely on this sandbox here.`);
+  } else if (report.canEnforceDefaultPolicy) {
     lines.push('Result: the native backend can enforce the default policy.');
   } else {
     lines.push('Result: the default policy cannot be enforced here; commands will be refused, not run weaker.');
@@ -63,11 +81,18 @@ export async function runDoctor(argv: string[], io: CliIo): Promise<number> {
     io.stdout(DOCTOR_HELP);
     return 0;
   }
-  const report = await probe();
+  const probed = await probe();
+  const report: DoctorReport = { ...probed, canaries: [] };
+  if (probed.canEnforceDefaultPolicy) {
+    const { runSelfTest } = await import('../selftest.js');
+    report.canaries = await runSelfTest();
+  } else {
+    report.canariesSkipped = 'the sandbox cannot be set up here, so no command would run';
+  }
   if (flagBool(args, 'json')) {
     io.stdout(`${JSON.stringify(report, null, 2)}\n`);
   } else {
     io.stdout(formatText(report));
   }
-  return report.canEnforceDefaultPolicy ? 0 : 1;
+  return report.canEnforceDefaultPolicy && report.canaries.every((c) => c.enforced) ? 0 : 1;
 }

@@ -67,6 +67,8 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
     timeoutMs = Math.max(1, Math.round(seconds * 1000));
   }
   const options: SandboxOptions = {
+    // One command per process: a prewarmed sandbox would never be used.
+    prewarm: false,
     network,
     allowWrite: flagList(args, 'allow-write'),
     allowRead: flagList(args, 'allow-read'),
@@ -105,6 +107,10 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   });
   const exit = await child.exited;
   for (const [signal, handler] of handlers) process.off(signal, handler);
+  for (const path of exit.protectedPathViolations) {
+    io.stderr(`zero-sandbox run: sandbox blocked creation of protected workspace metadata path ${path} (removed)\n`);
+  }
+  if (exit.protectedPathViolations.length > 0 && exit.exitCode === 0) return 1;
   if (exit.timedOut) {
     io.stderr(`zero-sandbox run: timed out after ${timeout} s; the sandbox was killed\n`);
     return 124;

@@ -44,6 +44,12 @@ export interface NativeBinding {
   probe(): Promise<NativeProbe>;
   probeSync(): NativeProbe;
   spawn(spec: object, onExit: (exit: NativeExit) => void): NativeSpawned;
+  /** A prewarmed sandbox set up on the thread pool; its init waits for one `launch`. */
+  spawnWarm(spec: object, onExit: (exit: NativeExit) => void): Promise<{ pid: number }>;
+  /** Hands a command to a prewarmed sandbox; null when it is gone or already used. */
+  launch(pid: number, launch: object): NativeSpawned | null;
   kill(pid: number, signal: number): boolean;
   activeCount(): number;
+  /** The Landlock ABI the kernel offers (0 when absent), from one system call. */
+  landlockAbi(): number;
 }

@@ -30,6 +30,12 @@ export interface SandboxOptions {
   timeoutMs?: number;
   /** Kill the sandbox when this signal aborts. */
   signal?: AbortSignal;
+  /**
+   * Prewarm sandboxes during bursts of commands with the same policy (default true, or
+   * ZERO_SANDBOX_PREWARM=0 to switch off). A prewarmed sandbox is only used when the plan
+   * computed for the command is identical, and is killed after 5 s idle.
+   */
+  prewarm?: boolean;
 }
 
 export interface RunOptions extends SandboxOptions {

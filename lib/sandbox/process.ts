@@ -9,11 +9,14 @@ import type { Readable, Writable } from 'node:stream';
 import { SandboxError } from '../errors.js';
 import { buildSandboxEnv } from '../env.js';
 import { callNative, nativeBindingPath } from '../native/load.js';
-import { probeSync, type LayerName } from '../probe.js';
+import { layersDisabledForTesting, probeSync, type LayerName, type ProbeReport } from '../probe.js';
 import { buildLinuxSpec, type StdioMode } from '../backend/linux/spec.js';
 import type { SandboxBackendName, SandboxPlan } from '../backend/types.js';
 import { checkOptions, normalizeCommand, type SandboxCommand, type SandboxOptions } from './options.js';
 import { resolvePlan } from './plan.js';
+import { missingProtectedPaths, removeCreatedProtectedPaths } from './protected.js';
+import { buildPrewarmKey, prewarmEnabled, prewarmPool } from './prewarm.js';
+import type { NativeSpawned } from '../native/types.js';
 
 /** How a sandboxed process ended. */
 export interface SandboxExit {
@@ -27,6 +30,8 @@ export interface SandboxExit {
   timedOut: boolean;
   /** The sandbox was killed because the AbortSignal fired. */
   aborted: boolean;
+  /** Protected paths (.zero, .agents, .git/hooks, ...) the command created; they were removed. */
+  protectedPathViolations: string[];
 }
 
 export interface SpawnSandboxedOptions extends SandboxOptions {
@@ -45,20 +50,44 @@ export function requiredLayers(plan: Pick<SandboxPlan, 'network'>): LayerName[] 
   return layers;
 }
 
-/** Fails closed: throws sandbox_unavailable naming every missing layer and its fix. */
+function unavailable(missing: LayerName[], report: ProbeReport): SandboxError {
+  const details = missing
+    .map((name) => `${name}: ${report.layers[name]?.reason ?? 'not available'} (fix: ${report.layers[name]?.fix ?? 'n/a'})`)
+    .join('; ');
+  return new SandboxError('sandbox_unavailable', `the sandbox cannot enforce the policy here, so nothing ran. Missing ${details}`, { layer: missing[0] as string });
+}
+
+/**
+ * Fails closed before anything runs, on what is cheap to know: the platform, the Landlock ABI (one
+ * system call) and layers switched off for testing. The spawn itself is the real test of every
+ * other layer; when it fails, `explainSpawnFailure` runs the full probe to say why.
+ */
 export function assertEnforceable(plan: Pick<SandboxPlan, 'network'>): { abi: number; isRoot: boolean; arch: string } {
   if (process.platform !== 'linux') {
     throw new SandboxError('sandbox_unavailable', `no native sandbox backend is available on ${process.platform} yet; refusing to run unsandboxed`, { layer: 'backend' });
   }
+  const required = requiredLayers(plan);
+  const disabled = layersDisabledForTesting().filter((name) => required.includes(name));
+  const abi = callNative((binding) => binding.landlockAbi());
+  if (disabled.length > 0 || abi < 1) {
+    const report = probeSync();
+    const missing = required.filter((name) => report.layers[name]?.available !== true);
+    throw unavailable(missing.length > 0 ? missing : ['landlock'], report);
+  }
+  return { abi, isRoot: process.getuid?.() === 0, arch: process.arch };
+}
+
+const SPAWN_LAYERS = new Set<string>(['userns', 'mount', 'netns', 'landlock', 'seccomp', 'capabilities']);
+
+/** A spawn that failed in a sandbox layer becomes sandbox_unavailable, explained by the probe. */
+export function explainSpawnFailure(error: unknown, plan: Pick<SandboxPlan, 'network'>): unknown {
+  if (!(error instanceof SandboxError) || error.layer === undefined || !SPAWN_LAYERS.has(error.layer)) return error;
   const report = probeSync();
   const missing = requiredLayers(plan).filter((name) => report.layers[name]?.available !== true);
-  if (missing.length > 0) {
-    const details = missing
-      .map((name) => `${name}: ${report.layers[name]?.reason ?? 'not available'} (fix: ${report.layers[name]?.fix ?? 'n/a'})`)
-      .join('; ');
-    throw new SandboxError('sandbox_unavailable', `the sandbox cannot enforce the policy here, so nothing ran. Missing ${details}`, { layer: missing[0] as string });
-  }
-  return { abi: report.landlockAbi, isRoot: report.isRoot, arch: process.arch };
+  if (missing.length === 0) return error;
+  const wrapped = unavailable(missing, report);
+  (wrapped as { cause?: unknown }).cause = error;
+  return wrapped;
 }
 
 export class SandboxedProcess extends EventEmitter {
@@ -81,6 +110,7 @@ export class SandboxedProcess extends EventEmitter {
     const modes = options.stdio ?? ['pipe', 'pipe', 'pipe'];
     const stdio = modes.map((mode, i): StdioMode => (mode === 'inherit' ? i : mode)) as [StdioMode, StdioMode, StdioMode];
     const spec = buildLinuxSpec(plan, stdio, { landlockAbi: context.abi, isRoot: context.isRoot, arch: context.arch, bindingPath: nativeBindingPath() ?? '' });
+    const watched = missingProtectedPaths(plan.writeRoots);
     let resolveExit!: (exit: SandboxExit) => void;
     this.exited = new Promise((resolve) => (resolveExit = resolve));
     const onExit = (raw: { exitCode: number | null; signal: number | null; execErrno: number }) => {
@@ -92,6 +122,7 @@ export class SandboxedProcess extends EventEmitter {
         signal: raw.signal === null ? null : (SIGNAL_NAMES.get(raw.signal) ?? null),
         timedOut: this.#timedOut,
         aborted: this.#aborted,
+        protectedPathViolations: removeCreatedProtectedPaths(watched),
       };
       if (raw.execErrno !== 0) {
         const code = Object.entries(constants.errno).find(([, value]) => value === raw.execErrno)?.[0] ?? `errno ${raw.execErrno}`;
@@ -100,7 +131,26 @@ export class SandboxedProcess extends EventEmitter {
       resolveExit(exit);
       this.emit('exit', exit);
     };
-    const native = callNative((binding) => binding.spawn(spec, onExit));
+    const key = prewarmEnabled(options.prewarm) ? buildPrewarmKey(spec) : undefined;
+    let native: NativeSpawned | null = null;
+    const warm = key === undefined ? undefined : prewarmPool.take(key);
+    if (warm !== undefined) {
+      warm.listener = onExit;
+      const launch = { argv: spec.argv, env: spec.env, cwd: spec.cwd, stdio: spec.stdio, rlimits: spec.linux.rlimits };
+      native = callNative((binding) => binding.launch(warm.pid, launch));
+      if (native === null) {
+        warm.listener = undefined; // it died before it could be used: start cold instead
+        callNative((binding) => binding.kill(warm.pid, 9));
+      }
+    }
+    if (native === null) {
+      try {
+        native = callNative((binding) => binding.spawn(spec, onExit));
+      } catch (error) {
+        throw explainSpawnFailure(error, plan);
+      }
+    }
+    if (key !== undefined) prewarmPool.noteUse(key, spec);
     this.pid = native.pid;
     this.stdin = native.stdin === undefined ? null : new Socket({ fd: native.stdin, readable: false, writable: true });
     this.stdout = native.stdout === undefined ? null : new Socket({ fd: native.stdout, readable: true, writable: false });

@@ -16,6 +16,8 @@ export interface RunResult {
   network: 'deny' | 'allow';
   /** Set when the command could not be executed inside the sandbox. */
   execError?: SandboxExit['execError'];
+  /** Protected paths the command created; they were removed when it ended. */
+  protectedPathViolations: string[];
 }
 
 const DEFAULT_MAX_BUFFER = 64 * 1024 * 1024;
@@ -73,6 +75,7 @@ export async function runSandboxed(command: SandboxCommand, options: RunOptions 
     durationMs: Math.round((performance.now() - started) * 1000) / 1000,
     backend: child.backend,
     network: child.network,
+    protectedPathViolations: exit.protectedPathViolations,
   };
   if (exit.execError !== undefined) result.execError = exit.execError;
   return result;

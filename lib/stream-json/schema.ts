@@ -107,6 +107,10 @@ export const ToolResultMetaSchema = z
     sandbox_signal: z.string().optional().describe('Signal that ended the command, if any.'),
     sandbox_timed_out: z.boolean().optional().describe('True when the command was killed on timeout.'),
     sandbox_duration_ms: z.number().nonnegative().optional().describe('Wall-clock duration in milliseconds.'),
+    sandbox_protected_path_violations: z
+      .array(z.string())
+      .optional()
+      .describe('Protected paths (.git/hooks, .zero, ...) the command created; they were removed when it ended.'),
   })
   .describe('Sandbox facts of a shell result.');
 /** Sandbox facts of a shell result. */

@@ -151,6 +151,7 @@ function buildMeta(result: RunResult, cwd: string): ToolResultMeta {
   };
   if (result.signal !== null) meta.sandbox_signal = result.signal;
   if (result.timedOut) meta.sandbox_timed_out = true;
+  if (result.protectedPathViolations.length > 0) meta.sandbox_protected_path_violations = [...result.protectedPathViolations];
   return meta;
 }
 

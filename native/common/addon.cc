@@ -59,8 +59,11 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod("probe", &Addon::Probe),
                              InstanceMethod("probeSync", &Addon::ProbeSync),
                              InstanceMethod("spawn", &Addon::Spawn),
+                             InstanceMethod("spawnWarm", &Addon::SpawnWarm),
+                             InstanceMethod("launch", &Addon::Launch),
                              InstanceMethod("kill", &Addon::Kill),
                              InstanceMethod("activeCount", &Addon::ActiveCount),
+                             InstanceMethod("landlockAbi", &Addon::LandlockAbi),
                          });
   }
 
@@ -69,8 +72,15 @@ class Addon : public Napi::Addon<Addon> {
  private:
   Napi::Value Spawn(const Napi::CallbackInfo& info) { return spawn_glue::Spawn(info, spawn_state_); }
   Napi::Value Kill(const Napi::CallbackInfo& info) { return spawn_glue::Kill(info, spawn_state_); }
+  Napi::Value SpawnWarm(const Napi::CallbackInfo& info) {
+    return spawn_glue::SpawnWarm(info, spawn_state_);
+  }
+  Napi::Value Launch(const Napi::CallbackInfo& info) { return spawn_glue::Launch(info, spawn_state_); }
   Napi::Value ActiveCount(const Napi::CallbackInfo& info) {
     return spawn_glue::ActiveCount(info, spawn_state_);
+  }
+  Napi::Value LandlockAbi(const Napi::CallbackInfo& info) {
+    return spawn_glue::LandlockAbi(info, spawn_state_);
   }
 
   spawn_glue::State* spawn_state_;

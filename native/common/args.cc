@@ -84,6 +84,20 @@ StdioMode ParseStdio(const Napi::Value& v, int index) {
 
 uint64_t Limit(double value) { return value < 0 ? ~0ULL : static_cast<uint64_t>(value); }
 
+std::vector<backend::ResourceLimit> ParseRlimits(const Napi::Object& obj, const std::string& w) {
+  std::vector<backend::ResourceLimit> out;
+  Napi::Array limits = Array(obj, "rlimits", w);
+  for (uint32_t i = 0; i < limits.Length(); ++i) {
+    Napi::Object l = ObjectAt(limits, i, w + ".rlimits");
+    backend::ResourceLimit limit;
+    limit.resource = static_cast<int>(Number(l, "resource", w + ".rlimits[]"));
+    limit.soft = Limit(Number(l, "soft", w + ".rlimits[]"));
+    limit.hard = Limit(Number(l, "hard", w + ".rlimits[]"));
+    out.push_back(limit);
+  }
+  return out;
+}
+
 void ParseLinux(const Napi::Object& obj, backend::LinuxSpec* out) {
   const std::string w = "spec.linux";
   out->init_path = String(obj, "initPath", w);
@@ -116,31 +130,35 @@ void ParseLinux(const Napi::Object& obj, backend::LinuxSpec* out) {
   }
   Napi::TypedArrayOf<uint64_t> words = prog.As<Napi::TypedArrayOf<uint64_t>>();
   out->seccomp_program.assign(words.Data(), words.Data() + words.ElementLength());
-  Napi::Array limits = Array(obj, "rlimits", w);
-  for (uint32_t i = 0; i < limits.Length(); ++i) {
-    Napi::Object l = ObjectAt(limits, i, w + ".rlimits");
-    backend::ResourceLimit limit;
-    limit.resource = static_cast<int>(Number(l, "resource", w + ".rlimits[]"));
-    limit.soft = Limit(Number(l, "soft", w + ".rlimits[]"));
-    limit.hard = Limit(Number(l, "hard", w + ".rlimits[]"));
-    out->rlimits.push_back(limit);
-  }
+  out->rlimits = ParseRlimits(obj, w);
+}
+
+void ParseCommon(const Napi::Object& obj, const std::string& w, std::vector<std::string>* argv,
+                 std::vector<std::string>* envp, std::string* cwd, StdioMode* stdio) {
+  *argv = Strings(obj, "argv", w);
+  if (argv->empty()) throw Napi::TypeError::New(obj.Env(), w + ".argv must not be empty");
+  *envp = Strings(obj, "env", w);
+  *cwd = String(obj, "cwd", w);
+  Napi::Array modes = Array(obj, "stdio", w);
+  if (modes.Length() != 3) throw Napi::TypeError::New(obj.Env(), w + ".stdio must have three entries");
+  for (uint32_t i = 0; i < 3; ++i) stdio[i] = ParseStdio(modes.Get(i), static_cast<int>(i));
 }
 
 }  // namespace
 
 ParsedSpawn ParseSpawnSpec(const Napi::Object& obj) {
   ParsedSpawn parsed;
-  const std::string w = "spec";
-  parsed.spec.argv = Strings(obj, "argv", w);
-  if (parsed.spec.argv.empty()) throw Napi::TypeError::New(obj.Env(), "spec.argv must not be empty");
-  parsed.spec.envp = Strings(obj, "env", w);
-  parsed.spec.cwd = String(obj, "cwd", w);
-  Napi::Array stdio = Array(obj, "stdio", w);
-  if (stdio.Length() != 3) throw Napi::TypeError::New(obj.Env(), "spec.stdio must have three entries");
-  for (uint32_t i = 0; i < 3; ++i) parsed.stdio[i] = ParseStdio(stdio.Get(i), static_cast<int>(i));
+  ParseCommon(obj, "spec", &parsed.spec.argv, &parsed.spec.envp, &parsed.spec.cwd, parsed.stdio);
   Napi::Value linux_spec = obj.Get("linux");
   if (linux_spec.IsObject()) ParseLinux(linux_spec.As<Napi::Object>(), &parsed.spec.linux_spec);
+  return parsed;
+}
+
+ParsedLaunch ParseLaunchSpec(const Napi::Object& obj) {
+  ParsedLaunch parsed;
+  ParseCommon(obj, "launch", &parsed.argv, &parsed.envp, &parsed.cwd, parsed.stdio);
+  parsed.rlimits = ParseRlimits(obj, "launch");
+  if (parsed.rlimits.size() > 8) throw Napi::TypeError::New(obj.Env(), "launch.rlimits has more than 8 entries");
   return parsed;
 }
 

@@ -4,6 +4,9 @@
 
 #include <napi.h>
 
+#include <string>
+#include <vector>
+
 #include "common/backend.h"
 
 namespace args {
@@ -21,5 +24,16 @@ struct ParsedSpawn {
 
 // Throws Napi::TypeError naming the offending field.
 ParsedSpawn ParseSpawnSpec(const Napi::Object& obj);
+
+// The per-command part handed to a prewarmed sandbox: {argv, env, cwd, stdio, rlimits}.
+struct ParsedLaunch {
+  std::vector<std::string> argv;
+  std::vector<std::string> envp;
+  std::string cwd;
+  StdioMode stdio[3];
+  std::vector<backend::ResourceLimit> rlimits;
+};
+
+ParsedLaunch ParseLaunchSpec(const Napi::Object& obj);
 
 }  // namespace args

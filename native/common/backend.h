@@ -85,6 +85,9 @@ struct SpawnSpec {
   std::string cwd;
   // Child-side standard streams: a descriptor/handle number to install, or -1 for /dev/null.
   int stdio[3] = {-1, -1, -1};
+  // Linux prewarm: the init waits on this socket (installed as fd 4) for its one launch message
+  // instead of running argv at once (-1: run argv now).
+  int control_fd = -1;
   LinuxSpec linux_spec;
   WindowsSpec windows_spec;
 };

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Watches sandboxed processes for exit on the Node event loop (a pidfd polled by libuv: no thread
-// per child), collects the init helper's report, and calls back into JavaScript once.
+// Watches sandboxes on the Node event loop: the init helper's report pipe says when the command
+// has exited (after init killed and reaped everything else), and a pidfd says when init itself is
+// gone (so it is reaped; also the fallback when init was killed before reporting). No threads.
 #pragma once
 
 #include <napi.h>
@@ -13,11 +14,20 @@ namespace exit_watcher {
 class Registry;
 
 struct Watch {
-  uv_poll_t poll;
+  uv_poll_t report_poll;
+  uv_poll_t pid_poll;
   Registry* registry = nullptr;
   long long pid = -1;
   int pidfd = -1;
   int report_fd = -1;
+  int control_fd = -1;       // prewarmed sandboxes: our end of the launch socket until used
+  bool delivered = false;
+  bool report_done = false;   // EOF or final record seen on the report pipe
+  bool reaped = false;
+  int open_handles = 0;
+  int exec_errno = 0;
+  bool command_exited = false;
+  int command_status = 0;
   Napi::FunctionReference callback;
   Napi::AsyncContext* context = nullptr;
 };
@@ -28,15 +38,23 @@ class Registry {
   explicit Registry(Napi::Env env) : env_(env) {}
   ~Registry();
 
-  // Starts watching; `callback` receives {exitCode, signal, execErrno, status} once.
-  void Add(long long pid, int pidfd, int report_fd, Napi::Function callback);
-  // Sends a signal through the pidfd (immune to pid reuse). False when the process is gone.
+  // Starts watching; `callback` receives {exitCode, signal, execErrno, commandExited} once.
+  // A prewarmed sandbox also hands over its launch socket and starts unreferenced (idle).
+  void Add(long long pid, int pidfd, int report_fd, Napi::Function callback, int control_fd = -1);
+  Watch* Find(long long pid);
+  // Whether the watch keeps the event loop alive (idle prewarmed sandboxes do not).
+  void SetRef(Watch* watch, bool ref);
+  // Sends a signal through the pidfd (immune to pid reuse). False once the sandbox has reported.
   bool Signal(long long pid, int sig);
   size_t Size() const { return watches_.size(); }
 
  private:
-  static void OnReadable(uv_poll_t* handle, int status, int events);
-  void Finish(Watch* watch);
+  static void OnReport(uv_poll_t* handle, int status, int events);
+  static void OnPidfd(uv_poll_t* handle, int status, int events);
+  static void OnClosed(uv_handle_t* handle);
+  void DrainReport(Watch* watch);
+  void Deliver(Watch* watch, int init_status, bool init_reaped);
+  void MaybeFinish(Watch* watch);
 
   Napi::Env env_;
   std::map<long long, Watch*> watches_;

@@ -14,9 +14,17 @@ void DestroyState(State* state);
 
 // spawn(spec, onExit) => { pid, stdin?, stdout?, stderr? } (parent-side descriptors of 'pipe's).
 Napi::Value Spawn(const Napi::CallbackInfo& info, State* state);
+// spawnWarm(spec, onExit) => Promise<{ pid }>: a prewarmed sandbox, set up on the thread pool, whose
+// init waits for one launch. Idle, it does not keep the event loop alive.
+Napi::Value SpawnWarm(const Napi::CallbackInfo& info, State* state);
+// launch(pid, {argv, env, cwd, stdio, rlimits}) => { pid, stdin?, stdout?, stderr? } | null (the
+// prewarmed sandbox is gone or used; the caller then spawns cold).
+Napi::Value Launch(const Napi::CallbackInfo& info, State* state);
 // kill(pid, signal) => boolean: false when the sandbox has already exited.
 Napi::Value Kill(const Napi::CallbackInfo& info, State* state);
 // activeCount() => number of sandboxes still being watched (diagnostics and leak tests).
 Napi::Value ActiveCount(const Napi::CallbackInfo& info, State* state);
+// landlockAbi() => the Landlock ABI the kernel offers (0 when absent): one cheap system call.
+Napi::Value LandlockAbi(const Napi::CallbackInfo& info, State* state);
 
 }  // namespace spawn_glue

@@ -1,14 +1,22 @@
 // SPDX-License-Identifier: MIT
 // Linux spawn glue: creates the stdio pipes, calls backend::Spawn, and registers the exit watch.
 #include <errno.h>
+#include <linux/landlock.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
+
+#include <string>
+#include <vector>
 
 #include "common/args.h"
 #include "common/backend.h"
 #include "common/exit_watcher.h"
 #include "common/js_errors.h"
 #include "common/spawn_glue.h"
+#include "linux/launch_message.h"
 
 namespace spawn_glue {
 
@@ -42,9 +50,9 @@ struct Pipes {
   }
 };
 
-status::Status MakePipes(const args::ParsedSpawn& parsed, Pipes* pipes, int* child_fds) {
+status::Status MakePipes(const args::StdioMode* modes, Pipes* pipes, int* child_fds) {
   for (int i = 0; i < 3; ++i) {
-    const args::StdioMode& mode = parsed.stdio[i];
+    const args::StdioMode& mode = modes[i];
     child_fds[i] = -1;
     if (mode.kind == args::StdioMode::kFd) {
       child_fds[i] = mode.fd;
@@ -69,7 +77,7 @@ Napi::Value Spawn(const Napi::CallbackInfo& info, State* state) {
   }
   args::ParsedSpawn parsed = args::ParseSpawnSpec(info[0].As<Napi::Object>());
   Pipes pipes;
-  status::Status s = MakePipes(parsed, &pipes, parsed.spec.stdio);
+  status::Status s = MakePipes(parsed.stdio, &pipes, parsed.spec.stdio);
   if (!s.ok()) {
     pipes.CloseAll();
     throw js_errors::FromStatus(env, s);
@@ -91,6 +99,171 @@ Napi::Value Spawn(const Napi::CallbackInfo& info, State* state) {
   return out;
 }
 
+namespace {
+
+// Sets up a prewarmed sandbox on the libuv thread pool: the clone and the whole setup happen off
+// the JavaScript thread, which only registers the result.
+class WarmWorker : public Napi::AsyncWorker {
+ public:
+  WarmWorker(Napi::Env env, State* state, args::ParsedSpawn parsed, Napi::Function on_exit)
+      : Napi::AsyncWorker(env), state_(state), parsed_(std::move(parsed)),
+        deferred_(Napi::Promise::Deferred::New(env)), on_exit_(Napi::Persistent(on_exit)) {}
+
+  ~WarmWorker() override {
+    if (child_control_ >= 0) close(child_control_);
+    if (parent_control_ >= 0) close(parent_control_);
+  }
+
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+  bool Prepare() {
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+      status_ = status::Fail("spawn_failed", errno, "socketpair(launch)");
+      return false;
+    }
+    parent_control_ = pair[0];
+    child_control_ = pair[1];
+    parsed_.spec.control_fd = child_control_;
+    for (int& fd : parsed_.spec.stdio) fd = -1;
+    return true;
+  }
+
+  void Execute() override {
+    if (status_.ok()) status_ = backend::Spawn(parsed_.spec, &result_);
+  }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    close(child_control_);
+    child_control_ = -1;
+    if (!status_.ok()) {
+      deferred_.Reject(js_errors::FromStatus(env, status_).Value());
+      return;
+    }
+    state_->registry.Add(result_.pid, result_.pidfd, result_.report_fd, on_exit_.Value(), parent_control_);
+    parent_control_ = -1;
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("pid", Napi::Number::New(env, static_cast<double>(result_.pid)));
+    deferred_.Resolve(out);
+  }
+
+ private:
+  State* state_;
+  args::ParsedSpawn parsed_;
+  Napi::Promise::Deferred deferred_;
+  Napi::FunctionReference on_exit_;
+  backend::SpawnResult result_;
+  status::Status status_;
+  int parent_control_ = -1;
+  int child_control_ = -1;
+};
+
+bool SendAll(int fd, const char* data, size_t len) {
+  while (len > 0) {
+    ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    len -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Sends the launch message: header + three descriptors, then the limits and the strings.
+bool SendLaunch(int socket_fd, const args::ParsedLaunch& launch, const int* fds) {
+  std::string payload;
+  for (const std::string& arg : launch.argv) payload.append(arg).push_back('\0');
+  for (const std::string& var : launch.envp) payload.append(var).push_back('\0');
+  payload.append(launch.cwd).push_back('\0');
+  launch_message::Header header;
+  header.magic = launch_message::kMagic;
+  header.argc = static_cast<uint32_t>(launch.argv.size());
+  header.envc = static_cast<uint32_t>(launch.envp.size());
+  header.rlimit_count = static_cast<uint32_t>(launch.rlimits.size());
+  header.payload_len = static_cast<uint32_t>(payload.size());
+  if (payload.size() > launch_message::kMaxPayload) return false;
+  struct iovec iov = {&header, sizeof header};
+  char cbuf[CMSG_SPACE(3 * sizeof(int))];
+  memset(cbuf, 0, sizeof cbuf);
+  struct msghdr msg;
+  memset(&msg, 0, sizeof msg);
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = cbuf;
+  msg.msg_controllen = sizeof cbuf;
+  struct cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+  cmsg->cmsg_level = SOL_SOCKET;
+  cmsg->cmsg_type = SCM_RIGHTS;
+  cmsg->cmsg_len = CMSG_LEN(3 * sizeof(int));
+  memcpy(CMSG_DATA(cmsg), fds, 3 * sizeof(int));
+  ssize_t n;
+  do {
+    n = sendmsg(socket_fd, &msg, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(sizeof header)) return false;
+  std::vector<launch_message::Rlimit> limits;
+  for (const backend::ResourceLimit& l : launch.rlimits) limits.push_back({static_cast<uint64_t>(l.resource), l.soft, l.hard});
+  if (!limits.empty() && !SendAll(socket_fd, reinterpret_cast<const char*>(limits.data()), limits.size() * sizeof(limits[0]))) {
+    return false;
+  }
+  return SendAll(socket_fd, payload.data(), payload.size());
+}
+
+}  // namespace
+
+Napi::Value SpawnWarm(const Napi::CallbackInfo& info, State* state) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsFunction()) {
+    throw Napi::TypeError::New(env, "spawnWarm(spec, onExit) expects an object and a function");
+  }
+  args::ParsedSpawn parsed = args::ParseSpawnSpec(info[0].As<Napi::Object>());
+  WarmWorker* worker = new WarmWorker(env, state, std::move(parsed), info[1].As<Napi::Function>());
+  Napi::Promise promise = worker->Promise();
+  worker->Prepare();
+  worker->Queue();
+  return promise;
+}
+
+Napi::Value Launch(const Napi::CallbackInfo& info, State* state) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsObject()) {
+    throw Napi::TypeError::New(env, "launch(pid, launch) expects a number and an object");
+  }
+  long long pid = info[0].As<Napi::Number>().Int64Value();
+  args::ParsedLaunch launch = args::ParseLaunchSpec(info[1].As<Napi::Object>());
+  exit_watcher::Watch* watch = state->registry.Find(pid);
+  if (watch == nullptr || watch->control_fd < 0 || watch->delivered) return env.Null();
+  Pipes pipes;
+  int child_fds[3];
+  status::Status s = MakePipes(launch.stdio, &pipes, child_fds);
+  // The init needs a real descriptor for every stream: /dev/null stands for 'ignore'.
+  int devnull = -1;
+  for (int i = 0; s.ok() && i < 3; ++i) {
+    if (child_fds[i] >= 0) continue;
+    if (devnull < 0) devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (devnull < 0) s = status::Fail("spawn_failed", errno, "open(/dev/null)");
+    child_fds[i] = devnull;
+  }
+  bool sent = s.ok() && SendLaunch(watch->control_fd, launch, child_fds);
+  if (devnull >= 0) close(devnull);
+  pipes.CloseChildEnds();
+  close(watch->control_fd);
+  watch->control_fd = -1;
+  if (!sent) {
+    pipes.CloseAll();
+    return env.Null();
+  }
+  state->registry.SetRef(watch, true);
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("pid", Napi::Number::New(env, static_cast<double>(pid)));
+  const char* names[3] = {"stdin", "stdout", "stderr"};
+  for (int i = 0; i < 3; ++i) {
+    if (pipes.parent_ends[i] >= 0) out.Set(names[i], Napi::Number::New(env, pipes.parent_ends[i]));
+  }
+  return out;
+}
+
 Napi::Value Kill(const Napi::CallbackInfo& info, State* state) {
   Napi::Env env = info.Env();
   if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber()) {
@@ -99,6 +272,14 @@ Napi::Value Kill(const Napi::CallbackInfo& info, State* state) {
   long long pid = info[0].As<Napi::Number>().Int64Value();
   int sig = info[1].As<Napi::Number>().Int32Value();
   return Napi::Boolean::New(env, state->registry.Signal(pid, sig));
+}
+
+Napi::Value LandlockAbi(const Napi::CallbackInfo& info, State*) {
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#endif
+  long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  return Napi::Number::New(info.Env(), abi < 0 ? 0 : static_cast<double>(abi));
 }
 
 Napi::Value ActiveCount(const Napi::CallbackInfo& info, State* state) {

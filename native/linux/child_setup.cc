@@ -218,11 +218,14 @@ int AddLandlockRule(int ruleset, const LandlockStep& step) {
   return rc == 0 ? 0 : -1;
 }
 
-// Moves the standard streams and the report pipe into 0..3 without clobbering each other.
+// Moves the standard streams, the report pipe and (prewarm) the control socket into 0..4 without
+// clobbering each other. Returns the first descriptor number past them, or -1.
 int InstallStdio(const ChildPlan* plan) {
-  int sources[4] = {plan->stdio_fds[0], plan->stdio_fds[1], plan->stdio_fds[2], plan->report_fd};
-  int high[4];
-  for (int i = 0; i < 4; ++i) {
+  int sources[5] = {plan->stdio_fds[0], plan->stdio_fds[1], plan->stdio_fds[2], plan->report_fd,
+                    plan->control_fd};
+  int count = plan->control_fd >= 0 ? 5 : 4;
+  int high[5];
+  for (int i = 0; i < count; ++i) {
     int src = sources[i];
     if (src < 0) {
       src = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -231,16 +234,18 @@ int InstallStdio(const ChildPlan* plan) {
     high[i] = fcntl(src, F_DUPFD_CLOEXEC, 10);
     if (high[i] < 0) return -1;
   }
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < count; ++i) {
     if (dup2(high[i], i) < 0) return -1;
     close(high[i]);
   }
-  return 0;
+  return count;
 }
 
-int MarkOtherFdsCloexec() {
-  if (syscall(SYS_close_range_compat, 4U, ~0U, CLOSE_RANGE_CLOEXEC_COMPAT) == 0) return 0;
-  for (int fd = 4; fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
+int MarkOtherFdsCloexec(int first) {
+  if (syscall(SYS_close_range_compat, static_cast<unsigned>(first), ~0U, CLOSE_RANGE_CLOEXEC_COMPAT) == 0) {
+    return 0;
+  }
+  for (int fd = first; fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
   return 0;
 }
 
@@ -302,8 +307,9 @@ int Run(void* arg) {
     }
   }
   if (chdir(plan->cwd) != 0) Fail(plan, kStageChdir, errno);
-  if (InstallStdio(plan) != 0) Fail(plan, kStageStdio, errno);
-  if (MarkOtherFdsCloexec() != 0) Fail(plan, kStageCloseFds, errno);
+  int first_free = InstallStdio(plan);
+  if (first_free < 0) Fail(plan, kStageStdio, errno);
+  if (MarkOtherFdsCloexec(first_free) != 0) Fail(plan, kStageCloseFds, errno);
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) Fail(plan, kStageNoNewPrivs, errno);
   if (DropCapabilities(plan->cap_last) != 0) Fail(plan, kStageCapabilities, errno);
   if (syscall(SYS_landlock_restrict_self, plan->landlock_fd, 0) != 0) {

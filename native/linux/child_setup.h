@@ -64,6 +64,7 @@ struct ChildPlan {
   int error_fd;                 // close-on-exec pipe: {stage, errno} on failure
   int stdio_fds[3];             // installed as 0, 1, 2
   int report_fd;                // installed as 3 for the init helper
+  int control_fd;               // installed as 4 for a prewarmed init (-1: none)
   int init_fd;                  // O_PATH fd of the init helper, executed with execveat
   char* const* init_argv;
   char* const* envp;

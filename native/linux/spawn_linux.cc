@@ -193,7 +193,11 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
   std::vector<std::string> init_args;
   init_args.reserve(spec.argv.size() + 1);
   init_args.push_back("zero-sandbox-init");
-  init_args.insert(init_args.end(), spec.argv.begin(), spec.argv.end());
+  if (spec.control_fd >= 0) {
+    init_args.push_back("--warm");
+  } else {
+    init_args.insert(init_args.end(), spec.argv.begin(), spec.argv.end());
+  }
   std::vector<char*> init_argv = CStrings(init_args);
   std::vector<char*> envp = CStrings(spec.envp);
   char uid_map[64];
@@ -251,6 +255,7 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
   plan.error_fd = err_write.fd;
   for (int i = 0; i < 3; ++i) plan.stdio_fds[i] = spec.stdio[i];
   plan.report_fd = report_write.fd;
+  plan.control_fd = spec.control_fd;
   plan.init_fd = init_fd.fd;
   plan.init_argv = init_argv.data();
   plan.envp = envp.data();

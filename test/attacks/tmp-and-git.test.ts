@@ -103,4 +103,29 @@ sandboxTest('an existing .zero directory in the workspace cannot be changed', as
   }
 });
 
+sandboxTest('creating .zero, .agents or a missing .git/hooks is undone and reported; nothing persists', async () => {
+  const t = makeTree();
+  try {
+    git(t.ws, 'init', '-q');
+    execFileSync('rm', ['-rf', join(t.ws, '.git', 'hooks')]);
+    const r = await sh(t, 'mkdir -p .zero .agents .git/hooks; echo evil > .zero/config.json; echo "#!/bin/sh" > .git/hooks/pre-commit; echo ok');
+    assert.match(r.stdout, /ok/);
+    assert.equal([...r.protectedPathViolations].sort(), [join(t.ws, '.agents'), join(t.ws, '.git', 'hooks'), join(t.ws, '.zero')].sort());
+    assert.not.ok(existsSync(join(t.ws, '.zero')));
+    assert.not.ok(existsSync(join(t.ws, '.agents')));
+    assert.not.ok(existsSync(join(t.ws, '.git', 'hooks')));
+    const fresh = makeTree();
+    try {
+      const created = await sh(fresh, 'git init -q && mkdir -p .git/hooks && echo "#!/bin/sh" > .git/hooks/post-commit && echo made');
+      assert.match(created.stdout, /made/);
+      assert.equal(created.protectedPathViolations, [], 'a repository the command creates itself is its own');
+      assert.ok(existsSync(join(fresh.ws, '.git', 'hooks', 'post-commit')));
+    } finally {
+      fresh.cleanup();
+    }
+  } finally {
+    t.cleanup();
+  }
+});
+
 test.run();

@@ -21,7 +21,7 @@ function recorder() {
 }
 
 function result(overrides: Partial<RunResult> = {}): RunResult {
-  return { exitCode: 0, signal: null, stdout: '', stderr: '', timedOut: false, durationMs: 5, backend: 'linux-native', network: 'deny', ...overrides };
+  return { exitCode: 0, signal: null, stdout: '', stderr: '', timedOut: false, durationMs: 5, backend: 'linux-native', network: 'deny', protectedPathViolations: [], ...overrides };
 }
 
 function fakeRunner(res: RunResult | Error) {
@@ -114,6 +114,16 @@ test('a failing command: status error, its exit code in meta and run_end, stderr
   const res = events.find((e) => e.type === 'tool_result')!;
   assert.ok(res.type === 'tool_result' && res.status === 'error' && res.output === 'partial\nboom\n' && res.meta?.sandbox_exit_code === 3);
   assert.equal(events.at(-1), { schemaVersion: 2, type: 'run_end', runId: 'run_test', status: 'error', exitCode: 3 });
+});
+
+test('protected paths the command created are reported in meta', async () => {
+  const { emitter, events } = recorder();
+  const { runner } = fakeRunner(result({ protectedPathViolations: ['/ws/.zero'] }));
+  await runStreamSession({ emitter, command: 'mkdir .zero', display: 'mkdir .zero', workspace: WS, runOptions: {}, runner });
+  validate(events);
+  const res = events.find((e) => e.type === 'tool_result')!;
+  assert.ok(res.type === 'tool_result');
+  if (res.type === 'tool_result') assert.equal(res.meta?.sandbox_protected_path_violations, ['/ws/.zero']);
 });
 
 test('signal, timeout and not-found map to 128+N, 124 and 127', async () => {

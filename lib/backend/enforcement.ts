@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+// The loss report (decisions.md rule 10): for the current backend, which parts of the effective
+// policy are enforced natively and by what, and which cannot be — the latter make runSandboxed
+// refuse rather than run weaker. Also the known limits of what is enforced. Pure.
+import type { LayerName, ProbeReport } from '../probe.js';
+import type { NetworkMode } from './types.js';
+
+export interface EnforcedCapability {
+  capability: string;
+  /** The mechanisms that enforce it. */
+  by: string[];
+  enforced: boolean;
+  /** Why it cannot be enforced here (absent when enforced). */
+  reason?: string;
+}
+
+export interface EnforcementReport {
+  backend: ProbeReport['backend'];
+  /** True when every capability the policy needs is enforced; otherwise commands are refused. */
+  complete: boolean;
+  capabilities: EnforcedCapability[];
+  /** Honest limits of the mechanisms even when everything is enforced. */
+  limitations: string[];
+}
+
+const LINUX_LIMITATIONS = [
+  'a hardlink created on the host before the command, joining a file inside a write root to one outside, lets the command write that file through the inside path (the kernel checks paths, not inodes)',
+  '.zero, .agents and a missing .git/hooks cannot be made read-only before they exist without creating them on the host: if the command creates them they are removed and reported when it ends',
+  'under network deny, creating AF_UNIX sockets is refused (socketpair still works), so Unix-domain servers inside the sandbox do not work',
+  'deny-read masks cover the paths that exist when the command starts; a credential file created later is only hidden if it is inside a masked directory',
+  'limits.processes cannot be enforced for a root caller (the kernel exempts root from RLIMIT_NPROC); such a run is refused',
+];
+
+export function buildEnforcementReport(report: ProbeReport, policy: { network: NetworkMode }): EnforcementReport {
+  if (report.platform !== 'linux') {
+    return {
+      backend: report.backend,
+      complete: false,
+      capabilities: [{ capability: 'native isolation', by: [], enforced: false, reason: `no native backend is implemented for ${report.platform} yet; commands are refused` }],
+      limitations: [],
+    };
+  }
+  const layer = (name: LayerName) => report.layers[name];
+  const capability = (name: string, by: string[], layers: LayerName[]): EnforcedCapability => {
+    const missing = layers.filter((l) => layer(l)?.available !== true);
+    if (missing.length === 0) return { capability: name, by, enforced: true };
+    return {
+      capability: name,
+      by,
+      enforced: false,
+      reason: missing.map((l) => `${l}: ${layer(l)?.reason ?? 'not available'}`).join('; '),
+    };
+  };
+  const capabilities = [
+    capability('writes only inside write roots and a private /tmp', ['landlock', 'read-only mounts'], ['userns', 'mountns', 'landlock']),
+    capability('no metadata changes outside write roots (chmod, chown, utimes, xattrs), also for root', ['read-only mounts'], ['userns', 'mountns']),
+    capability('.git/hooks, .git/config and existing .zero/.agents read-only', ['read-only bind mounts'], ['mountns']),
+    capability('credential baseline and deny-read paths unreadable', ['mode-000 read-only masks', 'dropped capabilities'], ['mountns']),
+    capability('raw devices unreachable (only null, zero, full, random, urandom, tty, private ptys)', ['landlock'], ['landlock']),
+    policy.network === 'deny'
+      ? capability('no network contact outside the sandbox (TCP, UDP, host Unix sockets)', ['network namespace', 'seccomp (AF_UNIX, AF_VSOCK)', 'landlock scope (abstract sockets)'], ['netns', 'seccomp'])
+      : { capability: 'network allowed (policy allow)', by: ['shared network namespace'], enforced: true },
+    capability('host processes invisible, unsignalable and untraceable', ['pid namespace', 'fresh /proc', 'seccomp (ptrace)'], ['pidns', 'seccomp']),
+    capability('no terminal injection (TIOCSTI, TIOCLINUX)', ['new session', 'seccomp'], ['seccomp']),
+    capability('kernel attack surface reduced (bpf, io_uring, keyctl, mount API, perf, userfaultfd, modules)', ['seccomp'], ['seccomp']),
+    capability('hostname and IPC isolated', ['uts and ipc namespaces'], ['utsns', 'ipcns']),
+    capability('every process killed when the command ends, times out or is aborted', ['pid namespace init'], ['pidns']),
+    { capability: 'secrets scrubbed from the environment', by: ['environment filter'], enforced: true },
+  ];
+  return {
+    backend: report.backend,
+    complete: capabilities.every((c) => c.enforced),
+    capabilities,
+    limitations: LINUX_LIMITATIONS,
+  };
+}

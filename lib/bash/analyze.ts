@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: MIT
+// analyzeCommand/analyzeArgv: every simple command in a shell command, after wrappers and
+// launchers, with the network, destructive, interactive and too-complex flags and their reasons.
+import { parseShell, type ShNode } from './parse.js';
+import { destructiveReason, networkReason } from './rules.js';
+import { interactiveMatch, type InteractiveMatch } from './interactive-rules.js';
+import { resolveWords, SHELLS } from './resolve.js';
+import { isDynamicNode, wordOf, type Word } from './words.js';
+import type { AnalysisReasons, AnalyzeOptions, CommandAnalysis, SimpleCommand } from './types.js';
+
+/** Launcher payloads nested deeper than this are reported as too complex. */
+export const MAX_LAUNCHER_DEPTH = 8;
+
+/** The analysis plus what only the classifier uses. */
+export interface AnalysisDetail {
+  /** The public analysis. */
+  analysis: CommandAnalysis;
+  /** Set when a download is piped into a shell or interpreter (structural check). */
+  pipedInstaller: string | undefined;
+  /** Flags found only in the error-recovered part of an unparseable command (fail-closed input). */
+  recovered: { network?: string; destructive?: string };
+  /** The first interactive match, with the command it was found in. */
+  interactive: InteractiveMatch | undefined;
+}
+
+const NOT_WORDS = new Set(['variable_assignment', 'file_redirect', 'herestring_redirect', 'heredoc_redirect', 'comment']);
+const FETCHERS = new Set(['curl', 'wget', 'wget2', 'fetch', 'aria2c', 'iwr', 'irm', 'invoke-webrequest', 'invoke-restmethod']);
+const STDIN_INTERPRETERS = /^(?:python(?:\d+(?:\.\d+)*)?|py|node|nodejs|perl|ruby|php|pwsh|powershell|iex|invoke-expression)$/;
+
+const DEV_NET = /\/dev\/(?:tcp|udp)\/[^/\s]*/;
+
+/** The static text printed by `echo`/`printf` with literal arguments, or undefined. */
+function echoedText(command: SimpleCommand): string | undefined {
+  let args = command.argv.slice(1);
+  if (command.program === 'echo') {
+    while (args[0] !== undefined && /^-[neE]+$/.test(args[0])) args = args.slice(1);
+    return args.join(' ');
+  }
+  if (command.program === 'printf') return args.join(' ').replace(/\\n/g, '\n');
+  return undefined;
+}
+
+/** The static text of a heredoc body (expansions contribute nothing). */
+function heredocText(body: ShNode, source: string): string {
+  let text = '';
+  let cursor = body.start;
+  for (const child of body.children) {
+    if (!isDynamicNode(child.type)) continue;
+    text += source.slice(cursor, child.start);
+    cursor = Math.max(cursor, child.end);
+  }
+  return text + source.slice(cursor, body.end);
+}
+
+function readsScriptFromStdin(command: SimpleCommand): boolean {
+  const args = command.argv.slice(1);
+  if (command.program === 'iex' || command.program === 'invoke-expression') return true;
+  if (SHELLS.has(command.program)) {
+    return args.every((arg) => arg.startsWith('-') || arg.startsWith('+')) || args.some((arg) => /^-[A-Za-z]*s[A-Za-z]*$/.test(arg));
+  }
+  if (!STDIN_INTERPRETERS.test(command.program)) return false;
+  if (args.some((arg) => /^-(?:c|e|m|r|E|Command|command)$/.test(arg))) return false;
+  const firstPositional = args.find((arg) => !arg.startsWith('-') || arg === '-');
+  return firstPositional === undefined || firstPositional === '-';
+}
+
+class Walker {
+  readonly commands: SimpleCommand[] = [];
+  readonly reasons: AnalysisReasons = {};
+  readonly recovered: { network?: string; destructive?: string } = {};
+  pipedInstaller: string | undefined;
+  interactive: InteractiveMatch | undefined;
+  private readonly firstOf = new Map<ShNode, SimpleCommand>();
+
+  constructor(private readonly platform: NodeJS.Platform) {}
+
+  tooComplex(reason: string): void {
+    this.reasons.tooComplex ??= reason;
+  }
+
+  private add(command: SimpleCommand, words: readonly Word[], recovered: boolean): void {
+    this.commands.push(command);
+    const args = command.argv.slice(1);
+    // A word built at run time is never taken as a literal flag or subcommand of an interactive form.
+    const staticArgs = words.slice(1).map((word) => (word.dynamic ? '\u0000' : word.text));
+    const network = networkReason(command.program, args);
+    const destructive = destructiveReason(command.program, args);
+    const bucket = recovered ? this.recovered : this.reasons;
+    if (network !== undefined) bucket.network ??= network;
+    if (destructive !== undefined) bucket.destructive ??= destructive;
+    if (this.interactive === undefined || (!recovered && this.reasons.interactive === undefined)) {
+      const match = interactiveMatch(command.program, staticArgs, this.platform);
+      if (match !== undefined) {
+        this.interactive ??= match;
+        if (!recovered) this.reasons.interactive = `${match.command} needs an interactive terminal and would hang`;
+      }
+    }
+  }
+
+  /** Analyzes shell source (the top level or a launcher payload). */
+  text(source: string, via: string[], depth: number, recovered: boolean): void {
+    if (depth > MAX_LAUNCHER_DEPTH) {
+      this.tooComplex(`launchers nested deeper than ${MAX_LAUNCHER_DEPTH} levels`);
+      return;
+    }
+    if (source.trim() === '') return;
+    const parsed = parseShell(source);
+    if (!parsed.ok) {
+      const where = via.length === 0 ? '' : ` (in the script given to ${via[via.length - 1] as string})`;
+      this.tooComplex(`${parsed.reason}${where}`);
+      if (parsed.root !== undefined) this.walk(parsed.root, source, via, depth, true);
+      return;
+    }
+    this.walk(parsed.root, source, via, depth, recovered);
+  }
+
+  private walk(node: ShNode, source: string, via: string[], depth: number, recovered: boolean): void {
+    if (node.type === 'command') this.command(node, source, via, depth, recovered);
+    for (const child of node.children) this.walk(child, source, via, depth, recovered);
+    if (node.type === 'pipeline') this.pipeline(node, depth, recovered);
+    else if (node.type === 'redirected_statement') this.redirects(node, source, depth, recovered);
+    else if (node.type === 'file_redirect') {
+      const target = DEV_NET.exec(source.slice(node.start, node.end));
+      const bucket = recovered ? this.recovered : this.reasons;
+      if (target !== null) bucket.network ??= `the redirect to ${target[0]}... opens a network connection`;
+    }
+  }
+
+  /** Feeds a script given on stdin (heredoc or here-string) to a shell or interpreter as a payload. */
+  private stdinScript(command: SimpleCommand, redirect: ShNode, source: string, depth: number, recovered: boolean): void {
+    if (!SHELLS.has(command.program) || !readsScriptFromStdin(command)) return;
+    const label = `${command.program} ${redirect.type === 'herestring_redirect' ? '<<<' : '<<'}`;
+    const body = redirect.children.find((child) => child.type === 'heredoc_body');
+    if (body !== undefined) {
+      this.text(heredocText(body, source), [...command.via, label], depth + 1, recovered);
+      return;
+    }
+    if (redirect.type !== 'herestring_redirect') return;
+    const node = redirect.children.find((child) => child.type !== '<<<');
+    if (node === undefined) return;
+    const word = wordOf(node, source);
+    if (!word.literal || (word.dynamic && word.text.trim() === '')) {
+      this.tooComplex(`the script given to ${label} is built at run time and cannot be analyzed`);
+      return;
+    }
+    this.text(word.text, [...command.via, label], depth + 1, recovered);
+  }
+
+  private redirects(node: ShNode, source: string, depth: number, recovered: boolean): void {
+    const body = node.children[0];
+    const command = body === undefined ? undefined : this.firstOf.get(body);
+    if (command === undefined) return;
+    for (const redirect of node.children.slice(1)) {
+      if (redirect.type === 'heredoc_redirect' || redirect.type === 'herestring_redirect') this.stdinScript(command, redirect, source, depth, recovered);
+    }
+  }
+
+  private pipeline(node: ShNode, depth: number, recovered: boolean): void {
+    let fetcher: string | undefined;
+    let previous: SimpleCommand | undefined;
+    for (const stage of node.children) {
+      if (stage.type === '|' || stage.type === '|&') continue;
+      const target: ShNode | undefined = stage.type === 'redirected_statement' ? stage.children[0] : stage;
+      const command = target === undefined ? undefined : this.firstOf.get(target);
+      if (command !== undefined && FETCHERS.has(command.program)) fetcher ??= command.program;
+      else if (command !== undefined && readsScriptFromStdin(command)) {
+        if (fetcher !== undefined) this.pipedInstaller ??= `${fetcher} output is piped into ${command.program}, which runs it as a script`;
+        const script = previous === undefined || !SHELLS.has(command.program) ? undefined : echoedText(previous);
+        if (script !== undefined) this.text(script, [...command.via, `${previous?.program ?? ''} | ${command.program}`], depth + 1, recovered);
+      }
+      previous = command;
+    }
+  }
+
+  private command(node: ShNode, source: string, via: string[], depth: number, recovered: boolean): void {
+    const words: Word[] = [];
+    for (const child of node.children) {
+      if (NOT_WORDS.has(child.type)) continue;
+      if (child.type === 'command_name') {
+        const inner = child.children[0];
+        words.push(wordOf(inner ?? child, source));
+      } else {
+        words.push(wordOf(child, source));
+      }
+    }
+    const first = this.words(words, via, depth, recovered);
+    if (first === undefined) return;
+    this.firstOf.set(node, first);
+    for (const child of node.children) {
+      if (child.type === 'herestring_redirect' || child.type === 'heredoc_redirect') this.stdinScript(first, child, source, depth, recovered);
+    }
+  }
+
+  /** Resolves one word list (a command, an argv, or a find -exec payload). */
+  words(words: readonly Word[], via: string[], depth: number, recovered: boolean): SimpleCommand | undefined {
+    if (depth > MAX_LAUNCHER_DEPTH) {
+      this.tooComplex(`launchers nested deeper than ${MAX_LAUNCHER_DEPTH} levels`);
+      return undefined;
+    }
+    const res = resolveWords(words);
+    const chain = res.wrappers.length === 0 ? via : [...via, ...res.wrappers];
+    if (res.opaque !== undefined) this.tooComplex(res.opaque);
+    let command: SimpleCommand | undefined;
+    if (res.programIndex >= 0) {
+      command = { program: res.program, argv: words.slice(res.programIndex).map((word) => word.text), via: chain };
+      this.add(command, words.slice(res.programIndex), recovered);
+    }
+    for (const payload of res.payloads) this.text(payload.text, [...chain, payload.label], depth + 1, recovered);
+    for (const nested of res.nested) this.words(nested.words, [...chain, nested.label], depth + 1, recovered);
+    return command;
+  }
+
+  detail(): AnalysisDetail {
+    const reasons: AnalysisReasons = {};
+    if (this.reasons.network !== undefined) reasons.network = this.reasons.network;
+    if (this.reasons.destructive !== undefined) reasons.destructive = this.reasons.destructive;
+    if (this.reasons.interactive !== undefined) reasons.interactive = this.reasons.interactive;
+    if (this.reasons.tooComplex !== undefined) reasons.tooComplex = this.reasons.tooComplex;
+    return {
+      analysis: {
+        commands: this.commands,
+        network: reasons.network !== undefined,
+        destructive: reasons.destructive !== undefined,
+        interactive: reasons.interactive !== undefined,
+        tooComplex: reasons.tooComplex !== undefined,
+        reasons,
+      },
+      pipedInstaller: this.pipedInstaller,
+      recovered: this.recovered,
+      interactive: this.interactive,
+    };
+  }
+}
+
+function safeDetail(run: (walker: Walker) => void, options: AnalyzeOptions | undefined): AnalysisDetail {
+  const walker = new Walker(options?.platform ?? process.platform);
+  try {
+    run(walker);
+  } catch (error) {
+    // The analyzer must never throw; an internal failure is reported as "too complex" (fail closed).
+    walker.tooComplex(`the analyzer failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return walker.detail();
+}
+
+/** The analysis with the parts only the classifier needs. Never throws. */
+export function analyzeCommandDetail(text: string, options?: AnalyzeOptions): AnalysisDetail {
+  return safeDetail((walker) => walker.text(typeof text === 'string' ? text : String(text), [], 0, false), options);
+}
+
+/** The analysis of an argv given without a shell; tree-sitter loads only for launcher payloads. */
+export function analyzeArgvDetail(argv: readonly string[], options?: AnalyzeOptions): AnalysisDetail {
+  return safeDetail((walker) => {
+    const words = argv.map((text): Word => ({ text: String(text), dynamic: false, literal: true }));
+    walker.words(words, [], 0, false);
+  }, options);
+}
+
+/**
+ * Analyzes a shell command on its tree-sitter-bash syntax tree: every simple command (after
+ * wrappers and launchers), and the network/destructive/interactive/tooComplex flags with reasons.
+ * Never throws; parse errors, limits and opaque payloads set `tooComplex`.
+ */
+export function analyzeCommand(text: string, options?: AnalyzeOptions): CommandAnalysis {
+  return analyzeCommandDetail(text, options).analysis;
+}
+
+/** {@link analyzeCommand} for a command given as an argv array (no shell parsing of the argv itself). */
+export function analyzeArgv(argv: readonly string[], options?: AnalyzeOptions): CommandAnalysis {
+  return analyzeArgvDetail(argv, options).analysis;
+}

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+// Protected paths that do not exist when a command starts (.zero, .agents, or .git/hooks and
+// .git/config of an existing repository) cannot be made read-only without creating something on
+// the host. Instead they are noted before the run, and anything the command created there is
+// removed (without following links) and reported when it ends, so nothing persists to run later.
+import { lstatSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type { WritableRoot } from '../backend/types.js';
+
+function exists(path: string): boolean {
+  return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+}
+
+/** The protected paths that are absent now and would matter if created. */
+export function missingProtectedPaths(roots: readonly WritableRoot[]): string[] {
+  const out: string[] = [];
+  for (const root of roots) {
+    for (const name of root.protectedNames) {
+      const path = join(root.root, name);
+      if (!exists(path)) out.push(path);
+    }
+    // A repository the command creates itself is its own; only an existing .git is guarded.
+    const git = lstatSync(join(root.root, '.git'), { throwIfNoEntry: false });
+    if (git?.isDirectory()) for (const sub of root.readOnlySubpaths) if (!exists(sub)) out.push(sub);
+  }
+  return out;
+}
+
+/** Removes whichever of `paths` now exist; returns those it removed. */
+export function removeCreatedProtectedPaths(paths: readonly string[]): string[] {
+  const removed: string[] = [];
+  for (const path of paths) {
+    if (!exists(path)) continue;
+    rmSync(path, { recursive: true, force: true });
+    removed.push(path);
+  }
+  return removed;
+}
