@@ -230,7 +230,8 @@ export async function runStreamSession(options: SessionOptions): Promise<number>
   } catch (error) {
     return failRun(emitter, error);
   }
-  const exitCode = buildExitCode(result);
+  // As `zero-sandbox run`: a command that created protected metadata does not count as a success.
+  const exitCode = result.protectedPathViolations.length > 0 && result.exitCode === 0 && !result.timedOut ? STREAM_EXIT.failure : buildExitCode(result);
   const max = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
   let stderr = result.stderr;
   if (result.execError !== undefined) {
@@ -238,6 +239,7 @@ export async function runStreamSession(options: SessionOptions): Promise<number>
     stderr += `${name}: ${result.execError.code === 'ENOENT' ? 'command not found' : `cannot execute (${result.execError.code})`}\n`;
   }
   if (result.timedOut) stderr += 'zero-sandbox: the command timed out; the sandbox was killed\n';
+  for (const path of result.protectedPathViolations) stderr += `zero-sandbox: sandbox blocked creation of protected workspace metadata path ${path} (removed)\n`;
   const { output, truncated } = buildOutput(result.stdout, stderr, max);
   const status = exitCode === 0 ? 'ok' : 'error';
   emitter.emit({ type: 'tool_result', id: CALL_ID, status, output, truncated, meta: buildMeta(result, resolve(workspace, options.runOptions.cwd ?? '.')) });

@@ -116,14 +116,18 @@ test('a failing command: status error, its exit code in meta and run_end, stderr
   assert.equal(events.at(-1), { schemaVersion: 2, type: 'run_end', runId: 'run_test', status: 'error', exitCode: 3 });
 });
 
-test('protected paths the command created are reported in meta', async () => {
+test('protected paths the command created are reported in meta and fail the run', async () => {
   const { emitter, events } = recorder();
   const { runner } = fakeRunner(result({ protectedPathViolations: ['/ws/.zero'] }));
-  await runStreamSession({ emitter, command: 'mkdir .zero', display: 'mkdir .zero', workspace: WS, runOptions: {}, runner });
+  const code = await runStreamSession({ emitter, command: 'mkdir .zero', display: 'mkdir .zero', workspace: WS, runOptions: {}, runner });
+  assert.is(code, 1, 'not a success, as in zero-sandbox run');
   validate(events);
   const res = events.find((e) => e.type === 'tool_result')!;
   assert.ok(res.type === 'tool_result');
-  if (res.type === 'tool_result') assert.equal(res.meta?.sandbox_protected_path_violations, ['/ws/.zero']);
+  if (res.type !== 'tool_result') return;
+  assert.equal(res.meta?.sandbox_protected_path_violations, ['/ws/.zero']);
+  assert.is(res.status, 'error');
+  assert.match(res.output, 'protected workspace metadata path /ws/.zero (removed)');
 });
 
 test('signal, timeout and not-found map to 128+N, 124 and 127', async () => {
