@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // zero-sandbox exec and run --output-format through the built CLI: every stdout line validates against the exported schemas.
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,12 +8,15 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { runCli } from '../helpers/cli.js';
+import { CLI_PATH, runCli } from '../helpers/cli.js';
 import { linuxSandboxTestsEnabled } from '../helpers/probe.js';
+import { driveRun } from '../fixtures/stream-json/protocol-client.js';
 import { parseOutputStream, readStreamJsonFixture, typesOf } from '../fixtures/stream-json/shared.js';
 import type { OutputEvent } from '../../lib/stream-json/schema.js';
 
 const sandbox = linuxSandboxTestsEnabled();
+// The permission engine (lib/policy) is merged from another branch; without it exec must fail closed.
+const engine = existsSync(new URL('../../lib/policy/create-engine.js', import.meta.url));
 const EXEC = ['exec', '--input-format', 'stream-json', '--output-format', 'stream-json'];
 
 /** A fresh workspace plus a config home and grants path nobody else uses. */
@@ -172,6 +175,164 @@ test('run --output-format json prints one document; an unknown format is a usage
   assert.is(usage.code, 2);
   assert.is(usage.stdout, '');
   assert.match(usage.stderr, '--output-format must be text, stream-json or json');
+});
+
+
+/** A TCP listener on the host's loopback that counts connections. */
+async function listener() {
+  let connections = 0;
+  const server = createServer((socket) => {
+    connections++;
+    socket.on('error', () => undefined);
+    socket.end('HTTP/1.0 200 OK\r\n\r\nHELLO');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as AddressInfo).port, connections: () => connections, close: () => server.close() };
+}
+
+test('exec without the permission engine fails closed: an error, run_end, nothing ran', async () => {
+  if (engine) return;
+  const { workspace, env } = setup();
+  const marker = join(workspace, 'ran');
+  const result = await runCli([...EXEC, '--workspace', workspace], { env, input: prompt(`touch ${marker}`) });
+  assert.is(result.code, 125);
+  assert.equal(typesOf(parseOutputStream(result.stdout)), ['error', 'run_end']);
+  assert.not.ok(existsSync(marker));
+});
+
+test('exec: events combined in order into one script, run sandboxed in the workspace; every line valid', async () => {
+  if (!engine || !sandbox) return;
+  const { workspace, env } = setup();
+  const input = JSON.stringify({ schemaVersion: 2, type: 'message', role: 'user', content: 'echo one' }) + '\n\n' + prompt('echo two > out.txt\ncat out.txt');
+  const result = await runCli([...EXEC, '--workspace', workspace], { env, input });
+  assert.is(result.code, 0, result.stdout + result.stderr);
+  const events = parseOutputStream(result.stdout);
+  assert.equal(typesOf(events), ['run_start', 'tool_call', 'tool_result', 'final', 'run_end']);
+  const [call] = only(events, 'tool_call');
+  assert.equal(call, { schemaVersion: 2, type: 'tool_call', runId: events[0]!.runId, id: 'call_1', name: 'bash', args: { command: 'echo one\n\necho two > out.txt\ncat out.txt' }, sideEffect: 'shell' });
+  const [res] = only(events, 'tool_result');
+  assert.ok(res!.status === 'ok' && res!.output === 'one\ntwo\n' && res!.truncated === false);
+  assert.ok(res!.meta?.sandbox_backend === 'linux-native' && res!.meta.sandbox_network === 'deny' && res!.meta.sandbox_enforcement_level === 'native' && res!.meta.sandbox_exit_code === 0);
+  assert.is(readFileSync(join(workspace, 'out.txt'), 'utf8'), 'two\n');
+  assert.is(only(events, 'run_start')[0]!.cwd, workspace);
+});
+
+test('exec: a failing command reports status error and its exit code', async () => {
+  if (!engine || !sandbox) return;
+  const { workspace, env } = setup();
+  const result = await runCli([...EXEC, '--workspace', workspace], { env, input: prompt('echo bad >&2; exit 5') });
+  assert.is(result.code, 5);
+  const events = parseOutputStream(result.stdout);
+  const [res] = only(events, 'tool_result');
+  assert.ok(res!.status === 'error' && res!.output === 'bad\n' && res!.meta?.sandbox_exit_code === 5);
+  assert.equal(only(events, 'run_end')[0]!.status, 'error');
+  assert.equal(only(events, 'run_end')[0]!.exitCode, 5);
+});
+
+test('exec: a network command under the default policy is a permission_request, a denied result, and never runs', async () => {
+  if (!engine) return;
+  const { workspace, env } = setup();
+  const server = await listener();
+  const marker = join(workspace, 'ran');
+  try {
+    const result = await runCli([...EXEC, '--workspace', workspace], { env, input: prompt(`touch ${marker}\ncurl -sS http://127.0.0.1:${server.port}/`) });
+    const events = parseOutputStream(result.stdout);
+    assert.equal(typesOf(events), ['run_start', 'tool_call', 'permission_request', 'tool_result', 'final', 'run_end']);
+    const [request] = only(events, 'permission_request');
+    assert.is(request!.reason, 'network access requires approval');
+    assert.ok(request!.action === 'prompt' && request!.name === 'bash' && request!.sideEffect === 'shell' && request!.id === 'call_1');
+    assert.is(request!.risk?.level, 'critical');
+    assert.ok(request!.risk?.categories?.includes('network'));
+    const [res] = only(events, 'tool_result');
+    assert.is(res!.status, 'denied');
+    assert.is(res!.meta, undefined, 'no sandbox facts: nothing ran');
+    const [end] = only(events, 'run_end');
+    assert.ok(end!.status === 'denied' && end!.exitCode !== 0);
+    assert.is(result.code, end!.exitCode);
+    assert.not.ok(existsSync(marker), 'the script never ran');
+    assert.is(server.connections(), 0, 'nothing connected to the listener');
+    assert.is(result.stderr, '');
+  } finally {
+    server.close();
+  }
+});
+
+test('exec: a persistent deny grant is a permission_decision deny with the block, on the event and the result', async () => {
+  if (!engine) return;
+  const { root, workspace, env } = setup();
+  writeFileSync(join(root, 'grants.json'), JSON.stringify({ schemaVersion: 3, policyVersion: 2, grants: { bash: [{ toolName: 'bash', decision: 'deny', approvedAt: '2026-01-01T00:00:00Z' }] } }));
+  const marker = join(workspace, 'ran');
+  const result = await runCli([...EXEC, '--workspace', workspace], { env, input: prompt(`touch ${marker}`) });
+  const events = parseOutputStream(result.stdout);
+  assert.equal(typesOf(events), ['run_start', 'tool_call', 'permission_decision', 'tool_result', 'final', 'run_end']);
+  const [decision] = only(events, 'permission_decision');
+  assert.ok(decision!.action === 'deny' && decision!.permissionGranted === false && decision!.grantMatched === true);
+  const block = decision!.block!;
+  assert.equal(Object.keys(block).sort(), ['action', 'code', 'reason', 'recoverable', 'risk', 'toolName']);
+  assert.ok(block.code === 'persistent_deny' && block.toolName === 'bash' && block.action === 'deny');
+  const [res] = only(events, 'tool_result');
+  assert.equal(res!.block, block);
+  assert.is(res!.output, `Sandbox block [persistent_deny] for bash: ${block.reason}`);
+  assert.not.ok(existsSync(marker));
+  assert.is(result.code, 77);
+});
+
+test('exec: an invalid project config is an error naming the file and key, exit 3, nothing ran', async () => {
+  if (!engine) return;
+  const { workspace, env } = setup();
+  mkdirSync(join(workspace, '.zero'));
+  writeFileSync(join(workspace, '.zero', 'config.json'), JSON.stringify({ sandbox: { bogus: true } }));
+  const marker = join(workspace, 'ran');
+  const result = await runCli([...EXEC, '--workspace', workspace], { env, input: prompt(`touch ${marker}`) });
+  assert.is(result.code, 3);
+  const [error] = only(parseOutputStream(result.stdout), 'error');
+  assert.is(error!.code, 'config_invalid');
+  assert.match(error!.message, join(workspace, '.zero', 'config.json'));
+  assert.match(error!.message, 'bogus');
+  assert.not.ok(existsSync(marker));
+});
+
+test('exec: secrets in the script and in its output do not leak through any format', async () => {
+  if (!engine || !sandbox) return;
+  const { workspace, env } = setup();
+  const script = "echo 'token sk-live0123456789abcdefghij'; echo 'Authorization: Bearer abcdefghijklmnop0123456789'; echo api_key=9f8e7d6c5b4a3210";
+  for (const format of ['stream-json', 'json', 'text']) {
+    const result = await runCli(['exec', '--input-format', 'stream-json', '--output-format', format, '--workspace', workspace], { env, input: prompt(script) });
+    assert.is(result.code, 0, result.stderr);
+    for (const value of ['sk-live0123456789', 'abcdefghijklmnop0123456789', '9f8e7d6c5b4a3210']) {
+      assert.not.match(result.stdout + result.stderr, value, `${format} leaked ${value}`);
+    }
+    assert.match(result.stdout, '[REDACTED]');
+  }
+});
+
+test('a client written against the protocol document drives a full run, and sees a denial', async () => {
+  if (!engine || !sandbox) return;
+  const { workspace, env } = setup();
+  const cli = [process.execPath, CLI_PATH];
+  const ok = await driveRun(cli, [{ type: 'message', role: 'user', content: 'printf "%s\\n" "$((6 * 7))"' }, { type: 'prompt', content: 'pwd' }], { cwd: workspace, env });
+  assert.ok(ok.runId.startsWith('run_'));
+  assert.equal(ok.types, ['run_start', 'tool_call', 'tool_result', 'final', 'run_end']);
+  assert.is(ok.calls.get('call_1')?.name, 'bash');
+  assert.equal(ok.results.map((r) => [r.id, r.status, r.output]), [['call_1', 'ok', `42\n${workspace}\n`]]);
+  assert.is(ok.finalText, `42\n${workspace}\n`);
+  assert.ok(ok.status === 'success' && ok.exitCode === 0 && ok.processExit === 0);
+
+  const server = await listener();
+  try {
+    const denied = await driveRun(cli, [{ type: 'prompt', content: `curl -s http://127.0.0.1:${server.port}/` }], { cwd: workspace, env });
+    assert.equal(denied.permissions.map((p) => [p.type, p.action, p.reason]), [['permission_request', 'prompt', 'network access requires approval']]);
+    assert.equal(denied.results.map((r) => r.status), ['denied']);
+    assert.ok(denied.status !== 'success' && denied.exitCode !== 0 && denied.processExit === denied.exitCode);
+    assert.is(server.connections(), 0);
+  } finally {
+    server.close();
+  }
+
+  const bad = await driveRun(cli, [{ type: 'prompt', content: 'true', extra: 1 }], { cwd: workspace, env });
+  assert.equal(bad.types, ['error', 'run_end']);
+  assert.match(bad.errors[0]!.message, 'extra');
+  assert.is(bad.processExit, 2);
 });
 
 test.run();
