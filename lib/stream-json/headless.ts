@@ -8,7 +8,6 @@ import { SandboxError } from '../errors.js';
 import type { RunOptions, SandboxCommand } from '../sandbox/options.js';
 import { StreamEmitter } from './emitter.js';
 import { createSink, type FormatIo, type OutputFormat } from './formats.js';
-import { buildScript, readInput } from './reader.js';
 import { emitFailure, runStreamSession, STREAM_EXIT, type SandboxRunner, type ShellEvaluator } from './session.js';
 
 /** What exec needs from the permission engine. */
@@ -81,6 +80,8 @@ export async function runExecStream(options: ExecOptions): Promise<number> {
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     return emitFailure(emitter, { code: 'input_unreadable', message: `--file ${options.file}: cannot read (${reason})` }, STREAM_EXIT.usage);
   }
+  // The reader loads zod; only exec needs it, so `run --output-format` stays off it.
+  const { buildScript, readInput } = await import('./reader.js');
   const { events, errors } = readInput(text);
   if (errors.length > 0) {
     for (const error of errors) {
