@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // `npm run bench`: every benchmark of the package, each printed as ratios against baselines
 // measured in the same run. Benchmarks never fail the test suite; they report.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { REPO_ROOT } from '../test/helpers/cli.js';
@@ -20,4 +22,14 @@ const want = (name: string) => only.length === 0 || only.includes(name);
 
 if (want('sandbox') && process.platform === 'linux') {
   print('Sandbox (Linux native)', await benchSandbox(join(REPO_ROOT, 'dist', 'lib', 'cli', 'main.js')));
+}
+
+// Standalone benchmarks run in their own process, so each measures one core from a cold start.
+for (const name of ['analyzer', 'engine']) {
+  if (!want(name)) continue;
+  const script = join(REPO_ROOT, 'dist', 'bench', `${name}.js`);
+  if (!existsSync(script)) continue;
+  process.stdout.write(`\n${name[0]!.toUpperCase()}${name.slice(1)}\n`);
+  const out = spawnSync(process.execPath, [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  process.stdout.write(out.stdout.replace(/^/gm, '  '));
 }

@@ -31,6 +31,8 @@ export class PrewarmPool {
   readonly #ready = new Map<string, WarmSandbox>();
   readonly #pending = new Set<string>();
   readonly #lastUse = new Map<string, number>();
+  /** Bumped by clear(): a sandbox still being set up for an older generation is killed on arrival. */
+  #generation = 0;
 
   /** A ready sandbox for exactly this key, removed from the pool; undefined when there is none. */
   take(key: string): WarmSandbox | undefined {
@@ -49,8 +51,9 @@ export class PrewarmPool {
     if (last !== undefined && now - last < PREWARM_IDLE_MS) this.#fill(key, spec);
   }
 
-  /** Kills every idle prewarmed sandbox. */
+  /** Kills every idle prewarmed sandbox, including those still being set up. */
   clear(): void {
+    this.#generation++;
     for (const entry of this.#ready.values()) this.#kill(entry);
     this.#ready.clear();
     this.#lastUse.clear();
@@ -68,6 +71,7 @@ export class PrewarmPool {
       this.#kill(oldest);
     }
     this.#pending.add(key);
+    const generation = this.#generation;
     const entry: WarmSandbox = { key, pid: -1, dead: false, listener: undefined, timer: undefined };
     const onExit = (exit: NativeExit) => {
       entry.dead = true;
@@ -90,6 +94,10 @@ export class PrewarmPool {
         this.#pending.delete(key);
         entry.pid = pid;
         if (entry.dead) return;
+        if (generation !== this.#generation) {
+          this.#kill(entry);
+          return;
+        }
         entry.timer = setTimeout(() => {
           if (this.#ready.get(key) === entry) this.#ready.delete(key);
           this.#kill(entry);

@@ -97,6 +97,8 @@ export class SandboxedProcess extends EventEmitter {
   readonly stderr: Readable | null;
   readonly backend: SandboxBackendName = 'linux-native';
   readonly network: 'deny' | 'allow';
+  /** True when a prewarmed sandbox (set up ahead of time for the same plan) runs the command. */
+  readonly prewarmed: boolean;
   /** Resolves once the sandbox is gone (every process in it has been killed). */
   readonly exited: Promise<SandboxExit>;
   #done = false;
@@ -143,6 +145,7 @@ export class SandboxedProcess extends EventEmitter {
         callNative((binding) => binding.kill(warm.pid, 9));
       }
     }
+    this.prewarmed = native !== null && warm !== undefined;
     if (native === null) {
       try {
         native = callNative((binding) => binding.spawn(spec, onExit));

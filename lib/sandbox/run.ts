@@ -18,6 +18,8 @@ export interface RunResult {
   execError?: SandboxExit['execError'];
   /** Protected paths the command created; they were removed when it ended. */
   protectedPathViolations: string[];
+  /** A sandbox prewarmed for the same plan ran the command. */
+  prewarmed: boolean;
 }
 
 const DEFAULT_MAX_BUFFER = 64 * 1024 * 1024;
@@ -76,6 +78,7 @@ export async function runSandboxed(command: SandboxCommand, options: RunOptions 
     backend: child.backend,
     network: child.network,
     protectedPathViolations: exit.protectedPathViolations,
+    prewarmed: child.prewarmed,
   };
   if (exit.execError !== undefined) result.execError = exit.execError;
   return result;

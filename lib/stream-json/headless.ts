@@ -108,7 +108,8 @@ export async function runExecStream(options: ExecOptions): Promise<number> {
     const message = `the permission engine could not be created, so nothing ran: ${(error as Error).message}`;
     return emitFailure(emitter, { code, message }, code === 'config_invalid' ? STREAM_EXIT.config : STREAM_EXIT.sandboxUnavailable);
   }
-  const runOptions: RunOptions = { workspace, network: engine.network(), allowWrite: engine.extraWriteRoots() };
+  // One command per process: a prewarmed sandbox would never be used.
+  const runOptions: RunOptions = { prewarm: false, workspace, network: engine.network(), allowWrite: engine.extraWriteRoots() };
   if (options.timeoutMs !== undefined) runOptions.timeoutMs = options.timeoutMs;
   return runStreamSession({
     emitter,

@@ -29,6 +29,10 @@ Registry::~Registry() {
     Watch* watch = entry.second;
     syscall(SYS_pidfd_send_signal, watch->pidfd, SIGKILL, nullptr, 0);
     watch->callback.Reset();
+    // The environment is being torn down: its async context must not be destroyed from the close
+    // callback, which runs after the environment is gone. Leak it (one small object per sandbox
+    // still alive at teardown) rather than touch a dead environment.
+    watch->context = nullptr;
     if (!watch->report_done) uv_poll_stop(&watch->report_poll);
     if (!watch->reaped) uv_poll_stop(&watch->pid_poll);
     close(watch->pidfd);

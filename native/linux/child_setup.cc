@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "linux/kernel_compat.h"
+#include "linux/loopback.h"
 
 namespace child_setup {
 namespace {
@@ -188,23 +189,6 @@ int ApplyMount(ChildPlan* plan, const MountStep& step, int* mask_staging) {
   }
 }
 
-int BringLoopbackUp() {
-  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (s < 0) return -1;
-  struct ifreq req;
-  memset(&req, 0, sizeof req);
-  memcpy(req.ifr_name, "lo", 3);
-  int rc = ioctl(s, SIOCGIFFLAGS, &req);
-  if (rc == 0) {
-    req.ifr_flags |= IFF_UP;
-    rc = ioctl(s, SIOCSIFFLAGS, &req);
-  }
-  int saved = errno;
-  close(s);
-  errno = saved;
-  return rc;
-}
-
 int AddLandlockRule(int ruleset, const LandlockStep& step) {
   int fd = open(step.path, O_PATH | O_CLOEXEC);
   if (fd < 0) return errno == ENOENT ? 0 : -1;  // absent path: no rule, so no access
@@ -293,7 +277,7 @@ int Run(void* arg) {
     }
   }
 
-  if (plan->new_network && BringLoopbackUp() != 0) Fail(plan, kStageLoopback, errno);
+  if (plan->new_network && loopback::BringUp() != 0) Fail(plan, kStageLoopback, errno);
 
   for (int i = 0; i < plan->landlock_after_count; ++i) {
     if (AddLandlockRule(plan->landlock_fd, plan->landlock_after[i]) != 0) {

@@ -23,6 +23,7 @@
 
 #include "common/backend.h"
 #include "linux/kernel_compat.h"
+#include "linux/loopback.h"
 
 namespace backend {
 namespace {
@@ -87,23 +88,6 @@ int WriteFile(const char* path, const char* data) {
   close(fd);
   errno = saved;
   return n == len ? 0 : -1;
-}
-
-int BringLoopbackUp() {
-  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (s < 0) return -1;
-  struct ifreq req;
-  memset(&req, 0, sizeof req);
-  strncpy(req.ifr_name, "lo", IFNAMSIZ - 1);
-  int rc = ioctl(s, SIOCGIFFLAGS, &req);
-  if (rc == 0) {
-    req.ifr_flags |= IFF_UP;
-    rc = ioctl(s, SIOCSIFFLAGS, &req);
-  }
-  int saved = errno;
-  close(s);
-  errno = saved;
-  return rc;
 }
 
 // Pid namespace + proc mount: the grandchild is pid 1 of the new namespace and mounts a procfs.
@@ -224,7 +208,7 @@ void ProbeChild(Slot* slots, uid_t uid, gid_t gid) {
     }
     rc = unshare(CLONE_NEWNET);
     Record(slots, kNetNs, rc);
-    if (rc == 0) Record(slots, kLoopbackUp, BringLoopbackUp());
+    if (rc == 0) Record(slots, kLoopbackUp, loopback::BringUp());
     Record(slots, kIpcNs, unshare(CLONE_NEWIPC));
     Record(slots, kUtsNs, unshare(CLONE_NEWUTS));
     if (slots[kMountNs].ok) ProbePidNamespace(slots);

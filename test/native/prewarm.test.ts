@@ -1,0 +1,117 @@
+// Prewarmed sandboxes: a burst of commands with one policy reuses sandboxes set up ahead of time.
+// Each must behave exactly like a cold one (argv, env, cwd, stdin/stdout, exit codes, limits,
+// every restriction), be used only once, and never serve a command whose plan differs.
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { runSandboxed } from '../../lib/sandbox/run.js';
+import { prewarmPool } from '../../lib/sandbox/prewarm.js';
+import { loadNative } from '../../lib/native/load.js';
+import { makeTree, sandboxTest } from '../helpers/sandbox.js';
+
+async function untilWarm(): Promise<void> {
+  for (let i = 0; i < 200 && prewarmPool.size === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+sandboxTest('a burst of commands is served by prewarmed sandboxes that behave like cold ones', async () => {
+  const t = makeTree();
+  try {
+    mkdirSync(join(t.ws, 'sub'));
+    writeFileSync(join(t.outside, 'file'), 'original');
+    await runSandboxed(['true'], { workspace: t.ws });
+    await runSandboxed(['true'], { workspace: t.ws });
+    await untilWarm();
+    assert.is(prewarmPool.size, 1, 'the second use of a policy warms the next sandbox');
+    const r = await runSandboxed(['/bin/sh', '-c', `pwd; echo "$GREETING"; cat; echo evil > ${t.outside}/file; ulimit -n; exit 9`], {
+      workspace: t.ws,
+      cwd: 'sub',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GREETING: 'hello-warm' },
+      input: 'from-stdin\n',
+      limits: { openFiles: 77 },
+    });
+    assert.ok(r.prewarmed, 'a prewarmed sandbox ran it');
+    assert.is(r.exitCode, 9);
+    assert.is(r.stdout, `${join(t.ws, 'sub')}\nhello-warm\nfrom-stdin\n77\n`);
+    assert.match(r.stderr, /Read-only file system|Permission denied/);
+    assert.is(readFileSync(join(t.outside, 'file'), 'utf8'), 'original');
+  } finally {
+    prewarmPool.clear();
+    t.cleanup();
+  }
+});
+
+sandboxTest('a prewarmed sandbox keeps the network denied and processes isolated', async () => {
+  const t = makeTree();
+  try {
+    await runSandboxed(['true'], { workspace: t.ws });
+    await runSandboxed(['true'], { workspace: t.ws });
+    await untilWarm();
+    const r = await runSandboxed(['python3', '-c', [
+      'import socket, os, errno',
+      'try:',
+      '    socket.create_connection(("127.0.0.1", 9), timeout=2); print("CONNECTED")',
+      'except OSError as e:',
+      '    print("net", errno.errorcode.get(e.errno, e.errno))',
+      'print("pids", sorted(int(p) for p in os.listdir("/proc") if p.isdigit()))',
+      'try:',
+      '    socket.socket(socket.AF_UNIX); print("UNIX")',
+      'except OSError as e:',
+      '    print("unix", errno.errorcode[e.errno])',
+    ].join('\n')], { workspace: t.ws });
+    assert.ok(r.prewarmed);
+    assert.match(r.stdout, /net ECONNREFUSED/, r.stdout + r.stderr);
+    assert.match(r.stdout, /pids \[1, 2\]/);
+    assert.match(r.stdout, /unix EPERM/);
+  } finally {
+    prewarmPool.clear();
+    t.cleanup();
+  }
+});
+
+sandboxTest('a command whose plan differs never gets a prewarmed sandbox built for another plan', async () => {
+  const t = makeTree();
+  try {
+    writeFileSync(join(t.outside, 'secret'), 'TOPSECRET');
+    await runSandboxed(['true'], { workspace: t.ws });
+    await runSandboxed(['true'], { workspace: t.ws });
+    await untilWarm();
+    assert.is(prewarmPool.size, 1);
+    const r = await runSandboxed(['cat', join(t.outside, 'secret')], { workspace: t.ws, denyRead: [join(t.outside, 'secret')] });
+    assert.not.match(r.stdout, /TOPSECRET/);
+    assert.not.ok(r.prewarmed, 'the sandbox warmed for the other plan was not used');
+    assert.is(prewarmPool.size, 1);
+    const allow = await runSandboxed(['true'], { workspace: t.ws, network: 'allow' });
+    assert.is(allow.network, 'allow');
+    assert.not.ok(allow.prewarmed);
+    const same = await runSandboxed(['true'], { workspace: t.ws });
+    assert.ok(same.prewarmed, 'the original plan still finds its sandbox');
+  } finally {
+    prewarmPool.clear();
+    t.cleanup();
+  }
+});
+
+sandboxTest('idle prewarmed sandboxes do not keep the process alive and are gone after clear()', async () => {
+  const t = makeTree();
+  try {
+    await runSandboxed(['true'], { workspace: t.ws });
+    await runSandboxed(['true'], { workspace: t.ws });
+    await untilWarm();
+    const native = loadNative();
+    assert.ok(native.activeCount() >= 1);
+    prewarmPool.clear();
+    for (let i = 0; i < 100 && native.activeCount() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.is(native.activeCount(), 0);
+    const off = await runSandboxed(['true'], { workspace: t.ws, prewarm: false });
+    assert.is(off.exitCode, 0);
+    assert.not.ok(off.prewarmed);
+    assert.is(prewarmPool.size, 0, 'prewarm: false never warms');
+  } finally {
+    prewarmPool.clear();
+    t.cleanup();
+  }
+});
+
+test.run();
