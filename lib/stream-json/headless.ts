@@ -111,16 +111,34 @@ export async function runExecStream(options: ExecOptions): Promise<number> {
   // One command per process: a prewarmed sandbox would never be used.
   const runOptions: RunOptions = { prewarm: false, workspace, network: engine.network(), allowWrite: engine.extraWriteRoots() };
   if (options.timeoutMs !== undefined) runOptions.timeoutMs = options.timeoutMs;
-  return runStreamSession({
-    emitter,
-    command: buildScriptCommand(script),
-    display: script,
-    workspace,
-    runOptions,
-    evaluate: engine.evaluate,
-    ...(options.runner === undefined ? {} : { runner: options.runner }),
-    ...(options.maxOutputChars === undefined ? {} : { maxOutputChars: options.maxOutputChars }),
-  });
+  return withInterrupts((signal) =>
+    runStreamSession({
+      emitter,
+      command: buildScriptCommand(script),
+      display: script,
+      workspace,
+      runOptions: { ...runOptions, signal },
+      evaluate: engine.evaluate,
+      ...(options.runner === undefined ? {} : { runner: options.runner }),
+      ...(options.maxOutputChars === undefined ? {} : { maxOutputChars: options.maxOutputChars }),
+    }),
+  );
+}
+
+/**
+ * Runs `body` with an AbortSignal that SIGINT, SIGTERM and SIGHUP abort, so an interrupted run
+ * kills its sandbox and still ends the stream with `error` and `run_end` instead of dying mid-line.
+ */
+export async function withInterrupts<T>(body: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const onSignal = () => controller.abort();
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  for (const name of signals) process.on(name, onSignal);
+  try {
+    return await body(controller.signal);
+  } finally {
+    for (const name of signals) process.off(name, onSignal);
+  }
 }
 
 /** Options of runCommandStructured (the `zero-sandbox run --output-format` path). */
@@ -154,12 +172,14 @@ export async function runCommandStructured(options: StructuredRunOptions): Promi
   const display = typeof options.command === 'string' ? options.command : options.command.map(quote).join(' ');
   const workspace = checkWorkspace(options.runOptions.workspace);
   if (typeof workspace !== 'string') return emitFailure(emitter, { code: 'invalid_argument', message: workspace.message, field: 'workspace' }, STREAM_EXIT.usage);
-  return runStreamSession({
-    emitter,
-    command: options.command,
-    display,
-    workspace,
-    runOptions: { ...options.runOptions, workspace },
-    ...(options.runner === undefined ? {} : { runner: options.runner }),
-  });
+  return withInterrupts((signal) =>
+    runStreamSession({
+      emitter,
+      command: options.command,
+      display,
+      workspace,
+      runOptions: { ...options.runOptions, workspace, signal },
+      ...(options.runner === undefined ? {} : { runner: options.runner }),
+    }),
+  );
 }

@@ -20,6 +20,8 @@ export const STREAM_EXIT = {
   config: 3,
   /** The permission flow stopped the command (deny, or a prompt with no responder); it never ran. */
   denied: 77,
+  /** The run was interrupted (SIGINT/SIGTERM/SIGHUP); every process in the sandbox was killed. */
+  interrupted: 130,
   /** The command was killed on timeout. */
   timeout: 124,
   /** The sandbox could not be set up, or would have been weaker than asked; nothing ran. */
@@ -248,9 +250,16 @@ export async function runStreamSession(options: SessionOptions): Promise<number>
   return exitCode;
 }
 
+const EXIT_BY_CODE: Partial<Record<string, number>> = {
+  invalid_argument: STREAM_EXIT.usage,
+  policy_invalid: STREAM_EXIT.usage,
+  config_invalid: STREAM_EXIT.config,
+  aborted: STREAM_EXIT.interrupted,
+};
+
 function failRun(emitter: StreamEmitter, error: unknown): number {
   if (error instanceof SandboxError) {
-    const exitCode = error.code === 'invalid_argument' || error.code === 'policy_invalid' ? STREAM_EXIT.usage : error.code === 'config_invalid' ? STREAM_EXIT.config : STREAM_EXIT.sandboxUnavailable;
+    const exitCode = EXIT_BY_CODE[error.code] ?? STREAM_EXIT.sandboxUnavailable;
     emitter.emit({ type: 'tool_result', id: CALL_ID, status: 'error', output: error.message, truncated: false });
     return emitFailure(emitter, { code: error.code, message: error.message, recoverable: false }, exitCode);
   }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // zero-sandbox exec and run --output-format through the built CLI: every stdout line validates against the exported schemas.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -333,6 +334,40 @@ test('a client written against the protocol document drives a full run, and sees
   assert.equal(bad.types, ['error', 'run_end']);
   assert.match(bad.errors[0]!.message, 'extra');
   assert.is(bad.processExit, 2);
+});
+
+test('run --output-format stream-json: SIGINT kills the sandbox and still ends the stream with error and run_end', async () => {
+  if (!sandbox) return;
+  const { workspace, env } = setup();
+  const marker = join(workspace, 'survived');
+  const child = spawn(process.execPath, [CLI_PATH, 'run', '--output-format', 'stream-json', '--workspace', workspace, '--', '/bin/sh', '-c', `sleep 3; touch ${marker}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let sent = false;
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+    if (!sent && stdout.includes('"tool_call"')) {
+      sent = true;
+      setTimeout(() => child.kill('SIGINT'), 200);
+    }
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  const events = parseOutputStream(stdout);
+  assert.equal(typesOf(events), ['run_start', 'tool_call', 'tool_result', 'error', 'run_end']);
+  assert.is(only(events, 'error')[0]!.code, 'aborted');
+  assert.is(code, 130);
+  await new Promise((resolve) => setTimeout(resolve, 3500));
+  assert.not.ok(existsSync(marker), 'nothing in the sandbox outlived the interrupt');
+});
+
+test('exec --timeout: the sandbox is killed, meta says so, exit 124', async () => {
+  if (!engine || !sandbox) return;
+  const { workspace, env } = setup();
+  const result = await runCli([...EXEC, '--workspace', workspace, '--timeout', '0.5'], { env, input: prompt('echo started; sleep 5; echo finished') });
+  assert.is(result.code, 124);
+  const [res] = only(parseOutputStream(result.stdout), 'tool_result');
+  assert.ok(res!.status === 'error' && res!.meta?.sandbox_timed_out === true);
+  assert.match(res!.output, 'started');
+  assert.not.match(res!.output, 'finished');
 });
 
 test.run();
