@@ -7,6 +7,7 @@ interface PolicyEngine {
   evaluate(request: ShellRequest): ShellDecision;
   effectivePolicy(): { network: string };
   scope: { extraWriteRoots(): string[] };
+  consumeMigrationNotice?(): string | undefined;
 }
 
 /** Creates the real engine for `workspace` (user and project config, grants store, analyzer, probed backend). */
@@ -19,5 +20,6 @@ export async function createExecEngine(workspace: string): Promise<ExecEngine> {
     evaluate: (request) => engine.evaluate(request),
     network: () => (engine.effectivePolicy().network === 'allow' ? 'allow' : 'deny'),
     extraWriteRoots: () => engine.scope.extraWriteRoots(),
+    notice: engine.consumeMigrationNotice?.(),
   };
 }

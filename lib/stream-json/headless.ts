@@ -18,6 +18,8 @@ export interface ExecEngine {
   network(): NetworkMode;
   /** Configured extra write roots (besides the workspace). */
   extraWriteRoots(): string[];
+  /** A one-time notice for people (e.g. the grants file was migrated); written to stderr. */
+  notice?: string | undefined;
 }
 
 /** Creates the engine for a workspace (the real one: createExecEngine in engine-adapter.ts). */
@@ -109,6 +111,7 @@ export async function runExecStream(options: ExecOptions): Promise<number> {
     return emitFailure(emitter, { code, message }, code === 'config_invalid' ? STREAM_EXIT.config : STREAM_EXIT.sandboxUnavailable);
   }
   // One command per process: a prewarmed sandbox would never be used.
+  if (engine.notice !== undefined) options.io.stderr(`zero-sandbox exec: ${engine.notice}\n`);
   const runOptions: RunOptions = { prewarm: false, workspace, network: engine.network(), allowWrite: engine.extraWriteRoots() };
   if (options.timeoutMs !== undefined) runOptions.timeoutMs = options.timeoutMs;
   return withInterrupts((signal) =>

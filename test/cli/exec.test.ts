@@ -12,7 +12,7 @@ import * as assert from 'uvu/assert';
 import { CLI_PATH, runCli } from '../helpers/cli.js';
 import { linuxSandboxTestsEnabled } from '../helpers/probe.js';
 import { driveRun } from '../fixtures/stream-json/protocol-client.js';
-import { parseOutputStream, readStreamJsonFixture, typesOf } from '../fixtures/stream-json/shared.js';
+import { parseOutputStream, readMalformedCases, typesOf } from '../fixtures/stream-json/shared.js';
 import type { OutputEvent } from '../../lib/stream-json/schema.js';
 
 const sandbox = linuxSandboxTestsEnabled();
@@ -31,15 +31,7 @@ function setup() {
 const prompt = (content: string) => `${JSON.stringify({ schemaVersion: 2, type: 'prompt', content })}\n`;
 const only = <T extends OutputEvent['type']>(events: OutputEvent[], type: T) => events.filter((e): e is Extract<OutputEvent, { type: T }> => e.type === type);
 
-interface Case {
-  name: string;
-  input: string;
-  code: string;
-  line: number;
-  field?: string;
-}
-
-const { cases } = JSON.parse(readStreamJsonFixture('malformed-input.json')) as { cases: Case[] };
+const cases = readMalformedCases();
 
 for (const c of cases) {
   test(`exec rejects ${c.name}: a precise error event, run_end, exit 2, nothing ran`, async () => {

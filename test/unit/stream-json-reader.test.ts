@@ -4,17 +4,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { buildScript, readInput, readInputLine } from '../../lib/stream-json/reader.js';
-import { readStreamJsonFixture } from '../fixtures/stream-json/shared.js';
+import { readMalformedCases, readStreamJsonFixture } from '../fixtures/stream-json/shared.js';
 
-interface Case {
-  name: string;
-  input: string;
-  code: string;
-  line: number;
-  field?: string;
-}
-
-const { cases } = JSON.parse(readStreamJsonFixture('malformed-input.json')) as { cases: Case[] };
+const cases = readMalformedCases();
 
 for (const c of cases) {
   test(`rejects ${c.name} with ${c.code} at line ${c.line}${c.field === undefined ? '' : ` field ${c.field}`}`, () => {
