@@ -39,10 +39,15 @@ const FLAGS = [
   { name: 'timeout', type: 'string' as const },
 ];
 
-/** Reads standard input to the end as UTF-8. */
-async function readStdin(): Promise<string> {
+/** Reads standard input to the end as UTF-8; undefined once more than `maxBytes` arrived. */
+async function readStdin(maxBytes: number): Promise<string | undefined> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) return undefined;
+    chunks.push(chunk as Buffer);
+  }
   return Buffer.concat(chunks).toString('utf8');
 }
 

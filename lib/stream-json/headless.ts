@@ -10,6 +10,9 @@ import { StreamEmitter } from './emitter.js';
 import { createSink, type FormatIo, type OutputFormat } from './formats.js';
 import { emitFailure, runStreamSession, STREAM_EXIT, type SandboxRunner, type ShellEvaluator } from './session.js';
 
+/** Largest input exec reads (16 MiB): the whole input is read before anything runs. */
+export const MAX_INPUT_BYTES = 16 * 1024 * 1024;
+
 /** What exec needs from the permission engine. */
 export interface ExecEngine {
   /** Decides the script's bash request. */
@@ -33,8 +36,8 @@ export interface ExecOptions {
   io: FormatIo;
   /** Input file; default: `readStdin`. */
   file?: string;
-  /** Reads standard input to the end. */
-  readStdin: () => Promise<string>;
+  /** Reads standard input to the end; resolves to undefined once more than `maxBytes` arrived. */
+  readStdin: (maxBytes: number) => Promise<string | undefined>;
   /** Workspace directory (default: process.cwd()). */
   workspace?: string;
   /** Kill the command after this many milliseconds. */
@@ -75,12 +78,17 @@ export async function runExecStream(options: ExecOptions): Promise<number> {
   const emitter = new StreamEmitter(createSink(options.format, options.io, 'zero-sandbox exec'), options.runId);
   const workspace = checkWorkspace(options.workspace);
   if (typeof workspace !== 'string') return emitFailure(emitter, { code: 'invalid_argument', message: workspace.message, field: 'workspace' }, STREAM_EXIT.usage);
-  let text: string;
+  const source = options.file === undefined ? 'standard input' : `--file ${options.file}`;
+  let text: string | undefined;
   try {
-    text = options.file === undefined ? await options.readStdin() : readFileSync(options.file, 'utf8');
+    if (options.file === undefined) text = await options.readStdin(MAX_INPUT_BYTES);
+    else if (statSync(options.file).size <= MAX_INPUT_BYTES) text = readFileSync(options.file, 'utf8');
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    return emitFailure(emitter, { code: 'input_unreadable', message: `--file ${options.file}: cannot read (${reason})` }, STREAM_EXIT.usage);
+    return emitFailure(emitter, { code: 'input_unreadable', message: `${source}: cannot read (${reason})` }, STREAM_EXIT.usage);
+  }
+  if (text === undefined) {
+    return emitFailure(emitter, { code: 'input_too_large', message: `${source}: the input is larger than ${MAX_INPUT_BYTES} bytes` }, STREAM_EXIT.usage);
   }
   // The reader loads zod; only exec needs it, so `run --output-format` stays off it.
   const { buildScript, readInput } = await import('./reader.js');

@@ -76,6 +76,21 @@ test('exec --file: reads the file; a missing file is an error naming it', async 
   assert.is(only(parseOutputStream(fromFile.stdout), 'error')[0]!.field, 'bogus');
 });
 
+test('exec: an input over 16 MiB is refused before anything is parsed or run', async () => {
+  const { root, workspace, env } = setup();
+  const line = prompt('echo x');
+  const big = line.repeat(Math.ceil((16 * 1024 * 1024 + 1) / line.length));
+  const viaStdin = await runCli([...EXEC, '--workspace', workspace], { env, input: big });
+  assert.is(viaStdin.code, 2);
+  assert.match(only(parseOutputStream(viaStdin.stdout), 'error')[0]!.message, 'standard input: the input is larger than 16777216 bytes');
+  const file = join(root, 'big.jsonl');
+  writeFileSync(file, big);
+  const viaFile = await runCli([...EXEC, '--workspace', workspace, '--file', file], { env });
+  assert.is(viaFile.code, 2);
+  const [error] = only(parseOutputStream(viaFile.stdout), 'error');
+  assert.ok(error!.code === 'input_too_large' && error!.message.startsWith(`--file ${file}:`));
+});
+
 test('exec: a missing workspace is an error event naming the flag and path', async () => {
   const { root, env } = setup();
   const result = await runCli([...EXEC, '--workspace', join(root, 'absent')], { env, input: prompt('true') });
