@@ -47,8 +47,13 @@
         ["OS=='win'", {
           "sources": [
             "native/common/spawn_glue_unsupported.cc",
-            "native/windows/probe_windows.cc"
+            "native/windows/app_container.cc",
+            "native/windows/launch.cc",
+            "native/windows/probe_windows.cc",
+            "native/windows/win_acl.cc",
+            "native/windows/windows_backend.cc"
           ],
+          "defines": ["UNICODE", "_UNICODE", "_WIN32_WINNT=0x0A00", "WINVER=0x0A00"],
           "libraries": ["userenv.lib", "advapi32.lib"],
           "msvs_settings": {
             "VCCLCompilerTool": {

@@ -6,6 +6,7 @@ import { constants } from 'node:os';
 
 import { callNative, callNativeAsync } from './native/load.js';
 import type { NativeFact, NativeProbe } from './native/types.js';
+import { selectBackend } from './backend/select.js';
 
 /** The isolation layers a backend can need. */
 export type LayerName =
@@ -277,16 +278,25 @@ export function buildProbeReport(native: NativeProbe, env: NodeJS.ProcessEnv = p
       });
     }
   }
-  if (platform !== 'linux') {
-    missing.push({
-      layer: platform === 'darwin' ? 'seatbelt' : 'appcontainer',
-      reason: `the ${platform} backend is not implemented yet`,
-      fix: 'use Linux for now',
-    });
+  // macOS and Windows: one layer each, judged by the backend selection from the measured facts.
+  let otherInfo: ReturnType<typeof selectBackend> | undefined;
+  if (platform === 'darwin' || platform === 'win32') {
+    otherInfo = selectBackend({ platform, facts: native.facts });
+    const name: LayerName = platform === 'darwin' ? 'seatbelt' : 'appcontainer';
+    const fix = platform === 'darwin'
+      ? 'run outside any other sandbox, with /usr/bin/sandbox-exec present'
+      : 'run as a user with a profile on Windows 10 or later, with the Windows Defender Firewall and Base Filtering Engine services running';
+    layers[name] = otherInfo.available
+      ? { available: true, measuredBy: 'ran a command under the platform sandbox and checked that a deny rule denied' }
+      : { available: false, reason: otherInfo.message ?? 'not available', fix, measuredBy: 'ran a command under the platform sandbox' };
+    if (disabled.includes(name)) layers[name] = { available: false, reason: 'disabled for testing by ZERO_SANDBOX_TEST_DISABLE_LAYERS', fix: 'unset ZERO_SANDBOX_TEST_DISABLE_LAYERS', measuredBy: 'test override' };
+    if (!layers[name]!.available) missing.push({ layer: name, reason: layers[name]!.reason ?? '', fix: layers[name]!.fix ?? '' });
+  } else if (platform !== 'linux') {
+    missing.push({ layer: 'seatbelt', reason: `no native sandbox backend exists for ${platform}`, fix: 'use Linux, macOS or Windows' });
   }
   const landlockAbi = platform === 'linux' ? Math.max(0, native.facts.landlockAbi?.value ?? 0) : 0;
   const backend: BackendName =
-    platform === 'linux' ? 'linux-native' : 'unavailable';
+    platform === 'linux' ? 'linux-native' : platform === 'darwin' ? 'macos-seatbelt' : platform === 'win32' ? 'windows-appcontainer' : 'unavailable';
   return {
     platform,
     arch: native.arch,
@@ -298,11 +308,11 @@ export function buildProbeReport(native: NativeProbe, env: NodeJS.ProcessEnv = p
     layers,
     macos:
       platform === 'darwin'
-        ? { applicable: true, reason: 'the seatbelt backend is not implemented yet', sandboxExec: native.facts.sandboxExec?.attempted ?? false }
+        ? { applicable: true, sandboxExec: native.facts.sandboxExec?.ok ?? false, ...(otherInfo?.message === undefined ? {} : { reason: otherInfo.message }) }
         : { applicable: false, reason: 'not this platform' },
     windows:
       platform === 'win32'
-        ? { applicable: true, reason: 'the AppContainer backend is not implemented yet' }
+        ? { applicable: true, ...(otherInfo?.message === undefined ? {} : { reason: otherInfo.message }) }
         : { applicable: false, reason: 'not this platform' },
     canEnforceDefaultPolicy: missing.length === 0,
     missing,

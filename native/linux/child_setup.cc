@@ -284,16 +284,17 @@ int Run(void* arg) {
       Fail(plan, kStageLandlockRule | ((i + 1) << 8), errno);
     }
   }
+  if (chdir(plan->cwd) != 0) Fail(plan, kStageChdir, errno);
+  int first_free = InstallStdio(plan);
+  if (first_free < 0) Fail(plan, kStageStdio, errno);
+  if (MarkOtherFdsCloexec(first_free) != 0) Fail(plan, kStageCloseFds, errno);
+  // Limits last among the descriptor work: RLIMIT_NOFILE must not stop us moving the streams.
   for (int i = 0; i < plan->rlimit_count; ++i) {
     if (setrlimit(static_cast<__rlimit_resource>(plan->rlimits[i].resource),
                   &plan->rlimits[i].value) != 0) {
       Fail(plan, kStageRlimit, errno);
     }
   }
-  if (chdir(plan->cwd) != 0) Fail(plan, kStageChdir, errno);
-  int first_free = InstallStdio(plan);
-  if (first_free < 0) Fail(plan, kStageStdio, errno);
-  if (MarkOtherFdsCloexec(first_free) != 0) Fail(plan, kStageCloseFds, errno);
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) Fail(plan, kStageNoNewPrivs, errno);
   if (DropCapabilities(plan->cap_last) != 0) Fail(plan, kStageCapabilities, errno);
   if (syscall(SYS_landlock_restrict_self, plan->landlock_fd, 0) != 0) {

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+// The static part of the seatbelt profile: deny-default plus the allowances every command needs,
+// each with a `;` comment saying why. Plan-specific rules are appended by profile.ts.
+
+/**
+ * The fixed SBPL prologue. It contains no plan-dependent path: every workspace, temp, deny-read
+ * or deny-write path is added later as a `(param "...")` reference, never spliced into the text.
+ * Semantics: seatbelt is last-match-wins, so the later plan rules (denies) override these allows.
+ */
+export const SEATBELT_BASE_PROFILE = `(version 1)
+; Nothing is allowed unless a rule below allows it.
+(deny default)
+
+; Running programs is what a shell command does.
+(allow process-exec)
+; Pipelines, subshells and build tools fork.
+(allow process-fork)
+; Signals only inside this sandbox: a command cannot signal the caller or any other process of
+; the user (decisions.md, isolation rule 7).
+(allow signal (target same-sandbox))
+; Process inspection (ps, job control) likewise only inside this sandbox.
+(allow process-info* (target same-sandbox))
+
+; libc, the Objective-C runtime and most tools read kernel parameters (hw.ncpu, kern.osrelease).
+(allow sysctl-read)
+; Rosetta and universal binaries set the preferred CPU type for their children.
+(allow sysctl-write (sysctl-name "kern.grade_cputype"))
+; Power-management queries made by Foundation at start-up.
+(allow iokit-open (iokit-registry-entry-class "RootDomainUserClient"))
+
+; POSIX semaphores, used by Python multiprocessing and many build tools.
+(allow ipc-posix-sem)
+; cfprefsd shares preference data through named shared memory.
+(allow ipc-posix-shm-read* (ipc-posix-name-prefix "apple.cfprefs."))
+; OpenMP runtimes (numpy, compilers) register themselves in shared memory.
+(allow ipc-posix-shm-read* ipc-posix-shm-write-create ipc-posix-shm-write-data
+  (ipc-posix-name-prefix "__KMP_REGISTERED_LIB_"))
+; Reading user defaults (NSUserDefaults) is needed by almost every Apple tool.
+(allow user-preference-read)
+
+; Deliberately absent: pseudo-tty, /dev/ptmx and /dev/ttys*. Seatbelt cannot tell a pty the
+; command allocated from the user's own terminals, and opening those would let a command write
+; to (and, as root, inject input into) the caller's terminal (decisions.md, isolation rule 7).
+
+; Directory services: user and group lookups (getpwuid, id, whoami).
+(allow mach-lookup (global-name "com.apple.system.opendirectoryd.libinfo"))
+; Group membership checks.
+(allow mach-lookup (global-name "com.apple.system.opendirectoryd.membership"))
+; Unified logging from system libraries.
+(allow mach-lookup (global-name "com.apple.system.logger"))
+; Unified logging from system libraries (newer releases).
+(allow mach-lookup (global-name "com.apple.logd"))
+; The preferences daemon (system domain).
+(allow mach-lookup (global-name "com.apple.cfprefsd.daemon"))
+; The preferences daemon (user domain).
+(allow mach-lookup (global-name "com.apple.cfprefsd.agent"))
+; Certificate and keychain evaluation used by TLS clients.
+(allow mach-lookup (global-name "com.apple.SecurityServer"))
+; Certificate trust evaluation used by TLS clients.
+(allow mach-lookup (global-name "com.apple.trustd.agent"))
+; Directory services API, used by dscl-based lookups and some installers.
+(allow mach-lookup (global-name "com.apple.system.opendirectoryd.api"))
+; Keychain and code-signing checks made through the securityd XPC service.
+(allow mach-lookup (global-name "com.apple.securityd.xpc"))
+; Certificate trust evaluation (system daemon side).
+(allow mach-lookup (global-name "com.apple.trustd"))
+; Network configuration reads (proxy settings); no network access by itself.
+(allow mach-lookup (global-name "com.apple.SystemConfiguration.configd"))
+; Resolver configuration, read by getaddrinfo even for localhost names.
+(allow mach-lookup (global-name "com.apple.SystemConfiguration.DNSConfiguration"))
+; Launch Services database, read by tools that resolve bundles.
+(allow mach-lookup (global-name "com.apple.lsd.mapdb"))
+; Launch Services daemon, asked by tools that open or identify applications.
+(allow mach-lookup (global-name "com.apple.coreservices.launchservicesd"))
+; Darwin notifications (notify_register_*), used by libc time-zone and preference caches.
+(allow mach-lookup (global-name "com.apple.system.notification_center"))
+; Deliberately absent: com.apple.pasteboard.1 (the clipboard is a way out and a way in).
+
+; Executable mappings: system frameworks and libraries.
+(allow file-map-executable (subpath "/System/Library") (subpath "/usr/lib"))
+; Executable mappings: the dyld shared cache, kept in the OS cryptex since macOS 13.
+(allow file-map-executable (subpath "/System/Volumes/Preboot/Cryptexes"))
+; Executable mappings: dylibs of tools installed by Homebrew or into /usr/local.
+(allow file-map-executable (subpath "/opt/homebrew") (subpath "/usr/local"))
+; Executable mappings: developer tools (the compiler toolchain and its libraries).
+(allow file-map-executable (subpath "/Library/Developer") (subpath "/Applications/Xcode.app"))
+; Tools stat every directory above /opt/homebrew and /usr/local while resolving their prefix.
+(allow file-read-metadata (path-ancestors "/opt/homebrew") (path-ancestors "/usr/local"))
+
+; Platform read roots, so the system works even when the plan's read roots are narrower than /.
+(allow file-read* (subpath "/bin") (subpath "/sbin") (subpath "/usr") (subpath "/System")
+  (subpath "/Library") (subpath "/Applications") (subpath "/opt/homebrew")
+  (subpath "/private/etc") (subpath "/private/var/db") (subpath "/dev"))
+; The root directory itself and the /etc, /tmp and /var symbolic links.
+(allow file-read* (literal "/") (literal "/etc") (literal "/tmp") (literal "/var"))
+
+; The standard devices every shell redirects to or reads from.
+(allow file-read* file-write-data file-ioctl (literal "/dev/null") (literal "/dev/zero")
+  (literal "/dev/random") (literal "/dev/urandom") (literal "/dev/tty") (literal "/dev/stdin")
+  (literal "/dev/stdout") (literal "/dev/stderr") (literal "/dev/dtracehelper"))
+; Process substitution and /dev/fd/N redirections.
+(allow file-read* file-write-data (subpath "/dev/fd"))
+`;

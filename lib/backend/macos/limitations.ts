@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+// What the seatbelt backend enforces and the honest limits of it, for the loss report (rule 10).
+
+/** Capabilities the seatbelt profile and runner enforce, with the mechanism of each. */
+export const SEATBELT_ENFORCED: ReadonlyArray<{ capability: string; by: string[] }> = [
+  { capability: 'writes only inside write roots and the private temp dir', by: ['seatbelt file-write* allow list'] },
+  { capability: '.git/hooks, .git/config read-only; .zero and .agents cannot be created', by: ['seatbelt deny rules after the allows'] },
+  { capability: 'deny-read paths unreadable, not unlinkable, and their parents not renamable', by: ['seatbelt deny file-read*, file-write-unlink'] },
+  { capability: 'network deny: no TCP/UDP and no Unix-socket contact, host loopback included', by: ['seatbelt (deny network*)'] },
+  { capability: 'signals and process inspection limited to the sandbox', by: ['seatbelt (target same-sandbox)'] },
+  { capability: 'every process of the command group killed when it ends, times out or is aborted', by: ['process group SIGKILL'] },
+];
+
+/** What seatbelt cannot do; each line is a difference from the Linux backend. */
+export const SEATBELT_LIMITATIONS: readonly string[] = [
+  'no loopback inside the sandbox under network deny: seatbelt has no private network namespace, so a test suite that starts its own local server fails',
+  'a process that calls setsid() or setpgid() leaves the command group and is not killed at the end (macOS has no pid namespace or cgroup)',
+  'commands cannot allocate pseudo-terminals (script, expect): seatbelt cannot separate new ptys from the user\'s own terminals, which must stay out of reach',
+  'resource limits (cpu seconds, memory, file size, open files, processes) are not available; a run that asks for them is refused',
+  'the shared /tmp stays visible read-only; scripts that hard-code /tmp/x cannot write there (TMPDIR is the private directory)',
+  'other processes remain listable (ps reads pids and names through sysctl kern.proc); they cannot be signalled or inspected further',
+];

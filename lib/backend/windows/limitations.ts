@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+// What the AppContainer backend enforces and the honest limits of it, for the loss report (rule 10).
+
+/** Capabilities the AppContainer backend enforces, with the mechanism of each. */
+export const APPCONTAINER_ENFORCED: ReadonlyArray<{ capability: string; by: string[] }> = [
+  { capability: 'writes only inside write roots and the private temp dir', by: ['AppContainer access check', 'allow-write ACEs for the container SID'] },
+  { capability: 'existing .git/hooks, .git/config, .zero, .agents and deny-write paths unchangeable', by: ['deny ACEs for the container SID'] },
+  { capability: 'deny-read paths unreadable and their parents not renamable', by: ['deny ACEs for the container SID'] },
+  { capability: 'network deny: no capability SIDs, so no connection, host loopback included', by: ['AppContainer network isolation (Windows Firewall / WFP)'] },
+  { capability: 'every process killed when the command ends, times out or is aborted', by: ['job object with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE'] },
+  { capability: 'no clipboard, desktop switching or window handles outside the job', by: ['job UI restrictions'] },
+];
+
+/** What AppContainer cannot do; each line is a difference from the Linux backend. */
+export const APPCONTAINER_LIMITATIONS: readonly string[] = [
+  'reads are narrower than read-all: outside write roots and extra read roots, only what ALL APPLICATION PACKAGES may read (the system directories) is readable, so tools installed under the user profile do not start unless their directory is an extra read root',
+  '.git/hooks, .git/config, .zero and .agents that do not exist yet cannot be protected by an ACL without creating them; the command can create them',
+  'ACEs granted to the workspace container stay on the files after the run (they name only that container SID); a write root removed from the policy keeps its grant until the ACE is removed',
+  'a path whose parent is a symbolic link or junction, or that lies on a mapped drive letter, is refused when its ACL is applied (the resolved path differs); pass the resolved or UNC path',
+  'no loopback inside the sandbox under network deny (AppContainer loopback isolation also blocks connections to its own listeners)',
+  'cpu seconds, file size and open-file limits are not available (a job object limits memory and process count only); a run that asks for them is refused',
+];
