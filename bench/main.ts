@@ -21,7 +21,7 @@ const only = process.argv.slice(2);
 const want = (name: string) => only.length === 0 || only.includes(name);
 
 if (want('sandbox') && process.platform === 'linux') {
-  print('Sandbox (Linux native)', await benchSandbox(join(REPO_ROOT, 'dist', 'lib', 'cli', 'main.js')));
+  print('Sandbox (Linux native)', await benchSandbox(join(REPO_ROOT, 'dist', 'cli', 'main.js')));
 }
 
 // Standalone benchmarks run in their own process, so each measures one core from a cold start.

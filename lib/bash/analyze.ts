@@ -245,7 +245,27 @@ function safeDetail(run: (walker: Walker) => void, options: AnalyzeOptions | und
 
 /** The analysis with the parts only the classifier needs. Never throws. */
 export function analyzeCommandDetail(text: string, options?: AnalyzeOptions): AnalysisDetail {
-  return safeDetail((walker) => walker.text(typeof text === 'string' ? text : String(text), [], 0, false), options);
+  const source = typeof text === 'string' ? text : String(text);
+  const words = plainWords(source);
+  if (words !== undefined) return analyzeArgvDetail(words, options);
+  return safeDetail((walker) => walker.text(source, [], 0, false), options);
+}
+
+// Characters that never change how bash splits or expands a word: no quotes, `$`, backquotes,
+// backslashes, operators, redirections, groups, globs, `~`, `#`, `!` or newlines.
+const PLAIN_TEXT = /^[A-Za-z0-9_\-./=:,@%+ \t]*$/;
+const RESERVED_WORDS = new Set(['if', 'then', 'else', 'elif', 'fi', 'do', 'done', 'case', 'esac', 'while', 'until', 'for', 'in', 'function', 'select', 'time', 'coproc']);
+
+/**
+ * The words of a command string that bash would parse as exactly one simple command of literal
+ * words, or undefined. Such a command is analyzed as argv, without loading tree-sitter; every other
+ * string goes through the parser. (test/unit/bash-plain-fast-path.test.ts checks both agree.)
+ */
+export function plainWords(text: string): string[] | undefined {
+  if (text.length > 4096 || !PLAIN_TEXT.test(text)) return undefined;
+  const words = text.split(/[ \t]+/).filter((word) => word !== '');
+  if (words.length === 0 || RESERVED_WORDS.has(words[0] as string)) return undefined;
+  return words;
 }
 
 /** The analysis of an argv given without a shell; tree-sitter loads only for launcher payloads. */

@@ -75,12 +75,11 @@ export async function runExec(argv: string[], io: CliIo): Promise<number> {
   const timeoutMs = parseTimeout(flagString(args, 'timeout'));
   const file = flagString(args, 'file');
   const workspace = flagString(args, 'workspace');
-  const [{ runExecStream }, { createExecEngine }] = await Promise.all([import('../stream-json/headless.js'), import('../stream-json/engine-adapter.js')]);
+  const { runExecStream } = await import('../stream-json/headless.js');
   return runExecStream({
     format,
     io,
     readStdin,
-    createEngine: createExecEngine,
     ...(file === undefined ? {} : { file }),
     ...(workspace === undefined ? {} : { workspace }),
     ...(timeoutMs === undefined ? {} : { timeoutMs }),

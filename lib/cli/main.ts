@@ -13,7 +13,11 @@ Commands:
   run        run one command inside the sandbox
   exec       run stream-json input as one shell script, through the engine and the sandbox
   analyze    show what a shell command runs and how risky it is
+  check      show what the permission engine decides for a tool request
+  policy     show the sandbox policy, backend and what this machine enforces
+  grants     list, add, revoke or clear persistent sandbox grants
   doctor     measure which isolation layers this machine can enforce
+  setup      the one-time setup a backend needs (none does; reports the backend)
 
 Run 'zero-sandbox <command> --help' for the options of a command.
 `;
@@ -25,6 +29,10 @@ const COMMANDS: Record<string, () => Promise<Handler>> = {
   exec: async () => (await import('./exec.js')).runExec,
   analyze: async () => (await import('./analyze.js')).runAnalyze,
   doctor: async () => (await import('./doctor.js')).runDoctor,
+  setup: async () => (await import('./setup.js')).runSetup,
+  check: async () => (await import('./check.js')).runCheck,
+  policy: async () => (await import('./policy.js')).runPolicy,
+  grants: async () => (await import('./grants.js')).runGrants,
 };
 
 /** Runs the CLI with the given arguments and returns the exit code. */

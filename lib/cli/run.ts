@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // `zero-sandbox run`: one command in the sandbox, stdio passed through, the command's exit code.
+import { resolve } from 'node:path';
+
 import { SandboxError } from '../errors.js';
-import { spawnSandboxed } from '../sandbox/process.js';
+import { quickBackendInfo, spawnSandboxed } from '../sandbox/process.js';
 import type { SandboxOptions } from '../sandbox/options.js';
 import { UsageError, flagList, flagString, parseArgs } from './args.js';
 import type { CliIo } from './io.js';
@@ -12,6 +14,11 @@ export const RUN_HELP = `Usage: zero-sandbox run [options] -- CMD [ARGS...]
 Runs one command inside the sandbox: writes only in the workspace (and --allow-write
 directories) and a private /tmp, no network unless --network allow, credentials hidden,
 secrets scrubbed from the environment. Standard input and output pass through.
+
+The permission engine decides first, with your config ($XDG_CONFIG_HOME/zero/config.json,
+<workspace>/.zero/config.json) and grants: a command it denies does not run; when it asks
+(network, destructive commands, ...) you are asked on the terminal (once, session, always,
+deny); without a terminal the request is denied. --network allow answers the network prompt.
 
 Options:
   --workspace DIR      writable workspace root (default: the current directory)
@@ -29,7 +36,8 @@ Options:
 
 Exit status: the command's; 128+N when killed by signal N; 124 on timeout; 125 when the
 sandbox could not be set up or would have been weaker than asked (reason on stderr);
-126 not executable; 127 not found; 2 for usage errors.
+126 not executable; 127 not found; 1 when the permission engine denied the command or
+approval was required and not given; 2 for usage errors; 3 for config errors.
 `;
 
 const FLAGS = [
@@ -57,8 +65,10 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   const rest = args.rest ?? [];
   if (shell !== undefined && rest.length > 0) throw new UsageError('give either -c STRING or -- CMD, not both');
   if (shell === undefined && rest.length === 0) throw new UsageError('no command: use -- CMD [ARGS...] or -c STRING');
-  const network = flagString(args, 'network') ?? 'deny';
-  if (network !== 'deny' && network !== 'allow') throw new UsageError(`--network must be deny or allow, not "${network}"`);
+  const network = flagString(args, 'network');
+  if (network !== undefined && network !== 'deny' && network !== 'allow') {
+    throw new UsageError(`--network must be deny or allow, not "${network}"`);
+  }
   const timeout = flagString(args, 'timeout');
   let timeoutMs: number | undefined;
   if (timeout !== undefined) {
@@ -69,7 +79,6 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   const options: SandboxOptions = {
     // One command per process: a prewarmed sandbox would never be used.
     prewarm: false,
-    network,
     allowWrite: flagList(args, 'allow-write'),
     allowRead: flagList(args, 'allow-read'),
     denyRead: flagList(args, 'deny-read'),
@@ -80,6 +89,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   if (workspace !== undefined) options.workspace = workspace;
   if (cwd !== undefined) options.cwd = cwd;
   if (timeoutMs !== undefined) options.timeoutMs = timeoutMs;
+  if (network !== undefined) options.network = network;
   const format = flagString(args, 'output-format') ?? 'text';
   if (format !== 'text') {
     // Structured output: a separate path in lib/stream-json (loaded only here, so text stays cheap).
@@ -88,12 +98,19 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
     return runCommandStructured({ format, io, command: shell ?? rest, runOptions: options });
   }
 
+  const command = shell ?? rest;
   let child;
+  let cleanup = () => {};
   try {
-    child = spawnSandboxed(shell ?? rest, { ...options, stdio: ['inherit', 'inherit', 'inherit'] });
+    const authorized = await authorize(command, options, workspace, io);
+    cleanup = authorized.cleanup;
+    child = spawnSandboxed(command, { ...authorized.options, stdio: ['inherit', 'inherit', 'inherit'] });
   } catch (error) {
+    cleanup();
     if (error instanceof SandboxError) {
+      if (error.code === 'config_invalid') throw error;
       io.stderr(`zero-sandbox run: ${error.message} [${error.code}]\n`);
+      if (['permission_denied', 'approval_required', 'aborted'].includes(error.code)) return 1;
       return error.code === 'invalid_argument' ? 2 : 125;
     }
     throw error;
@@ -106,6 +123,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
     return [signal, handler] as const;
   });
   const exit = await child.exited;
+  cleanup();
   for (const [signal, handler] of handlers) process.off(signal, handler);
   for (const path of exit.protectedPathViolations) {
     io.stderr(`zero-sandbox run: sandbox blocked creation of protected workspace metadata path ${path} (removed)\n`);
@@ -122,4 +140,20 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   }
   if (exit.signal !== null) return 128 + (SIGNAL_NUMBERS[exit.signal] ?? (await import('node:os')).constants.signals[exit.signal]);
   return exit.exitCode ?? 125;
+}
+
+/** The engine with the user's config and grants decides first; a terminal answers its prompts. */
+async function authorize(command: string | string[], options: SandboxOptions, workspace: string | undefined, io: CliIo) {
+  const { createEngine } = await import('../policy/create-engine.js');
+  const { authorizeRun } = await import('../sandbox/authorize.js');
+  const engine = await createEngine({
+    workspaceRoot: resolve(workspace ?? process.cwd()),
+    ...(process.platform === 'linux' ? { backend: quickBackendInfo() } : {}),
+  });
+  for (const warning of engine.config?.warnings ?? []) io.stderr(`zero-sandbox run: warning: ${warning}\n`);
+  const notice = engine.consumeMigrationNotice();
+  if (notice !== undefined) io.stderr(`zero-sandbox run: ${notice}\n`);
+  const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
+  const responder = interactive ? (await import('../policy/terminal-prompt.js')).askOnTerminal : undefined;
+  return authorizeRun(command, { ...options, engine, ...(responder === undefined ? {} : { onPermissionRequest: responder }) });
 }

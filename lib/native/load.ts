@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The ONLY module that loads the .node binary (through node-gyp-build) and the error chokepoint
 // for every native call.
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { SandboxError, fromNative } from '../errors.js';
@@ -10,8 +11,22 @@ import type { NativeBinding } from './types.js';
 
 const require = createRequire(import.meta.url);
 
-/** The package root: dist/lib/native/load.js sits three levels below it. */
-export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+/** The package root: the nearest directory above this module with our package.json (this code also runs from the bundled CLI in dist/cli/). */
+export const PACKAGE_ROOT = findPackageRoot(dirname(fileURLToPath(import.meta.url)));
+
+function findPackageRoot(start: string): string {
+  for (let dir = start; ; dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest)) {
+      try {
+        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'zero-sandbox') return dir;
+      } catch {
+        // not ours; keep looking
+      }
+    }
+    if (dirname(dir) === dir) return resolve(start, '..', '..', '..');
+  }
+}
 
 let binding: NativeBinding | undefined;
 let bindingPath: string | undefined;
@@ -32,11 +47,12 @@ export function loadNative(): NativeBinding {
       bindingPath = resolve(custom);
       binding = require(bindingPath) as NativeBinding;
     } else {
-      const gypBuild = require('node-gyp-build') as {
-        (dir: string): unknown;
-        resolve(dir: string): string;
+      const gypBuild = {
+        resolve: (dir: string) => (require('node-gyp-build') as { resolve(dir: string): string }).resolve(dir),
       };
-      bindingPath = gypBuild.resolve(PACKAGE_ROOT);
+      // A local build is what node-gyp-build would pick first; looking for it directly saves its scan.
+      const local = join(PACKAGE_ROOT, 'build', 'Release', 'zero_sandbox.node');
+      bindingPath = existsSync(local) ? local : gypBuild.resolve(PACKAGE_ROOT);
       binding = require(bindingPath) as NativeBinding;
     }
   } catch (error) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The sole normalizer: caller options + the filesystem -> a SandboxPlan with every path absolute,
 // symlink-resolved and checked. Errors name the option and the path at fault.
-import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve, sep } from 'node:path';
 
 import { SandboxError } from '../errors.js';
@@ -44,6 +44,7 @@ export function buildWritableRoot(root: string): WritableRoot {
 }
 
 function listDir(dir: string): string[] | undefined {
+  if (lstatSync(dir, { throwIfNoEntry: false }) === undefined) return undefined;
   try {
     return readdirSync(dir);
   } catch {
@@ -59,11 +60,13 @@ export function existingCredentialPaths(
   const out: string[] = [];
   const candidates = new Set(envs.flatMap((env) => buildCredentialBaseline({ env, list: listDir })));
   for (const candidate of candidates) {
+    // Most candidates are absent: check without throwing (exceptions are slow) before resolving.
+    if (lstatSync(candidate, { throwIfNoEntry: false }) === undefined) continue;
     let real: string;
     try {
       real = realpathSync(candidate);
     } catch {
-      continue; // absent: nothing to hide
+      continue; // a dangling link: nothing to hide
     }
     if (writeRoots.some((root) => within(root, real))) continue;
     if (!out.includes(real)) out.push(real);

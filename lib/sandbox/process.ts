@@ -11,7 +11,7 @@ import { buildSandboxEnv } from '../env.js';
 import { callNative, nativeBindingPath } from '../native/load.js';
 import { layersDisabledForTesting, probeSync, type LayerName, type ProbeReport } from '../probe.js';
 import { buildLinuxSpec, type StdioMode } from '../backend/linux/spec.js';
-import type { SandboxBackendName, SandboxPlan } from '../backend/types.js';
+import type { BackendInfo, SandboxBackendName, SandboxPlan } from '../backend/types.js';
 import { checkOptions, normalizeCommand, type SandboxCommand, type SandboxOptions } from './options.js';
 import { resolvePlan } from './plan.js';
 import { missingProtectedPaths, removeCreatedProtectedPaths } from './protected.js';
@@ -75,6 +75,20 @@ export function assertEnforceable(plan: Pick<SandboxPlan, 'network'>): { abi: nu
     throw unavailable(missing.length > 0 ? missing : ['landlock'], report);
   }
   return { abi, isRoot: process.getuid?.() === 0, arch: process.arch };
+}
+
+/**
+ * What the engine needs to know about the backend, from the same cheap checks: the spawn itself
+ * proves the rest (and a failing layer then refuses with the probe's explanation).
+ */
+export function quickBackendInfo(): BackendInfo {
+  const base = { name: 'linux-native' as const, platform: process.platform, nativeIsolation: true, commandWrapping: true, setupInitialized: true };
+  try {
+    assertEnforceable({ network: 'deny' });
+    return { ...base, available: true };
+  } catch (error) {
+    return { ...base, available: false, message: error instanceof Error ? error.message : String(error) };
+  }
 }
 
 const SPAWN_LAYERS = new Set<string>(['userns', 'mount', 'netns', 'landlock', 'seccomp', 'capabilities']);

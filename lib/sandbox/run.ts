@@ -2,6 +2,7 @@
 // runSandboxed(): run a command inside the sandbox to completion and collect its output.
 import { SandboxError } from '../errors.js';
 import type { SandboxBackendName } from '../backend/types.js';
+import type { EngineOptions } from './authorize.js';
 import type { RunOptions, SandboxCommand } from './options.js';
 import { spawnSandboxed, type SandboxExit } from './process.js';
 
@@ -24,8 +25,24 @@ export interface RunResult {
 
 const DEFAULT_MAX_BUFFER = 64 * 1024 * 1024;
 
-/** Runs `command` sandboxed; resolves when every process in the sandbox is gone. */
-export async function runSandboxed(command: SandboxCommand, options: RunOptions = {}): Promise<RunResult> {
+/**
+ * Runs `command` sandboxed; resolves when every process in the sandbox is gone. With `engine`, the
+ * permission engine evaluates the command first: a deny rejects with `permission_denied`, a
+ * prompt asks `onPermissionRequest` (none: `approval_required`), and an approved network prompt
+ * runs the command with network allowed — still inside the sandbox.
+ */
+export async function runSandboxed(command: SandboxCommand, options: RunOptions & EngineOptions = {}): Promise<RunResult> {
+  if (options.engine === undefined) return runDirect(command, options);
+  const { authorizeRun } = await import('./authorize.js');
+  const authorized = await authorizeRun(command, options);
+  try {
+    return await runDirect(command, authorized.options);
+  } finally {
+    authorized.cleanup();
+  }
+}
+
+async function runDirect(command: SandboxCommand, options: RunOptions): Promise<RunResult> {
   const started = performance.now();
   const maxBuffer = options.maxBuffer ?? DEFAULT_MAX_BUFFER;
   if (!Number.isSafeInteger(maxBuffer) || maxBuffer <= 0) {

@@ -1,25 +1,31 @@
 // SPDX-License-Identifier: MIT
-// Adapts the permission engine (lib/policy) to what exec needs: evaluate, network mode, extra write roots.
-import type { ExecEngine } from './headless.js';
-import type { ShellDecision, ShellRequest } from './session.js';
+// The permission engine in front of headless runs: createEngine for the workspace, authorizeRun per command.
+import type { ShellAuthorizer } from './session.js';
 
-interface PolicyEngine {
-  evaluate(request: ShellRequest): ShellDecision;
-  effectivePolicy(): { network: string };
-  scope: { extraWriteRoots(): string[] };
-  consumeMigrationNotice?(): string | undefined;
+/** An engine ready to authorize commands, with what it wants people to read. */
+export interface EngineAuthority {
+  /** authorizeRun bound to the engine (no responder: prompts end as approval_required). */
+  authorize: ShellAuthorizer;
+  /** Config warnings and the one-time grants-migration notice, for stderr. */
+  notices: string[];
 }
 
-/** Creates the real engine for `workspace` (user and project config, grants store, analyzer, probed backend). */
-export async function createExecEngine(workspace: string): Promise<ExecEngine> {
-  // The engine lands on another branch; until it is merged this specifier is not type-checked.
-  const specifier = '../policy/create-engine.js';
-  const { createEngine } = (await import(specifier)) as { createEngine: (options: { workspaceRoot: string }) => Promise<PolicyEngine> };
-  const engine = await createEngine({ workspaceRoot: workspace });
+/**
+ * Creates the engine for `workspace` as `zero-sandbox run` does (user and project config, grants
+ * store, analyzer, the measured backend) and binds authorizeRun to it.
+ */
+export async function createEngineAuthority(workspace: string): Promise<EngineAuthority> {
+  const [{ createEngine }, { authorizeRun }, { quickBackendInfo }] = await Promise.all([
+    import('../policy/create-engine.js'),
+    import('../sandbox/authorize.js'),
+    import('../sandbox/process.js'),
+  ]);
+  const engine = await createEngine({ workspaceRoot: workspace, ...(process.platform === 'linux' ? { backend: quickBackendInfo() } : {}) });
+  const notices = (engine.config?.warnings ?? []).map((warning) => `warning: ${warning}`);
+  const migration = engine.consumeMigrationNotice();
+  if (migration !== undefined) notices.push(migration);
   return {
-    evaluate: (request) => engine.evaluate(request),
-    network: () => (engine.effectivePolicy().network === 'allow' ? 'allow' : 'deny'),
-    extraWriteRoots: () => engine.scope.extraWriteRoots(),
-    notice: engine.consumeMigrationNotice?.(),
+    authorize: (command, options, onEvent) => authorizeRun(command, { ...options, engine, onPermissionEvent: onEvent }),
+    notices,
   };
 }

@@ -3,30 +3,19 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 
-import type { NetworkMode } from '../backend/types.js';
 import { SandboxError } from '../errors.js';
 import type { RunOptions, SandboxCommand } from '../sandbox/options.js';
+import { commandText } from '../sandbox/authorize.js';
+import type { EngineAuthority } from './engine-adapter.js';
 import { StreamEmitter } from './emitter.js';
 import { createSink, type FormatIo, type OutputFormat } from './formats.js';
-import { emitFailure, runStreamSession, STREAM_EXIT, type SandboxRunner, type ShellEvaluator } from './session.js';
+import { emitFailure, runStreamSession, STREAM_EXIT, type SandboxRunner } from './session.js';
 
 /** Largest input exec reads (16 MiB): the whole input is read before anything runs. */
 export const MAX_INPUT_BYTES = 16 * 1024 * 1024;
 
-/** What exec needs from the permission engine. */
-export interface ExecEngine {
-  /** Decides the script's bash request. */
-  evaluate: ShellEvaluator;
-  /** Network mode of the effective policy: what an allowed command runs with. */
-  network(): NetworkMode;
-  /** Configured extra write roots (besides the workspace). */
-  extraWriteRoots(): string[];
-  /** A one-time notice for people (e.g. the grants file was migrated); written to stderr. */
-  notice?: string | undefined;
-}
-
-/** Creates the engine for a workspace (the real one: createExecEngine in engine-adapter.ts). */
-export type ExecEngineFactory = (workspace: string) => Promise<ExecEngine>;
+/** Creates the permission engine for a workspace (the real one: createEngineAuthority). */
+export type AuthorityFactory = (workspace: string) => Promise<EngineAuthority>;
 
 /** Options of runExecStream. */
 export interface ExecOptions {
@@ -42,14 +31,37 @@ export interface ExecOptions {
   workspace?: string;
   /** Kill the command after this many milliseconds. */
   timeoutMs?: number;
-  /** Builds the permission engine. */
-  createEngine: ExecEngineFactory;
+  /** Builds the permission engine (default: createEngineAuthority). */
+  createAuthority?: AuthorityFactory;
   /** Runs the command (default runSandboxed). */
   runner?: SandboxRunner;
   /** Output bound in characters. */
   maxOutputChars?: number;
   /** Run id (default: generated). */
   runId?: string;
+}
+
+/** The real engine factory, loaded only when a run needs it. */
+async function loadEngineAuthority(): Promise<AuthorityFactory> {
+  return (await import('./engine-adapter.js')).createEngineAuthority;
+}
+
+/**
+ * Creates the engine for a run; on failure ends the stream (error + run_end: exit 3 for an invalid
+ * config, 2 for an invalid argument, else 125) and returns the exit code. Notices go to stderr.
+ */
+async function openAuthority(factory: AuthorityFactory | undefined, workspace: string, emitter: StreamEmitter, io: FormatIo, prefix: string): Promise<EngineAuthority | number> {
+  let authority: EngineAuthority;
+  try {
+    authority = await (factory ?? (await loadEngineAuthority()))(workspace);
+  } catch (error) {
+    const code = error instanceof SandboxError ? error.code : 'engine_unavailable';
+    const message = `the permission engine could not be created, so nothing ran: ${(error as Error).message}`;
+    const exitCode = code === 'config_invalid' ? STREAM_EXIT.config : code === 'invalid_argument' ? STREAM_EXIT.usage : STREAM_EXIT.sandboxUnavailable;
+    return emitFailure(emitter, { code, message }, exitCode);
+  }
+  for (const notice of authority.notices) io.stderr(`${prefix}: ${notice}\n`);
+  return authority;
 }
 
 /** Resolves and checks a workspace directory; the message names the flag and the path. */
@@ -110,17 +122,10 @@ export async function runExecStream(options: ExecOptions): Promise<number> {
     const message = events.length === 0 ? 'the input has no message or prompt event: nothing to run' : 'the input events have no content: nothing to run';
     return emitFailure(emitter, { code: 'empty_input', message }, STREAM_EXIT.usage);
   }
-  let engine: ExecEngine;
-  try {
-    engine = await options.createEngine(workspace);
-  } catch (error) {
-    const code = error instanceof SandboxError ? error.code : 'engine_unavailable';
-    const message = `the permission engine could not be created, so nothing ran: ${(error as Error).message}`;
-    return emitFailure(emitter, { code, message }, code === 'config_invalid' ? STREAM_EXIT.config : STREAM_EXIT.sandboxUnavailable);
-  }
+  const authority = await openAuthority(options.createAuthority, workspace, emitter, options.io, 'zero-sandbox exec');
+  if (typeof authority === 'number') return authority;
   // One command per process: a prewarmed sandbox would never be used.
-  if (engine.notice !== undefined) options.io.stderr(`zero-sandbox exec: ${engine.notice}\n`);
-  const runOptions: RunOptions = { prewarm: false, workspace, network: engine.network(), allowWrite: engine.extraWriteRoots() };
+  const runOptions: RunOptions = { prewarm: false, workspace };
   if (options.timeoutMs !== undefined) runOptions.timeoutMs = options.timeoutMs;
   return withInterrupts((signal) =>
     runStreamSession({
@@ -129,7 +134,7 @@ export async function runExecStream(options: ExecOptions): Promise<number> {
       display: script,
       workspace,
       runOptions: { ...runOptions, signal },
-      evaluate: engine.evaluate,
+      authorize: authority.authorize,
       ...(options.runner === undefined ? {} : { runner: options.runner }),
       ...(options.maxOutputChars === undefined ? {} : { maxOutputChars: options.maxOutputChars }),
     }),
@@ -162,27 +167,26 @@ export interface StructuredRunOptions {
   command: SandboxCommand;
   /** The run options `zero-sandbox run` built from its flags. */
   runOptions: RunOptions;
+  /** Builds the permission engine (default: createEngineAuthority). */
+  createAuthority?: AuthorityFactory;
   /** Runs the command (default runSandboxed). */
   runner?: SandboxRunner;
   /** Run id (default: generated). */
   runId?: string;
 }
 
-/** Shell-quotes one argv word for display. */
-function quote(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
-
 /**
- * `zero-sandbox run --output-format stream-json|json -- CMD`: the same events for one command.
- * The invocation is the approval (run has no engine), so the flow is run_start, tool_call,
- * tool_result, final, run_end, or an error.
+ * `zero-sandbox run --output-format stream-json|json -- CMD`: the same events for one command, with
+ * the same permission flow as the text mode (no terminal to ask: prompts end as denied results;
+ * `--network allow` answers the network prompt).
  */
 export async function runCommandStructured(options: StructuredRunOptions): Promise<number> {
   const emitter = new StreamEmitter(createSink(options.format, options.io, 'zero-sandbox run'), options.runId);
-  const display = typeof options.command === 'string' ? options.command : options.command.map(quote).join(' ');
+  const display = commandText(options.command);
   const workspace = checkWorkspace(options.runOptions.workspace);
   if (typeof workspace !== 'string') return emitFailure(emitter, { code: 'invalid_argument', message: workspace.message, field: 'workspace' }, STREAM_EXIT.usage);
+  const authority = await openAuthority(options.createAuthority, workspace, emitter, options.io, 'zero-sandbox run');
+  if (typeof authority === 'number') return authority;
   return withInterrupts((signal) =>
     runStreamSession({
       emitter,
@@ -190,6 +194,7 @@ export async function runCommandStructured(options: StructuredRunOptions): Promi
       display,
       workspace,
       runOptions: { ...options.runOptions, workspace, signal },
+      authorize: authority.authorize,
       ...(options.runner === undefined ? {} : { runner: options.runner }),
     }),
   );

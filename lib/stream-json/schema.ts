@@ -4,6 +4,9 @@
 // the `run` start-up path.
 import { z } from 'zod';
 
+import { PERMISSIONS } from '../policy/constants.js';
+import { BlockSchema, GrantSchema, RiskSchema } from '../policy/schema.js';
+
 /** The protocol's schema version: required on every input and output line. */
 export const STREAM_JSON_SCHEMA_VERSION = 2;
 
@@ -52,46 +55,21 @@ export const INPUT_EVENT_SCHEMAS = { message: MessageInputEventSchema, prompt: P
 // ---------------------------------------------------------------------------------------------
 // Shared shapes
 
-/** Risk of a tool call. */
-export const StreamRiskSchema = z
-  .strictObject({
-    level: z.enum(['low', 'medium', 'high', 'critical']).describe('low < medium < high < critical.'),
-    categories: z.array(z.string()).optional().describe('Sorted risk categories, e.g. "network", "shell".'),
-    reason: z.string().optional().describe('"<level> risk: <cat1>, <cat2>" or the level alone.'),
-  })
-  .describe('Risk classification.');
+/**
+ * Risk of a tool call: the engine's RiskSchema, strict, with `categories` and `reason` optional
+ * (the protocol document's examples send `{level, categories}` only).
+ */
+export const StreamRiskSchema = RiskSchema.partial({ categories: true, reason: true }).strict().describe('Risk classification.');
 /** Risk classification. */
 export type StreamRisk = z.infer<typeof StreamRiskSchema>;
 
-/** Structured sandbox metadata of a blocked or prompt-gated call (schema 1 called it `violation`). */
-export const StreamBlockSchema = z
-  .strictObject({
-    code: z
-      .enum(['context_canceled', 'denied_permission', 'outside_workspace', 'symlink_traversal', 'network', 'destructive_command', 'persistent_deny', 'denied'])
-      .describe('Block code.'),
-    toolName: z.string().optional().describe('Tool the block is about.'),
-    action: z.enum(['deny', 'prompt']).describe('deny, or prompt for a recoverable block.'),
-    risk: StreamRiskSchema,
-    path: z.string().optional().describe('The path at fault.'),
-    reason: z.string().describe('Human-readable reason.'),
-    recoverable: z.boolean().describe('Whether an approval can lift the block.'),
-  })
-  .describe('Sandbox block.');
+/** Structured sandbox metadata of a blocked or prompt-gated call (schema 1 called it `violation`): the engine's Block, strict. */
+export const StreamBlockSchema = BlockSchema.extend({ risk: StreamRiskSchema }).strict().describe('Sandbox block.');
 /** Sandbox block. */
 export type StreamBlock = z.infer<typeof StreamBlockSchema>;
 
-/** A grant that decided a permission. */
-export const StreamGrantSchema = z
-  .strictObject({
-    toolName: z.string().describe('Tool the grant applies to.'),
-    scope: z.string().optional().describe('Absolute path, lower-case host, or absent for tool-wide.'),
-    scopeKind: z.enum(['', 'file', 'dir', 'host']).optional().describe('Kind of scope.'),
-    decision: z.enum(['allow', 'deny']).describe('allow or deny.'),
-    approvedAt: z.string().describe('RFC 3339 UTC time of approval.'),
-    reason: z.string().optional().describe('Why it was granted.'),
-    session: z.boolean().optional().describe('True for in-memory session grants.'),
-  })
-  .describe('Sandbox grant.');
+/** A grant that decided a permission: the engine's Grant, strict. */
+export const StreamGrantSchema = GrantSchema.strict().describe('Sandbox grant.');
 /** Sandbox grant. */
 export type StreamGrant = z.infer<typeof StreamGrantSchema>;
 
@@ -156,7 +134,7 @@ export type ToolCallEvent = z.infer<typeof ToolCallEventSchema>;
 const permissionCore = {
   id: callId,
   name: z.string().min(1).describe('Tool name.'),
-  permission: z.enum(['allow', 'prompt', 'deny']).describe('Tool safety metadata.'),
+  permission: z.enum(PERMISSIONS).describe('Tool safety metadata.'),
   permissionMode: z.string().optional().describe('Permission mode: auto, ask, unsafe, ...'),
   autonomy: z.string().optional().describe('Autonomy level (agents only).'),
   sideEffect: z.string().optional().describe('Side effect of the tool call.'),

@@ -7,7 +7,8 @@ import type { RunOptions, SandboxCommand } from '../sandbox/options.js';
 import type { RunResult } from '../sandbox/run.js';
 import type { StreamEmitter } from './emitter.js';
 import { redactString } from './redact.js';
-import type { StreamBlock, StreamGrant, ToolResultMeta } from './schema.js';
+import { selectPermissionEvents, type RawPermissionEvent } from './permission-events.js';
+import type { StreamBlock, ToolResultMeta } from './schema.js';
 
 /** Exit codes of a stream-json run (also the CLI's exit status). */
 export const STREAM_EXIT = {
@@ -35,42 +36,20 @@ export const STREAM_EXIT = {
 /** Default bound on `tool_result.output`, in characters; longer output is cut and `truncated` set. */
 export const DEFAULT_MAX_OUTPUT_CHARS = 64 * 1024;
 
-/** The request a shell run is evaluated as (the engine's Request shape). */
-export interface ShellRequest {
-  /** Always `bash`. */
-  toolName: 'bash';
-  /** Always `shell`. */
-  sideEffect: 'shell';
-  /** Tool safety metadata: shell tools are prompt-gated. */
-  permission: 'prompt';
-  /** Permission mode of the run. */
-  permissionMode: string;
-  /** `{command}`: the whole script. */
-  args: { command: string };
-  /** The workspace the command runs in. */
-  workspaceRoot: string;
+/** What an authorized run may proceed with. */
+export interface AuthorizedOptions {
+  /** The options to run with (network the decision allows, the policy's extra roots and lists). */
+  options: RunOptions;
+  /** Ends turn-scoped approvals; called once the command has finished. */
+  cleanup: () => void;
 }
 
-/** The part of an engine Decision a run needs. */
-export interface ShellDecision {
-  /** allow, prompt or deny. */
-  action: 'allow' | 'prompt' | 'deny';
-  /** Why. */
-  reason?: string | undefined;
-  /** Risk of the request. */
-  risk: { level: 'low' | 'medium' | 'high' | 'critical'; categories?: string[] | undefined; reason?: string | undefined };
-  /** Structured block, when the decision has one. */
-  block?: StreamBlock | undefined;
-  /** A grant or approved command prefix decided it. */
-  grantMatched?: boolean | undefined;
-  /** The matched grant. */
-  grant?: StreamGrant | undefined;
-  /** Allowed without a prompt (active native sandbox). */
-  autoAllowed?: boolean | undefined;
-}
-
-/** Decides a shell request (the permission engine's evaluate). */
-export type ShellEvaluator = (request: ShellRequest) => ShellDecision | Promise<ShellDecision>;
+/**
+ * The permission engine in front of a run (authorizeRun with an engine): reports each permission
+ * event, then resolves with the options to run with, or rejects with SandboxError
+ * `permission_denied` / `approval_required` (a prompt nobody could answer).
+ */
+export type ShellAuthorizer = (command: SandboxCommand, options: RunOptions, onEvent: (event: RawPermissionEvent) => void) => Promise<AuthorizedOptions>;
 
 /** Runs a command sandboxed to completion (runSandboxed's signature). */
 export type SandboxRunner = (command: SandboxCommand, options: RunOptions) => Promise<RunResult>;
@@ -89,37 +68,18 @@ export interface SessionOptions {
   runOptions: RunOptions;
   /** Runs the command; default runSandboxed. */
   runner?: SandboxRunner;
-  /** The permission engine; without one the invocation itself is the approval (`zero-sandbox run`). */
-  evaluate?: ShellEvaluator;
-  /** Permission mode reported and evaluated; default `auto`. */
-  permissionMode?: string;
+  /** The permission engine in front of the run; without one the command runs as asked. */
+  authorize?: ShellAuthorizer;
   /** Bound on result output in characters; default DEFAULT_MAX_OUTPUT_CHARS. */
   maxOutputChars?: number;
 }
 
 const CALL_ID = 'call_1';
 
-function riskOf(decision: ShellDecision): NonNullable<ShellDecision['risk']> {
-  const { level, categories, reason } = decision.risk;
-  const risk: ShellDecision['risk'] = { level };
-  if (categories !== undefined && categories.length > 0) risk.categories = [...categories];
-  if (reason !== undefined && reason !== '') risk.reason = reason;
-  return risk;
-}
-
-/** The reference's error string for a denied decision (§1.3). */
-export function buildDenialMessage(decision: ShellDecision, toolName: string): string {
-  const block = decision.block;
-  if (block !== undefined) {
-    return `Sandbox block [${block.code}] for ${block.toolName ?? toolName}${block.path === undefined ? '' : ` at ${block.path}`}: ${block.reason}`;
-  }
-  return decision.reason !== undefined && decision.reason !== '' ? `Sandbox decision: ${decision.reason}` : 'Sandbox decision denied.';
-}
-
-/** The message of a prompt that nobody can answer (headless). */
-export function buildApprovalRequiredMessage(decision: ShellDecision): string {
-  const reason = decision.reason !== undefined && decision.reason !== '' ? decision.reason : 'the command requires approval';
-  return `Sandbox approval required: ${reason}. There is no approval responder in headless mode; the command did not run.`;
+/** The denied result's text: the engine's message, and that the command never ran. */
+export function buildDeniedOutput(error: SandboxError): string {
+  const headless = error.code === 'approval_required' ? '; there is no approval responder in headless mode' : '';
+  return `${error.message}${headless}. The command did not run.`;
 }
 
 /** Joins stdout and stderr, redacts, then cuts at `max` characters (redacting first so a cut cannot expose part of a secret). */
@@ -157,24 +117,6 @@ function buildMeta(result: RunResult, cwd: string): ToolResultMeta {
   return meta;
 }
 
-function permissionFields(decision: ShellDecision, mode: string) {
-  const fields = {
-    id: CALL_ID,
-    name: 'bash',
-    permission: 'prompt' as const,
-    permissionMode: mode,
-    sideEffect: 'shell',
-    reason: decision.reason ?? '',
-    risk: riskOf(decision),
-  };
-  return {
-    ...fields,
-    ...(decision.block === undefined ? {} : { block: decision.block }),
-    ...(decision.grantMatched === true ? { grantMatched: true } : {}),
-    ...(decision.grant === undefined ? {} : { grant: decision.grant }),
-  };
-}
-
 /** Emits `error` then `run_end` and returns the exit code. */
 export function emitFailure(emitter: StreamEmitter, error: { code: string; message: string; recoverable?: boolean; line?: number; field?: string }, exitCode: number): number {
   const event: Parameters<StreamEmitter['emit']>[0] = {
@@ -190,47 +132,49 @@ export function emitFailure(emitter: StreamEmitter, error: { code: string; messa
   return exitCode;
 }
 
-function emitDenied(emitter: StreamEmitter, decision: ShellDecision, output: string): number {
-  emitter.emit({ type: 'tool_result', id: CALL_ID, status: 'denied', output, truncated: false, ...(decision.block === undefined ? {} : { block: decision.block }) });
+function emitDenied(emitter: StreamEmitter, output: string, block: StreamBlock | undefined): number {
+  emitter.emit({ type: 'tool_result', id: CALL_ID, status: 'denied', output, truncated: false, ...(block === undefined ? {} : { block }) });
   emitter.emit({ type: 'final', text: output });
   emitter.emit({ type: 'run_end', status: 'denied', exitCode: STREAM_EXIT.denied });
   return STREAM_EXIT.denied;
 }
 
 /**
- * Runs one session: run_start, tool_call, the permission flow (prompt → permission_request and a
- * denied result, since nothing can answer; deny → permission_decision and a denied result), and on
- * allow the sandboxed run, tool_result with sandbox facts, final and run_end. Resolves to the exit
+ * Runs one session: run_start, tool_call, the permission flow (prompt without a responder →
+ * permission_request and a denied result; deny → permission_decision with the block and a denied
+ * result), and on allow the sandboxed run with the options the engine approved, tool_result with sandbox facts, final and run_end. Resolves to the exit
  * code (run_end's). Never throws for command or sandbox failures: they become protocol events.
  */
 export async function runStreamSession(options: SessionOptions): Promise<number> {
   const { emitter, workspace } = options;
-  const mode = options.permissionMode ?? 'auto';
   emitter.emit({ type: 'run_start', cwd: workspace });
   emitter.emit({ type: 'tool_call', id: CALL_ID, name: 'bash', args: { command: options.display }, sideEffect: 'shell' });
-  if (options.evaluate !== undefined) {
-    let decision: ShellDecision;
+  let runOptions = options.runOptions;
+  let cleanup = () => {};
+  if (options.authorize !== undefined) {
+    const raw: RawPermissionEvent[] = [];
     try {
-      decision = await options.evaluate({ toolName: 'bash', sideEffect: 'shell', permission: 'prompt', permissionMode: mode, args: { command: options.display }, workspaceRoot: workspace });
+      const authorized = await options.authorize(options.command, runOptions, (event) => raw.push(event));
+      for (const body of selectPermissionEvents(raw, 'allowed')) emitter.emit(body);
+      runOptions = authorized.options;
+      cleanup = authorized.cleanup;
     } catch (error) {
-      return failRun(emitter, error);
-    }
-    if (decision.action === 'prompt') {
-      emitter.emit({ type: 'permission_request', ...permissionFields(decision, mode), action: 'prompt' });
-      return emitDenied(emitter, decision, buildApprovalRequiredMessage(decision));
-    }
-    if (decision.action === 'deny') {
-      const decisionReason = decision.reason ?? 'denied by the sandbox policy';
-      emitter.emit({ type: 'permission_decision', ...permissionFields(decision, mode), action: 'deny', permissionGranted: false, decisionReason });
-      return emitDenied(emitter, decision, buildDenialMessage(decision, 'bash'));
+      const refused = error instanceof SandboxError && (error.code === 'permission_denied' || error.code === 'approval_required');
+      const shown = selectPermissionEvents(raw, refused && error.code === 'approval_required' ? 'approval_required' : 'denied');
+      for (const body of shown) emitter.emit(body);
+      if (!refused) return failRun(emitter, error);
+      const block = [...shown].reverse().find((body) => body.block !== undefined)?.block;
+      return emitDenied(emitter, buildDeniedOutput(error), block);
     }
   }
   let result: RunResult;
   try {
     const runner = options.runner ?? (await import('../sandbox/run.js')).runSandboxed;
-    result = await runner(options.command, options.runOptions);
+    result = await runner(options.command, runOptions);
   } catch (error) {
     return failRun(emitter, error);
+  } finally {
+    cleanup();
   }
   // As `zero-sandbox run`: a command that created protected metadata does not count as a success.
   const exitCode = result.protectedPathViolations.length > 0 && result.exitCode === 0 && !result.timedOut ? STREAM_EXIT.failure : buildExitCode(result);
@@ -244,7 +188,7 @@ export async function runStreamSession(options: SessionOptions): Promise<number>
   for (const path of result.protectedPathViolations) stderr += `zero-sandbox: sandbox blocked creation of protected workspace metadata path ${path} (removed)\n`;
   const { output, truncated } = buildOutput(result.stdout, stderr, max);
   const status = exitCode === 0 ? 'ok' : 'error';
-  emitter.emit({ type: 'tool_result', id: CALL_ID, status, output, truncated, meta: buildMeta(result, resolve(workspace, options.runOptions.cwd ?? '.')) });
+  emitter.emit({ type: 'tool_result', id: CALL_ID, status, output, truncated, meta: buildMeta(result, resolve(workspace, runOptions.cwd ?? '.')) });
   emitter.emit({ type: 'final', text: output });
   emitter.emit({ type: 'run_end', status: exitCode === 0 ? 'success' : 'error', exitCode });
   return exitCode;

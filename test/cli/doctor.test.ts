@@ -55,4 +55,15 @@ test('--help works for the CLI and for doctor', async () => {
   assert.match(unknown.stderr, /unknown command "frobnicate"/);
 });
 
+test('setup reports that no setup is required, in the reference shape', async () => {
+  const result = await runCli(['setup', '--json']);
+  const out = JSON.parse(result.stdout) as { platform: string; backend: string; ran: boolean; message: string; available: boolean };
+  assert.is(out.ran, false);
+  assert.is(out.message, `No native sandbox setup is required for ${out.platform}`);
+  assert.is(result.code, out.available ? 0 : 1);
+  if (MUST_WORK && process.platform === 'linux') assert.is(out.backend, 'linux-native');
+  const bad = await runCli(['setup', '--force']);
+  assert.is(bad.code, 2);
+});
+
 test.run();

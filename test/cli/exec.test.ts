@@ -16,8 +16,6 @@ import { parseOutputStream, readMalformedCases, typesOf } from '../fixtures/stre
 import type { OutputEvent } from '../../lib/stream-json/schema.js';
 
 const sandbox = linuxSandboxTestsEnabled();
-// The permission engine (lib/policy) is merged from another branch; without it exec must fail closed.
-const engine = existsSync(new URL('../../lib/policy/create-engine.js', import.meta.url));
 const EXEC = ['exec', '--input-format', 'stream-json', '--output-format', 'stream-json'];
 
 /** A fresh workspace plus a config home and grants path nobody else uses. */
@@ -130,27 +128,28 @@ test('run --output-format stream-json: a successful and a failing command, every
   assert.is(fail.stderr, '');
 });
 
-test('run --output-format stream-json: under the default deny a host listener is unreachable (and reachable with allow)', async () => {
+test('run --output-format stream-json: the engine is in front — a network command prompts and never runs; --network allow answers it', async () => {
   if (!sandbox) return;
   const { workspace, env } = setup();
-  const server = createServer((socket) => {
-    socket.on('error', () => undefined);
-    socket.end('HELLO\n');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  const connect = `exec 3<>/dev/tcp/127.0.0.1/${port} && echo CONNECTED`;
+  const server = await listener();
+  const connect = `exec 3<>/dev/tcp/127.0.0.1/${server.port} && echo CONNECTED`;
   try {
     const denied = await runCli(['run', '--output-format', 'stream-json', '--workspace', workspace, '--', '/bin/bash', '-c', connect], { env });
-    const [res] = only(parseOutputStream(denied.stdout), 'tool_result');
-    assert.is(res!.status, 'error');
-    assert.not.match(res!.output, 'CONNECTED');
-    assert.is(res!.meta?.sandbox_network, 'deny');
-    assert.ok(denied.code !== 0);
+    const events = parseOutputStream(denied.stdout);
+    assert.equal(typesOf(events), ['run_start', 'tool_call', 'permission_request', 'tool_result', 'final', 'run_end']);
+    assert.is(only(events, 'permission_request')[0]!.reason, 'network access requires approval');
+    assert.is(only(events, 'tool_result')[0]!.status, 'denied');
+    assert.is(denied.code, 77);
+    assert.is(server.connections(), 0);
     const allowed = await runCli(['run', '--output-format', 'stream-json', '--network', 'allow', '--workspace', workspace, '--', '/bin/bash', '-c', connect], { env });
-    const [ok] = only(parseOutputStream(allowed.stdout), 'tool_result');
-    assert.is(ok!.output, 'CONNECTED\n', 'control: the same command connects when the network is allowed');
+    const answered = parseOutputStream(allowed.stdout);
+    assert.equal(typesOf(answered), ['run_start', 'tool_call', 'permission_request', 'permission_decision', 'tool_result', 'final', 'run_end']);
+    const [decision] = only(answered, 'permission_decision');
+    assert.ok(decision!.action === 'allow' && decision!.permissionGranted);
+    const [ok] = only(answered, 'tool_result');
+    assert.is(ok!.output, 'CONNECTED\n', 'control: the same command connects once the prompt is answered');
     assert.is(ok!.meta?.sandbox_network, 'allow');
+    assert.is(server.connections(), 1);
   } finally {
     server.close();
   }
@@ -198,18 +197,8 @@ async function listener() {
   return { port: (server.address() as AddressInfo).port, connections: () => connections, close: () => server.close() };
 }
 
-test('exec without the permission engine fails closed: an error, run_end, nothing ran', async () => {
-  if (engine) return;
-  const { workspace, env } = setup();
-  const marker = join(workspace, 'ran');
-  const result = await runCli([...EXEC, '--workspace', workspace], { env, input: prompt(`touch ${marker}`) });
-  assert.is(result.code, 125);
-  assert.equal(typesOf(parseOutputStream(result.stdout)), ['error', 'run_end']);
-  assert.not.ok(existsSync(marker));
-});
-
 test('exec: events combined in order into one script, run sandboxed in the workspace; every line valid', async () => {
-  if (!engine || !sandbox) return;
+  if (!sandbox) return;
   const { workspace, env } = setup();
   const input = JSON.stringify({ schemaVersion: 2, type: 'message', role: 'user', content: 'echo one' }) + '\n\n' + prompt('echo two > out.txt\ncat out.txt');
   const result = await runCli([...EXEC, '--workspace', workspace], { env, input });
@@ -226,7 +215,7 @@ test('exec: events combined in order into one script, run sandboxed in the works
 });
 
 test('exec: a failing command reports status error and its exit code', async () => {
-  if (!engine || !sandbox) return;
+  if (!sandbox) return;
   const { workspace, env } = setup();
   const result = await runCli([...EXEC, '--workspace', workspace], { env, input: prompt('echo bad >&2; exit 5') });
   assert.is(result.code, 5);
@@ -238,7 +227,7 @@ test('exec: a failing command reports status error and its exit code', async () 
 });
 
 test('exec: a network command under the default policy is a permission_request, a denied result, and never runs', async () => {
-  if (!engine) return;
+  if (!sandbox) return;
   const { workspace, env } = setup();
   const server = await listener();
   const marker = join(workspace, 'ran');
@@ -266,7 +255,7 @@ test('exec: a network command under the default policy is a permission_request, 
 });
 
 test('exec: a persistent deny grant is a permission_decision deny with the block, on the event and the result', async () => {
-  if (!engine) return;
+  if (!sandbox) return;
   const { root, workspace, env } = setup();
   writeFileSync(join(root, 'grants.json'), JSON.stringify({ schemaVersion: 3, policyVersion: 2, grants: { bash: [{ toolName: 'bash', decision: 'deny', approvedAt: '2026-01-01T00:00:00Z' }] } }));
   const marker = join(workspace, 'ran');
@@ -280,13 +269,12 @@ test('exec: a persistent deny grant is a permission_decision deny with the block
   assert.ok(block.code === 'persistent_deny' && block.toolName === 'bash' && block.action === 'deny');
   const [res] = only(events, 'tool_result');
   assert.equal(res!.block, block);
-  assert.is(res!.output, `Sandbox block [persistent_deny] for bash: ${block.reason}`);
+  assert.is(res!.output, `Sandbox block [persistent_deny] for bash: ${block.reason}. The command did not run.`);
   assert.not.ok(existsSync(marker));
   assert.is(result.code, 77);
 });
 
 test('exec: an invalid project config is an error naming the file and key, exit 3, nothing ran', async () => {
-  if (!engine) return;
   const { workspace, env } = setup();
   mkdirSync(join(workspace, '.zero'));
   writeFileSync(join(workspace, '.zero', 'config.json'), JSON.stringify({ sandbox: { bogus: true } }));
@@ -301,7 +289,7 @@ test('exec: an invalid project config is an error naming the file and key, exit 
 });
 
 test('exec: secrets in the script and in its output do not leak through any format', async () => {
-  if (!engine || !sandbox) return;
+  if (!sandbox) return;
   const { workspace, env } = setup();
   const script = "echo 'token sk-live0123456789abcdefghij'; echo 'Authorization: Bearer abcdefghijklmnop0123456789'; echo api_key=9f8e7d6c5b4a3210";
   for (const format of ['stream-json', 'json', 'text']) {
@@ -315,7 +303,7 @@ test('exec: secrets in the script and in its output do not leak through any form
 });
 
 test('a client written against the protocol document drives a full run, and sees a denial', async () => {
-  if (!engine || !sandbox) return;
+  if (!sandbox) return;
   const { workspace, env } = setup();
   const cli = [process.execPath, CLI_PATH];
   const ok = await driveRun(cli, [{ type: 'message', role: 'user', content: 'printf "%s\\n" "$((6 * 7))"' }, { type: 'prompt', content: 'pwd' }], { cwd: workspace, env });
@@ -367,7 +355,7 @@ test('run --output-format stream-json: SIGINT kills the sandbox and still ends t
 });
 
 test('exec --timeout: the sandbox is killed, meta says so, exit 124', async () => {
-  if (!engine || !sandbox) return;
+  if (!sandbox) return;
   const { workspace, env } = setup();
   const result = await runCli([...EXEC, '--workspace', workspace, '--timeout', '0.5'], { env, input: prompt('echo started; sleep 5; echo finished') });
   assert.is(result.code, 124);

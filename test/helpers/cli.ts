@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 
 /** The repository root (dist/test/helpers sits three levels below it). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-export const CLI_PATH = join(REPO_ROOT, 'dist', 'lib', 'cli', 'main.js');
+/** The CLI as shipped: the bundle the package's bin points to. */
+export const CLI_PATH = join(REPO_ROOT, 'dist', 'cli', 'main.js');
 
 export interface CliResult {
   code: number | null;

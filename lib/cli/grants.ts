@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+// `zero-sandbox grants list|allow|deny|revoke|clear`: the persistent grants file.
+import { realpathSync, statSync } from 'node:fs';
+
+import { SandboxError } from '../errors.js';
+import { loadAnalyzer } from '../policy/analyzer.js';
+import { GrantStore, resolveGrantsPath } from '../policy/grants-store.js';
+import { formatGrantList } from '../policy/report.js';
+import { flagBool, flagString, parseArgs, UsageError } from './args.js';
+import type { CliIo } from './io.js';
+
+export const GRANTS_HELP = `Usage: zero-sandbox grants list [--json]
+       zero-sandbox grants allow|deny <tool> [--path P] [--reason T] [--json]
+       zero-sandbox grants revoke <tool> [--path P] [--json]
+       zero-sandbox grants clear --confirm [--json]
+
+Manages persistent sandbox grants in $ZERO_SANDBOX_GRANTS_PATH, else
+$XDG_CONFIG_HOME/zero/sandbox-grants.json, else ~/.config/zero/sandbox-grants.json.
+A grant applies to one tool, tool-wide or scoped to an existing --path (a file, or a
+directory and everything below it). Writes are atomic and locked against other processes.
+A grants file that cannot be read is never rewritten: fix or remove it by hand.
+
+Options:
+  --path P     scope the grant to P (must exist)
+  --reason T   why (stored, secrets redacted)
+  --confirm    required by clear
+  --json       print JSON
+  -h, --help   show this help
+
+Exit status: 0 on success, 1 when the grants file is unusable or locked, 2 for usage errors.
+`;
+
+function existingPath(raw: string | undefined): { path: string; kind: 'file' | 'dir' } | undefined {
+  if (raw === undefined) return undefined;
+  if (raw.trim() === '') throw new UsageError('--path requires a non-empty file path');
+  let real: string;
+  try {
+    real = realpathSync(raw);
+  } catch {
+    throw new UsageError(`--path ${raw} does not exist`);
+  }
+  return { path: real, kind: statSync(real).isDirectory() ? 'dir' : 'file' };
+}
+
+function oneTool(positionals: string[], sub: string): string {
+  if (positionals.length !== 1) throw new UsageError(`grants ${sub} takes exactly one tool name: zero-sandbox grants ${sub} <tool>`);
+  const tool = (positionals[0] as string).trim();
+  if (!/^[A-Za-z0-9._-]+$/.test(tool)) throw new UsageError(`invalid tool name "${tool}" (letters, digits, ".", "_" and "-" only)`);
+  return tool;
+}
+
+export async function runGrants(argv: string[], io: CliIo): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
+    io.stdout(GRANTS_HELP);
+    return sub === undefined ? 2 : 0;
+  }
+  const flags = {
+    list: [{ name: 'json', type: 'boolean' as const }],
+    allow: [{ name: 'path', type: 'string' as const }, { name: 'reason', type: 'string' as const }, { name: 'json', type: 'boolean' as const }],
+    deny: [{ name: 'path', type: 'string' as const }, { name: 'reason', type: 'string' as const }, { name: 'json', type: 'boolean' as const }],
+    revoke: [{ name: 'path', type: 'string' as const }, { name: 'json', type: 'boolean' as const }],
+    clear: [{ name: 'confirm', type: 'boolean' as const }, { name: 'json', type: 'boolean' as const }],
+  }[sub];
+  if (flags === undefined) throw new UsageError(`unknown grants subcommand "${sub}" (list, allow, deny, revoke, clear)`);
+  const args = parseArgs(rest, { flags, maxPositionals: sub === 'list' || sub === 'clear' ? 0 : 1 });
+  if (args.help) {
+    io.stdout(GRANTS_HELP);
+    return 0;
+  }
+  const json = flagBool(args, 'json');
+  const out = (value: unknown, text: string) => io.stdout(json ? `${JSON.stringify(value, null, 2)}\n` : `${text}\n`);
+  const tool = sub === 'list' || sub === 'clear' ? '' : oneTool(args.positionals, sub);
+  if (sub === 'clear' && !flagBool(args, 'confirm')) throw new UsageError('zero-sandbox grants clear requires --confirm');
+  const target = sub === 'list' || sub === 'clear' ? undefined : existingPath(flagString(args, 'path'));
+  const analyzer = await loadAnalyzer();
+  const store = new GrantStore(resolveGrantsPath(), { validatePrefix: analyzer.validateCommandPrefix });
+  try {
+    const notice = store.consumeMigrationNotice();
+    if (notice !== undefined) io.stderr(`${notice}\n`);
+  } catch (error) {
+    if (!(error instanceof SandboxError)) throw error;
+  }
+  switch (sub) {
+    case 'list': {
+      const grants = store.list();
+      const prefixes = store.listCommandPrefixes();
+      const value: Record<string, unknown> = { grants };
+      if (prefixes.length > 0) value.commandPrefixes = prefixes;
+      io.stdout(json ? `${JSON.stringify(value, null, 2)}\n` : formatGrantList(grants, prefixes));
+      return 0;
+    }
+    case 'allow':
+    case 'deny': {
+      const reason = flagString(args, 'reason');
+      const grant = store.grant({
+        toolName: tool,
+        decision: sub,
+        ...(target === undefined ? {} : { scope: target.path, scopeKind: target.kind }),
+        ...(reason === undefined ? {} : { reason }),
+      });
+      out({ grant }, `Sandbox grant saved: ${tool} [${sub}]${target === undefined ? '' : ` (${target.path})`}`);
+      return 0;
+    }
+    case 'revoke': {
+      const revoked = target === undefined ? store.revoke(tool) : store.revokePath(tool, target.path);
+      out({ revoked }, `Sandbox grants revoked: ${revoked}`);
+      return 0;
+    }
+    default: {
+      const cleared = store.clear();
+      out({ cleared }, `Sandbox grants cleared: ${cleared}`);
+      return 0;
+    }
+  }
+}

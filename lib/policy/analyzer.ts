@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// The engine's view of the shell analyzer (lib/bash): risk classification and command-prefix rules.
+// Loaded lazily so that importing the engine does not load tree-sitter.
+
+/** Risk as the analyzer reports it. */
+export interface AnalyzerRisk {
+  level: 'low' | 'medium' | 'high' | 'critical';
+  categories: string[];
+  reason: string;
+}
+
+/** The request shape the analyzer classifies. */
+export interface AnalyzerRiskRequest {
+  toolName: string;
+  sideEffect: string;
+  args: Record<string, unknown>;
+  workspaceRoot: string;
+  permissionMode: string;
+}
+
+/** Per-request context: how to validate a write path against the active scope. */
+export interface AnalyzerRiskContext {
+  validateWritePath?: (absPath: string) => 'symlink_traversal' | 'out_of_workspace' | null;
+}
+
+/** Classifies a request's risk. */
+export type RiskClassifier = (request: AnalyzerRiskRequest, context?: AnalyzerRiskContext) => AnalyzerRisk;
+
+/** What the engine uses from the analyzer. */
+export interface Analyzer {
+  classifyRisk: RiskClassifier;
+  /** Whether a prefix may be granted (launcher bans, token rules). */
+  validateCommandPrefix: (prefix: readonly string[]) => boolean;
+  /**
+   * Whether every segment of the command is covered by an approved prefix or is known-safe, with at
+   * least one real match; returns the matched prefix.
+   */
+  matchCommandPrefix?: (
+    command: string,
+    persistent: ReadonlyArray<readonly string[]>,
+    session: ReadonlyArray<readonly string[]>,
+  ) => { prefix: string[]; session: boolean } | undefined;
+  /** The prefix to offer for approving a shell call, or undefined. */
+  proposeCommandPrefix?: (toolName: string, args: Record<string, unknown>) => string[] | undefined;
+}
+
+let loaded: Promise<Analyzer> | undefined;
+
+/** Loads lib/bash once. */
+export function loadAnalyzer(): Promise<Analyzer> {
+  loaded ??= importAnalyzer();
+  return loaded;
+}
+
+async function importAnalyzer(): Promise<Analyzer> {
+  const [risk, prefix] = await Promise.all([import('../bash/risk.js'), import('../bash/prefix.js')]);
+  return {
+    classifyRisk: (request, context) => risk.classifyRisk(request, context ?? {}),
+    validateCommandPrefix: (p) => prefix.validateCommandPrefix(p).ok,
+    matchCommandPrefix: (command, persistent, session) => {
+      const match = prefix.matchCommandPrefix(command, { persistent, session });
+      return match.matched ? { prefix: match.prefix, session: match.session } : undefined;
+    },
+    proposeCommandPrefix: (toolName, args) => prefix.proposeCommandPrefix({ toolName, args }) ?? undefined,
+  };
+}

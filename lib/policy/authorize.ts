@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+// The permission flow in front of a sandboxed command: evaluate, ask the responder on a prompt,
+// record the answer, report every step as stream-json-shaped events, and say which network mode
+// the (still sandboxed) command gets. runSandboxed and `zero-sandbox run` call this first.
+import { SandboxError } from '../errors.js';
+import {
+  applyApproval,
+  availableApprovalAnswers,
+  buildPermissionDecisionEvent,
+  buildPermissionRequestEvent,
+  buildPromptText,
+  describePromptScope,
+} from './approval.js';
+import type { ApprovalAnswer } from './constants.js';
+import type { Engine } from './engine.js';
+import type { Decision, Request } from './schema.js';
+
+/** What a responder is asked. */
+export interface PermissionPrompt {
+  /** The request as the engine saw it. */
+  request: Request;
+  /** The prompt decision (reason, risk, block). */
+  decision: Decision;
+  /** Human scope, e.g. "network all outbound access". */
+  scope: string;
+  /** Ready-to-print prompt text: action, reason, scope, block details. */
+  text: string;
+  /** Answers that may be given. */
+  availableDecisions: ApprovalAnswer[];
+}
+
+/** Options of authorizeCommand. */
+export interface AuthorizeOptions {
+  engine: Engine;
+  /** Tool name the command is evaluated as (default `bash`). */
+  toolName?: string;
+  /** Working directory argument of the request (validated like the reference's `cwd`). */
+  cwd?: string;
+  /** Permission mode (default `ask`). */
+  permissionMode?: 'auto' | 'ask' | 'unsafe';
+  /** Asked on a prompt; no responder means the prompt is denied (headless). */
+  onPermissionRequest?: (prompt: PermissionPrompt) => ApprovalAnswer | string | Promise<ApprovalAnswer | string>;
+  /** Receives `permission_request` / `permission_decision` events. */
+  onPermissionEvent?: (event: Record<string, unknown>) => void;
+  /** Tool call id used in events (default `call_1`). */
+  callId?: string;
+  signal?: AbortSignal;
+}
+
+/** The outcome of an allowed command. */
+export interface Authorization {
+  decision: Decision;
+  /** Network mode the command runs with (allow only after an approval or by policy). */
+  network: 'allow' | 'deny';
+  /** Ends turn-scoped approvals; call when the command is done. */
+  cleanup: () => void;
+  /** The responder's answer, when one was asked. */
+  answer?: ApprovalAnswer;
+}
+
+/** "Sandbox block [<code>] for <tool> at <path>: <reason>" (reference §1.3). */
+export function formatBlockError(decision: Decision, toolName: string): string {
+  const b = decision.block;
+  if (b === undefined) return decision.reason ? `Sandbox decision: ${decision.reason}` : 'Sandbox decision denied.';
+  return `Sandbox block [${b.code}] for ${b.toolName ?? toolName}${b.path !== undefined ? ` at ${b.path}` : ''}: ${b.reason}`;
+}
+
+/**
+ * Evaluates a shell command and runs the approval flow. Resolves when it may run (still inside the
+ * sandbox); rejects with SandboxError `permission_denied`, `approval_required` (a prompt with no
+ * responder) or `aborted` (cancelled).
+ */
+export async function authorizeCommand(command: string, options: AuthorizeOptions): Promise<Authorization> {
+  const { engine } = options;
+  const toolName = options.toolName ?? 'bash';
+  const id = options.callId ?? 'call_1';
+  const emit = (event: Record<string, unknown>) => options.onPermissionEvent?.(event);
+  const args: Record<string, unknown> = { command };
+  if (options.cwd !== undefined) args.cwd = options.cwd;
+  const request: Request = { toolName, sideEffect: 'shell', permission: 'prompt', permissionMode: options.permissionMode ?? 'ask', args };
+  const evaluateOptions = options.signal === undefined ? {} : { signal: options.signal };
+  const decision = engine.evaluate(request, evaluateOptions);
+  const network = () => engine.effectivePolicy().network;
+  if (decision.action === 'allow') {
+    emit(buildPermissionDecisionEvent(id, request, decision, { granted: true, reason: decision.reason ?? 'allowed' }));
+    return { decision, network: network(), cleanup: () => undefined };
+  }
+  if (decision.action === 'deny') {
+    emit(buildPermissionDecisionEvent(id, request, decision, { granted: false, reason: decision.reason ?? 'denied' }));
+    throw new SandboxError('permission_denied', formatBlockError(decision, toolName));
+  }
+  emit(buildPermissionRequestEvent(id, request, decision));
+  if (options.onPermissionRequest === undefined) {
+    emit(buildPermissionDecisionEvent(id, request, decision, { granted: false, reason: 'no responder: approval required' }));
+    throw new SandboxError('approval_required', `Sandbox approval required for ${toolName}: ${decision.reason ?? 'approval required'}`);
+  }
+  const answer = await options.onPermissionRequest({
+    request,
+    decision,
+    scope: describePromptScope(request, decision),
+    text: buildPromptText(request, decision),
+    availableDecisions: availableApprovalAnswers(request, decision),
+  });
+  if (options.signal?.aborted) throw new SandboxError('aborted', 'the permission request was aborted');
+  const outcome = applyApproval(engine, request, decision, answer);
+  emit(buildPermissionDecisionEvent(id, request, outcome.decision, { granted: outcome.granted, cancelled: outcome.cancelled, reason: outcome.recorded }));
+  if (outcome.cancelled) throw new SandboxError('aborted', `permission request for ${toolName} was cancelled`);
+  if (!outcome.granted) {
+    throw new SandboxError('permission_denied', outcome.decision.action === 'deny' ? formatBlockError(outcome.decision, toolName) : `Permission denied for ${toolName}: ${decision.reason ?? ''}`.trim());
+  }
+  return { decision: outcome.decision, network: network(), cleanup: outcome.cleanup, answer: outcome.answer };
+}

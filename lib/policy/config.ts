@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+// Loads the `sandbox` object of the user and project config files. Strict: broken JSON, an unknown
+// key or a wrong type is a config_invalid error naming the file and the JSON path. zod is imported
+// only when a config file exists, so starting without config stays cheap.
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+import { SandboxError } from '../errors.js';
+import type { SandboxConfig } from './schema.js';
+import { normalizeExtraRoot } from './scope.js';
+
+/** Where the config files are; `null` skips one. */
+export interface ConfigPaths {
+  user?: string | null;
+  project?: string | null;
+}
+
+/** What the config files contribute. */
+export interface LoadedConfig {
+  /** Policy fields set by config (only those present). */
+  policy: {
+    mode?: 'enforce' | 'disabled';
+    network?: 'allow' | 'deny';
+    blockUnixSockets?: boolean;
+    monitorDenials?: boolean;
+    denyRead?: string[];
+    denyWrite?: string[];
+  };
+  /** Extra write roots (user config), resolved and checked. */
+  extraWriteRoots: string[];
+  /** Sensitive environment variables to pass through on purpose (user config). */
+  envPass: string[];
+  /** Config files that exist and were read. */
+  files: string[];
+  /** Settings a project config may not loosen, reported instead of applied. */
+  warnings: string[];
+}
+
+/** `$XDG_CONFIG_HOME/zero/config.json` (or `~/.config/zero/config.json`) and `<workspace>/.zero/config.json`. */
+export function resolveConfigPaths(workspaceRoot: string, env: NodeJS.ProcessEnv = process.env): { user: string; project: string | null } {
+  const xdg = env.XDG_CONFIG_HOME?.trim();
+  const home = env.HOME?.trim() || homedir();
+  const user = xdg ? join(resolve(xdg), 'zero', 'config.json') : join(home, '.config', 'zero', 'config.json');
+  return { user, project: workspaceRoot === '' ? null : join(workspaceRoot, '.zero', 'config.json') };
+}
+
+function configError(file: string, path: string, message: string): SandboxError {
+  return new SandboxError('config_invalid', `${file}: ${path === '' ? '' : `${path}: `}${message}`, { path: file });
+}
+
+function readJson(file: string): unknown | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    throw configError(file, '', `cannot read the file (${(error as Error).message})`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw configError(file, '', `not valid JSON (${(error as Error).message})`);
+  }
+}
+
+function jsonPath(segments: ReadonlyArray<PropertyKey>): string {
+  let out = '';
+  for (const segment of segments) {
+    if (typeof segment === 'number') out += `[${segment}]`;
+    else out += out === '' ? String(segment) : `.${String(segment)}`;
+  }
+  return out;
+}
+
+async function validate(file: string, data: unknown): Promise<SandboxConfig | undefined> {
+  const { ConfigFileSchema } = await import('./schema.js');
+  const result = ConfigFileSchema.safeParse(data);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    if (issue.code === 'unrecognized_keys') {
+      const key = issue.keys[0] ?? '';
+      throw configError(file, jsonPath([...issue.path, key]), 'unknown key');
+    }
+    throw configError(file, jsonPath(issue.path), issue.message);
+  }
+  return result.data.sandbox;
+}
+
+/** Reads and merges the config files. The project file may only tighten the user settings. */
+export async function loadSandboxConfig(paths: ConfigPaths): Promise<LoadedConfig> {
+  const loaded: LoadedConfig = { policy: {}, extraWriteRoots: [], envPass: [], files: [], warnings: [] };
+  const sources: Array<[string | null | undefined, typeof applyUser]> = [
+    [paths.user, applyUser],
+    [paths.project, applyProject],
+  ];
+  for (const [file, apply] of sources) {
+    if (!file) continue;
+    const data = readJson(file);
+    if (data === undefined) continue;
+    loaded.files.push(file);
+    const sandbox = await validate(file, data);
+    if (sandbox !== undefined) apply(file, sandbox, loaded);
+  }
+  return loaded;
+}
+
+function applyUser(file: string, sandbox: SandboxConfig, loaded: LoadedConfig): void {
+  if (sandbox.enabled === false) loaded.policy.mode = 'disabled';
+  if (sandbox.enabled === true) loaded.policy.mode = 'enforce';
+  if (sandbox.network !== undefined) loaded.policy.network = sandbox.network;
+  if (sandbox.blockUnixSockets === true) loaded.policy.blockUnixSockets = true;
+  if (sandbox.monitorDenials === true) loaded.policy.monitorDenials = true;
+  (sandbox.additionalWriteRoots ?? []).forEach((root, i) => {
+    try {
+      loaded.extraWriteRoots.push(normalizeExtraRoot(root, 'additional write root'));
+    } catch (error) {
+      throw configError(file, `sandbox.additionalWriteRoots[${i}]`, (error as Error).message);
+    }
+  });
+  if (sandbox.denyRead) loaded.policy.denyRead = [...sandbox.denyRead];
+  if (sandbox.denyWrite) loaded.policy.denyWrite = [...sandbox.denyWrite];
+  if (sandbox.env?.pass) loaded.envPass.push(...sandbox.env.pass);
+}
+
+function applyProject(file: string, sandbox: SandboxConfig, loaded: LoadedConfig): void {
+  const ignored = (path: string, what: string) =>
+    loaded.warnings.push(`${file}: ${path}: ignored; a project config may only tighten the sandbox (${what})`);
+  if (sandbox.enabled === false) ignored('sandbox.enabled', 'it cannot disable it');
+  if (sandbox.network === 'allow') ignored('sandbox.network', 'it cannot allow network access');
+  if (sandbox.network === 'deny') loaded.policy.network = 'deny';
+  if (sandbox.additionalWriteRoots !== undefined && sandbox.additionalWriteRoots.length > 0) {
+    ignored('sandbox.additionalWriteRoots', 'it cannot add write roots');
+  }
+  if (sandbox.env?.pass !== undefined && sandbox.env.pass.length > 0) ignored('sandbox.env.pass', 'it cannot let secrets through');
+  if (sandbox.blockUnixSockets === true) loaded.policy.blockUnixSockets = true;
+  if (sandbox.monitorDenials === true) loaded.policy.monitorDenials = true;
+  if (sandbox.denyRead) loaded.policy.denyRead = [...(loaded.policy.denyRead ?? []), ...sandbox.denyRead];
+  if (sandbox.denyWrite) loaded.policy.denyWrite = [...(loaded.policy.denyWrite ?? []), ...sandbox.denyWrite];
+}

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+// The engine in front of a sandboxed run: evaluate the command, run the approval flow, and turn
+// the decision into run options — the network the decision allows, the extra write roots and
+// deny-read paths of the effective policy, the configured env pass list. Whatever it approves
+// still runs inside the sandbox; approvals never unsandbox a command.
+import { existsSync } from 'node:fs';
+
+import type { ApprovalAnswer } from '../policy/constants.js';
+import type { Engine } from '../policy/engine.js';
+import type { PermissionPrompt } from '../policy/authorize.js';
+import type { SandboxCommand, SandboxOptions } from './options.js';
+
+export type { PermissionPrompt } from '../policy/authorize.js';
+
+/** Options that put the permission engine in front of a run. */
+export interface EngineOptions {
+  /** The engine (createEngine) that decides whether and how the command may run. */
+  engine?: Engine;
+  /** Tool name the command is evaluated as (default `bash`). */
+  toolName?: string;
+  /** Permission mode of the request (default `ask`). */
+  permissionMode?: 'auto' | 'ask' | 'unsafe';
+  /**
+   * Asked when the engine prompts: answer `allow`, `allow_for_session`, `always_allow`, `deny` or
+   * `cancel`. Without a responder a prompt is denied (headless).
+   */
+  onPermissionRequest?: (prompt: PermissionPrompt) => ApprovalAnswer | string | Promise<ApprovalAnswer | string>;
+  /** Receives every `permission_request` / `permission_decision` event (stream-json shaped). */
+  onPermissionEvent?: (event: Record<string, unknown>) => void;
+}
+
+const PLAIN_ARG = /^[A-Za-z0-9_\-./=:,@%+]+$/;
+
+/** The command as one shell string, for the analyzer (argv arguments quoted as bash would need). */
+export function commandText(command: SandboxCommand): string {
+  if (typeof command === 'string') return command;
+  return command.map((arg) => (PLAIN_ARG.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`)).join(' ');
+}
+
+export interface AuthorizedRun<T extends SandboxOptions> {
+  options: T;
+  /** Ends turn-scoped approvals; call once the command has finished. */
+  cleanup: () => void;
+}
+
+/**
+ * Evaluates `command` with the engine and returns the options to run it with. Rejects with
+ * SandboxError `permission_denied`, `approval_required` (a prompt with no responder) or `aborted`.
+ * A caller that asked for `network: 'allow'` explicitly has answered the network prompt itself.
+ */
+export async function authorizeRun<T extends SandboxOptions & EngineOptions>(
+  command: SandboxCommand,
+  options: T,
+): Promise<AuthorizedRun<T>> {
+  const engine = options.engine as Engine;
+  // Nothing can run unsandboxed here: when the sandbox cannot be set up, say so before asking anyone.
+  if (process.platform === 'linux') {
+    const { assertEnforceable } = await import('./process.js');
+    assertEnforceable({ network: options.network === 'allow' ? 'allow' : 'deny' });
+  }
+  const { authorizeCommand } = await import('../policy/authorize.js');
+  const { isNetworkPrompt } = await import('../policy/approval.js');
+  const callerAllowsNetwork = options.network === 'allow';
+  const responder = options.onPermissionRequest;
+  const auth = await authorizeCommand(commandText(command), {
+    engine,
+    ...(options.toolName === undefined ? {} : { toolName: options.toolName }),
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    ...(options.permissionMode === undefined ? {} : { permissionMode: options.permissionMode }),
+    ...(options.onPermissionEvent === undefined ? {} : { onPermissionEvent: options.onPermissionEvent }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...(responder === undefined && !callerAllowsNetwork
+      ? {}
+      : {
+          onPermissionRequest: (prompt: PermissionPrompt) => {
+            if (callerAllowsNetwork && isNetworkPrompt(prompt.decision)) return 'allow';
+            return responder === undefined ? 'deny' : responder(prompt);
+          },
+        }),
+  });
+  const temp = new Set(engine.scope.tempRoots);
+  const workspace = engine.workspaceRoot;
+  const extraWrite = engine.shellWriteRoots().filter((root) => root !== workspace && !temp.has(root) && existsSync(root));
+  const lists = engine.pathLists();
+  const config = (engine as { config?: { envPass?: string[] } }).config;
+  const effective: T = {
+    ...options,
+    // An explicit network choice of the caller stands (allow answered the network prompt above).
+    network: options.network === 'deny' || options.network === 'allow' ? options.network : auth.network,
+    allowWrite: [...new Set([...(options.allowWrite ?? []), ...extraWrite])],
+    denyRead: [...new Set([...(options.denyRead ?? []), ...lists.denyRead.filter((path) => existsSync(path))])],
+    denyWrite: [...new Set([...(options.denyWrite ?? []), ...lists.denyWrite.filter((path) => existsSync(path))])],
+    envPass: [...new Set([...(options.envPass ?? []), ...(config?.envPass ?? [])])],
+  };
+  return { options: effective, cleanup: auth.cleanup };
+}

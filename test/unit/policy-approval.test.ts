@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+// applyApproval: what each answer records, and that approvals never unsandbox or outlive their scope.
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { applyApproval, availableApprovalAnswers, buildPermissionDecisionEvent, buildPermissionRequestEvent, buildPromptText } from '../../lib/policy/approval.js';
+import { NO_BACKEND, stubEngine } from '../fixtures/policy/stub-analyzer.js';
+
+const CURL = 'curl https://example.com';
+
+function setup() {
+  return stubEngine(NO_BACKEND, { [CURL]: ['network'] });
+}
+
+test('allow on a network prompt widens the turn only; the cleanup takes it back', async () => {
+  const s = await setup();
+  try {
+    const request = { toolName: 'bash', sideEffect: 'shell', permissionMode: 'ask', args: { command: CURL } };
+    const first = s.engine.evaluate(request);
+    assert.match(buildPromptText(request, first), 'scope:  network all outbound access');
+    const outcome = applyApproval(s.engine, request, first, 'allow');
+    assert.is(outcome.granted, true);
+    assert.is(s.engine.effectivePolicy().network, 'allow');
+    outcome.cleanup();
+    assert.is(s.engine.effectivePolicy().network, 'deny');
+    assert.is(s.engine.evaluate(request).action, 'prompt');
+    const session = applyApproval(s.engine, request, first, 'allow_for_session');
+    session.cleanup();
+    assert.is(s.engine.effectivePolicy().network, 'allow', 'session approval survives the call');
+  } finally {
+    s.done();
+  }
+});
+
+test('allow on an outside-path prompt grants that directory for the call', async () => {
+  const s = await setup();
+  try {
+    const request = { toolName: 'write_file', sideEffect: 'write', permissionMode: 'ask', args: { path: join(s.outside, 'a.txt') } };
+    const first = s.engine.evaluate(request);
+    assert.not.ok(availableApprovalAnswers(request, first).includes('always_allow'));
+    const outcome = applyApproval(s.engine, request, first, 'allow');
+    assert.is(outcome.granted, true);
+    assert.is(s.engine.evaluate(request).action, 'allow');
+    outcome.cleanup();
+    assert.is(s.engine.evaluate(request).action, 'prompt');
+  } finally {
+    s.done();
+  }
+});
+
+test('deny, cancel and unknown answers grant nothing; always_allow stores a persistent grant for ordinary tools', async () => {
+  const s = await setup();
+  try {
+    const request = { toolName: 'custom_tool', sideEffect: 'read', permissionMode: 'ask', args: { path: 'docs/a.md' } };
+    const first = s.engine.evaluate(request);
+    assert.is(first.action, 'prompt');
+    assert.is(applyApproval(s.engine, request, first, 'deny').granted, false);
+    assert.is(applyApproval(s.engine, request, first, 'cancel').cancelled, true);
+    assert.is(applyApproval(s.engine, request, first, 'yes please').answer, 'deny');
+    assert.is(s.engine.list().length, 0);
+    const always = applyApproval(s.engine, request, first, 'always_allow');
+    assert.is(always.granted, true);
+    assert.equal(s.engine.list().map((g) => [g.toolName, g.scopeKind, g.scope]), [['custom_tool', 'file', join(s.engine.workspaceRoot, 'docs/a.md')]]);
+    const ev = buildPermissionRequestEvent('call_1', request, first);
+    assert.equal([ev.type, ev.id, ev.name, ev.action, ev.reason], ['permission_request', 'call_1', 'custom_tool', 'prompt', first.reason]);
+    const dec = buildPermissionDecisionEvent('call_1', request, always.decision, { granted: true, reason: always.recorded });
+    assert.equal([dec.type, dec.action, dec.permissionGranted, dec.decisionReason], ['permission_decision', 'allow', true, 'allowed persistently']);
+  } finally {
+    s.done();
+  }
+});
+
+test('a hard deny stays denied whatever the answer', async () => {
+  const s = await setup();
+  try {
+    const request = { toolName: 'write_file', sideEffect: 'write', permissionMode: 'ask', args: { path: '../escape.txt' } };
+    const first = s.engine.evaluate(request);
+    assert.is(first.action, 'deny');
+    assert.is(applyApproval(s.engine, request, first, 'allow').granted, false);
+  } finally {
+    s.done();
+  }
+});
+
+test.run();

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+// Config loading (strict, file + JSON path in every error, project may only tighten) and the
+// shipped JSON Schema staying equal to what the zod schema generates.
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { SandboxError } from '../../lib/errors.js';
+import { loadSandboxConfig, resolveConfigPaths } from '../../lib/policy/config.js';
+import { buildConfigJsonSchema } from '../../lib/policy/config-schema.js';
+import { GrantsFileSchema, SandboxConfigSchema } from '../../lib/policy/schema.js';
+import { parseGrantsText, serializeGrantsState } from '../../lib/policy/grants-file.js';
+import { REPO_ROOT } from '../helpers/cli.js';
+
+function place() {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'zs-config-')));
+  const user = join(root, 'cfg', 'zero', 'config.json');
+  const project = join(root, 'ws', '.zero', 'config.json');
+  const write = (file: string, text: string) => {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, text);
+  };
+  return { root, user, project, write, done: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+test('the shipped schema/config.schema.json equals what the zod schema generates', () => {
+  const shipped = JSON.parse(readFileSync(join(REPO_ROOT, 'schema', 'config.schema.json'), 'utf8'));
+  assert.equal(shipped, buildConfigJsonSchema());
+  const sandbox = (shipped.properties as Record<string, any>).sandbox;
+  assert.is(sandbox.additionalProperties, false, 'unknown sandbox keys are rejected by editors too');
+  for (const [key, field] of Object.entries(sandbox.properties as Record<string, { description?: string }>)) {
+    assert.ok(field.description, `sandbox.${key} is described`);
+  }
+});
+
+test('config paths: XDG first, then ~/.config; project under <workspace>/.zero', () => {
+  assert.equal(resolveConfigPaths('/ws', { XDG_CONFIG_HOME: '/x' }), { user: '/x/zero/config.json', project: '/ws/.zero/config.json' });
+  assert.equal(resolveConfigPaths('', { HOME: '/h' }), { user: '/h/.config/zero/config.json', project: null });
+});
+
+test('no files: empty result; other top-level keys of Zero config pass through', async () => {
+  const p = place();
+  try {
+    assert.equal((await loadSandboxConfig({ user: p.user, project: p.project })).files, []);
+    p.write(p.user, JSON.stringify({ provider: 'openai', model: 'x', sandbox: { network: 'allow', blockUnixSockets: true, env: { pass: ['GH_TOKEN'] } } }));
+    const loaded = await loadSandboxConfig({ user: p.user, project: p.project });
+    assert.equal(loaded.policy, { network: 'allow', blockUnixSockets: true });
+    assert.equal(loaded.envPass, ['GH_TOKEN']);
+    assert.equal(loaded.files, [p.user]);
+  } finally {
+    p.done();
+  }
+});
+
+test('errors name the file and the JSON path', async () => {
+  const p = place();
+  try {
+    const cases: Array<[string, string]> = [
+      ['{"sandbox":{"network":"scoped"}}', 'sandbox.network'],
+      ['{"sandbox":{"enabled":"yes"}}', 'sandbox.enabled'],
+      ['{"sandbox":{"denyRead":["ok", 3]}}', 'sandbox.denyRead[1]'],
+      ['{"sandbox":{"env":{"pass":["A"],"block":[]}}}', 'sandbox.env.block: unknown key'],
+      ['{"sandbox":{"maxAutonomy":"high"}}', 'sandbox.maxAutonomy: unknown key'],
+      ['{"sandbox":[]}', 'sandbox'],
+      ['{"sandbox":{"additionalWriteRoots":["/"]}}', 'sandbox.additionalWriteRoots[0]: additional write root / is the filesystem root'],
+      ['{"sandbox": ', 'not valid JSON'],
+    ];
+    for (const [text, where] of cases) {
+      p.write(p.user, text);
+      try {
+        await loadSandboxConfig({ user: p.user, project: null });
+        assert.unreachable(`${text} must fail`);
+      } catch (error) {
+        assert.instance(error, SandboxError);
+        assert.is((error as SandboxError).code, 'config_invalid');
+        assert.match((error as Error).message, `${p.user}: `);
+        assert.match((error as Error).message, where);
+      }
+    }
+  } finally {
+    p.done();
+  }
+});
+
+test('a project config may only tighten: loosening settings are reported and ignored, denies add up', async () => {
+  const p = place();
+  try {
+    p.write(p.user, '{"sandbox":{"network":"allow","denyRead":["~/.secret"]}}');
+    p.write(p.project, '{"sandbox":{"network":"deny","enabled":false,"denyRead":["private"],"blockUnixSockets":true,"additionalWriteRoots":["/tmp"]}}');
+    const loaded = await loadSandboxConfig({ user: p.user, project: p.project });
+    assert.equal(loaded.policy, { network: 'deny', denyRead: ['~/.secret', 'private'], blockUnixSockets: true });
+    assert.is(loaded.warnings.length, 2);
+    assert.match(loaded.warnings.join('\n'), `${p.project}: sandbox.enabled: ignored`);
+    assert.match(loaded.warnings.join('\n'), 'sandbox.additionalWriteRoots: ignored');
+    p.write(p.project, '{"sandbox":{"network":"allow"}}');
+    const again = await loadSandboxConfig({ user: p.user, project: p.project });
+    assert.is(again.policy.network, 'allow', 'the user setting stands');
+    assert.match(again.warnings[0] ?? '', 'sandbox.network: ignored');
+  } finally {
+    p.done();
+  }
+});
+
+test('the zod grants-file schema accepts what the store writes, and both reject a bad decision', () => {
+  const text = serializeGrantsState({
+    grants: { write_file: [{ toolName: 'write_file', decision: 'allow', approvedAt: '2026-01-01T00:00:00Z', scope: '/a', scopeKind: 'file' }] },
+    commandPrefixes: { bash: [{ toolName: 'bash', prefix: ['cargo', 'build'], approvedAt: '2026-01-01T00:00:00Z' }] },
+  });
+  assert.ok(GrantsFileSchema.safeParse(JSON.parse(text)).success);
+  assert.is(parseGrantsText(text, () => true).kind, 'current');
+  const bad = text.replace('"allow"', '"maybe"');
+  assert.not.ok(GrantsFileSchema.safeParse(JSON.parse(bad)).success);
+  assert.throws(() => parseGrantsText(bad, () => true));
+  assert.ok(SandboxConfigSchema.safeParse({ network: 'deny' }).success);
+});
+
+test.run();
