@@ -26,9 +26,10 @@ Every output line is redacted (secret-named keys, sk-..., api_key=..., Bearer ..
 Headless: a call the engine would prompt for is not run (permission_request, then a denied
 tool_result).
 
-Exit status: the command's; 2 for malformed input or usage errors (nothing ran); 3 for an
-invalid config file; 77 when the permission flow stopped the command (it never ran); 124 on
-timeout; 125 when the sandbox could not be set up (nothing ran).
+Exit status (also run_end.exitCode): the command's; 1 when the permission flow stopped the
+command (run_end.status "denied"; it never ran); 2 for malformed input or usage errors (nothing
+ran); 3 for an invalid config file; 124 on timeout; 125 when the sandbox could not be set up
+(nothing ran); 130 when interrupted.
 `;
 
 const FLAGS = [

@@ -19,8 +19,8 @@ export const STREAM_EXIT = {
   usage: 2,
   /** A config file is invalid; nothing ran. */
   config: 3,
-  /** The permission flow stopped the command (deny, or a prompt with no responder); it never ran. */
-  denied: 77,
+  /** The permission flow stopped the command (deny, or a prompt with no responder); it never ran. Same as `zero-sandbox run`. */
+  denied: 1,
   /** The run was interrupted (SIGINT/SIGTERM/SIGHUP); every process in the sandbox was killed. */
   interrupted: 130,
   /** The command was killed on timeout. */

@@ -139,7 +139,7 @@ test('run --output-format stream-json: the engine is in front — a network comm
     assert.equal(typesOf(events), ['run_start', 'tool_call', 'permission_request', 'tool_result', 'final', 'run_end']);
     assert.is(only(events, 'permission_request')[0]!.reason, 'network access requires approval');
     assert.is(only(events, 'tool_result')[0]!.status, 'denied');
-    assert.is(denied.code, 77);
+    assert.is(denied.code, 1);
     assert.is(server.connections(), 0);
     const allowed = await runCli(['run', '--output-format', 'stream-json', '--network', 'allow', '--workspace', workspace, '--', '/bin/bash', '-c', connect], { env });
     const answered = parseOutputStream(allowed.stdout);
@@ -271,7 +271,7 @@ test('exec: a persistent deny grant is a permission_decision deny with the block
   assert.equal(res!.block, block);
   assert.is(res!.output, `Sandbox block [persistent_deny] for bash: ${block.reason}. The command did not run.`);
   assert.not.ok(existsSync(marker));
-  assert.is(result.code, 77);
+  assert.is(result.code, 1);
 });
 
 test('exec: an invalid project config is an error naming the file and key, exit 3, nothing ran', async () => {

@@ -115,7 +115,7 @@ test('prompt (headless): permission_request then a denied result; no synthetic d
   assert.ok(res.type === 'tool_result' && res.status === 'denied');
   if (res.type !== 'tool_result') return;
   assert.is(res.output, 'Sandbox approval required for bash: network access requires approval; there is no approval responder in headless mode. The command did not run.');
-  assert.equal(events.at(-1), { schemaVersion: 2, type: 'run_end', runId: 'run_test', status: 'denied', exitCode: 77 });
+  assert.equal(events.at(-1), { schemaVersion: 2, type: 'run_end', runId: 'run_test', status: 'denied', exitCode: 1 });
 });
 
 test('prompt answered (e.g. --network allow): request and decision are both shown, then the run', async () => {
@@ -134,7 +134,7 @@ test('deny: permission_decision with action deny and the block, then a denied re
   const { emitter, events } = recorder();
   const { runner, calls } = fakeRunner(result());
   const code = await runStreamSession({ emitter, command: 'cat > /etc/passwd', display: 'cat > /etc/passwd', workspace: WS, runOptions: {}, runner, authorize: fakeAuthorizer(OUTSIDE_DENY).authorize });
-  assert.is(code, 77);
+  assert.is(code, 1);
   assert.is(calls.length, 0);
   validate(events);
   assert.equal(types(events), ['run_start', 'tool_call', 'permission_decision', 'tool_result', 'final', 'run_end']);
@@ -237,7 +237,7 @@ test('json document: snake_case permission records and results', async () => {
   await runStreamSession({ emitter, command: 'x', display: 'x', workspace: WS, runOptions: {}, runner: fakeRunner(result()).runner, authorize: fakeAuthorizer(OUTSIDE_DENY).authorize });
   const doc = buildJsonDocument(events);
   assert.is(doc.status, 'denied');
-  assert.is(doc.exit_code, 77);
+  assert.is(doc.exit_code, 1);
   assert.is(doc.cwd, WS);
   assert.equal(doc.permissions, [{
     type: 'permission_decision', tool_call_id: 'call_1', name: 'bash', action: 'deny', permission: 'prompt', permission_granted: false,
