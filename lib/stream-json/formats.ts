@@ -160,8 +160,10 @@ export function createTextSink(io: FormatIo, prefix: string): EventSink {
     write: (event) => {
       switch (event.type) {
         case 'permission_request':
-        case 'permission_decision':
           io.stderr(`[permission] ${event.name} ${event.action}: ${event.reason ?? ''}\n`);
+          break;
+        case 'permission_decision':
+          io.stderr(`[permission] ${event.name} ${event.action}: ${event.decisionReason ?? event.reason ?? ''}\n`);
           break;
         case 'tool_result':
           if (event.status === 'denied') io.stderr(`${prefix}: ${event.output}\n`);

@@ -257,4 +257,11 @@ test('text format: output on stdout, permission lines on stderr', async () => {
   assert.ok(err[1]!.startsWith('zero-sandbox exec: Sandbox approval required'));
 });
 
+test('text format: a deny names the decision reason of the engine', async () => {
+  const err: string[] = [];
+  const emitter = new StreamEmitter(createTextSink({ stdout: () => undefined, stderr: (t) => void err.push(t) }, 'zero-sandbox exec'), 'run_t');
+  await runStreamSession({ emitter, command: 'x', display: 'x', workspace: WS, runOptions: {}, runner: fakeRunner(result()).runner, authorize: fakeAuthorizer(OUTSIDE_DENY).authorize });
+  assert.is(err[0], '[permission] bash deny: /etc/passwd is outside the workspace\n');
+});
+
 test.run();
