@@ -46,7 +46,7 @@
         }],
         ["OS=='win'", {
           "sources": [
-            "native/common/spawn_glue_unsupported.cc",
+            "native/common/spawn_glue_windows.cc",
             "native/windows/app_container.cc",
             "native/windows/launch.cc",
             "native/windows/probe_windows.cc",

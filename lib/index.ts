@@ -52,3 +52,27 @@ export type {
   AnalysisReasons,
   AnalyzeOptions,
 } from './bash/types.js';
+export { loadStreamJsonSchemas } from './stream-json/load.js';
+export { redactString, redactValue, isSecretKey } from './stream-json/redact.js';
+export { buildJsonDocument } from './stream-json/formats.js';
+export type { JsonPermissionRecord, JsonRunDocument, OutputFormat } from './stream-json/formats.js';
+export type {
+  InputEvent,
+  MessageInputEvent,
+  PromptInputEvent,
+  OutputEvent,
+  RunStartEvent,
+  TextEvent,
+  ToolCallEvent,
+  PermissionRequestEvent,
+  PermissionDecisionEvent,
+  ToolResultEvent,
+  ToolResultMeta,
+  UsageEvent,
+  FinalEvent,
+  ErrorEvent,
+  RunEndEvent,
+  StreamBlock,
+  StreamGrant,
+  StreamRisk,
+} from './stream-json/schema.js';

@@ -4,6 +4,8 @@
 // refuse rather than run weaker. Also the known limits of what is enforced. Pure.
 import type { LayerName, ProbeReport } from '../probe.js';
 import type { NetworkMode } from './types.js';
+import { SEATBELT_ENFORCED, SEATBELT_LIMITATIONS } from './macos/limitations.js';
+import { APPCONTAINER_ENFORCED, APPCONTAINER_LIMITATIONS } from './windows/limitations.js';
 
 export interface EnforcedCapability {
   capability: string;
@@ -31,12 +33,40 @@ const LINUX_LIMITATIONS = [
   'limits.processes cannot be enforced for a root caller (the kernel exempts root from RLIMIT_NPROC); such a run is refused',
 ];
 
+/** The macOS and Windows backends: one layer each, with what it enforces and its limits. */
+const PLATFORM_BACKENDS: Record<string, { layer: LayerName; enforced: ReadonlyArray<{ capability: string; by: string[] }>; limitations: readonly string[] }> = {
+  darwin: { layer: 'seatbelt', enforced: SEATBELT_ENFORCED, limitations: SEATBELT_LIMITATIONS },
+  win32: { layer: 'appcontainer', enforced: APPCONTAINER_ENFORCED, limitations: APPCONTAINER_LIMITATIONS },
+};
+
+/** macOS/Windows: every capability stands or falls with the platform's one sandbox layer. */
+function buildPlatformReport(report: ProbeReport, policy: { network: NetworkMode }): EnforcementReport {
+  const backend = PLATFORM_BACKENDS[report.platform]!;
+  const layer = report.layers[backend.layer];
+  const enforced = layer?.available === true;
+  const reason = `${backend.layer} is not available on ${report.platform}: ${layer?.reason ?? 'not measured'}`;
+  const capabilities: EnforcedCapability[] = backend.enforced.map(({ capability, by }) => {
+    if (policy.network === 'allow' && capability.startsWith('network deny')) {
+      return { capability: 'network allowed (policy allow)', by: ['no network rule'], enforced: true };
+    }
+    return enforced ? { capability, by: [...by], enforced } : { capability, by: [...by], enforced, reason };
+  });
+  capabilities.push({ capability: 'secrets scrubbed from the environment', by: ['environment filter'], enforced: true });
+  return {
+    backend: report.backend,
+    complete: capabilities.every((c) => c.enforced),
+    capabilities,
+    limitations: [...backend.limitations],
+  };
+}
+
 export function buildEnforcementReport(report: ProbeReport, policy: { network: NetworkMode }): EnforcementReport {
+  if (PLATFORM_BACKENDS[report.platform] !== undefined) return buildPlatformReport(report, policy);
   if (report.platform !== 'linux') {
     return {
       backend: report.backend,
       complete: false,
-      capabilities: [{ capability: 'native isolation', by: [], enforced: false, reason: `no native backend is implemented for ${report.platform} yet; commands are refused` }],
+      capabilities: [{ capability: 'native isolation', by: [], enforced: false, reason: `no native backend exists for ${report.platform}; commands are refused` }],
       limitations: [],
     };
   }

@@ -11,6 +11,7 @@ A sandbox runtime for the shell commands coding agents run.
 
 Commands:
   run        run one command inside the sandbox
+  exec       run stream-json input as one shell script, through the engine and the sandbox
   analyze    show what a shell command runs and how risky it is
   check      show what the permission engine decides for a tool request
   policy     show the sandbox policy, backend and what this machine enforces
@@ -25,6 +26,7 @@ type Handler = (argv: string[], io: CliIo) => Promise<number>;
 
 const COMMANDS: Record<string, () => Promise<Handler>> = {
   run: async () => (await import('./run.js')).runRun,
+  exec: async () => (await import('./exec.js')).runExec,
   analyze: async () => (await import('./analyze.js')).runAnalyze,
   doctor: async () => (await import('./doctor.js')).runDoctor,
   setup: async () => (await import('./setup.js')).runSetup,

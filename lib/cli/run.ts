@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 
 import { SandboxError } from '../errors.js';
 import { quickBackendInfo, spawnSandboxed } from '../sandbox/process.js';
+import { loadPlatformBackends } from '../sandbox/platforms.js';
 import type { SandboxOptions } from '../sandbox/options.js';
 import { UsageError, flagList, flagString, parseArgs } from './args.js';
 import type { CliIo } from './io.js';
@@ -30,6 +31,8 @@ Options:
   --deny-write P       keep P read-only (repeatable)
   --timeout SECONDS    kill the sandbox after SECONDS
   -c STRING            run STRING with /bin/sh -c
+  --output-format F    text (default: stdio passed through), stream-json (stream-json v2
+                       events on stdout, output captured and redacted) or json (one document)
   -h, --help           show this help
 
 Exit status: the command's; 128+N when killed by signal N; 124 on timeout; 125 when the
@@ -48,6 +51,7 @@ const FLAGS = [
   { name: 'deny-write', type: 'list' as const },
   { name: 'timeout', type: 'string' as const },
   { name: 'command', short: 'c', type: 'string' as const },
+  { name: 'output-format', type: 'string' as const },
 ];
 
 const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 };
@@ -87,6 +91,13 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   if (cwd !== undefined) options.cwd = cwd;
   if (timeoutMs !== undefined) options.timeoutMs = timeoutMs;
   if (network !== undefined) options.network = network;
+  const format = flagString(args, 'output-format') ?? 'text';
+  if (format !== 'text') {
+    // Structured output: a separate path in lib/stream-json (loaded only here, so text stays cheap).
+    if (format !== 'stream-json' && format !== 'json') throw new UsageError(`--output-format must be text, stream-json or json, not "${format}"`);
+    const { runCommandStructured } = await import('../stream-json/headless.js');
+    return runCommandStructured({ format, io, command: shell ?? rest, runOptions: options });
+  }
 
   const command = shell ?? rest;
   let child;
@@ -94,6 +105,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   try {
     const authorized = await authorize(command, options, workspace, io);
     cleanup = authorized.cleanup;
+    if (process.platform !== 'linux') await loadPlatformBackends();
     child = spawnSandboxed(command, { ...authorized.options, stdio: ['inherit', 'inherit', 'inherit'] });
   } catch (error) {
     cleanup();

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The sole normalizer: caller options + the filesystem -> a SandboxPlan with every path absolute,
 // symlink-resolved and checked. Errors name the option and the path at fault.
-import { lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve, sep } from 'node:path';
 
 import { SandboxError } from '../errors.js';
@@ -35,12 +35,43 @@ function directory(path: string, option: string, base: string): string {
   return real;
 }
 
-export function buildWritableRoot(root: string): WritableRoot {
+export function buildWritableRoot(root: string, extraReadOnly: readonly string[] = []): WritableRoot {
   return {
     root,
-    readOnlySubpaths: [join(root, '.git', 'hooks'), join(root, '.git', 'config')],
+    readOnlySubpaths: [join(root, '.git', 'hooks'), join(root, '.git', 'config'), ...extraReadOnly],
     protectedNames: [...PROTECTED_NAMES],
   };
+}
+
+/**
+ * A `.git` *file* (a linked worktree or a submodule) points at the real git directory; its hooks
+ * and config live there (or in its common dir). Returns those paths when they exist, so they stay
+ * read-only too when they are inside a write root. Reads small files; never throws.
+ */
+export function linkedGitPaths(root: string): string[] {
+  try {
+    const dotGit = join(root, '.git');
+    const st = lstatSync(dotGit, { throwIfNoEntry: false });
+    if (st === undefined || !st.isFile()) return [];
+    const match = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'));
+    if (match === null) return [];
+    const gitDir = resolve(root, (match[1] as string).trim());
+    const dirs = [gitDir];
+    const commonFile = join(gitDir, 'commondir');
+    if (lstatSync(commonFile, { throwIfNoEntry: false })?.isFile()) {
+      dirs.push(resolve(gitDir, readFileSync(commonFile, 'utf8').trim()));
+    }
+    const out: string[] = [];
+    for (const dir of dirs) {
+      for (const name of ['hooks', 'config']) {
+        const path = join(dir, name);
+        if (lstatSync(path, { throwIfNoEntry: false }) !== undefined) out.push(realpathSync(path));
+      }
+    }
+    return [...new Set(out)];
+  } catch {
+    return [];
+  }
 }
 
 function listDir(dir: string): string[] | undefined {
@@ -113,7 +144,10 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
     env: input.commandEnv,
     network: options.network,
     workspace,
-    writeRoots: [...new Set(roots)].map(buildWritableRoot),
+    writeRoots: [...new Set(roots)].map((root) => {
+      const linked = linkedGitPaths(root).filter((path) => roots.some((r) => within(path, r)));
+      return buildWritableRoot(root, linked);
+    }),
     readRoots,
     denyRead,
     denyWrite,

@@ -17,6 +17,7 @@ import { resolvePlan } from './plan.js';
 import { missingProtectedPaths, removeCreatedProtectedPaths } from './protected.js';
 import { buildPrewarmKey, prewarmEnabled, prewarmPool } from './prewarm.js';
 import type { NativeSpawned } from '../native/types.js';
+import { spawnOnPlatform } from './platforms.js';
 import { acquireRuntimeState, attachRuntimeState, releaseRuntimeState } from './runtime-state.js';
 
 /** How a sandboxed process ended. */
@@ -83,6 +84,16 @@ export function assertEnforceable(plan: Pick<SandboxPlan, 'network'>): { abi: nu
  * proves the rest (and a failing layer then refuses with the probe's explanation).
  */
 export function quickBackendInfo(): BackendInfo {
+  if (process.platform !== 'linux') {
+    // macOS and Windows: the backend selection over the measured probe facts.
+    const report = probeSync();
+    const name = report.platform === 'darwin' ? 'macos-seatbelt' : report.platform === 'win32' ? 'windows-appcontainer' : 'unavailable';
+    return {
+      name, platform: process.platform, nativeIsolation: true, commandWrapping: true, setupInitialized: true,
+      available: report.canEnforceDefaultPolicy,
+      ...(report.canEnforceDefaultPolicy ? {} : { message: report.missing.map((m) => `${m.layer}: ${m.reason}`).join('; ') }),
+    };
+  }
   const base = { name: 'linux-native' as const, platform: process.platform, nativeIsolation: true, commandWrapping: true, setupInitialized: true };
   try {
     assertEnforceable({ network: 'deny' });
@@ -218,6 +229,7 @@ export function prepareSandbox(command: SandboxCommand, options: SandboxOptions)
 
 /** Starts a command inside the sandbox and returns at once with its streams. */
 export function spawnSandboxed(command: SandboxCommand, options: SpawnSandboxedOptions = {}): SandboxedProcess {
+  if (process.platform !== 'linux') return spawnOnPlatform(command, options);
   const plan = prepareSandbox(command, options);
   try {
     const child = new SandboxedProcess(plan, options, assertEnforceable(plan));

@@ -5,6 +5,7 @@ import type { SandboxBackendName } from '../backend/types.js';
 import type { EngineOptions } from './authorize.js';
 import type { RunOptions, SandboxCommand } from './options.js';
 import { spawnSandboxed, type SandboxExit } from './process.js';
+import { runOnPlatform } from './platforms.js';
 
 export interface RunResult {
   exitCode: number | null;
@@ -43,6 +44,7 @@ export async function runSandboxed(command: SandboxCommand, options: RunOptions 
 }
 
 async function runDirect(command: SandboxCommand, options: RunOptions): Promise<RunResult> {
+  if (process.platform !== 'linux') return runOnPlatform(command, options);
   const started = performance.now();
   const maxBuffer = options.maxBuffer ?? DEFAULT_MAX_BUFFER;
   if (!Number.isSafeInteger(maxBuffer) || maxBuffer <= 0) {

@@ -128,4 +128,31 @@ sandboxTest('creating .zero, .agents or a missing .git/hooks is undone and repor
   }
 });
 
+sandboxTest('in a linked git worktree the real hooks and config stay read-only, and commits work', async () => {
+  const t = makeTree();
+  try {
+    const main = join(t.ws, 'main');
+    execFileSync('mkdir', ['-p', main]);
+    git(main, 'init', '-q');
+    writeFileSync(join(main, 'a.txt'), 'a');
+    git(main, 'add', 'a.txt');
+    git(main, 'commit', '-qm', 'first');
+    git(main, 'worktree', 'add', '-q', join(t.ws, 'wt'), '-b', 'feature');
+    const config = readFileSync(join(main, '.git', 'config'), 'utf8');
+    const wt = { ...t, ws: join(t.ws, 'wt') };
+    const r = await sh(wt, [
+      'echo "#!/bin/sh" > ../main/.git/hooks/pre-commit',
+      'echo "[core] hooksPath = /tmp/evil" >> ../main/.git/config',
+      'echo b > b.txt',
+      'git -c user.email=t@example.com -c user.name=t add b.txt',
+      'git -c user.email=t@example.com -c user.name=t commit -qm in-worktree && echo COMMITTED',
+    ].join('; '), { allowWrite: [main] });
+    assert.match(r.stdout, /COMMITTED/, r.stderr);
+    assert.not.ok(existsSync(join(main, '.git', 'hooks', 'pre-commit')));
+    assert.is(readFileSync(join(main, '.git', 'config'), 'utf8'), config);
+  } finally {
+    t.cleanup();
+  }
+});
+
 test.run();

@@ -80,7 +80,12 @@ export function hostRootEntries(): RootEntry[] {
 
 export const hostView: HostView = {
   kind(path) {
-    const st = statSync(path, { throwIfNoEntry: false });
+    let st;
+    try {
+      st = statSync(path, { throwIfNoEntry: false });
+    } catch {
+      return 'missing'; // ENOTDIR (a path through a file, such as a worktree's .git file), EACCES, ...
+    }
     if (st === undefined) return 'missing';
     return st.isDirectory() ? 'dir' : 'file';
   },

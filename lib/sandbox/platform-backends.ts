@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: MIT
+// runSandboxed/spawnSandboxed on macOS (seatbelt through sandbox-exec) and Windows (AppContainer
+// through the native addon): same plan, same result shapes, fail closed elsewhere. Loaded only off
+// Linux, through lib/sandbox/platforms.ts.
+import { spawn as spawnChild } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { existsSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, win32 } from 'node:path';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
+
+import { SandboxError } from '../errors.js';
+import { buildSandboxEnv } from '../env.js';
+import { callNative } from '../native/load.js';
+import type { NativeBinding, NativeExit } from '../native/types.js';
+import { probeSync, type ProbeReport } from '../probe.js';
+import { buildSandboxExecArgs, runSeatbelt, SANDBOX_EXEC } from '../backend/macos/run.js';
+import { buildMacToolPath } from '../backend/macos/tool-path.js';
+import { buildWindowsCommandLine } from '../backend/windows/command-line.js';
+import { buildAppContainerSpec, buildNativeWindowsSpec, type NativeWindowsSpec } from '../backend/windows/spec.js';
+import type { SandboxBackendName, SandboxPlan } from '../backend/types.js';
+import { checkOptions, normalizeCommand, type RunOptions, type SandboxCommand, type SandboxOptions } from './options.js';
+import { resolvePlan } from './plan.js';
+import { missingProtectedPaths, removeCreatedProtectedPaths } from './protected.js';
+import type { SandboxedProcess, SandboxExit, SpawnSandboxedOptions } from './process.js';
+import type { RunResult } from './run.js';
+
+/** What the platform dispatch depends on; every field is injectable so tests run on any OS. */
+export interface PlatformDeps {
+  /** The platform to act for (default `process.platform`). */
+  platform: NodeJS.Platform | string;
+  /** The measured capabilities (default `probeSync`). */
+  probe: () => ProbeReport;
+  /** Tests only: another sandbox-exec binary. */
+  sandboxExecPath?: string;
+  /** The addon's spawn and kill (default: the loaded addon, errors mapped by `callNative`). */
+  binding?: Pick<NativeBinding, 'spawn' | 'kill'>;
+  /** Tests only: the listening address of stdio pipe `index` (default: a random named pipe). */
+  pipeAddress?: (index: number) => string;
+  /** Where private temp directories are created (default `os.tmpdir()`). */
+  tmpRoot?: string;
+}
+
+/** The production dependencies. */
+export function defaultPlatformDeps(): PlatformDeps {
+  return { platform: process.platform, probe: probeSync };
+}
+
+const DEFAULT_MAX_BUFFER = 64 * 1024 * 1024;
+
+const BACKENDS: Record<string, { name: SandboxBackendName; layer: 'seatbelt' | 'appcontainer' }> = {
+  darwin: { name: 'macos-seatbelt', layer: 'seatbelt' },
+  win32: { name: 'windows-appcontainer', layer: 'appcontainer' },
+};
+
+/** Refuses (sandbox_unavailable) unless the probe measured this platform's backend as working. */
+export function assertPlatformBackend(deps: PlatformDeps): SandboxBackendName {
+  const backend = BACKENDS[deps.platform];
+  if (backend === undefined) {
+    throw new SandboxError('sandbox_unavailable', `no native sandbox backend exists for ${deps.platform} (supported: linux, darwin, win32); refusing to run unsandboxed`, { layer: 'backend' });
+  }
+  const status = deps.probe().layers[backend.layer];
+  if (status?.available !== true) {
+    const fix = status?.fix === undefined ? '' : ` (fix: ${status.fix})`;
+    throw new SandboxError('sandbox_unavailable', `${backend.name} cannot enforce the policy here, so nothing ran: ${status?.reason ?? 'the probe did not measure it'}${fix}`, { layer: backend.layer });
+  }
+  return backend.name;
+}
+
+/** A private temp directory for one command, symlink-resolved (macOS /var is /private/var). */
+function makeTmpDir(deps: PlatformDeps): string {
+  return realpathSync(mkdtempSync(join(realpathSync(deps.tmpRoot ?? tmpdir()), 'zero-sandbox-')));
+}
+
+function removeTmpDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** Windows names environment variables case-insensitively: one spelling each, PATH upper-cased. */
+export function buildWindowsSourceEnv(source: Readonly<Record<string, string | undefined>>): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  const seen = new Set<string>();
+  for (const [name, value] of Object.entries(source)) {
+    const upper = name.toUpperCase();
+    if (seen.has(upper)) continue;
+    seen.add(upper);
+    out[['PATH', 'TEMP', 'TMP', 'TMPDIR'].includes(upper) ? upper : name] = value;
+  }
+  return out;
+}
+
+/** The argv for a command: a shell string runs under sh on macOS and cmd.exe on Windows. */
+export function buildPlatformArgv(command: SandboxCommand, platform: string, env: Readonly<Record<string, string | undefined>>): string[] {
+  const argv = normalizeCommand(command);
+  if (platform !== 'win32' || typeof command !== 'string') return argv;
+  const root = env.SystemRoot ?? env.SYSTEMROOT ?? 'C:\\Windows';
+  return [env.ComSpec ?? env.COMSPEC ?? win32.join(root, 'System32', 'cmd.exe'), '/d', '/s', '/c', command];
+}
+
+/** Validation, environment scrub (with the private temp dir) and plan, as on Linux. */
+function preparePlan(command: SandboxCommand, options: SandboxOptions, backend: SandboxBackendName, platform: string, tmpDir: string): SandboxPlan {
+  const checked = checkOptions(options);
+  const raw = options.env ?? process.env;
+  const source = platform === 'win32' ? buildWindowsSourceEnv(raw) : raw;
+  const argv = buildPlatformArgv(command, platform, source);
+  const commandEnv = buildSandboxEnv(source, { backend, network: checked.network, pass: checked.envPass, tmpDir });
+  if (platform === 'darwin') commandEnv.PATH = buildMacToolPath(commandEnv.PATH ?? '');
+  const envs = options.env === undefined ? [process.env] : [process.env, options.env];
+  return resolvePlan({ argv, options: checked, envs, commandEnv });
+}
+
+/** Checks the command before anything is measured, created or run. */
+function precheck(command: SandboxCommand, options: SandboxOptions): void {
+  normalizeCommand(command);
+  checkOptions(options);
+}
+
+/** The SandboxedProcess contract for the macOS and Windows backends. */
+export class PlatformProcess extends EventEmitter {
+  /** The command's pid (macOS: also its process-group id). */
+  readonly pid: number;
+  /** The command's stdin when spawned with 'pipe', else null. */
+  readonly stdin: Writable | null;
+  /** The command's stdout when spawned with 'pipe', else null. */
+  readonly stdout: Readable | null;
+  /** The command's stderr when spawned with 'pipe', else null. */
+  readonly stderr: Readable | null;
+  /** `macos-seatbelt` or `windows-appcontainer`. */
+  readonly backend: SandboxBackendName;
+  /** The network mode the command runs under. */
+  readonly network: 'deny' | 'allow';
+  /** Always false: prewarming exists on Linux only. */
+  readonly prewarmed = false;
+  /** Resolves once the command and everything it started are gone. */
+  readonly exited: Promise<SandboxExit>;
+  readonly #kill: () => boolean;
+  #done = false;
+
+  /** @internal */
+  constructor(init: {
+    pid: number;
+    streams: [Writable | null, Readable | null, Readable | null];
+    backend: SandboxBackendName;
+    network: 'deny' | 'allow';
+    kill: () => boolean;
+    exited: Promise<SandboxExit>;
+  }) {
+    super();
+    this.pid = init.pid;
+    [this.stdin, this.stdout, this.stderr] = init.streams;
+    this.stdin?.on('error', () => {}); // a command that exits without reading its input
+    this.backend = init.backend;
+    this.network = init.network;
+    this.#kill = init.kill;
+    this.exited = init.exited.then((exit) => {
+      this.#done = true;
+      this.emit('exit', exit);
+      return exit;
+    });
+  }
+
+  /** Kills every process of the command (any signal kills: the platforms have no signal choice here). */
+  kill(signal: NodeJS.Signals | number = 'SIGKILL'): boolean {
+    if (typeof signal === 'string' && !/^SIG[A-Z0-9]+$/.test(signal)) throw new SandboxError('invalid_argument', `unknown signal ${signal}`);
+    if (this.#done) return false;
+    return this.#kill();
+  }
+}
+
+/** Timeout and abort for one process: both kill it and are remembered for the exit record. */
+function watchLimits(options: SandboxOptions, kill: () => void): { flags: { timedOut: boolean; aborted: boolean }; stop: () => void } {
+  const flags = { timedOut: false, aborted: false };
+  const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => {
+    flags.timedOut = true;
+    kill();
+  }, options.timeoutMs);
+  const onAbort = (): void => {
+    flags.aborted = true;
+    kill();
+  };
+  if (options.signal?.aborted === true) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+  return { flags, stop: () => {
+    if (timer !== undefined) clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
+  } };
+}
+
+// ---- macOS ----------------------------------------------------------------------------------
+
+function killGroup(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  try {
+    process.kill(-pid, 'SIGKILL');
+    return true;
+  } catch {
+    return false; // ESRCH: the group is gone
+  }
+}
+
+function spawnDarwin(plan: SandboxPlan, options: SpawnSandboxedOptions, tmpDir: string, deps: PlatformDeps): PlatformProcess {
+  const args = buildSandboxExecArgs(plan, { tmpDir });
+  const watched = missingProtectedPaths(plan.writeRoots);
+  const program = deps.sandboxExecPath ?? SANDBOX_EXEC;
+  // detached: the command leads its own process group, so one kill reaches all it started.
+  const child = spawnChild(program, args, { cwd: plan.cwd, env: plan.env, detached: true, stdio: options.stdio ?? ['pipe', 'pipe', 'pipe'] });
+  const limits = watchLimits(options, () => killGroup(child.pid));
+  const exited = new Promise<SandboxExit>((resolve) => {
+    let done = false;
+    const finish = (exitCode: number | null, signal: NodeJS.Signals | null, startError?: NodeJS.ErrnoException): void => {
+      if (done) return;
+      done = true;
+      limits.stop();
+      // Whatever the command left in its group goes too (and releases the pipes).
+      killGroup(child.pid);
+      const exit: SandboxExit = { exitCode, signal, ...limits.flags, protectedPathViolations: removeCreatedProtectedPaths(watched) };
+      if (startError !== undefined) exit.execError = { errno: -(startError.errno ?? 0), code: startError.code ?? 'UNKNOWN' };
+      removeTmpDir(tmpDir);
+      resolve(exit);
+    };
+    // sandbox-exec itself could not start (missing, not executable): nothing ran.
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      if (child.pid === undefined) finish(127, null, error);
+    });
+    child.on('exit', (exitCode, signal) => finish(exitCode, signal));
+  });
+  return new PlatformProcess({
+    pid: child.pid ?? -1,
+    streams: [child.stdin, child.stdout, child.stderr],
+    backend: 'macos-seatbelt',
+    network: plan.network,
+    kill: () => killGroup(child.pid),
+    exited,
+  });
+}
+
+async function runDarwin(plan: SandboxPlan, options: RunOptions, tmpDir: string, deps: PlatformDeps, started: number): Promise<RunResult> {
+  const watched = missingProtectedPaths(plan.writeRoots);
+  try {
+    const out = await runSeatbelt(plan, {
+      tmpDir,
+      platform: 'darwin',
+      ...(deps.sandboxExecPath === undefined ? {} : { sandboxExecPath: deps.sandboxExecPath }),
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      ...(options.input === undefined ? {} : { input: Buffer.from(options.input) }),
+      ...(options.maxBuffer === undefined ? {} : { maxBuffer: options.maxBuffer }),
+    });
+    return {
+      ...out,
+      durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+      backend: 'macos-seatbelt',
+      network: plan.network,
+      protectedPathViolations: removeCreatedProtectedPaths(watched),
+      prewarmed: false,
+    };
+  } finally {
+    removeCreatedProtectedPaths(watched);
+    removeTmpDir(tmpDir);
+  }
+}
+
+// ---- Windows --------------------------------------------------------------------------------
+
+const ABSOLUTE_WINDOWS = /^(?:[A-Za-z]:\\|\\\\[^\\]+\\[^\\]+)/;
+
+/**
+ * Resolves argv[0] against the command's PATH and PATHEXT (CreateProcessW would otherwise search
+ * node.exe's directory and our current directory first). Throws exec_failed naming the program.
+ */
+export function resolveWindowsProgram(program: string, env: Readonly<Record<string, string>>, cwd: string, isFile: (path: string) => boolean): string {
+  if (ABSOLUTE_WINDOWS.test(program)) return win32.normalize(program);
+  const exts = (env.PATHEXT ?? '.COM;.EXE;.BAT;.CMD').split(';').filter((e) => e !== '');
+  const hasExt = exts.some((ext) => program.toLowerCase().endsWith(ext.toLowerCase()));
+  const candidates = (base: string): string[] => (hasExt ? [base] : exts.map((ext) => base + ext.toLowerCase()));
+  const dirs = /[\\/]/.test(program) ? [cwd] : (env.PATH ?? '').split(';').filter((d) => ABSOLUTE_WINDOWS.test(d));
+  for (const dir of dirs) {
+    for (const candidate of candidates(win32.join(dir, program))) if (isFile(candidate)) return candidate;
+  }
+  throw new SandboxError('exec_failed', `${program} was not found on the command's PATH (with PATHEXT ${exts.join(';')})`, { path: program });
+}
+
+/** One stdio entry for the Windows glue: NUL, one of ours (0-2), or a named pipe to open. */
+export type WindowsStdioEntry = 'ignore' | number | { pipe: string; nonce: string };
+
+/** The object `binding.spawn` receives on Windows (native/common/spawn_glue_windows.cc). */
+export interface WindowsSpawnSpec {
+  /** The environment block, `KEY=value`, sorted as Windows expects. */
+  env: string[];
+  /** The working directory. */
+  cwd: string;
+  /** stdin, stdout, stderr. */
+  stdio: [WindowsStdioEntry, WindowsStdioEntry, WindowsStdioEntry];
+  /** The AppContainer spec, flat (`backend::WindowsSpec`). */
+  windows: NativeWindowsSpec;
+}
+
+/** Builds what the Windows glue receives from a plan (argv[0] already resolved). Pure. */
+export function buildWindowsSpawnSpec(plan: SandboxPlan, tmpDir: string, stdio: WindowsSpawnSpec['stdio']): WindowsSpawnSpec {
+  // The read-all posture cannot be an ACL on a volume: reads are what AppContainers may read.
+  const spec = buildAppContainerSpec({ ...plan, readRoots: plan.readRoots.filter((r) => r !== '/') }, { tmpDir });
+  const [program, ...rest] = plan.argv;
+  // cmd.exe parses its own command line: `/s /c "text"` strips the outer quotes and runs text as typed.
+  const shell = rest.length === 4 && rest[0] === '/d' && rest[1] === '/s' && rest[2] === '/c' && /cmd\.exe$/i.test(program ?? '');
+  if (shell) spec.commandLine = `${buildWindowsCommandLine([program ?? ''])} /d /s /c "${rest[3] ?? ''}"`;
+  return { env: spec.env, cwd: spec.cwd, stdio, windows: buildNativeWindowsSpec(spec) };
+}
+
+/**
+ * Waits on `server` for the connection that starts with `nonce` (the glue writes it on the end it
+ * hands to the command): any other client of the pipe name is dropped, never trusted.
+ */
+function acceptVerified(server: Server, nonce: string): Promise<Socket> {
+  return new Promise((resolve) => {
+    server.on('connection', (socket) => {
+      let got = Buffer.alloc(0);
+      const onData = (chunk: Buffer): void => {
+        got = Buffer.concat([got, chunk]);
+        if (got.length < nonce.length) return;
+        socket.off('data', onData);
+        socket.pause();
+        if (got.subarray(0, nonce.length).toString('latin1') !== nonce) {
+          socket.destroy();
+          return;
+        }
+        const rest = got.subarray(nonce.length);
+        if (rest.length > 0) socket.unshift(rest);
+        server.close();
+        resolve(socket);
+      };
+      socket.on('data', onData);
+      socket.on('error', () => {});
+    });
+  });
+}
+
+interface PipeSet {
+  entries: WindowsSpawnSpec['stdio'];
+  streams: [Writable | null, Readable | null, Readable | null];
+  close: () => void;
+}
+
+/** Listens on one pipe per 'pipe' stream; returns the entries for the glue and our stream ends. */
+function openPipes(modes: NonNullable<SpawnSandboxedOptions['stdio']>, deps: PlatformDeps): PipeSet {
+  const servers: Server[] = [];
+  const entries: WindowsStdioEntry[] = [];
+  const streams: Array<Writable | Readable | null> = [];
+  const id = randomBytes(16).toString('hex');
+  modes.forEach((mode, i) => {
+    if (mode !== 'pipe') {
+      entries.push(mode === 'inherit' ? i : 'ignore');
+      streams.push(null);
+      return;
+    }
+    const address = deps.pipeAddress?.(i) ?? `\\\\.\\pipe\\zero-sandbox-${process.pid}-${id}-${i}`;
+    const nonce = randomBytes(16).toString('hex');
+    const server = createServer();
+    server.on('error', () => {});
+    server.listen(address);
+    servers.push(server);
+    const ours = new PassThrough();
+    void acceptVerified(server, nonce).then((socket) => {
+      if (i === 0) ours.pipe(socket);
+      else socket.pipe(ours);
+    });
+    entries.push({ pipe: address, nonce });
+    streams.push(ours);
+  });
+  return {
+    entries: entries as WindowsSpawnSpec['stdio'],
+    streams: streams as PipeSet['streams'],
+    close: () => servers.forEach((s) => s.close()),
+  };
+}
+
+/** Starts a prepared plan in an AppContainer through the addon (binding injectable for tests). */
+export function startWindows(plan: SandboxPlan, options: SpawnSandboxedOptions, tmpDir: string, deps: PlatformDeps): PlatformProcess {
+  const isFile = (path: string): boolean => existsSync(path) && statSync(path).isFile();
+  const program = resolveWindowsProgram(plan.argv[0] ?? '', plan.env, plan.cwd, isFile);
+  const resolved: SandboxPlan = { ...plan, argv: [program, ...plan.argv.slice(1)] };
+  const pipes = openPipes(options.stdio ?? ['pipe', 'pipe', 'pipe'], deps);
+  let spec: WindowsSpawnSpec;
+  try {
+    spec = buildWindowsSpawnSpec(resolved, tmpDir, pipes.entries);
+  } catch (error) {
+    pipes.close();
+    throw error;
+  }
+  const call = <T>(fn: (b: Pick<NativeBinding, 'spawn' | 'kill'>) => T): T => (deps.binding === undefined ? callNative(fn) : fn(deps.binding));
+  const watched = missingProtectedPaths(plan.writeRoots);
+  let settle!: (raw: NativeExit) => void;
+  const rawExit = new Promise<NativeExit>((resolve) => (settle = resolve));
+  let spawned: { pid: number };
+  try {
+    spawned = call((b) => b.spawn(spec, (raw) => settle(raw)));
+  } catch (error) {
+    pipes.close();
+    throw error;
+  }
+  const kill = (): boolean => call((b) => b.kill(spawned.pid, 9));
+  const limits = watchLimits(options, kill);
+  const exited = rawExit.then((raw): SandboxExit => {
+    limits.stop();
+    pipes.close();
+    removeTmpDir(tmpDir);
+    return { exitCode: raw.exitCode, signal: raw.signal === null ? null : 'SIGKILL', ...limits.flags, protectedPathViolations: removeCreatedProtectedPaths(watched) };
+  });
+  return new PlatformProcess({ pid: spawned.pid, streams: pipes.streams, backend: 'windows-appcontainer', network: plan.network, kill, exited });
+}
+
+// ---- Dispatch -------------------------------------------------------------------------------
+
+/** spawnSandboxed for every platform but Linux. */
+export function spawnOnPlatform(command: SandboxCommand, options: SpawnSandboxedOptions = {}, deps: PlatformDeps = defaultPlatformDeps()): SandboxedProcess {
+  precheck(command, options);
+  const backend = assertPlatformBackend(deps);
+  const tmpDir = makeTmpDir(deps);
+  try {
+    const plan = preparePlan(command, options, backend, deps.platform, tmpDir);
+    const child = deps.platform === 'darwin' ? spawnDarwin(plan, options, tmpDir, deps) : startWindows(plan, options, tmpDir, deps);
+    // PlatformProcess has every public member of SandboxedProcess (whose constructor is Linux's).
+    return child as unknown as SandboxedProcess;
+  } catch (error) {
+    removeTmpDir(tmpDir);
+    throw error;
+  }
+}
+
+/** runSandboxed for every platform but Linux. */
+export async function runOnPlatform(command: SandboxCommand, options: RunOptions = {}, deps: PlatformDeps = defaultPlatformDeps()): Promise<RunResult> {
+  const started = performance.now();
+  const maxBuffer = options.maxBuffer ?? DEFAULT_MAX_BUFFER;
+  if (!Number.isSafeInteger(maxBuffer) || maxBuffer <= 0) {
+    throw new SandboxError('invalid_argument', 'options.maxBuffer must be a positive integer');
+  }
+  if (deps.platform !== 'darwin') return collectPlatformRun(spawnOnPlatform(command, { ...options, stdio: ['pipe', 'pipe', 'pipe'] }, deps), options, started);
+  precheck(command, options);
+  const backend = assertPlatformBackend(deps);
+  const tmpDir = makeTmpDir(deps);
+  let plan: SandboxPlan;
+  try {
+    plan = preparePlan(command, options, backend, deps.platform, tmpDir);
+  } catch (error) {
+    removeTmpDir(tmpDir);
+    throw error;
+  }
+  return runDarwin(plan, options, tmpDir, deps, started);
+}
+
+/** Collects a spawned platform process into a RunResult (Windows; macOS uses runSeatbelt). */
+export async function collectPlatformRun(child: SandboxedProcess, options: RunOptions, started: number): Promise<RunResult> {
+  const maxBuffer = options.maxBuffer ?? DEFAULT_MAX_BUFFER;
+  let overflow: string | undefined;
+  const collect = (stream: Readable | null, name: string): Promise<string> => new Promise((resolve) => {
+    if (stream === null) return resolve('');
+    const chunks: Buffer[] = [];
+    let size = 0;
+    stream.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBuffer) {
+        overflow ??= name;
+        child.kill();
+      } else chunks.push(chunk);
+    });
+    stream.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    stream.on('error', () => resolve(Buffer.concat(chunks).toString('utf8')));
+  });
+  const out = collect(child.stdout, 'stdout');
+  const err = collect(child.stderr, 'stderr');
+  child.stdin?.end(options.input ?? '');
+  const exit = await child.exited;
+  const [stdout, stderr] = await Promise.all([out, err]);
+  if (exit.aborted) throw new SandboxError('aborted', 'the sandboxed command was aborted; every process in its sandbox was killed');
+  if (overflow !== undefined) throw new SandboxError('max_buffer_exceeded', `${overflow} exceeded maxBuffer (${maxBuffer} bytes); the sandbox was killed`);
+  return {
+    exitCode: exit.exitCode,
+    signal: exit.signal,
+    stdout,
+    stderr,
+    timedOut: exit.timedOut,
+    durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+    backend: child.backend,
+    network: child.network,
+    protectedPathViolations: exit.protectedPathViolations,
+    prewarmed: false,
+  };
+}

@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: MIT
+// zero-sandbox exec and run --output-format through the built CLI: every stdout line validates against the exported schemas.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { CLI_PATH, runCli } from '../helpers/cli.js';
+import { linuxSandboxTestsEnabled } from '../helpers/probe.js';
+import { driveRun } from '../fixtures/stream-json/protocol-client.js';
+import { parseOutputStream, readMalformedCases, typesOf } from '../fixtures/stream-json/shared.js';
+import type { OutputEvent } from '../../lib/stream-json/schema.js';
+
+const sandbox = linuxSandboxTestsEnabled();
+const EXEC = ['exec', '--input-format', 'stream-json', '--output-format', 'stream-json'];
+
+/** A fresh workspace plus a config home and grants path nobody else uses. */
+function setup() {
+  const root = mkdtempSync(join(tmpdir(), 'zs-exec-'));
+  const workspace = mkdtempSync(join(root, 'ws-'));
+  const env = { ...process.env, XDG_CONFIG_HOME: mkdtempSync(join(root, 'cfg-')), ZERO_SANDBOX_GRANTS_PATH: join(root, 'grants.json') };
+  return { root, workspace, env };
+}
+
+const prompt = (content: string) => `${JSON.stringify({ schemaVersion: 2, type: 'prompt', content })}\n`;
+const only = <T extends OutputEvent['type']>(events: OutputEvent[], type: T) => events.filter((e): e is Extract<OutputEvent, { type: T }> => e.type === type);
+
+const cases = readMalformedCases();
+
+for (const c of cases) {
+  test(`exec rejects ${c.name}: a precise error event, run_end, exit 2, nothing ran`, async () => {
+    const { workspace, env } = setup();
+    const marker = join(workspace, 'ran');
+    const result = await runCli([...EXEC, '--workspace', workspace], { env, input: prompt(`touch ${marker}`) + c.input });
+    assert.is(result.code, 2, result.stderr);
+    const events = parseOutputStream(result.stdout);
+    assert.equal(typesOf(events), ['error', 'run_end']);
+    const [error] = only(events, 'error');
+    assert.is(error!.code, c.code);
+    assert.is(error!.line, c.line + 1, 'the touch line comes first');
+    assert.is(error!.field, c.field);
+    assert.match(error!.message, `line ${c.line + 1}`);
+    assert.equal(only(events, 'run_end')[0]!.exitCode, 2);
+    assert.not.ok(existsSync(marker), 'no input line may run when one is bad');
+  });
+}
+
+test('exec: an input with no events, and images, are refused with exit 2', async () => {
+  const { workspace, env } = setup();
+  const empty = await runCli([...EXEC, '--workspace', workspace], { env, input: '\n\n' });
+  assert.is(empty.code, 2);
+  assert.is(only(parseOutputStream(empty.stdout), 'error')[0]!.code, 'empty_input');
+  const images = await runCli([...EXEC, '--workspace', workspace], { env, input: JSON.stringify({ schemaVersion: 2, type: 'message', role: 'user', content: 'ls', images: ['a.png'] }) });
+  assert.is(images.code, 2);
+  const [error] = only(parseOutputStream(images.stdout), 'error');
+  assert.ok(error!.code === 'unsupported_input' && error!.field === 'images' && error!.line === 1);
+});
+
+test('exec --file: reads the file; a missing file is an error naming it', async () => {
+  const { root, workspace, env } = setup();
+  const missing = join(root, 'nope.jsonl');
+  const result = await runCli([...EXEC, '--workspace', workspace, '--file', missing], { env });
+  assert.is(result.code, 2);
+  const [error] = only(parseOutputStream(result.stdout), 'error');
+  assert.is(error!.code, 'input_unreadable');
+  assert.match(error!.message, missing);
+  const bad = join(root, 'bad.jsonl');
+  writeFileSync(bad, '{"schemaVersion":2,"type":"prompt","content":"x","bogus":1}\n');
+  const fromFile = await runCli([...EXEC, '--workspace', workspace, '--file', bad], { env });
+  assert.is(only(parseOutputStream(fromFile.stdout), 'error')[0]!.field, 'bogus');
+});
+
+test('exec: an input over 16 MiB is refused before anything is parsed or run', async () => {
+  const { root, workspace, env } = setup();
+  const line = prompt('echo x');
+  const big = line.repeat(Math.ceil((16 * 1024 * 1024 + 1) / line.length));
+  const viaStdin = await runCli([...EXEC, '--workspace', workspace], { env, input: big });
+  assert.is(viaStdin.code, 2);
+  assert.match(only(parseOutputStream(viaStdin.stdout), 'error')[0]!.message, 'standard input: the input is larger than 16777216 bytes');
+  const file = join(root, 'big.jsonl');
+  writeFileSync(file, big);
+  const viaFile = await runCli([...EXEC, '--workspace', workspace, '--file', file], { env });
+  assert.is(viaFile.code, 2);
+  const [error] = only(parseOutputStream(viaFile.stdout), 'error');
+  assert.ok(error!.code === 'input_too_large' && error!.message.startsWith(`--file ${file}:`));
+});
+
+test('exec: a missing workspace is an error event naming the flag and path', async () => {
+  const { root, env } = setup();
+  const result = await runCli([...EXEC, '--workspace', join(root, 'absent')], { env, input: prompt('true') });
+  assert.is(result.code, 2);
+  assert.match(only(parseOutputStream(result.stdout), 'error')[0]!.message, `--workspace ${join(root, 'absent')}: no such directory`);
+});
+
+test('exec usage errors go to stderr only, exit 2', async () => {
+  for (const args of [['exec'], ['exec', '--input-format', 'text'], ['exec', '--input-format', 'stream-json', '--output-format', 'yaml'], ['exec', '--input-format', 'stream-json', '--bogus']]) {
+    const result = await runCli(args, { input: prompt('true') });
+    assert.is(result.code, 2, args.join(' '));
+    assert.is(result.stdout, '');
+    assert.match(result.stderr, /zero-sandbox exec: /);
+  }
+});
+
+test('run --output-format stream-json: a successful and a failing command, every line valid', async () => {
+  if (!sandbox) return;
+  const { workspace, env } = setup();
+  const ok = await runCli(['run', '--output-format', 'stream-json', '--workspace', workspace, '--', '/bin/echo', 'hello world'], { env });
+  assert.is(ok.code, 0, ok.stderr);
+  const events = parseOutputStream(ok.stdout);
+  assert.equal(typesOf(events), ['run_start', 'tool_call', 'tool_result', 'final', 'run_end']);
+  const [call] = only(events, 'tool_call');
+  assert.equal(call!.args, { command: "/bin/echo 'hello world'" });
+  const [res] = only(events, 'tool_result');
+  assert.is(res!.status, 'ok');
+  assert.is(res!.output, 'hello world\n');
+  assert.equal({ ...res!.meta, sandbox_duration_ms: 0 }, { sandbox_backend: 'linux-native', sandbox_wrapped: true, sandbox_network: 'deny', sandbox_enforcement_level: 'native', sandbox_cwd: workspace, sandbox_exit_code: 0, sandbox_duration_ms: 0 });
+
+  const fail = await runCli(['run', '--output-format', 'stream-json', '--workspace', workspace, '-c', 'echo out; echo err >&2; exit 7'], { env });
+  assert.is(fail.code, 7);
+  const failed = parseOutputStream(fail.stdout);
+  const [bad] = only(failed, 'tool_result');
+  assert.ok(bad!.status === 'error' && bad!.output === 'out\nerr\n' && bad!.meta?.sandbox_exit_code === 7);
+  assert.equal(only(failed, 'run_end')[0], { schemaVersion: 2, type: 'run_end', runId: failed[0]!.runId, status: 'error', exitCode: 7 });
+  assert.is(fail.stderr, '');
+});
+
+test('run --output-format stream-json: the engine is in front — a network command prompts and never runs; --network allow answers it', async () => {
+  if (!sandbox) return;
+  const { workspace, env } = setup();
+  const server = await listener();
+  const connect = `exec 3<>/dev/tcp/127.0.0.1/${server.port} && echo CONNECTED`;
+  try {
+    const denied = await runCli(['run', '--output-format', 'stream-json', '--workspace', workspace, '--', '/bin/bash', '-c', connect], { env });
+    const events = parseOutputStream(denied.stdout);
+    assert.equal(typesOf(events), ['run_start', 'tool_call', 'permission_request', 'tool_result', 'final', 'run_end']);
+    assert.is(only(events, 'permission_request')[0]!.reason, 'network access requires approval');
+    assert.is(only(events, 'tool_result')[0]!.status, 'denied');
+    assert.is(denied.code, 1);
+    assert.is(server.connections(), 0);
+    const allowed = await runCli(['run', '--output-format', 'stream-json', '--network', 'allow', '--workspace', workspace, '--', '/bin/bash', '-c', connect], { env });
+    const answered = parseOutputStream(allowed.stdout);
+    assert.equal(typesOf(answered), ['run_start', 'tool_call', 'permission_request', 'permission_decision', 'tool_result', 'final', 'run_end']);
+    const [decision] = only(answered, 'permission_decision');
+    assert.ok(decision!.action === 'allow' && decision!.permissionGranted);
+    const [ok] = only(answered, 'tool_result');
+    assert.is(ok!.output, 'CONNECTED\n', 'control: the same command connects once the prompt is answered');
+    assert.is(ok!.meta?.sandbox_network, 'allow');
+    assert.is(server.connections(), 1);
+  } finally {
+    server.close();
+  }
+});
+
+test('run --output-format: secrets printed by the command do not leak through the protocol', async () => {
+  if (!sandbox) return;
+  const { workspace, env } = setup();
+  const secrets = ['sk-live0123456789abcdefghij', 'api_key=9f8e7d6c5b4a3210', 'Bearer abcdefghijklmnop0123456789'];
+  const script = `printf '%s\\n' 'a ${secrets[0]}' '${secrets[1]}' 'Authorization: ${secrets[2]}'`;
+  for (const format of ['stream-json', 'json']) {
+    const result = await runCli(['run', '--output-format', format, '--workspace', workspace, '-c', script], { env });
+    assert.is(result.code, 0, result.stderr);
+    for (const value of ['sk-live0123456789', '9f8e7d6c5b4a3210', 'abcdefghijklmnop0123456789']) assert.not.match(result.stdout, value, `${format} leaked ${value}`);
+    assert.match(result.stdout, '[REDACTED]');
+  }
+});
+
+test('run --output-format json prints one document; an unknown format is a usage error', async () => {
+  if (!sandbox) return;
+  const { workspace, env } = setup();
+  const result = await runCli(['run', '--output-format', 'json', '--workspace', workspace, '--', '/bin/sh', '-c', 'exit 4'], { env });
+  assert.is(result.code, 4);
+  const doc = JSON.parse(result.stdout) as { schema_version: number; status: string; exit_code: number; tool_results: Array<{ status: string }> };
+  assert.is(doc.schema_version, 2);
+  assert.is(doc.status, 'error');
+  assert.is(doc.exit_code, 4);
+  assert.is(doc.tool_results[0]!.status, 'error');
+  const usage = await runCli(['run', '--output-format', 'xml', '--', 'true'], { env });
+  assert.is(usage.code, 2);
+  assert.is(usage.stdout, '');
+  assert.match(usage.stderr, '--output-format must be text, stream-json or json');
+});
+
+
+/** A TCP listener on the host's loopback that counts connections. */
+async function listener() {
+  let connections = 0;
+  const server = createServer((socket) => {
+    connections++;
+    socket.on('error', () => undefined);
+    socket.end('HTTP/1.0 200 OK\r\n\r\nHELLO');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as AddressInfo).port, connections: () => connections, close: () => server.close() };
+}
+
+test('exec: events combined in order into one script, run sandboxed in the workspace; every line valid', async () => {
+  if (!sandbox) return;
+  const { workspace, env } = setup();
+  const input = JSON.stringify({ schemaVersion: 2, type: 'message', role: 'user', content: 'echo one' }) + '\n\n' + prompt('echo two > out.txt\ncat out.txt');
+  const result = await runCli([...EXEC, '--workspace', workspace], { env, input });
+  assert.is(result.code, 0, result.stdout + result.stderr);
+  const events = parseOutputStream(result.stdout);
+  assert.equal(typesOf(events), ['run_start', 'tool_call', 'tool_result', 'final', 'run_end']);
+  const [call] = only(events, 'tool_call');
+  assert.equal(call, { schemaVersion: 2, type: 'tool_call', runId: events[0]!.runId, id: 'call_1', name: 'bash', args: { command: 'echo one\n\necho two > out.txt\ncat out.txt' }, sideEffect: 'shell' });
+  const [res] = only(events, 'tool_result');
+  assert.ok(res!.status === 'ok' && res!.output === 'one\ntwo\n' && res!.truncated === false);
+  assert.ok(res!.meta?.sandbox_backend === 'linux-native' && res!.meta.sandbox_network === 'deny' && res!.meta.sandbox_enforcement_level === 'native' && res!.meta.sandbox_exit_code === 0);
+  assert.is(readFileSync(join(workspace, 'out.txt'), 'utf8'), 'two\n');
+  assert.is(only(events, 'run_start')[0]!.cwd, workspace);
+});
+
+test('exec: a failing command reports status error and its exit code', async () => {
+  if (!sandbox) return;
+  const { workspace, env } = setup();
+  const result = await runCli([...EXEC, '--workspace', workspace], { env, input: prompt('echo bad >&2; exit 5') });
+  assert.is(result.code, 5);
+  const events = parseOutputStream(result.stdout);
+  const [res] = only(events, 'tool_result');
+  assert.ok(res!.status === 'error' && res!.output === 'bad\n' && res!.meta?.sandbox_exit_code === 5);
+  assert.equal(only(events, 'run_end')[0]!.status, 'error');
+  assert.equal(only(events, 'run_end')[0]!.exitCode, 5);
+});
+
+test('exec: a network command under the default policy is a permission_request, a denied result, and never runs', async () => {
+  if (!sandbox) return;
+  const { workspace, env } = setup();
+  const server = await listener();
+  const marker = join(workspace, 'ran');
+  try {
+    const result = await runCli([...EXEC, '--workspace', workspace], { env, input: prompt(`touch ${marker}\ncurl -sS http://127.0.0.1:${server.port}/`) });
+    const events = parseOutputStream(result.stdout);
+    assert.equal(typesOf(events), ['run_start', 'tool_call', 'permission_request', 'tool_result', 'final', 'run_end']);
+    const [request] = only(events, 'permission_request');
+    assert.is(request!.reason, 'network access requires approval');
+    assert.ok(request!.action === 'prompt' && request!.name === 'bash' && request!.sideEffect === 'shell' && request!.id === 'call_1');
+    assert.is(request!.risk?.level, 'critical');
+    assert.ok(request!.risk?.categories?.includes('network'));
+    const [res] = only(events, 'tool_result');
+    assert.is(res!.status, 'denied');
+    assert.is(res!.meta, undefined, 'no sandbox facts: nothing ran');
+    const [end] = only(events, 'run_end');
+    assert.ok(end!.status === 'denied' && end!.exitCode !== 0);
+    assert.is(result.code, end!.exitCode);
+    assert.not.ok(existsSync(marker), 'the script never ran');
+    assert.is(server.connections(), 0, 'nothing connected to the listener');
+    assert.is(result.stderr, '');
+  } finally {
+    server.close();
+  }
+});
+
+test('exec: a persistent deny grant is a permission_decision deny with the block, on the event and the result', async () => {
+  if (!sandbox) return;
+  const { root, workspace, env } = setup();
+  writeFileSync(join(root, 'grants.json'), JSON.stringify({ schemaVersion: 3, policyVersion: 2, grants: { bash: [{ toolName: 'bash', decision: 'deny', approvedAt: '2026-01-01T00:00:00Z' }] } }));
+  const marker = join(workspace, 'ran');
+  const result = await runCli([...EXEC, '--workspace', workspace], { env, input: prompt(`touch ${marker}`) });
+  const events = parseOutputStream(result.stdout);
+  assert.equal(typesOf(events), ['run_start', 'tool_call', 'permission_decision', 'tool_result', 'final', 'run_end']);
+  const [decision] = only(events, 'permission_decision');
+  assert.ok(decision!.action === 'deny' && decision!.permissionGranted === false && decision!.grantMatched === true);
+  const block = decision!.block!;
+  assert.equal(Object.keys(block).sort(), ['action', 'code', 'reason', 'recoverable', 'risk', 'toolName']);
+  assert.ok(block.code === 'persistent_deny' && block.toolName === 'bash' && block.action === 'deny');
+  const [res] = only(events, 'tool_result');
+  assert.equal(res!.block, block);
+  assert.is(res!.output, `Sandbox block [persistent_deny] for bash: ${block.reason}. The command did not run.`);
+  assert.not.ok(existsSync(marker));
+  assert.is(result.code, 1);
+});
+
+test('exec: an invalid project config is an error naming the file and key, exit 3, nothing ran', async () => {
+  const { workspace, env } = setup();
+  mkdirSync(join(workspace, '.zero'));
+  writeFileSync(join(workspace, '.zero', 'config.json'), JSON.stringify({ sandbox: { bogus: true } }));
+  const marker = join(workspace, 'ran');
+  const result = await runCli([...EXEC, '--workspace', workspace], { env, input: prompt(`touch ${marker}`) });
+  assert.is(result.code, 3);
+  const [error] = only(parseOutputStream(result.stdout), 'error');
+  assert.is(error!.code, 'config_invalid');
+  assert.match(error!.message, join(workspace, '.zero', 'config.json'));
+  assert.match(error!.message, 'bogus');
+  assert.not.ok(existsSync(marker));
+});
+
+test('exec: secrets in the script and in its output do not leak through any format', async () => {
+  if (!sandbox) return;
+  const { workspace, env } = setup();
+  const script = "echo 'token sk-live0123456789abcdefghij'; echo 'Authorization: Bearer abcdefghijklmnop0123456789'; echo api_key=9f8e7d6c5b4a3210";
+  for (const format of ['stream-json', 'json', 'text']) {
+    const result = await runCli(['exec', '--input-format', 'stream-json', '--output-format', format, '--workspace', workspace], { env, input: prompt(script) });
+    assert.is(result.code, 0, result.stderr);
+    for (const value of ['sk-live0123456789', 'abcdefghijklmnop0123456789', '9f8e7d6c5b4a3210']) {
+      assert.not.match(result.stdout + result.stderr, value, `${format} leaked ${value}`);
+    }
+    assert.match(result.stdout, '[REDACTED]');
+  }
+});
+
+test('a client written against the protocol document drives a full run, and sees a denial', async () => {
+  if (!sandbox) return;
+  const { workspace, env } = setup();
+  const cli = [process.execPath, CLI_PATH];
+  const ok = await driveRun(cli, [{ type: 'message', role: 'user', content: 'printf "%s\\n" "$((6 * 7))"' }, { type: 'prompt', content: 'pwd' }], { cwd: workspace, env });
+  assert.ok(ok.runId.startsWith('run_'));
+  assert.equal(ok.types, ['run_start', 'tool_call', 'tool_result', 'final', 'run_end']);
+  assert.is(ok.calls.get('call_1')?.name, 'bash');
+  assert.equal(ok.results.map((r) => [r.id, r.status, r.output]), [['call_1', 'ok', `42\n${workspace}\n`]]);
+  assert.is(ok.finalText, `42\n${workspace}\n`);
+  assert.ok(ok.status === 'success' && ok.exitCode === 0 && ok.processExit === 0);
+
+  const server = await listener();
+  try {
+    const denied = await driveRun(cli, [{ type: 'prompt', content: `curl -s http://127.0.0.1:${server.port}/` }], { cwd: workspace, env });
+    assert.equal(denied.permissions.map((p) => [p.type, p.action, p.reason]), [['permission_request', 'prompt', 'network access requires approval']]);
+    assert.equal(denied.results.map((r) => r.status), ['denied']);
+    assert.ok(denied.status !== 'success' && denied.exitCode !== 0 && denied.processExit === denied.exitCode);
+    assert.is(server.connections(), 0);
+  } finally {
+    server.close();
+  }
+
+  const bad = await driveRun(cli, [{ type: 'prompt', content: 'true', extra: 1 }], { cwd: workspace, env });
+  assert.equal(bad.types, ['error', 'run_end']);
+  assert.match(bad.errors[0]!.message, 'extra');
+  assert.is(bad.processExit, 2);
+});
+
+test('run --output-format stream-json: SIGINT kills the sandbox and still ends the stream with error and run_end', async () => {
+  if (!sandbox) return;
+  const { workspace, env } = setup();
+  const marker = join(workspace, 'survived');
+  const child = spawn(process.execPath, [CLI_PATH, 'run', '--output-format', 'stream-json', '--workspace', workspace, '--', '/bin/sh', '-c', `sleep 3; touch ${marker}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let sent = false;
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+    if (!sent && stdout.includes('"tool_call"')) {
+      sent = true;
+      setTimeout(() => child.kill('SIGINT'), 200);
+    }
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  const events = parseOutputStream(stdout);
+  assert.equal(typesOf(events), ['run_start', 'tool_call', 'tool_result', 'error', 'run_end']);
+  assert.is(only(events, 'error')[0]!.code, 'aborted');
+  assert.is(code, 130);
+  await new Promise((resolve) => setTimeout(resolve, 3500));
+  assert.not.ok(existsSync(marker), 'nothing in the sandbox outlived the interrupt');
+});
+
+test('exec --timeout: the sandbox is killed, meta says so, exit 124', async () => {
+  if (!sandbox) return;
+  const { workspace, env } = setup();
+  const result = await runCli([...EXEC, '--workspace', workspace, '--timeout', '0.5'], { env, input: prompt('echo started; sleep 5; echo finished') });
+  assert.is(result.code, 124);
+  const [res] = only(parseOutputStream(result.stdout), 'tool_result');
+  assert.ok(res!.status === 'error' && res!.meta?.sandbox_timed_out === true);
+  assert.match(res!.output, 'started');
+  assert.not.match(res!.output, 'finished');
+});
+
+test.run();

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+// The macOS dispatch of runSandboxed/spawnSandboxed, on any POSIX OS: the platform and the probe
+// are injected and a stand-in sandbox-exec records what it was given, then runs the command.
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { rejection } from '../helpers/sandbox.js';
+import { drive } from '../fixtures/platform-dispatch.js';
+import { buildProbeReport } from '../../lib/probe.js';
+import { runOnPlatform, spawnOnPlatform, type PlatformDeps } from '../../lib/sandbox/platform-backends.js';
+
+const base = realpathSync(mkdtempSync(join(tmpdir(), 'zs-dispatch-darwin-')));
+const ws = join(base, 'ws');
+const tmpRoot = join(base, 'tmp');
+mkdirSync(ws);
+mkdirSync(tmpRoot);
+const argsFile = join(base, 'args.txt');
+// Stand-in for sandbox-exec: records its arguments, then runs what follows "--".
+const fake = join(base, 'fake-sandbox-exec');
+writeFileSync(fake, `#!/bin/sh\nprintf "%s\\n" "$@" > "${argsFile}"\nwhile [ "$1" != "--" ]; do shift; done\nshift\nexec "$@"\n`);
+chmodSync(fake, 0o755);
+
+const fact = (ok: boolean) => ({ attempted: true, ok, errno: ok ? 0 : 1, value: 0 });
+function darwinProbe(ok: boolean) {
+  return buildProbeReport({ platform: 'darwin', arch: 'arm64', release: '24.0.0', uid: 501, facts: { sandboxExec: fact(ok), seatbeltEnforced: fact(ok) } }, {});
+}
+
+const deps: PlatformDeps = { platform: 'darwin', probe: () => darwinProbe(true), sandboxExecPath: fake, tmpRoot };
+const env = { PATH: '/usr/bin:/bin', HOME: base, OPENAI_API_KEY: 'sk-secret', GITHUB_TOKEN: 'ghp-secret', KEEP_ME: 'kept' };
+
+/** The argument after each `-D`, as a name → value map. */
+function recordedParams(): Record<string, string> {
+  const lines = readFileSync(argsFile, 'utf8').split('\n');
+  const params: Record<string, string> = {};
+  lines.forEach((line, i) => {
+    if (line !== '-D') return;
+    const [name, ...value] = (lines[i + 1] ?? '').split('=');
+    params[name!] = value.join('=');
+  });
+  return params;
+}
+
+const posix = process.platform !== 'win32';
+const contract = (name: string, fn: () => void | Promise<void>): void => {
+  if (posix) test(name, fn);
+};
+
+contract('run: seatbelt profile, scrubbed environment, private TMPDIR, tool PATH, RunResult shape', async () => {
+  rmSync(argsFile, { force: true });
+  const result = await runOnPlatform(['/bin/sh', '-c', 'env; printf "cwd=%s\\n" "$(pwd)"; echo err >&2; exit 3'], { workspace: ws, env }, deps);
+  assert.equal(Object.keys(result).sort(), ['backend', 'durationMs', 'exitCode', 'network', 'prewarmed', 'protectedPathViolations', 'signal', 'stderr', 'stdout', 'timedOut']);
+  assert.is(result.backend, 'macos-seatbelt');
+  assert.is(result.network, 'deny');
+  assert.is(result.exitCode, 3);
+  assert.is(result.signal, null);
+  assert.is(result.stderr, 'err\n');
+  assert.is(result.prewarmed, false);
+  assert.equal(result.protectedPathViolations, []);
+  const vars = new Map(result.stdout.trim().split('\n').map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
+  assert.is(vars.get('ZERO_SANDBOXED'), '1');
+  assert.is(vars.get('ZERO_SANDBOX_BACKEND'), 'macos-seatbelt');
+  assert.is(vars.get('ZERO_SANDBOX_NETWORK'), 'deny');
+  assert.is(vars.get('KEEP_ME'), 'kept');
+  assert.not.ok(vars.has('OPENAI_API_KEY'), 'provider key scrubbed');
+  assert.not.ok(vars.has('GITHUB_TOKEN'), 'token scrubbed');
+  assert.is(vars.get('PATH'), '/opt/homebrew/bin:/opt/homebrew/sbin:/usr/local/bin:/usr/local/sbin:/usr/bin:/bin');
+  assert.is(vars.get('cwd'), ws);
+  const tmp = vars.get('TMPDIR')!;
+  assert.ok(tmp.startsWith(join(tmpRoot, 'zero-sandbox-')), tmp);
+  assert.is(vars.get('TMP'), tmp);
+  // The profile: deny-default with network denied; the private temp dir and workspace as params.
+  const args = readFileSync(argsFile, 'utf8');
+  assert.ok(args.startsWith('-p\n(version 1)'), args.slice(0, 40));
+  assert.match(args, /\(deny default\)/);
+  assert.match(args, /\(deny network\*\)/);
+  const params = recordedParams();
+  assert.is(params.TMPDIR_0, tmp);
+  assert.is(params.WRITE_ROOT_0, ws);
+  // Removed after the run.
+  assert.not.ok(existsSync(tmp), 'private TMPDIR removed');
+  assert.equal(readdirSync(tmpRoot), []);
+});
+
+contract('run: network allow drops the network deny and is reported', async () => {
+  const result = await runOnPlatform(['/bin/sh', '-c', 'printf %s "$ZERO_SANDBOX_NETWORK"'], { workspace: ws, env, network: 'allow' }, deps);
+  assert.is(result.network, 'allow');
+  assert.is(result.stdout, 'allow');
+  assert.not.match(readFileSync(argsFile, 'utf8'), /\(deny network\*\)/);
+});
+
+contract('run: a shell string runs under /bin/sh -c; input reaches stdin', async () => {
+  const result = await runOnPlatform('read line; echo "got:$line"', { workspace: ws, env, input: 'hello\n' }, deps);
+  assert.is(result.stdout, 'got:hello\n');
+  assert.ok(readFileSync(argsFile, 'utf8').endsWith('--\n/bin/sh\n-c\nread line; echo "got:$line"\n'));
+});
+
+contract('run: timeout kills the command and reports timedOut', async () => {
+  const result = await runOnPlatform(['/bin/sleep', '30'], { workspace: ws, env, timeoutMs: 200 }, deps);
+  assert.is(result.timedOut, true);
+  assert.is(result.signal, 'SIGKILL');
+  assert.equal(readdirSync(tmpRoot), []);
+});
+
+contract('run: fails closed when the probe says seatbelt is unavailable; nothing runs', async () => {
+  rmSync(argsFile, { force: true });
+  const error = await rejection(runOnPlatform(['/bin/true'], { workspace: ws, env }, { ...deps, probe: () => darwinProbe(false) }));
+  assert.is(error.code, 'sandbox_unavailable');
+  assert.is(error.layer, 'seatbelt');
+  assert.match(error.message, /sandboxExec failed/);
+  assert.match(error.message, /nothing ran/);
+  assert.not.ok(existsSync(argsFile), 'sandbox-exec never started');
+  assert.equal(readdirSync(tmpRoot), []);
+});
+
+contract('run: limits seatbelt cannot enforce are refused and the temp dir is removed', async () => {
+  rmSync(argsFile, { force: true });
+  const error = await rejection(runOnPlatform(['/bin/true'], { workspace: ws, env, limits: { cpuSeconds: 5 } }, deps));
+  assert.is(error.code, 'sandbox_unavailable');
+  assert.match(error.message, /cpuSeconds/);
+  assert.not.ok(existsSync(argsFile));
+  assert.equal(readdirSync(tmpRoot), []);
+});
+
+contract('run: an invalid workspace or maxBuffer is refused naming the option; no temp dir is left', async () => {
+  let probed = false;
+  const error = await rejection(runOnPlatform(['/bin/true'], { workspace: join(base, 'missing') }, { ...deps, probe: () => ((probed = true), darwinProbe(true)) }));
+  assert.is(error.code, 'invalid_argument');
+  assert.match(error.message, /workspace/);
+  assert.equal(readdirSync(tmpRoot), []);
+  const buffer = await rejection(runOnPlatform(['/bin/true'], { workspace: ws, maxBuffer: 0 }, deps));
+  assert.is(buffer.code, 'invalid_argument');
+  assert.match(buffer.message, /maxBuffer/);
+  assert.ok(probed, 'the workspace is checked when the plan is resolved, after the probe');
+});
+
+contract('run: unknown platforms are refused', async () => {
+  const error = await rejection(runOnPlatform(['/bin/true'], { workspace: ws }, { ...deps, platform: 'freebsd' }));
+  assert.is(error.code, 'sandbox_unavailable');
+  assert.match(error.message, /freebsd/);
+});
+
+contract('spawn: streams, exit event and exited promise with the SandboxExit shape', async () => {
+  const child = spawnOnPlatform(['/bin/sh', '-c', 'read line; echo "out:$line"; echo "err:$TMPDIR" >&2; exit 5'], { workspace: ws, env }, deps);
+  assert.is(child.backend, 'macos-seatbelt');
+  assert.ok(child.pid > 0);
+  const { exit, events, stdout, stderr } = await drive(child, 'ping\n');
+  assert.equal(exit, { exitCode: 5, signal: null, timedOut: false, aborted: false, protectedPathViolations: [] });
+  assert.equal(events, [exit]);
+  assert.is(stdout, 'out:ping\n');
+  const tmp = stderr.trim().slice('err:'.length);
+  assert.ok(tmp.startsWith(join(tmpRoot, 'zero-sandbox-')), tmp);
+  assert.not.ok(existsSync(tmp), 'private TMPDIR removed on exit');
+  assert.is(child.kill(), false, 'kill after exit is a no-op');
+});
+
+contract('spawn: kill() ends the whole process group; abort is reported', async () => {
+  const child = spawnOnPlatform(['/bin/sh', '-c', 'sleep 30 & sleep 30'], { workspace: ws, env, stdio: ['ignore', 'ignore', 'ignore'] }, deps);
+  assert.is(child.stdout, null);
+  assert.ok(child.kill());
+  const exit = await child.exited;
+  assert.is(exit.signal, 'SIGKILL');
+  // The background sleep was in the group too; once init reaps it, the group is empty.
+  const groupGone = async (): Promise<boolean> => {
+    for (let i = 0; i < 100; i++) {
+      try {
+        process.kill(-child.pid, 0);
+      } catch {
+        return true;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return false;
+  };
+  assert.ok(await groupGone(), 'no process of the command group survives kill()');
+  const controller = new AbortController();
+  const aborted = spawnOnPlatform(['/bin/sleep', '30'], { workspace: ws, env, signal: controller.signal }, deps);
+  controller.abort();
+  const abortExit = await aborted.exited;
+  assert.is(abortExit.aborted, true);
+  assert.equal(readdirSync(tmpRoot), []);
+});
+
+contract('spawn: a missing sandbox-exec is an exec error, not a hang', async () => {
+  const child = spawnOnPlatform(['/bin/true'], { workspace: ws, env }, { ...deps, sandboxExecPath: join(base, 'no-such-sandbox-exec') });
+  const exit = await child.exited;
+  assert.is(exit.exitCode, 127);
+  assert.is(exit.execError?.code, 'ENOENT');
+  assert.equal(readdirSync(tmpRoot), []);
+});
+
+contract('spawn: a .zero the command creates is removed and reported', async () => {
+  const child = spawnOnPlatform(['/bin/sh', '-c', 'mkdir .zero'], { workspace: ws, env }, deps);
+  const exit = await child.exited;
+  assert.equal(exit.protectedPathViolations, [join(ws, '.zero')]);
+  assert.not.ok(existsSync(join(ws, '.zero')));
+});
+
+test.after(() => rmSync(base, { recursive: true, force: true }));
+test.run();

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+// Redaction of stream-json output: secret-named keys and sk-/api_key=/Bearer values never get through.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { buildOutputEvent } from '../../lib/stream-json/emitter.js';
+import { isSecretKey, REDACTED, redactString, redactValue } from '../../lib/stream-json/redact.js';
+
+const SK = 'sk-proj1234567890abcdefXYZ';
+const BEARER = 'eyJhbGciOiJIUzI1NiJ9.payload.sig';
+
+test('sk- keys of 16+ characters are replaced; short sk- words survive', () => {
+  assert.is(redactString(`key=${SK} done`), `key=${REDACTED} done`);
+  assert.is(redactString('sk-short'), 'sk-short');
+  assert.is(redactString('task-1234567890123456789'), 'task-1234567890123456789');
+});
+
+test('api_key / api-key / apikey assignments of 12+ characters are replaced, keeping the name', () => {
+  assert.is(redactString('api_key=abcdef123456789'), `api_key=${REDACTED}`);
+  assert.is(redactString('API-KEY: "abcdef123456789"'), `API-KEY: "${REDACTED}"`);
+  assert.is(redactString('export apikey=abcdef123456789 next'), `export apikey=${REDACTED} next`);
+  assert.is(redactString('api_key=short'), 'api_key=short');
+});
+
+test('Bearer tokens of 16+ characters are replaced', () => {
+  assert.is(redactString(`Authorization: Bearer ${BEARER}`), `Authorization: Bearer ${REDACTED}`);
+  assert.is(redactString('Bearer abc'), 'Bearer abc');
+});
+
+test('secret-named keys are recognised case- and separator-insensitively', () => {
+  for (const key of ['token', 'password', 'apiKey', 'API_KEY', 'OPENAI_API_KEY', 'client_secret', 'githubAccessToken', 'refresh-token', 'id_token', 'private_key', 'db_password', 'AWS_SECRET_ACCESS_KEY']) {
+    assert.ok(isSecretKey(key), key);
+  }
+  for (const key of ['totalTokens', 'promptTokens', 'tokenizer', 'command', 'reason', 'passwordless_login', 'keyboard', '']) {
+    assert.not.ok(isSecretKey(key), key);
+  }
+});
+
+test('redactValue walks objects and arrays without touching the input', () => {
+  const input = { args: { command: `curl -H "Authorization: Bearer ${BEARER}"`, token: 'abc', nested: [{ password: 1 }, SK] }, count: 3, ok: true, none: null };
+  const copy = structuredClone(input);
+  const out = redactValue(input);
+  assert.equal(input, copy);
+  assert.equal(out, { args: { command: `curl -H "Authorization: Bearer ${REDACTED}"`, token: REDACTED, nested: [{ password: REDACTED }, REDACTED] }, count: 3, ok: true, none: null });
+});
+
+test('every emitted event is redacted, stamped with schemaVersion 2 and runId first', () => {
+  const event = buildOutputEvent('run_x', { type: 'tool_result', id: 'call_1', status: 'ok', output: `${SK}\napi_key=abcdef123456789\n`, truncated: false });
+  assert.equal(Object.keys(event).slice(0, 3), ['schemaVersion', 'type', 'runId']);
+  const line = JSON.stringify(event);
+  assert.not.ok(line.includes(SK));
+  assert.not.ok(line.includes('abcdef123456789'));
+  assert.ok(line.includes(REDACTED));
+});
+
+test.run();

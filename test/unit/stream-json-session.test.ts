@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: MIT
+// The session flow with a stand-in authorizer (emitting the engine's own event shapes) and runner: order, mapping, exit codes, bounds.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { SandboxError } from '../../lib/errors.js';
+import type { RunOptions, SandboxCommand } from '../../lib/sandbox/options.js';
+import type { RunResult } from '../../lib/sandbox/run.js';
+import { StreamEmitter } from '../../lib/stream-json/emitter.js';
+import { buildJsonDocument, createTextSink } from '../../lib/stream-json/formats.js';
+import { OutputEventSchema, type OutputEvent } from '../../lib/stream-json/schema.js';
+import { buildPermissionDecisionEvent, buildPermissionRequestEvent } from '../../lib/policy/approval.js';
+import { formatBlockError } from '../../lib/policy/authorize.js';
+import type { Decision, Request } from '../../lib/policy/schema.js';
+import { runStreamSession, STREAM_EXIT, type ShellAuthorizer } from '../../lib/stream-json/session.js';
+
+const WS = '/ws';
+
+function recorder() {
+  const events: OutputEvent[] = [];
+  let finished = 0;
+  const emitter = new StreamEmitter({ write: (e) => void events.push(e), finish: () => void finished++ }, 'run_test');
+  return { emitter, events, finished: () => finished };
+}
+
+function result(overrides: Partial<RunResult> = {}): RunResult {
+  return { exitCode: 0, signal: null, stdout: '', stderr: '', timedOut: false, durationMs: 5, backend: 'linux-native', network: 'deny', protectedPathViolations: [], prewarmed: false, ...overrides };
+}
+
+function fakeRunner(res: RunResult | Error) {
+  const calls: Array<{ command: SandboxCommand; options: RunOptions }> = [];
+  const runner = async (command: SandboxCommand, options: RunOptions) => {
+    calls.push({ command, options });
+    if (res instanceof Error) throw res;
+    return res;
+  };
+  return { runner, calls };
+}
+
+const REQUEST: Request = { toolName: 'bash', sideEffect: 'shell', permission: 'prompt', permissionMode: 'ask', args: { command: 'x' } };
+const AUTO_ALLOW: Decision = { action: 'allow', reason: 'auto-allowed: sandbox is active for this shell command', risk: { level: 'medium', categories: ['shell'], reason: 'medium risk: shell' }, autoAllowed: true };
+const NETWORK_PROMPT: Decision = { action: 'prompt', reason: 'network access requires approval', risk: { level: 'critical', categories: ['network', 'shell'], reason: 'critical risk: network, shell' } };
+const OUTSIDE_DENY: Decision = {
+  action: 'deny',
+  reason: '/etc/passwd is outside the workspace',
+  risk: { level: 'high', categories: [], reason: 'high' },
+  block: { code: 'outside_workspace', toolName: 'bash', action: 'deny', risk: { level: 'high', categories: [], reason: 'high' }, path: '/etc/passwd', reason: '/etc/passwd is outside the workspace', recoverable: false },
+};
+
+/** An authorizer that reports what the engine's approval flow reports for `decision`, and ends the way it does. */
+function fakeAuthorizer(decision: Decision, answer?: 'allow' | 'deny', extra: Partial<RunOptions> = {}) {
+  const seen: Array<{ command: SandboxCommand; options: RunOptions }> = [];
+  let cleanups = 0;
+  const authorize: ShellAuthorizer = async (command, options, onEvent) => {
+    seen.push({ command, options });
+    if (decision.action === 'allow') {
+      onEvent(buildPermissionDecisionEvent('call_1', REQUEST, decision, { granted: true, reason: decision.reason ?? 'allowed' }));
+    } else if (decision.action === 'deny') {
+      onEvent(buildPermissionDecisionEvent('call_1', REQUEST, decision, { granted: false, reason: decision.reason ?? 'denied' }));
+      throw new SandboxError('permission_denied', formatBlockError(decision, 'bash'));
+    } else {
+      onEvent(buildPermissionRequestEvent('call_1', REQUEST, decision));
+      if (answer === undefined) {
+        onEvent(buildPermissionDecisionEvent('call_1', REQUEST, decision, { granted: false, reason: 'no responder: approval required' }));
+        throw new SandboxError('approval_required', `Sandbox approval required for bash: ${decision.reason}`);
+      }
+      onEvent(buildPermissionDecisionEvent('call_1', REQUEST, decision, { granted: answer === 'allow', reason: `answered ${answer}` }));
+      if (answer === 'deny') throw new SandboxError('permission_denied', `Permission denied for bash: ${decision.reason}`);
+    }
+    return { options: { ...options, ...extra }, cleanup: () => void cleanups++ };
+  };
+  return { authorize, seen, cleanups: () => cleanups };
+}
+
+const types = (events: OutputEvent[]) => events.map((e) => e.type);
+const validate = (events: OutputEvent[]) => events.forEach((e) => assert.ok(OutputEventSchema.safeParse(e).success, JSON.stringify(e)));
+
+test('allow: run_start, tool_call, tool_result with sandbox facts, final, run_end; runs with the approved options', async () => {
+  const { emitter, events, finished } = recorder();
+  const { runner, calls } = fakeRunner(result({ stdout: 'hello\n' }));
+  const auth = fakeAuthorizer(AUTO_ALLOW, undefined, { allowWrite: ['/extra'], network: 'deny' });
+  const code = await runStreamSession({ emitter, command: ['/bin/bash', '-c', 'echo hello'], display: 'echo hello', workspace: WS, runOptions: { workspace: WS }, runner, authorize: auth.authorize });
+  assert.is(code, 0);
+  validate(events);
+  assert.equal(types(events), ['run_start', 'tool_call', 'tool_result', 'final', 'run_end'], 'an automatic allow nobody was asked about is not a permission event');
+  assert.equal(auth.seen, [{ command: ['/bin/bash', '-c', 'echo hello'], options: { workspace: WS } }]);
+  assert.equal(calls, [{ command: ['/bin/bash', '-c', 'echo hello'], options: { workspace: WS, allowWrite: ['/extra'], network: 'deny' } }]);
+  assert.is(auth.cleanups(), 1, 'turn approvals end when the command has finished');
+  const res = events[2]!;
+  assert.ok(res.type === 'tool_result');
+  if (res.type !== 'tool_result') return;
+  assert.is(res.status, 'ok');
+  assert.is(res.output, 'hello\n');
+  assert.equal(res.meta, { sandbox_backend: 'linux-native', sandbox_wrapped: true, sandbox_network: 'deny', sandbox_enforcement_level: 'native', sandbox_cwd: WS, sandbox_exit_code: 0, sandbox_duration_ms: 5 });
+  assert.equal(events[1], { schemaVersion: 2, type: 'tool_call', runId: 'run_test', id: 'call_1', name: 'bash', args: { command: 'echo hello' }, sideEffect: 'shell' });
+  assert.equal(events.at(-1), { schemaVersion: 2, type: 'run_end', runId: 'run_test', status: 'success', exitCode: 0 });
+  assert.is(finished(), 1);
+});
+
+test('prompt (headless): permission_request then a denied result; no synthetic decision; the runner is never called', async () => {
+  const { emitter, events } = recorder();
+  const { runner, calls } = fakeRunner(result());
+  const code = await runStreamSession({ emitter, command: 'curl https://example.com', display: 'curl https://example.com', workspace: WS, runOptions: {}, runner, authorize: fakeAuthorizer(NETWORK_PROMPT).authorize });
+  assert.is(code, STREAM_EXIT.denied);
+  assert.is(calls.length, 0);
+  validate(events);
+  assert.equal(types(events), ['run_start', 'tool_call', 'permission_request', 'tool_result', 'final', 'run_end']);
+  const request = events[2]!;
+  assert.ok(request.type === 'permission_request');
+  if (request.type !== 'permission_request') return;
+  assert.ok(request.id === 'call_1' && request.name === 'bash' && request.action === 'prompt' && request.permission === 'prompt' && request.sideEffect === 'shell');
+  assert.is(request.reason, 'network access requires approval');
+  assert.equal(request.risk?.categories, ['network', 'shell']);
+  const res = events[3]!;
+  assert.ok(res.type === 'tool_result' && res.status === 'denied');
+  if (res.type !== 'tool_result') return;
+  assert.is(res.output, 'Sandbox approval required for bash: network access requires approval; there is no approval responder in headless mode. The command did not run.');
+  assert.equal(events.at(-1), { schemaVersion: 2, type: 'run_end', runId: 'run_test', status: 'denied', exitCode: 1 });
+});
+
+test('prompt answered (e.g. --network allow): request and decision are both shown, then the run', async () => {
+  const { emitter, events } = recorder();
+  const { runner, calls } = fakeRunner(result({ network: 'allow' }));
+  const code = await runStreamSession({ emitter, command: 'curl x', display: 'curl x', workspace: WS, runOptions: { network: 'allow' }, runner, authorize: fakeAuthorizer(NETWORK_PROMPT, 'allow').authorize });
+  assert.is(code, 0);
+  assert.is(calls.length, 1);
+  validate(events);
+  assert.equal(types(events), ['run_start', 'tool_call', 'permission_request', 'permission_decision', 'tool_result', 'final', 'run_end']);
+  const decision = events[3]!;
+  assert.ok(decision.type === 'permission_decision' && decision.action === 'allow' && decision.permissionGranted && decision.decisionReason === 'answered allow');
+});
+
+test('deny: permission_decision with action deny and the block, then a denied result carrying the block', async () => {
+  const { emitter, events } = recorder();
+  const { runner, calls } = fakeRunner(result());
+  const code = await runStreamSession({ emitter, command: 'cat > /etc/passwd', display: 'cat > /etc/passwd', workspace: WS, runOptions: {}, runner, authorize: fakeAuthorizer(OUTSIDE_DENY).authorize });
+  assert.is(code, 1);
+  assert.is(calls.length, 0);
+  validate(events);
+  assert.equal(types(events), ['run_start', 'tool_call', 'permission_decision', 'tool_result', 'final', 'run_end']);
+  const decision = events[2]!;
+  assert.ok(decision.type === 'permission_decision');
+  if (decision.type !== 'permission_decision') return;
+  assert.is(decision.action, 'deny');
+  assert.is(decision.permissionGranted, false);
+  const block = { code: 'outside_workspace', toolName: 'bash', action: 'deny', risk: { level: 'high', reason: 'high' }, path: '/etc/passwd', reason: '/etc/passwd is outside the workspace', recoverable: false };
+  assert.equal(decision.block, block, 'empty categories are left out of the protocol risk');
+  const res = events[3]!;
+  assert.ok(res.type === 'tool_result');
+  if (res.type !== 'tool_result') return;
+  assert.equal(res.block, block);
+  assert.is(res.output, 'Sandbox block [outside_workspace] for bash at /etc/passwd: /etc/passwd is outside the workspace. The command did not run.');
+});
+
+test('a failing command: status error, its exit code in meta and run_end, stderr after stdout', async () => {
+  const { emitter, events } = recorder();
+  const { runner } = fakeRunner(result({ exitCode: 3, stdout: 'partial', stderr: 'boom\n' }));
+  const code = await runStreamSession({ emitter, command: 'false', display: 'false', workspace: WS, runOptions: {}, runner });
+  assert.is(code, 3);
+  const res = events.find((e) => e.type === 'tool_result')!;
+  assert.ok(res.type === 'tool_result' && res.status === 'error' && res.output === 'partial\nboom\n' && res.meta?.sandbox_exit_code === 3);
+  assert.equal(events.at(-1), { schemaVersion: 2, type: 'run_end', runId: 'run_test', status: 'error', exitCode: 3 });
+});
+
+test('protected paths the command created are reported in meta and fail the run', async () => {
+  const { emitter, events } = recorder();
+  const { runner } = fakeRunner(result({ protectedPathViolations: ['/ws/.zero'] }));
+  const code = await runStreamSession({ emitter, command: 'mkdir .zero', display: 'mkdir .zero', workspace: WS, runOptions: {}, runner });
+  assert.is(code, 1, 'not a success, as in zero-sandbox run');
+  validate(events);
+  const res = events.find((e) => e.type === 'tool_result')!;
+  assert.ok(res.type === 'tool_result');
+  if (res.type !== 'tool_result') return;
+  assert.equal(res.meta?.sandbox_protected_path_violations, ['/ws/.zero']);
+  assert.is(res.status, 'error');
+  assert.match(res.output, 'protected workspace metadata path /ws/.zero (removed)');
+});
+
+test('signal, timeout and not-found map to 128+N, 124 and 127', async () => {
+  const cases: Array<[Partial<RunResult>, number]> = [
+    [{ exitCode: null, signal: 'SIGKILL' }, 137],
+    [{ exitCode: null, signal: 'SIGKILL', timedOut: true }, 124],
+    [{ exitCode: null, execError: { code: 'ENOENT', errno: 2 } as RunResult['execError'] }, 127],
+  ];
+  for (const [overrides, expected] of cases) {
+    const { emitter, events } = recorder();
+    const { runner } = fakeRunner(result(overrides));
+    assert.is(await runStreamSession({ emitter, command: ['nosuch'], display: 'nosuch', workspace: WS, runOptions: {}, runner }), expected);
+    validate(events);
+  }
+});
+
+test('output beyond the bound is cut with truncated: true, after redaction (no half secret survives)', async () => {
+  const secret = 'sk-abcdefghijklmnopqrstuvwxyz0123';
+  const { emitter, events } = recorder();
+  const { runner } = fakeRunner(result({ stdout: `${'x'.repeat(10)} ${secret} ${'y'.repeat(100)}` }));
+  await runStreamSession({ emitter, command: 'x', display: 'x', workspace: WS, runOptions: {}, runner, maxOutputChars: 21 });
+  const res = events.find((e) => e.type === 'tool_result')!;
+  assert.ok(res.type === 'tool_result');
+  if (res.type !== 'tool_result') return;
+  assert.is(res.truncated, true);
+  assert.is(res.output, 'xxxxxxxxxx [REDACTED]');
+  assert.not.ok(JSON.stringify(events).includes('sk-abcdefghij'));
+});
+
+test('a sandbox that cannot be set up becomes an error result, an error event and run_end 125', async () => {
+  const { emitter, events } = recorder();
+  const { runner } = fakeRunner(new SandboxError('sandbox_unavailable', 'Landlock is missing'));
+  const code = await runStreamSession({ emitter, command: 'x', display: 'x', workspace: WS, runOptions: {}, runner });
+  assert.is(code, 125);
+  validate(events);
+  assert.equal(types(events), ['run_start', 'tool_call', 'tool_result', 'error', 'run_end']);
+  const error = events[3]!;
+  assert.ok(error.type === 'error' && error.code === 'sandbox_unavailable' && error.message === 'Landlock is missing');
+});
+
+test('an authorizer failing for another reason runs nothing and ends the run with an error', async () => {
+  const { emitter, events } = recorder();
+  const { runner, calls } = fakeRunner(result());
+  const authorize: ShellAuthorizer = async () => {
+    throw new SandboxError('sandbox_unavailable', 'Landlock is missing');
+  };
+  const code = await runStreamSession({ emitter, command: 'x', display: 'x', workspace: WS, runOptions: {}, runner, authorize });
+  assert.is(calls.length, 0);
+  assert.is(code, 125);
+  assert.equal(types(events).slice(-2), ['error', 'run_end']);
+});
+
+test('nothing may follow run_end', async () => {
+  const { emitter } = recorder();
+  emitter.emit({ type: 'run_end', status: 'success', exitCode: 0 });
+  assert.throws(() => emitter.emit({ type: 'final', text: '' }), /after run_end/);
+});
+
+test('json document: snake_case permission records and results', async () => {
+  const { emitter, events } = recorder();
+  await runStreamSession({ emitter, command: 'x', display: 'x', workspace: WS, runOptions: {}, runner: fakeRunner(result()).runner, authorize: fakeAuthorizer(OUTSIDE_DENY).authorize });
+  const doc = buildJsonDocument(events);
+  assert.is(doc.status, 'denied');
+  assert.is(doc.exit_code, 1);
+  assert.is(doc.cwd, WS);
+  assert.equal(doc.permissions, [{
+    type: 'permission_decision', tool_call_id: 'call_1', name: 'bash', action: 'deny', permission: 'prompt', permission_granted: false,
+    decision_reason: OUTSIDE_DENY.reason!, risk: { level: 'high' }, block: { ...OUTSIDE_DENY.block!, risk: { level: 'high', reason: 'high' } }, 
+  }]);
+  assert.equal(doc.tool_results.map((r) => r.status), ['denied']);
+  assert.throws(() => buildJsonDocument(events.slice(0, -1)), /no run_end/);
+});
+
+test('text format: output on stdout, permission lines on stderr', async () => {
+  const out: string[] = [];
+  const err: string[] = [];
+  const emitter = new StreamEmitter(createTextSink({ stdout: (t) => void out.push(t), stderr: (t) => void err.push(t) }, 'zero-sandbox exec'), 'run_t');
+  await runStreamSession({ emitter, command: 'x', display: 'x', workspace: WS, runOptions: {}, runner: fakeRunner(result()).runner, authorize: fakeAuthorizer(NETWORK_PROMPT).authorize });
+  assert.equal(out, []);
+  assert.is(err[0], '[permission] bash prompt: network access requires approval\n');
+  assert.ok(err[1]!.startsWith('zero-sandbox exec: Sandbox approval required'));
+});
+
+test('text format: a deny names the decision reason of the engine', async () => {
+  const err: string[] = [];
+  const emitter = new StreamEmitter(createTextSink({ stdout: () => undefined, stderr: (t) => void err.push(t) }, 'zero-sandbox exec'), 'run_t');
+  await runStreamSession({ emitter, command: 'x', display: 'x', workspace: WS, runOptions: {}, runner: fakeRunner(result()).runner, authorize: fakeAuthorizer(OUTSIDE_DENY).authorize });
+  assert.is(err[0], '[permission] bash deny: /etc/passwd is outside the workspace\n');
+});
+
+test.run();
