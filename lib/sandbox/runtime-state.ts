@@ -44,12 +44,15 @@ function within(path: string, root: string): boolean {
   return path === root || path.startsWith(root === sep ? root : root + sep);
 }
 
-/** The user cache dir as Go's os.UserCacheDir has it on Linux: $XDG_CACHE_HOME, else ~/.cache. */
+/**
+ * The user cache dir as Go's os.UserCacheDir has it: Linux $XDG_CACHE_HOME, else ~/.cache;
+ * macOS ~/Library/Caches; Windows %LocalAppData%.
+ */
 export function buildUserCacheDir(env: Env, home: string = env.HOME ?? homedir()): string {
-  const xdg = env.XDG_CACHE_HOME;
-  if (xdg !== undefined && isAbsolute(xdg)) return xdg;
   if (process.platform === 'darwin') return join(home, 'Library', 'Caches');
-  return join(home, '.cache');
+  if (process.platform === 'win32') return env.LOCALAPPDATA !== undefined && isAbsolute(env.LOCALAPPDATA) ? env.LOCALAPPDATA : join(home, 'AppData', 'Local');
+  const xdg = env.XDG_CACHE_HOME;
+  return xdg !== undefined && isAbsolute(xdg) ? xdg : join(home, '.cache');
 }
 
 /**

@@ -29,9 +29,9 @@ function mode(path: string): string {
   return (statSync(path).mode & 0o777).toString(8);
 }
 
-test('the user cache dir is $XDG_CACHE_HOME when absolute, else ~/.cache', () => {
-  assert.is(buildUserCacheDir({ XDG_CACHE_HOME: '/x/cache', HOME: '/home/u' }), '/x/cache');
+test('the user cache dir on Linux is $XDG_CACHE_HOME when absolute, else ~/.cache', () => {
   if (process.platform === 'linux') {
+    assert.is(buildUserCacheDir({ XDG_CACHE_HOME: '/x/cache', HOME: '/home/u' }), '/x/cache');
     assert.is(buildUserCacheDir({ XDG_CACHE_HOME: 'relative', HOME: '/home/u' }), '/home/u/.cache');
     assert.is(buildUserCacheDir({ HOME: '/home/u' }), '/home/u/.cache');
   }
