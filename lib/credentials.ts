@@ -43,6 +43,9 @@ export function buildCredentialBaseline(source: CredentialSource): string[] {
     join(config, 'git', 'credentials'),
     join(home, '.config', 'git', 'credentials'),
   ];
+  // Pure credential stores of other package registries (their config files stay readable).
+  const cargo = abs(fromEnv(env, 'CARGO_HOME') ?? join(home, '.cargo'));
+  out.push(join(cargo, 'credentials'), join(cargo, 'credentials.toml'), join(home, '.pypirc'), join(home, '.gem', 'credentials'));
   const gac = fromEnv(env, 'GOOGLE_APPLICATION_CREDENTIALS');
   if (gac !== undefined) out.push(abs(gac));
   out.push(abs(fromEnv(env, 'NPM_CONFIG_USERCONFIG') ?? fromEnv(env, 'npm_config_userconfig') ?? join(home, '.npmrc')));

@@ -4,8 +4,8 @@
 // a few at a time, prints each file's output, and ends with the line "N passed, N failed".
 // Usage: node scripts/run-tests.mjs [group-or-substring ...]
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -15,6 +15,9 @@ const filters = process.argv.slice(2);
 // Files in these groups rebuild or repack the addon, so they run alone after everything else.
 const SERIAL_GROUPS = new Set(['pack']);
 const FILE_TIMEOUT_MS = Number(process.env.ZERO_SANDBOX_TEST_TIMEOUT_MS ?? 600_000);
+// Sandboxed test runs keep their managed runtime state (caches per workspace) in a scratch cache
+// dir of this run, not in the developer's ~/.cache; it is removed at the end.
+const scratchCache = mkdtempSync(join(tmpdir(), 'zs-test-cache-'));
 
 function collect(dir) {
   const out = [];
@@ -46,7 +49,7 @@ function runFile(file) {
     const started = Date.now();
     const child = spawn(process.execPath, [file], {
       cwd: root,
-      env: { ...process.env, NO_COLOR: '1' },
+      env: { ...process.env, NO_COLOR: '1', XDG_CACHE_HOME: process.env.ZERO_SANDBOX_TEST_KEEP_CACHE === '1' ? process.env.XDG_CACHE_HOME : scratchCache },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -104,6 +107,7 @@ const serial = all.filter((file) => SERIAL_GROUPS.has(groupOf(file)));
 const width = Math.max(2, availableParallelism());
 const results = [...(await pool(parallel, width)), ...(await pool(serial, 1))];
 
+rmSync(scratchCache, { recursive: true, force: true });
 const sum = (key) => results.reduce((acc, r) => acc + r[key], 0);
 const failedFiles = results.filter((r) => r.failed > 0).map((r) => relative(testRoot, r.file));
 if (failedFiles.length > 0) process.stdout.write(`\nFailing files:\n  ${failedFiles.join('\n  ')}\n`);

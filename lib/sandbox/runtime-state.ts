@@ -38,6 +38,8 @@ export interface RuntimeLayout {
   cacheDir: string;
   /** `<root>/data`: a write root. */
   dataDir: string;
+  /** True for the shared-temp fallback, whose parent must be checked as ours and private. */
+  fallback: boolean;
 }
 
 function within(path: string, root: string): boolean {
@@ -62,12 +64,13 @@ export function buildUserCacheDir(env: Env, home: string = env.HOME ?? homedir()
 export function buildRuntimeLayout(workspace: string, userCacheDir: string, tmpBase: string = tmpdir()): RuntimeLayout {
   const key = createHash('sha256').update(workspace).digest('hex').slice(0, 16);
   let base = join(userCacheDir, 'zero', 'runtime', 'v1');
-  if (within(base, workspace)) {
+  const fallback = within(base, workspace);
+  if (fallback) {
     const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
     base = join(tmpBase, `zero-runtime-${uid}`, 'v1');
   }
   const root = join(base, key);
-  return { base, key, root, cacheDir: join(root, 'cache'), dataDir: join(root, 'data') };
+  return { base, key, root, cacheDir: join(root, 'cache'), dataDir: join(root, 'data'), fallback };
 }
 
 /**
@@ -192,7 +195,9 @@ export function acquireRuntimeState(workspace: string, options: AcquireOptions =
   const env = options.env ?? process.env;
   const tmpBase = options.tmpBase ?? tmpdir();
   const layout = buildRuntimeLayout(real, options.userCacheDir ?? buildUserCacheDir(env), tmpBase);
-  if (within(layout.base, tmpBase)) assertPrivateDir(join(layout.base, '..'));
+  // Only the shared-temp fallback needs its parent checked; a user cache dir (even one that
+  // happens to live under the temp dir) is created as needed, parents included.
+  if (layout.fallback) assertPrivateDir(join(layout.base, '..'));
   let created: boolean;
   try {
     created = withMutex(layout.base, () => {

@@ -3,7 +3,8 @@
 // cross-process lease (a second real process), cleanup by age and count, and the mutex.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
@@ -269,5 +270,21 @@ test('the mutex serialises holders and a mutex left by a dead process is broken'
     assert.is(withMutex(dir, () => 'taken', 2000), 'taken');
     assert.not.ok(existsSync(join(dir, '.mutex')));
   }));
+
+test('a brand-new user cache dir under the temp dir gets its zero/runtime parents created (not the fallback check)', () => {
+  const cacheDir = mkdtempSync(join(tmpdir(), 'zs-fresh-cache-'));
+  const ws = mkdtempSync(join(TREE_BASE, 'zs-fresh-ws-'));
+  try {
+    const state = acquireRuntimeState(ws, { userCacheDir: cacheDir });
+    assert.ok(state !== undefined);
+    assert.not.ok(state!.layout.fallback);
+    assert.ok(statSync(state!.layout.cacheDir).isDirectory());
+    assert.ok(state!.layout.root.startsWith(join(cacheDir, 'zero', 'runtime')));
+    state!.release();
+  } finally {
+    rmSync(cacheDir, { recursive: true, force: true });
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
 
 test.run();

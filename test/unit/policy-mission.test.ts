@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The mission-changes behaviours and the decisions.md fail-closed rules, through createEngine.
+import { outsideTempBase } from '../helpers/outside.js';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,7 +27,7 @@ function dirs(): Ctx {
   const ws = join(base, 'ws');
   mkdirSync(ws);
   // Outside the workspace and outside the temp roots.
-  const outside = realpathSync(mkdtempSync(join(process.cwd(), 'dist', '.zs-outside-')));
+  const outside = realpathSync(mkdtempSync(join(outsideTempBase(), '.zs-outside-')));
   return { ws, outside, grants: join(base, 'grants.json'), done: () => [base, outside].forEach((d) => rmSync(d, { recursive: true, force: true })) };
 }
 

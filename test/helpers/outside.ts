@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+// A base directory outside every temp write root (/tmp and $TMPDIR), for tests that need an
+// "outside the workspace and the temp roots" path wherever the repository was cloned.
+import { existsSync, realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, sep } from 'node:path';
+
+import { REPO_ROOT } from './cli.js';
+
+function within(path: string, root: string): boolean {
+  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
+}
+
+let cached: string | undefined;
+
+export function outsideTempBase(): string {
+  if (cached !== undefined) return cached;
+  const temps = ['/tmp', process.env.TMPDIR]
+    .filter((p): p is string => p !== undefined && p !== '' && existsSync(p))
+    .map((p) => realpathSync(p));
+  for (const candidate of [join(REPO_ROOT, 'dist'), '/var/tmp', homedir()]) {
+    if (!existsSync(candidate)) continue;
+    const real = realpathSync(candidate);
+    if (!temps.some((temp) => within(real, temp))) return (cached = real);
+  }
+  throw new Error('no directory outside the temp roots is available for the test');
+}
