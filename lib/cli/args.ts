@@ -108,3 +108,11 @@ export function flagList(args: ParsedArgs, name: string): string[] {
 export function flagBool(args: ParsedArgs, name: string): boolean {
   return args.flags[name] === true;
 }
+
+/** Parses `--timeout SECONDS` into milliseconds (undefined when the flag is absent). */
+export function parseTimeout(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--timeout must be a positive number of seconds, not "${value}"`);
+  return Math.max(1, Math.round(seconds * 1000));
+}

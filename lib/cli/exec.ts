@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // `zero-sandbox exec`: stream-json input combined into one shell script, decided by the engine, run sandboxed.
-import { UsageError, flagString, parseArgs } from './args.js';
+import { UsageError, flagString, parseArgs, parseTimeout } from './args.js';
 import type { CliIo } from './io.js';
 
 export const EXEC_HELP = `Usage: zero-sandbox exec --input-format stream-json [--file F] [--output-format FORMAT] [options]
@@ -50,14 +50,6 @@ async function readStdin(maxBytes: number): Promise<string | undefined> {
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
-}
-
-/** Parses `--timeout SECONDS` into milliseconds. */
-export function parseTimeout(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const seconds = Number(value);
-  if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--timeout must be a positive number of seconds, not "${value}"`);
-  return Math.max(1, Math.round(seconds * 1000));
 }
 
 export async function runExec(argv: string[], io: CliIo): Promise<number> {

@@ -6,7 +6,7 @@ import { SandboxError } from '../errors.js';
 import { quickBackendInfo, spawnSandboxed } from '../sandbox/process.js';
 import { loadPlatformBackends } from '../sandbox/platforms.js';
 import type { SandboxOptions } from '../sandbox/options.js';
-import { UsageError, flagList, flagString, parseArgs } from './args.js';
+import { UsageError, flagList, flagString, parseArgs, parseTimeout } from './args.js';
 import type { CliIo } from './io.js';
 
 export const RUN_HELP = `Usage: zero-sandbox run [options] -- CMD [ARGS...]
@@ -71,12 +71,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
     throw new UsageError(`--network must be deny or allow, not "${network}"`);
   }
   const timeout = flagString(args, 'timeout');
-  let timeoutMs: number | undefined;
-  if (timeout !== undefined) {
-    const seconds = Number(timeout);
-    if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--timeout must be a positive number of seconds, not "${timeout}"`);
-    timeoutMs = Math.max(1, Math.round(seconds * 1000));
-  }
+  const timeoutMs = parseTimeout(timeout);
   const options: SandboxOptions = {
     // One command per process: a prewarmed sandbox would never be used.
     prewarm: false,
