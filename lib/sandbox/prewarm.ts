@@ -9,8 +9,10 @@ import type { NativeExit } from '../native/types.js';
 
 /** An idle prewarmed sandbox is killed after this long. */
 export const PREWARM_IDLE_MS = 5000;
-/** At most this many policies keep a prewarmed sandbox at once. */
+/** At most this many policies keep prewarmed sandboxes at once. */
 export const PREWARM_MAX_KEYS = 4;
+/** Sandboxes kept ready (or being set up) per policy: two keep up with back-to-back commands. */
+export const PREWARM_DEPTH = 2;
 
 export interface WarmSandbox {
   key: string;
@@ -28,22 +30,28 @@ export function buildPrewarmKey(spec: LinuxNativeSpec): string {
 }
 
 export class PrewarmPool {
-  readonly #ready = new Map<string, WarmSandbox>();
-  readonly #pending = new Set<string>();
+  readonly #ready = new Map<string, WarmSandbox[]>();
+  readonly #pending = new Map<string, number>();
   readonly #lastUse = new Map<string, number>();
   /** Bumped by clear(): a sandbox still being set up for an older generation is killed on arrival. */
   #generation = 0;
 
   /** A ready sandbox for exactly this key, removed from the pool; undefined when there is none. */
   take(key: string): WarmSandbox | undefined {
-    const entry = this.#ready.get(key);
-    if (entry === undefined) return undefined;
+    const list = this.#ready.get(key);
+    while (list !== undefined && list.length > 0) {
+      const entry = list.shift() as WarmSandbox;
+      clearTimeout(entry.timer);
+      if (!entry.dead) {
+        if (list.length === 0) this.#ready.delete(key);
+        return entry;
+      }
+    }
     this.#ready.delete(key);
-    clearTimeout(entry.timer);
-    return entry.dead ? undefined : entry;
+    return undefined;
   }
 
-  /** Records a use; a second use within the idle window starts warming the next sandbox. */
+  /** Records a use; a second use within the idle window starts warming the next sandboxes. */
   noteUse(key: string, spec: LinuxNativeSpec): void {
     const now = Date.now();
     const last = this.#lastUse.get(key);
@@ -54,31 +62,43 @@ export class PrewarmPool {
   /** Kills every idle prewarmed sandbox, including those still being set up. */
   clear(): void {
     this.#generation++;
-    for (const entry of this.#ready.values()) this.#kill(entry);
+    for (const list of this.#ready.values()) for (const entry of list) this.#kill(entry);
     this.#ready.clear();
     this.#lastUse.clear();
   }
 
+  /** How many prewarmed sandboxes are ready. */
   get size(): number {
-    return this.#ready.size;
+    let count = 0;
+    for (const list of this.#ready.values()) count += list.length;
+    return count;
   }
 
   #fill(key: string, spec: LinuxNativeSpec): void {
-    if (this.#ready.has(key) || this.#pending.has(key)) return;
-    if (this.#ready.size >= PREWARM_MAX_KEYS) {
-      const oldest = this.#ready.values().next().value as WarmSandbox;
-      this.#ready.delete(oldest.key);
-      this.#kill(oldest);
+    if (!this.#ready.has(key) && this.#ready.size >= PREWARM_MAX_KEYS) {
+      const [oldestKey, oldest] = this.#ready.entries().next().value as [string, WarmSandbox[]];
+      this.#ready.delete(oldestKey);
+      for (const entry of oldest) this.#kill(entry);
     }
-    this.#pending.add(key);
+    const have = (this.#ready.get(key)?.length ?? 0) + (this.#pending.get(key) ?? 0);
+    for (let i = have; i < PREWARM_DEPTH; i++) this.#start(key, spec);
+  }
+
+  #start(key: string, spec: LinuxNativeSpec): void {
     const generation = this.#generation;
     const entry: WarmSandbox = { key, pid: -1, dead: false, listener: undefined, timer: undefined };
+    const remove = () => {
+      const list = this.#ready.get(key);
+      const index = list?.indexOf(entry) ?? -1;
+      if (list !== undefined && index >= 0) {
+        list.splice(index, 1);
+        if (list.length === 0) this.#ready.delete(key);
+      }
+    };
     const onExit = (exit: NativeExit) => {
       entry.dead = true;
-      if (this.#ready.get(key) === entry) {
-        this.#ready.delete(key);
-        clearTimeout(entry.timer);
-      }
+      remove();
+      clearTimeout(entry.timer);
       entry.listener?.(exit);
     };
     const warmSpec: LinuxNativeSpec = { ...spec, stdio: ['ignore', 'ignore', 'ignore'] };
@@ -86,12 +106,17 @@ export class PrewarmPool {
     try {
       started = callNative((binding) => binding.spawnWarm(warmSpec, onExit));
     } catch {
-      this.#pending.delete(key);
       return; // prewarming is an optimisation: the cold path keeps working
     }
+    this.#pending.set(key, (this.#pending.get(key) ?? 0) + 1);
+    const settle = () => {
+      const left = (this.#pending.get(key) ?? 1) - 1;
+      if (left > 0) this.#pending.set(key, left);
+      else this.#pending.delete(key);
+    };
     started.then(
       ({ pid }) => {
-        this.#pending.delete(key);
+        settle();
         entry.pid = pid;
         if (entry.dead) return;
         if (generation !== this.#generation) {
@@ -99,15 +124,15 @@ export class PrewarmPool {
           return;
         }
         entry.timer = setTimeout(() => {
-          if (this.#ready.get(key) === entry) this.#ready.delete(key);
+          remove();
           this.#kill(entry);
         }, PREWARM_IDLE_MS);
         entry.timer.unref();
-        this.#ready.set(key, entry);
+        const list = this.#ready.get(key) ?? [];
+        list.push(entry);
+        this.#ready.set(key, list);
       },
-      () => {
-        this.#pending.delete(key);
-      },
+      settle,
     );
   }
 
