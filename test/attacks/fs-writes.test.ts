@@ -1,6 +1,6 @@
 // Writes outside the write roots must fail by every route, also for a root caller, and the host
 // must be unchanged afterwards. Each test runs the attack in a real sandbox, then checks the host.
-import { lstatSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -151,6 +151,27 @@ sandboxTest('raw block devices can be neither read nor opened for writing, even 
     assert.match(r.stdout, /done/);
     assert.not.match(r.stdout, /OPENED/, r.stdout);
     assert.is(r.stdout.trim().split('\n').length, devices.length * 2 + 1, 'every device was tried');
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('denyWrite keeps a path inside the workspace read-only (content, metadata, rename, delete)', async () => {
+  const t = makeTree();
+  try {
+    const locked = join(t.ws, 'locked');
+    mkdirSync(locked);
+    writeFileSync(join(locked, 'keep.txt'), 'original');
+    writeFileSync(join(t.ws, 'frozen.txt'), 'frozen');
+    const r = await sh(t, [
+      'echo evil > locked/keep.txt', 'touch locked/new', 'rm -f locked/keep.txt', 'chmod 777 locked/keep.txt',
+      'echo evil > frozen.txt', 'mv frozen.txt moved.txt', 'echo ok > free.txt',
+    ].join('; '), { denyWrite: [locked, join(t.ws, 'frozen.txt')] });
+    assert.is(readFileSync(join(locked, 'keep.txt'), 'utf8'), 'original');
+    assert.equal(readdirSync(locked), ['keep.txt']);
+    assert.is(readFileSync(join(t.ws, 'frozen.txt'), 'utf8'), 'frozen');
+    assert.is(readFileSync(join(t.ws, 'free.txt'), 'utf8'), 'ok\n', 'the rest of the workspace stays writable');
+    assert.match(r.stderr, /Read-only file system|Device or resource busy/);
   } finally {
     t.cleanup();
   }
