@@ -30,7 +30,7 @@ const LINUX_LIMITATIONS = [
   '.zero, .agents and a missing .git/hooks cannot be made read-only before they exist without creating them on the host: if the command creates them they are removed and reported when it ends',
   'under network deny, creating AF_UNIX sockets is refused (socketpair still works), so Unix-domain servers inside the sandbox do not work',
   'deny-read masks cover the paths that exist when the command starts; a credential file created later is only hidden if it is inside a masked directory',
-  'limits.processes cannot be enforced for a root caller (the kernel exempts root from RLIMIT_NPROC); such a run is refused',
+  'limits.processes for a root caller (whom the kernel exempts from RLIMIT_NPROC) needs a writable pids cgroup (cgroup v1 pids, or v2 with pids delegated); without one such a run is refused',
 ];
 
 /** The macOS and Windows backends: one layer each, with what it enforces and its limits. */

@@ -14,6 +14,7 @@ import { buildLinuxSpec, type StdioMode } from '../backend/linux/spec.js';
 import type { BackendInfo, SandboxBackendName, SandboxPlan } from '../backend/types.js';
 import { checkOptions, normalizeCommand, type SandboxCommand, type SandboxOptions } from './options.js';
 import { resolvePlan } from './plan.js';
+import { createPidsLimit } from './cgroup.js';
 import { missingProtectedPaths, removeCreatedProtectedPaths } from './protected.js';
 import { buildPrewarmKey, prewarmEnabled, prewarmPool } from './prewarm.js';
 import type { NativeSpawned } from '../native/types.js';
@@ -137,7 +138,22 @@ export class SandboxedProcess extends EventEmitter {
     this.network = plan.network;
     const modes = options.stdio ?? ['pipe', 'pipe', 'pipe'];
     const stdio = modes.map((mode, i): StdioMode => (mode === 'inherit' ? i : mode)) as [StdioMode, StdioMode, StdioMode];
-    const spec = buildLinuxSpec(plan, stdio, { landlockAbi: context.abi, isRoot: context.isRoot, arch: context.arch, bindingPath: nativeBindingPath() ?? '' });
+    // A root caller's process limit is a pids cgroup (RLIMIT_NPROC does not bind root).
+    const pids = context.isRoot && plan.limits.processes !== undefined ? createPidsLimit(plan.limits.processes) : undefined;
+    let spec;
+    try {
+      spec = buildLinuxSpec(plan, stdio, {
+        landlockAbi: context.abi,
+        isRoot: context.isRoot,
+        arch: context.arch,
+        bindingPath: nativeBindingPath() ?? '',
+        ...(pids === undefined ? {} : { cgroupProcsFd: pids.fd }),
+      });
+    } catch (error) {
+      pids?.closeFd();
+      pids?.remove();
+      throw error;
+    }
     const watched = missingProtectedPaths(plan.writeRoots);
     let resolveExit!: (exit: SandboxExit) => void;
     this.exited = new Promise((resolve) => (resolveExit = resolve));
@@ -152,6 +168,7 @@ export class SandboxedProcess extends EventEmitter {
         aborted: this.#aborted,
         protectedPathViolations: removeCreatedProtectedPaths(watched),
       };
+      pids?.remove();
       if (raw.execErrno !== 0) {
         const code = Object.entries(constants.errno).find(([, value]) => value === raw.execErrno)?.[0] ?? `errno ${raw.execErrno}`;
         exit.execError = { errno: raw.execErrno, code };
@@ -159,7 +176,8 @@ export class SandboxedProcess extends EventEmitter {
       resolveExit(exit);
       this.emit('exit', exit);
     };
-    const key = prewarmEnabled(options.prewarm) ? buildPrewarmKey(spec) : undefined;
+    // A pids cgroup is joined at clone time, so such a run never uses a prewarmed sandbox.
+    const key = prewarmEnabled(options.prewarm) && pids === undefined ? buildPrewarmKey(spec) : undefined;
     let native: NativeSpawned | null = null;
     const warm = key === undefined ? undefined : prewarmPool.take(key);
     if (warm !== undefined) {
@@ -176,7 +194,10 @@ export class SandboxedProcess extends EventEmitter {
       try {
         native = callNative((binding) => binding.spawn(spec, onExit));
       } catch (error) {
+        pids?.remove();
         throw explainSpawnFailure(error, plan);
+      } finally {
+        pids?.closeFd();
       }
     }
     if (key !== undefined) prewarmPool.noteUse(key, spec);

@@ -131,6 +131,11 @@ void ParseLinux(const Napi::Object& obj, backend::LinuxSpec* out) {
   Napi::TypedArrayOf<uint64_t> words = prog.As<Napi::TypedArrayOf<uint64_t>>();
   out->seccomp_program.assign(words.Data(), words.Data() + words.ElementLength());
   out->rlimits = ParseRlimits(obj, w);
+  Napi::Value cgroup = obj.Get("cgroupProcsFd");
+  if (!cgroup.IsUndefined()) {
+    if (!cgroup.IsNumber()) throw Napi::TypeError::New(obj.Env(), "spec.linux.cgroupProcsFd must be a number");
+    out->cgroup_procs_fd = cgroup.As<Napi::Number>().Int32Value();
+  }
 }
 
 void ParseCommon(const Napi::Object& obj, const std::string& w, std::vector<std::string>* argv,

@@ -65,6 +65,9 @@ struct LinuxSpec {
   std::vector<LandlockRule> landlock_rules;
   std::vector<uint64_t> seccomp_program;  // classic BPF: code<<48 | jt<<40 | jf<<32 | k
   std::vector<ResourceLimit> rlimits;
+  // A pids cgroup's cgroup.procs, opened by the caller: the sandbox's first process moves itself
+  // there before anything else (the process limit for callers RLIMIT_NPROC exempts). -1: none.
+  int cgroup_procs_fd = -1;
 };
 
 struct WindowsSpec {

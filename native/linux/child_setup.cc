@@ -261,6 +261,10 @@ int Run(void* arg) {
   }
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) Fail(plan, kStageSignals, errno);
 
+  // Join the run's pids cgroup before anything can fork, then hide the host's cgroup paths.
+  if (plan->cgroup_fd >= 0 && write(plan->cgroup_fd, "0", 1) != 1) Fail(plan, kStageCgroup, errno);
+  if (unshare(CLONE_NEWCGROUP) != 0) Fail(plan, kStageCgroup, errno);
+
   if (WriteWhole("/proc/self/setgroups", "deny") != 0) Fail(plan, kStageUidMap, errno);
   if (WriteWhole("/proc/self/uid_map", plan->uid_map) != 0) Fail(plan, kStageUidMap, errno);
   if (WriteWhole("/proc/self/gid_map", plan->gid_map) != 0) Fail(plan, kStageUidMap, errno);

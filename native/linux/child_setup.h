@@ -26,6 +26,7 @@ enum Stage : int32_t {
   kStageLandlockRestrict,
   kStageSeccomp,
   kStageExecInit,
+  kStageCgroup,
 };
 
 // Mount operation kinds, mirrored by lib/backend/linux/mounts.ts.
@@ -64,6 +65,7 @@ struct ChildPlan {
   int error_fd;                 // close-on-exec pipe: {stage, errno} on failure
   int stdio_fds[3];             // installed as 0, 1, 2
   int report_fd;                // installed as 3 for the init helper
+  int cgroup_fd;                // cgroup.procs to join first (-1: none)
   int control_fd;               // installed as 4 for a prewarmed init (-1: none)
   int init_fd;                  // O_PATH fd of the init helper, executed with execveat
   char* const* init_argv;

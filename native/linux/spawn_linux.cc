@@ -118,6 +118,7 @@ const char* StageName(int32_t stage) {
     case kStageLandlockRestrict: return "landlock_restrict_self";
     case kStageSeccomp: return "seccomp(SECCOMP_SET_MODE_FILTER)";
     case kStageExecInit: return "execveat(zero-sandbox-init)";
+    case kStageCgroup: return "join the pids cgroup / unshare(CLONE_NEWCGROUP)";
     default: return "sandbox setup";
   }
 }
@@ -149,6 +150,7 @@ status::Status ChildFailure(int32_t raw_stage, int err, const SpawnSpec& spec) {
     case kStageSeccomp: code = "seccomp_install_failed"; layer = "seccomp"; break;
     case kStageChdir: code = "spawn_failed"; layer = "cwd"; path = spec.cwd; call = "chdir(" + spec.cwd + ")"; break;
     case kStageRlimit: code = "spawn_failed"; layer = "limits"; break;
+    case kStageCgroup: code = "sandbox_unavailable"; layer = "limits"; break;
     case kStageNoNewPrivs:
     case kStageCapabilities: code = "sandbox_unavailable"; layer = "capabilities"; break;
     default: break;
@@ -256,6 +258,7 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
   for (int i = 0; i < 3; ++i) plan.stdio_fds[i] = spec.stdio[i];
   plan.report_fd = report_write.fd;
   plan.control_fd = spec.control_fd;
+  plan.cgroup_fd = ls.cgroup_procs_fd;
   plan.init_fd = init_fd.fd;
   plan.init_argv = init_argv.data();
   plan.envp = envp.data();
@@ -278,8 +281,9 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED) return status::Fail("spawn_failed", errno, "mmap(child stack)");
 
+  // The cgroup namespace is unshared by the child once it has joined its pids cgroup.
   int flags = CLONE_VM | CLONE_VFORK | SIGCHLD | CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
-              CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+              CLONE_NEWIPC | CLONE_NEWUTS;
   if (ls.new_network) flags |= CLONE_NEWNET;
 
   // Block every signal so none of Node's handlers can run on the shared memory in the child.

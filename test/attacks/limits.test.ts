@@ -3,7 +3,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { makeTree, py, rejection, sandboxTest, sh } from '../helpers/sandbox.js';
+import { readdirSync } from 'node:fs';
+
+import { createPidsLimit, findPidsCgroupParent } from '../../lib/sandbox/cgroup.js';
+import { makeTree, py, sandboxTest, sh } from '../helpers/sandbox.js';
 
 sandboxTest('a CPU-bound loop is stopped by limits.cpuSeconds', async () => {
   const t = makeTree();
@@ -56,21 +59,38 @@ sandboxTest('limits.openFiles caps the descriptors the command can open', async 
   }
 });
 
-sandboxTest('limits.processes refuses for a root caller instead of running without the limit', async () => {
+sandboxTest('limits.processes stops a fork storm, for a root caller too, and leaves no cgroup behind', async () => {
   const t = makeTree();
   try {
-    if (process.getuid?.() === 0) {
-      const error = await rejection(sh(t, 'touch ran', { limits: { processes: 16 } }));
-      assert.is(error.code, 'sandbox_unavailable');
-      assert.is(error.layer, 'limits');
-      assert.match(error.message, /root caller/);
-    } else {
-      const r = await sh(t, 'for i in $(seq 1 64); do sleep 2 & done 2>&1 | head -1; echo done', { limits: { processes: 16 }, timeoutMs: 20_000 });
-      assert.match(r.stdout, /Resource temporarily unavailable|fork|Cannot/i, r.stdout);
+    const parent = findPidsCgroupParent();
+    const before = parent === undefined ? [] : readdirSync(parent).filter((name) => name.startsWith('zero-sandbox-'));
+    const r = await py(t, [
+      'import os, time, errno',
+      'started = 0',
+      'for _ in range(64):',
+      '    try:',
+      '        pid = os.fork()',
+      '    except OSError as e:',
+      '        print("stopped", errno.errorcode[e.errno]); break',
+      '    if pid == 0:',
+      '        time.sleep(3); os._exit(0)',
+      '    started += 1',
+      'print("started", started)',
+    ].join('\n'), { limits: { processes: 16 }, timeoutMs: 30_000 });
+    assert.match(r.stdout, /stopped EAGAIN/, r.stdout + r.stderr);
+    const started = Number(/started (\d+)/.exec(r.stdout)?.[1]);
+    assert.ok(started > 0 && started < 16, `at most the limit runs (${started} children)`);
+    if (parent !== undefined) {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(readdirSync(parent).filter((name) => name.startsWith('zero-sandbox-')), before, 'the run cgroup is gone');
     }
   } finally {
     t.cleanup();
   }
+});
+
+sandboxTest('without a writable pids cgroup, a process limit for root refuses instead of running unlimited', async () => {
+  assert.throws(() => createPidsLimit(16, '/nonexistent-cgroup-parent'), (error: unknown) => (error as { code?: string }).code === 'sandbox_unavailable' && /root caller/.test((error as Error).message));
 });
 
 test.run();

@@ -102,6 +102,7 @@ test('resource limits map onto rlimits; a process limit refuses for a root calle
     { resource: 6, soft: 32, hard: 32 },
   ]);
   assert.throws(() => buildRlimits({ processes: 10 }, true), /cannot be enforced for a root caller/);
+  assert.equal(buildRlimits({ processes: 10 }, true, true), [], 'a pids cgroup enforces it instead');
   assert.equal(buildRlimits({}, true), []);
 });
 

@@ -27,6 +27,8 @@ export interface LinuxNativeSpec {
     landlockRules: Array<{ path: string; access: number; afterMounts: boolean }>;
     seccomp: BigUint64Array;
     rlimits: Array<{ resource: number; soft: number; hard: number }>;
+    /** A pids cgroup's cgroup.procs descriptor the first process joins (root callers' process limit). */
+    cgroupProcsFd?: number;
   };
 }
 
@@ -36,7 +38,12 @@ export type StdioMode = 'pipe' | 'ignore' | number;
 // RLIMIT_* numbers on Linux (identical on x86_64 and aarch64).
 const RLIMIT = { CPU: 0, FSIZE: 1, DATA: 2, NPROC: 6, NOFILE: 7 } as const;
 
-export function buildRlimits(limits: SandboxPlan['limits'], isRoot: boolean): LinuxNativeSpec['linux']['rlimits'] {
+/**
+ * The rlimits for a plan. A root caller's process limit is not an rlimit (the kernel exempts root
+ * from RLIMIT_NPROC): `processesByCgroup` says a pids cgroup enforces it instead; without one it
+ * refuses.
+ */
+export function buildRlimits(limits: SandboxPlan['limits'], isRoot: boolean, processesByCgroup = false): LinuxNativeSpec['linux']['rlimits'] {
   const out: LinuxNativeSpec['linux']['rlimits'] = [];
   const add = (resource: number, value: number | undefined) => {
     if (value !== undefined) out.push({ resource, soft: value, hard: value });
@@ -47,7 +54,7 @@ export function buildRlimits(limits: SandboxPlan['limits'], isRoot: boolean): Li
   add(RLIMIT.DATA, limits.memoryBytes);
   add(RLIMIT.FSIZE, limits.fileSizeBytes);
   add(RLIMIT.NOFILE, limits.openFiles);
-  if (limits.processes !== undefined) {
+  if (limits.processes !== undefined && !processesByCgroup) {
     if (isRoot) {
       throw new SandboxError(
         'sandbox_unavailable',
@@ -95,6 +102,8 @@ export const hostView: HostView = {
 export interface LinuxSpecContext {
   landlockAbi: number;
   isRoot: boolean;
+  /** The cgroup.procs descriptor of a pids cgroup that enforces limits.processes. */
+  cgroupProcsFd?: number;
   arch: string;
   bindingPath: string;
 }
@@ -132,7 +141,8 @@ export function buildLinuxSpec(
       landlockScoped: landlock.scoped,
       landlockRules: landlock.rules,
       seccomp: BigUint64Array.from(encodeSeccompProgram(program)),
-      rlimits: buildRlimits(plan.limits, context.isRoot),
+      rlimits: buildRlimits(plan.limits, context.isRoot, context.cgroupProcsFd !== undefined),
+      ...(context.cgroupProcsFd === undefined ? {} : { cgroupProcsFd: context.cgroupProcsFd }),
     },
   };
 }
