@@ -27,7 +27,7 @@ export interface EnforcementReport {
 
 const LINUX_LIMITATIONS = [
   'a hardlink created on the host before the command, joining a file inside a write root to one outside, lets the command write that file through the inside path (the kernel checks paths, not inodes)',
-  '.zero, .agents and a missing .git/hooks cannot be made read-only before they exist without creating them on the host: if the command creates them they are removed and reported when it ends',
+  '.zero, .agents, a missing .git/hooks and .git/commondir cannot be made read-only before they exist without creating them on the host: if the command creates them they are removed and reported when it ends',
   'under network deny, creating AF_UNIX sockets is refused (socketpair still works), so Unix-domain servers inside the sandbox do not work',
   'deny-read masks cover the paths that exist when the command starts; a credential file created later is only hidden if it is inside a masked directory',
   'limits.processes for a root caller (whom the kernel exempts from RLIMIT_NPROC) needs a writable pids cgroup (cgroup v1 pids, or v2 with pids delegated); without one such a run is refused',
@@ -84,7 +84,7 @@ export function buildEnforcementReport(report: ProbeReport, policy: { network: N
   const capabilities = [
     capability('writes only inside write roots and a private /tmp', ['landlock', 'read-only mounts'], ['userns', 'mountns', 'landlock']),
     capability('no metadata changes outside write roots (chmod, chown, utimes, xattrs), also for root', ['read-only mounts'], ['userns', 'mountns']),
-    capability('.git/hooks, .git/config and existing .zero/.agents read-only', ['read-only bind mounts'], ['mountns']),
+    capability('.git/hooks, .git/config and existing .zero/.agents read-only; an existing .git cannot be renamed away', ['read-only bind mounts', 'pinned git dirs'], ['mountns']),
     capability('credential baseline and deny-read paths unreadable', ['mode-000 read-only masks', 'dropped capabilities'], ['mountns']),
     capability('raw devices unreachable (only null, zero, full, random, urandom, tty, private ptys)', ['landlock'], ['landlock']),
     policy.network === 'deny'

@@ -22,7 +22,12 @@ export function missingProtectedPaths(roots: readonly WritableRoot[]): string[] 
     }
     // A repository the command creates itself is its own; only an existing .git is guarded.
     const git = lstatSync(join(root.root, '.git'), { throwIfNoEntry: false });
-    if (git?.isDirectory()) for (const sub of root.readOnlySubpaths) if (!exists(sub)) out.push(sub);
+    if (git?.isDirectory()) {
+      for (const sub of root.readOnlySubpaths) if (!exists(sub)) out.push(sub);
+      // A planted commondir would point git at a config and hooks dir of the command's choosing.
+      const commondir = join(root.root, '.git', 'commondir');
+      if (!exists(commondir)) out.push(commondir);
+    }
   }
   return out;
 }

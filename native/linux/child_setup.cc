@@ -157,6 +157,15 @@ int ApplyMount(ChildPlan* plan, const MountStep& step, int* mask_staging) {
       return MoveOnto(plan->mount_slots[step.slot], step.path);
     case kMountReadonlyBind:
       return BindReadonly(AT_FDCWD, step.path, step.path);
+    case kMountPin: {
+      int fd = OpenTreeClone(AT_FDCWD, step.path);
+      if (fd < 0) return -1;
+      int rc = MoveOnto(fd, step.path);
+      int saved = errno;
+      close(fd);
+      errno = saved;
+      return rc;
+    }
     case kMountMaskFile:
       if (*mask_staging < 0) {
         *mask_staging = MakeMaskStaging();

@@ -41,6 +41,7 @@ enum MountKind : int32_t {
   kMountMaskDir,          // an empty, mode-000, read-only tmpfs over path
   kMountProc,             // a fresh procfs at /proc for the new pid namespace
   kMountDevpts,           // a new devpts instance at path; ptmx bound over /dev/ptmx
+  kMountPin,              // bind path onto itself, writable (a mount point cannot be renamed away)
 };
 
 struct MountStep {

@@ -97,6 +97,7 @@ int32_t MountKindCode(const std::string& kind) {
   if (kind == "mask_dir") return kMountMaskDir;
   if (kind == "proc") return kMountProc;
   if (kind == "devpts") return kMountDevpts;
+  if (kind == "pin") return kMountPin;
   return 0;
 }
 

@@ -155,4 +155,45 @@ sandboxTest('in a linked git worktree the real hooks and config stay read-only, 
   }
 });
 
+// Attack: the read-only .git/hooks and .git/config are mounts inside .git; renaming .git away
+// carries them along and leaves room for `git init` with hooks of the command's choosing, which
+// the user's own git would later run on the host. Fix: each existing git dir is pinned (a mount
+// point cannot be renamed or removed).
+sandboxTest('renaming .git away to plant a fresh repository with hooks is blocked', async () => {
+  const t = makeTree();
+  try {
+    git(t.ws, 'init', '-q');
+    git(t.ws, 'commit', '-q', '--allow-empty', '-m', 'first');
+    const r = await sh(t, [
+      'mv .git .git-old; echo "mv=$?"',
+      'rmdir .git 2>/dev/null; echo "rmdir=$?"',
+      'git init -q 2>/dev/null; mkdir -p .git/hooks; printf "#!/bin/sh\\necho PWNED\\n" > .git/hooks/pre-commit 2>/dev/null; echo done',
+    ].join('; '));
+    assert.match(r.stdout, /mv=1/);
+    assert.match(r.stdout, /rmdir=1/);
+    assert.match(r.stderr, /Device or resource busy/);
+    assert.equal(readdirSync(t.ws).sort(), ['.git']);
+    assert.not.ok(existsSync(join(t.ws, '.git', 'hooks', 'pre-commit')));
+    assert.match(git(t.ws, 'log', '--oneline'), /first/);
+  } finally {
+    t.cleanup();
+  }
+});
+
+// Attack: .git/commondir redirects git to another directory's config and hooks. It is not there
+// in an ordinary repository, so it cannot be made read-only without creating it: one planted by
+// the command is removed when it ends and reported.
+sandboxTest('a commondir planted in .git to redirect config and hooks is removed and reported', async () => {
+  const t = makeTree();
+  try {
+    git(t.ws, 'init', '-q');
+    const r = await sh(t, `mkdir -p ${t.ws}/evil/hooks; echo ${t.ws}/evil > .git/commondir; echo planted`);
+    assert.match(r.stdout, /planted/);
+    assert.equal(r.protectedPathViolations, [join(t.ws, '.git', 'commondir')]);
+    assert.not.ok(existsSync(join(t.ws, '.git', 'commondir')));
+  } finally {
+    t.cleanup();
+  }
+});
+
 test.run();

@@ -60,7 +60,7 @@ test('mount plan: clone roots, read-only host, private tmp, attach, protect, mas
     denyWrite: ['/work/ws/locked'],
   };
   const { ops, privateTmp } = buildMountPlan(plan, host({
-    '/work/ws/.git/hooks': 'dir', '/work/ws/.git/config': 'file', '/work/ws/.zero': 'dir',
+    '/work/ws/.git': 'dir', '/work/ws/.git/hooks': 'dir', '/work/ws/.git/config': 'file', '/work/ws/.zero': 'dir',
     '/home/u/.aws': 'dir', '/home/u/.npmrc': 'file', '/work/ws/.env': 'file', '/work/ws/locked': 'file', '/tmp/gone': 'file',
   }));
   assert.ok(privateTmp);
@@ -73,6 +73,7 @@ test('mount plan: clone roots, read-only host, private tmp, attach, protect, mas
     'attach /work/ws #0',
     'mkdirs /tmp/extra',
     'attach /tmp/extra #1',
+    'pin /work/ws/.git',
     'readonly_bind /work/ws/.git/hooks',
     'readonly_bind /work/ws/.git/config',
     'readonly_bind /work/ws/.zero',

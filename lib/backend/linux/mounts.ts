@@ -3,6 +3,8 @@
 // everything read-only (metadata included, which Landlock does not cover), write roots re-attached
 // writable, protected paths read-only inside them, deny-read paths masked, a private /tmp,
 // /dev/shm and devpts, and a fresh /proc for the new pid namespace.
+import { dirname } from 'node:path';
+
 import type { SandboxPlan } from '../types.js';
 
 /** The mount vocabulary native/linux/child_setup.cc applies, in order. */
@@ -13,6 +15,7 @@ export type MountKind =
   | 'mkdirs'
   | 'attach'
   | 'readonly_bind'
+  | 'pin'
   | 'mask_file'
   | 'mask_dir'
   | 'proc'
@@ -65,6 +68,13 @@ export function buildMountPlan(
     ops.push({ kind: 'attach', path: root, slot });
   });
   for (const root of plan.writeRoots) {
+    // Pin each existing git dir (a writable bind onto itself): a mount point cannot be renamed or
+    // removed, so `mv .git elsewhere` cannot carry the read-only hooks and config away and leave
+    // room for a fresh repository with hooks of the command's choosing.
+    const gitDirs = [...new Set(root.readOnlySubpaths.map((sub) => dirname(sub)))]
+      .filter((dir) => host.kind(dir) === 'dir')
+      .sort((a, b) => a.length - b.length);
+    for (const dir of gitDirs) ops.push({ kind: 'pin', path: dir });
     for (const sub of root.readOnlySubpaths) {
       if (host.kind(sub) !== 'missing') ops.push({ kind: 'readonly_bind', path: sub });
     }
