@@ -61,7 +61,8 @@ export function linkedGitPaths(root: string): string[] {
     if (lstatSync(commonFile, { throwIfNoEntry: false })?.isFile()) {
       dirs.push(resolve(gitDir, readFileSync(commonFile, 'utf8').trim()));
     }
-    const out: string[] = [];
+    // The .git file itself: replaced by a directory, it would bring hooks of the command's choosing.
+    const out: string[] = [dotGit];
     for (const dir of dirs) {
       for (const name of ['hooks', 'config']) {
         const path = join(dir, name);

@@ -140,6 +140,9 @@ sandboxTest('in a linked git worktree the real hooks and config stay read-only, 
     git(main, 'worktree', 'add', '-q', join(t.ws, 'wt'), '-b', 'feature');
     const config = readFileSync(join(main, '.git', 'config'), 'utf8');
     const wt = { ...t, ws: join(t.ws, 'wt') };
+    const swap = await sh(wt, 'mv .git .git-file; rm -f .git; mkdir -p .git/hooks; echo "#!/bin/sh" > .git/hooks/pre-commit; echo tried', { allowWrite: [main] });
+    assert.match(swap.stdout, /tried/);
+    assert.match(readFileSync(join(t.ws, 'wt', '.git'), 'utf8'), /^gitdir: /, 'the worktree .git file cannot be replaced by a directory');
     const r = await sh(wt, [
       'echo "#!/bin/sh" > ../main/.git/hooks/pre-commit',
       'echo "[core] hooksPath = /tmp/evil" >> ../main/.git/config',

@@ -71,7 +71,7 @@ export function buildMountPlan(
     // Pin each existing git dir (a writable bind onto itself): a mount point cannot be renamed or
     // removed, so `mv .git elsewhere` cannot carry the read-only hooks and config away and leave
     // room for a fresh repository with hooks of the command's choosing.
-    const gitDirs = [...new Set(root.readOnlySubpaths.map((sub) => dirname(sub)))]
+    const gitDirs = [...new Set(root.readOnlySubpaths.filter((sub) => /\/(hooks|config)$/.test(sub)).map((sub) => dirname(sub)))]
       .filter((dir) => host.kind(dir) === 'dir')
       .sort((a, b) => a.length - b.length);
     for (const dir of gitDirs) ops.push({ kind: 'pin', path: dir });
