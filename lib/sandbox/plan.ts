@@ -43,6 +43,32 @@ export function buildWritableRoot(root: string, extraReadOnly: readonly string[]
   };
 }
 
+/** How many entries of a write root are looked at for nested repositories (keeps start-up cheap). */
+export const NESTED_REPO_SCAN_LIMIT = 512;
+
+/**
+ * Repositories directly inside a write root (one level down: a workspace holding several
+ * checkouts): their .git/hooks and .git/config, plus what a .git file points to. Bounded by
+ * NESTED_REPO_SCAN_LIMIT entries; never throws.
+ */
+export function nestedGitPaths(root: string): string[] {
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = readdirSync(root, { withFileTypes: true }).slice(0, NESTED_REPO_SCAN_LIMIT);
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const entry of entries) {
+    if (!entry.isDirectory() || entry.name === '.git' || entry.name === 'node_modules') continue;
+    const child = join(root, entry.name);
+    const git = lstatSync(join(child, '.git'), { throwIfNoEntry: false });
+    if (git?.isDirectory()) out.push(join(child, '.git', 'hooks'), join(child, '.git', 'config'));
+    else if (git?.isFile()) out.push(...linkedGitPaths(child));
+  }
+  return out;
+}
+
 /**
  * A `.git` *file* (a linked worktree or a submodule) points at the real git directory; its hooks
  * and config live there (or in its common dir). Returns those paths when they exist, so they stay
@@ -146,8 +172,8 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
     network: options.network,
     workspace,
     writeRoots: [...new Set(roots)].map((root) => {
-      const linked = linkedGitPaths(root).filter((path) => roots.some((r) => within(path, r)));
-      return buildWritableRoot(root, linked);
+      const linked = [...linkedGitPaths(root), ...nestedGitPaths(root)].filter((path) => roots.some((r) => within(path, r)));
+      return buildWritableRoot(root, [...new Set(linked)]);
     }),
     readRoots,
     denyRead,

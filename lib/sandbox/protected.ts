@@ -4,7 +4,7 @@
 // the host. Instead they are noted before the run, and anything the command created there is
 // removed (without following links) and reported when it ends, so nothing persists to run later.
 import { lstatSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import type { WritableRoot } from '../backend/types.js';
 
@@ -20,12 +20,18 @@ export function missingProtectedPaths(roots: readonly WritableRoot[]): string[] 
       const path = join(root.root, name);
       if (!exists(path)) out.push(path);
     }
-    // A repository the command creates itself is its own; only an existing .git is guarded.
-    const git = lstatSync(join(root.root, '.git'), { throwIfNoEntry: false });
-    if (git?.isDirectory()) {
-      for (const sub of root.readOnlySubpaths) if (!exists(sub)) out.push(sub);
-      // A planted commondir would point git at a config and hooks dir of the command's choosing.
-      const commondir = join(root.root, '.git', 'commondir');
+    // A repository the command creates itself is its own; only git dirs that exist are guarded.
+    const gitDirs = new Set<string>();
+    for (const sub of root.readOnlySubpaths) {
+      if (!/\/(hooks|config)$/.test(sub)) continue;
+      const dir = dirname(sub);
+      if (!lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) continue;
+      gitDirs.add(dir);
+      if (!exists(sub)) out.push(sub);
+    }
+    // A planted commondir would point git at a config and hooks dir of the command's choosing.
+    for (const dir of gitDirs) {
+      const commondir = join(dir, 'commondir');
       if (!exists(commondir)) out.push(commondir);
     }
   }

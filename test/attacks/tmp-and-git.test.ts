@@ -183,6 +183,23 @@ sandboxTest('renaming .git away to plant a fresh repository with hooks is blocke
   }
 });
 
+sandboxTest('a repository one level down in the workspace has its hooks and config protected too', async () => {
+  const t = makeTree();
+  try {
+    const sub = join(t.ws, 'service');
+    execFileSync('mkdir', ['-p', sub]);
+    git(sub, 'init', '-q');
+    const config = readFileSync(join(sub, '.git', 'config'), 'utf8');
+    const r = await sh(t, 'echo "#!/bin/sh" > service/.git/hooks/pre-commit; echo "[core] hooksPath = /tmp/x" >> service/.git/config; mv service/.git service/.git-old; echo tried');
+    assert.match(r.stdout, /tried/);
+    assert.not.ok(existsSync(join(sub, '.git', 'hooks', 'pre-commit')));
+    assert.is(readFileSync(join(sub, '.git', 'config'), 'utf8'), config);
+    assert.ok(existsSync(join(sub, '.git')));
+  } finally {
+    t.cleanup();
+  }
+});
+
 // Attack: .git/commondir redirects git to another directory's config and hooks. It is not there
 // in an ordinary repository, so it cannot be made read-only without creating it: one planted by
 // the command is removed when it ends and reported.
