@@ -85,7 +85,7 @@ export function buildEnforcementReport(report: ProbeReport, policy: { network: N
   const capabilities = [
     capability('writes only inside write roots and a private /tmp', ['landlock', 'read-only mounts'], ['userns', 'mountns', 'landlock']),
     capability('no metadata changes outside write roots (chmod, chown, utimes, xattrs), also for root', ['read-only mounts'], ['userns', 'mountns']),
-    capability('.git/hooks, .git/config and existing .zero/.agents read-only; an existing .git cannot be renamed away', ['read-only bind mounts', 'pinned git dirs'], ['mountns']),
+    capability('.git/hooks, .git/config, existing .zero/.agents and denyWrite paths read-only; their parent directories cannot be renamed away', ['read-only bind mounts', 'pinned parent directories'], ['mountns']),
     capability('credential baseline and deny-read paths unreadable', ['mode-000 read-only masks', 'dropped capabilities'], ['mountns']),
     capability('raw devices unreachable (only null, zero, full, random, urandom, tty, private ptys)', ['landlock'], ['landlock']),
     policy.network === 'deny'

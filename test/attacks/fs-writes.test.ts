@@ -177,4 +177,24 @@ sandboxTest('denyWrite keeps a path inside the workspace read-only (content, met
   }
 });
 
+// Attack: a read-only bind on a denyWrite file moves with its parent directory; renaming the
+// parent and recreating the path would swap the protected file for one of the command's choosing.
+// Fix: every directory between a write root and a read-only target is pinned.
+sandboxTest('renaming the parent of a denyWrite file to swap the file is blocked', async () => {
+  const t = makeTree();
+  try {
+    mkdirSync(join(t.ws, 'config', 'prod'), { recursive: true });
+    writeFileSync(join(t.ws, 'config', 'prod', 'app.yaml'), 'original');
+    const r = await sh(t, 'mv config config-old; echo "outer=$?"; mv config/prod config/prod-old; echo "inner=$?"; mkdir -p config/prod; echo evil > config/prod/app.yaml; echo done', {
+      denyWrite: [join(t.ws, 'config', 'prod', 'app.yaml')],
+    });
+    assert.match(r.stdout, /outer=1/);
+    assert.match(r.stdout, /inner=1/);
+    assert.is(readFileSync(join(t.ws, 'config', 'prod', 'app.yaml'), 'utf8'), 'original');
+    assert.equal(readdirSync(t.ws), ['config']);
+  } finally {
+    t.cleanup();
+  }
+});
+
 test.run();

@@ -67,25 +67,31 @@ export function buildMountPlan(
     if (privateTmp && within(root, '/tmp')) ops.push({ kind: 'mkdirs', path: root });
     ops.push({ kind: 'attach', path: root, slot });
   });
+  // Read-only targets inside write roots: protected git paths, existing .zero/.agents, denyWrite.
+  const targets: string[] = [];
   for (const root of plan.writeRoots) {
-    // Pin each existing git dir (a writable bind onto itself): a mount point cannot be renamed or
-    // removed, so `mv .git elsewhere` cannot carry the read-only hooks and config away and leave
-    // room for a fresh repository with hooks of the command's choosing.
-    const gitDirs = [...new Set(root.readOnlySubpaths.filter((sub) => /\/(hooks|config)$/.test(sub)).map((sub) => dirname(sub)))]
-      .filter((dir) => host.kind(dir) === 'dir')
-      .sort((a, b) => a.length - b.length);
-    for (const dir of gitDirs) ops.push({ kind: 'pin', path: dir });
-    for (const sub of root.readOnlySubpaths) {
-      if (host.kind(sub) !== 'missing') ops.push({ kind: 'readonly_bind', path: sub });
-    }
+    for (const sub of root.readOnlySubpaths) if (host.kind(sub) !== 'missing') targets.push(sub);
     for (const name of root.protectedNames) {
       const path = `${root.root}/${name}`;
-      if (host.kind(path) !== 'missing') ops.push({ kind: 'readonly_bind', path });
+      if (host.kind(path) !== 'missing') targets.push(path);
     }
   }
-  for (const path of plan.denyWrite) {
-    if (host.kind(path) !== 'missing') ops.push({ kind: 'readonly_bind', path });
+  for (const path of plan.denyWrite) if (host.kind(path) !== 'missing') targets.push(path);
+  // Pin every directory between a write root and a read-only target (a writable bind onto
+  // itself): a mount point cannot be renamed or removed, so renaming a parent cannot carry the
+  // read-only mount away and leave the original path free for a file of the command's choosing.
+  const pins = new Set<string>();
+  for (const target of targets) {
+    const root = roots.filter((r) => within(target, r)).sort((a, b) => b.length - a.length)[0];
+    if (root === undefined) continue;
+    for (let dir = dirname(target); dir !== root && within(dir, root); dir = dirname(dir)) {
+      if (host.kind(dir) === 'dir') pins.add(dir);
+    }
   }
+  for (const dir of [...pins].sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b))) {
+    ops.push({ kind: 'pin', path: dir });
+  }
+  for (const path of targets) ops.push({ kind: 'readonly_bind', path });
   for (const path of plan.denyRead) {
     // Under the private /tmp the host path is not visible anyway.
     if (privateTmp && within(path, '/tmp') && !roots.some((root) => within(path, root))) continue;
