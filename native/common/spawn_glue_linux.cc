@@ -50,6 +50,17 @@ struct Pipes {
   }
 };
 
+// { pid, stdin?, stdout?, stderr? }: the parent-side descriptors of the streams spawned as pipes.
+Napi::Object SpawnedToJs(Napi::Env env, long long pid, const Pipes& pipes) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("pid", Napi::Number::New(env, static_cast<double>(pid)));
+  const char* names[3] = {"stdin", "stdout", "stderr"};
+  for (int i = 0; i < 3; ++i) {
+    if (pipes.parent_ends[i] >= 0) out.Set(names[i], Napi::Number::New(env, pipes.parent_ends[i]));
+  }
+  return out;
+}
+
 status::Status MakePipes(const args::StdioMode* modes, Pipes* pipes, int* child_fds) {
   for (int i = 0; i < 3; ++i) {
     const args::StdioMode& mode = modes[i];
@@ -90,13 +101,7 @@ Napi::Value Spawn(const Napi::CallbackInfo& info, State* state) {
     throw js_errors::FromStatus(env, s);
   }
   state->registry.Add(result.pid, result.pidfd, result.report_fd, info[1].As<Napi::Function>());
-  Napi::Object out = Napi::Object::New(env);
-  out.Set("pid", Napi::Number::New(env, static_cast<double>(result.pid)));
-  const char* names[3] = {"stdin", "stdout", "stderr"};
-  for (int i = 0; i < 3; ++i) {
-    if (pipes.parent_ends[i] >= 0) out.Set(names[i], Napi::Number::New(env, pipes.parent_ends[i]));
-  }
-  return out;
+  return SpawnedToJs(env, result.pid, pipes);
 }
 
 namespace {
@@ -255,13 +260,7 @@ Napi::Value Launch(const Napi::CallbackInfo& info, State* state) {
     return env.Null();
   }
   state->registry.SetRef(watch, true);
-  Napi::Object out = Napi::Object::New(env);
-  out.Set("pid", Napi::Number::New(env, static_cast<double>(pid)));
-  const char* names[3] = {"stdin", "stdout", "stderr"};
-  for (int i = 0; i < 3; ++i) {
-    if (pipes.parent_ends[i] >= 0) out.Set(names[i], Napi::Number::New(env, pipes.parent_ends[i]));
-  }
-  return out;
+  return SpawnedToJs(env, pid, pipes);
 }
 
 Napi::Value Kill(const Napi::CallbackInfo& info, State* state) {
