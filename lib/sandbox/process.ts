@@ -236,7 +236,8 @@ export function prepareSandbox(command: SandboxCommand, options: SandboxOptions)
   const source = options.env ?? process.env;
   // Managed runtime state (issue 8): per-workspace tool caches outside the workspace become write
   // roots and the env points tools at them; leased until releaseRuntimeState(plan).
-  const runtime = acquireRuntimeState(checked.workspace ?? process.cwd(), { argv });
+  // The lease lingers briefly after a run, so a burst in one workspace prepares the state once.
+  const runtime = acquireRuntimeState(checked.workspace ?? process.cwd(), { argv, lingerMs: 3000 });
   try {
     const commandEnv = buildSandboxEnv(source, { backend: 'linux-native', network: checked.network, pass: checked.envPass, tmpDir: '/tmp', overrides: runtime?.env ?? {} });
     const plan = resolvePlan({ argv, options: checked, envs: options.env === undefined ? [process.env] : [process.env, options.env], commandEnv, runtimeWriteRoots: runtime?.writeRoots ?? [] });

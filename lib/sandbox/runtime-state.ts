@@ -128,7 +128,17 @@ export interface AcquireOptions {
   tmpBase?: string;
   /** The command about to run: a JS package manager in it triggers seeding the npm cache. */
   argv?: readonly string[];
+  /**
+   * Keep this process's lease this long after the last release, so a burst of commands in one
+   * workspace prepares the state once (default 0: release at once). A lease lingering past the
+   * process's exit lapses like any lease of a dead process.
+   */
+  lingerMs?: number;
 }
+
+// Roots whose lease lingers after its last release: root -> the timer that drops it.
+const lingering = new Map<string, NodeJS.Timeout>();
+
 
 /** Commands that read npm's cache (also inside a `sh -c` string). */
 const NPM_COMMAND = /(^|[\s/;&|(`'"])(npm|npx|pnpm|yarn|corepack)($|[\s;&|)`'"])/;
@@ -198,8 +208,15 @@ export function acquireRuntimeState(workspace: string, options: AcquireOptions =
   // Only the shared-temp fallback needs its parent checked; a user cache dir (even one that
   // happens to live under the temp dir) is created as needed, parents included.
   if (layout.fallback) assertPrivateDir(join(layout.base, '..'));
-  let created: boolean;
-  try {
+  let created = false;
+  const linger = lingering.get(layout.root);
+  const warm = (held.get(layout.root) ?? 0) > 0 || linger !== undefined;
+  if (warm && isDir(layout.cacheDir) && isDir(layout.dataDir)) {
+    // This process already holds the lease and made the dirs: nothing to prepare again.
+    clearTimeout(linger);
+    lingering.delete(layout.root);
+    held.set(layout.root, (held.get(layout.root) ?? 0) + 1);
+  } else try {
     created = withMutex(layout.base, () => {
       const count = held.get(layout.root) ?? 0;
       if (count === 0) writeLease(layout.root, real);
@@ -240,6 +257,19 @@ export function acquireRuntimeState(workspace: string, options: AcquireOptions =
     release: () => {
       if (released) return;
       released = true;
+      const lingerMs = options.lingerMs ?? 0;
+      if (lingerMs > 0 && held.get(layout.root) === 1) {
+        // Keep the lease (and the prepared dirs) for the next command of a burst.
+        held.delete(layout.root);
+        const timer = setTimeout(() => {
+          lingering.delete(layout.root);
+          held.set(layout.root, (held.get(layout.root) ?? 0) + 1);
+          releaseLease(layout, options.now ?? Date.now, created);
+        }, lingerMs);
+        timer.unref();
+        lingering.set(layout.root, timer);
+        return;
+      }
       releaseLease(layout, options.now ?? Date.now, created);
     },
   };

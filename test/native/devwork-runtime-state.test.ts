@@ -271,6 +271,25 @@ test('the mutex serialises holders and a mutex left by a dead process is broken'
     assert.not.ok(existsSync(join(dir, '.mutex')));
   }));
 
+test('with lingerMs the lease outlives the last release briefly, and a burst reuses it without preparing again', async () => {
+  const cacheDir = mkdtempSync(join(tmpdir(), 'zs-linger-cache-'));
+  const ws = mkdtempSync(join(TREE_BASE, 'zs-linger-ws-'));
+  try {
+    const first = acquireRuntimeState(ws, { userCacheDir: cacheDir, lingerMs: 150 })!;
+    first.release();
+    assert.is(liveLeases(first.layout.root).length, 1, 'the lease lingers');
+    const second = acquireRuntimeState(ws, { userCacheDir: cacheDir, lingerMs: 150 })!;
+    assert.not.ok(second.created);
+    assert.equal(second.writeRoots, first.writeRoots);
+    second.release();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.is(liveLeases(first.layout.root).length, 0, 'and lapses once the burst is over');
+  } finally {
+    rmSync(cacheDir, { recursive: true, force: true });
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
 test('a brand-new user cache dir under the temp dir gets its zero/runtime parents created (not the fallback check)', () => {
   const cacheDir = mkdtempSync(join(tmpdir(), 'zs-fresh-cache-'));
   const ws = mkdtempSync(join(TREE_BASE, 'zs-fresh-ws-'));
