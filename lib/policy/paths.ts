@@ -5,6 +5,8 @@ import { lstatSync, realpathSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, normalize, resolve, sep } from 'node:path';
 
+import { isWithin } from '../path-within.js';
+
 /** Outcome of validating one path against one root. */
 export interface PathCheck {
   /** null when the path is inside the root. */
@@ -60,12 +62,7 @@ function lstatMemo(path: string): Stats | typeof MISSING {
   return result;
 }
 
-/** True when `child` equals `parent` or lies beneath it (both absolute and clean). */
-export function isWithin(parent: string, child: string): boolean {
-  if (child === parent) return true;
-  const base = parent.endsWith(sep) ? parent : parent + sep;
-  return child.startsWith(base);
-}
+export { isWithin };
 
 /** Expands a leading `~` or `~/` to the home directory. */
 export function expandHome(path: string, home: string = homedir()): string {

@@ -8,15 +8,12 @@ import { SandboxError } from '../errors.js';
 import { buildCredentialBaseline } from '../credentials.js';
 import type { SandboxPlan, WritableRoot } from '../backend/types.js';
 import type { CheckedOptions } from './options.js';
+import { isWithin } from '../path-within.js';
 
 export const PROTECTED_NAMES = ['.zero', '.agents'];
 
 function fail(message: string, path: string): never {
   throw new SandboxError('invalid_argument', message, { path });
-}
-
-function within(path: string, root: string): boolean {
-  return path === root || path.startsWith(root === sep ? root : root + sep);
 }
 
 /** realpath, or a clear error naming the option when the path is missing. */
@@ -126,7 +123,7 @@ export function existingCredentialPaths(
     } catch {
       continue; // a dangling link: nothing to hide
     }
-    if (writeRoots.some((root) => within(root, real))) continue;
+    if (writeRoots.some((root) => isWithin(real, root))) continue;
     if (!out.includes(real)) out.push(real);
   }
   return out;
@@ -154,12 +151,12 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
   });
   const roots = [workspace, ...extra, ...(input.runtimeWriteRoots ?? [])];
   const cwd = directory(options.cwd ?? workspace, 'cwd', workspace);
-  if (!roots.some((root) => within(cwd, root))) {
+  if (!roots.some((root) => isWithin(root, cwd))) {
     fail(`cwd ${cwd} is outside the write roots (${roots.join(', ')})`, cwd);
   }
   const userDenyRead = options.denyRead.map((path) => existing(path, 'denyRead', workspace));
   for (const path of userDenyRead) {
-    const hidden = roots.find((root) => within(root, path));
+    const hidden = roots.find((root) => isWithin(path, root));
     if (hidden !== undefined) fail(`denyRead ${path} would hide the write root ${hidden}`, path);
   }
   const denyWrite = options.denyWrite.map((path) => existing(path, 'denyWrite', workspace));
@@ -172,7 +169,7 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
     network: options.network,
     workspace,
     writeRoots: [...new Set(roots)].map((root) => {
-      const linked = [...linkedGitPaths(root), ...nestedGitPaths(root)].filter((path) => roots.some((r) => within(path, r)));
+      const linked = [...linkedGitPaths(root), ...nestedGitPaths(root)].filter((path) => roots.some((r) => isWithin(r, path)));
       return buildWritableRoot(root, [...new Set(linked)]);
     }),
     readRoots,

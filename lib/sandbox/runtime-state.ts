@@ -6,12 +6,13 @@ import { createHash } from 'node:crypto';
 import { chmodSync, lstatSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
-import { isAbsolute, join, resolve, sep } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 
 import { SandboxError } from '../errors.js';
 import { buildGoProxy, buildHostGoDownloadDir, buildHostNpmCache, seedNpmCache, type SeedStats } from './cache-seed.js';
 import { writeSanitizedNpmrc } from './npmrc.js';
 import { leaseDirOf, liveLeases, removeLease, withMutex, writeLease } from './runtime-lease.js';
+import { isWithin } from '../path-within.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -42,10 +43,6 @@ export interface RuntimeLayout {
   fallback: boolean;
 }
 
-function within(path: string, root: string): boolean {
-  return path === root || path.startsWith(root === sep ? root : root + sep);
-}
-
 /**
  * The user cache dir as Go's os.UserCacheDir has it: Linux $XDG_CACHE_HOME, else ~/.cache;
  * macOS ~/Library/Caches; Windows %LocalAppData%.
@@ -64,7 +61,7 @@ export function buildUserCacheDir(env: Env, home: string = env.HOME ?? homedir()
 export function buildRuntimeLayout(workspace: string, userCacheDir: string, tmpBase: string = tmpdir()): RuntimeLayout {
   const key = createHash('sha256').update(workspace).digest('hex').slice(0, 16);
   let base = join(userCacheDir, 'zero', 'runtime', 'v1');
-  const fallback = within(base, workspace);
+  const fallback = isWithin(workspace, base);
   if (fallback) {
     const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
     base = join(tmpBase, `zero-runtime-${uid}`, 'v1');

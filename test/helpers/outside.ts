@@ -3,13 +3,10 @@
 // "outside the workspace and the temp roots" path wherever the repository was cloned.
 import { existsSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, sep } from 'node:path';
+import { join } from 'node:path';
 
 import { REPO_ROOT } from './cli.js';
-
-function within(path: string, root: string): boolean {
-  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
-}
+import { isWithin } from '../../lib/path-within.js';
 
 let cached: string | undefined;
 
@@ -21,7 +18,7 @@ export function outsideTempBase(): string {
   for (const candidate of [join(REPO_ROOT, 'dist'), '/var/tmp', homedir()]) {
     if (!existsSync(candidate)) continue;
     const real = realpathSync(candidate);
-    if (!temps.some((temp) => within(real, temp))) return (cached = real);
+    if (!temps.some((temp) => isWithin(temp, real))) return (cached = real);
   }
   throw new Error('no directory outside the temp roots is available for the test');
 }

@@ -6,6 +6,7 @@
 import { dirname } from 'node:path';
 
 import type { SandboxPlan } from '../types.js';
+import { isWithin } from '../../path-within.js';
 
 /** The mount vocabulary native/linux/child_setup.cc applies, in order. */
 export type MountKind =
@@ -38,15 +39,11 @@ export interface HostView {
 
 export const PROC_READONLY = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs'];
 
-function within(path: string, root: string): boolean {
-  return path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
-}
-
 /** Write roots without the ones nested in another (a clone of the outer one already holds them). */
 export function outermostRoots(roots: string[]): string[] {
   const sorted = [...new Set(roots)].sort((a, b) => a.length - b.length);
   const kept: string[] = [];
-  for (const root of sorted) if (!kept.some((outer) => within(root, outer))) kept.push(root);
+  for (const root of sorted) if (!kept.some((outer) => isWithin(outer, root))) kept.push(root);
   return kept;
 }
 
@@ -58,13 +55,13 @@ export function buildMountPlan(
   const roots = outermostRoots(plan.writeRoots.map((w) => w.root));
   if (roots.length > 32) throw new RangeError('at most 32 separate write roots are supported');
   // A write root that is /tmp itself (or holds it) keeps the host's /tmp: no private one then.
-  const privateTmp = !roots.some((root) => within('/tmp', root));
+  const privateTmp = !roots.some((root) => isWithin(root, '/tmp'));
   roots.forEach((root, slot) => ops.push({ kind: 'detach_clone', path: root, slot }));
   ops.push({ kind: 'readonly_all', path: '/' });
   if (privateTmp) ops.push({ kind: 'tmpfs', path: '/tmp' });
   ops.push({ kind: 'tmpfs', path: '/dev/shm' });
   roots.forEach((root, slot) => {
-    if (privateTmp && within(root, '/tmp')) ops.push({ kind: 'mkdirs', path: root });
+    if (privateTmp && isWithin('/tmp', root)) ops.push({ kind: 'mkdirs', path: root });
     ops.push({ kind: 'attach', path: root, slot });
   });
   // Read-only targets inside write roots: protected git paths, existing .zero/.agents, denyWrite.
@@ -82,9 +79,9 @@ export function buildMountPlan(
   // read-only mount away and leave the original path free for a file of the command's choosing.
   const pins = new Set<string>();
   for (const target of targets) {
-    const root = roots.filter((r) => within(target, r)).sort((a, b) => b.length - a.length)[0];
+    const root = roots.filter((r) => isWithin(r, target)).sort((a, b) => b.length - a.length)[0];
     if (root === undefined) continue;
-    for (let dir = dirname(target); dir !== root && within(dir, root); dir = dirname(dir)) {
+    for (let dir = dirname(target); dir !== root && isWithin(root, dir); dir = dirname(dir)) {
       if (host.kind(dir) === 'dir') pins.add(dir);
     }
   }
@@ -94,7 +91,7 @@ export function buildMountPlan(
   for (const path of targets) ops.push({ kind: 'readonly_bind', path });
   for (const path of plan.denyRead) {
     // Under the private /tmp the host path is not visible anyway.
-    if (privateTmp && within(path, '/tmp') && !roots.some((root) => within(path, root))) continue;
+    if (privateTmp && isWithin('/tmp', path) && !roots.some((root) => isWithin(root, path))) continue;
     const kind = host.kind(path);
     if (kind === 'file') ops.push({ kind: 'mask_file', path });
     else if (kind === 'dir') ops.push({ kind: 'mask_dir', path });

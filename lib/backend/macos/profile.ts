@@ -3,6 +3,7 @@
 import { SandboxError } from '../../errors.js';
 import type { SandboxPlan } from '../types.js';
 import { SEATBELT_BASE_PROFILE } from './base-profile.js';
+import { isWithin } from '../../path-within.js';
 
 /** Inputs the seatbelt profile needs beyond the plan. */
 export interface SeatbeltOptions {
@@ -48,17 +49,12 @@ function checkPath(field: string, path: string): void {
   if (path.includes('//')) fail('contains an empty component');
 }
 
-/** True when `child` is `parent` or lies beneath it. */
-function isWithin(child: string, parent: string): boolean {
-  if (parent === '/') return true;
-  return child === parent || child.startsWith(`${parent}/`);
-}
 
 /** The directories strictly between `root` and `path` (both absolute, `path` inside `root`). */
 function ancestorsBelow(path: string, root: string): string[] {
   const out: string[] = [];
   let current = path.slice(0, path.lastIndexOf('/'));
-  while (current.length > root.length && isWithin(current, root)) {
+  while (current.length > root.length && isWithin(root, current)) {
     out.push(current);
     current = current.slice(0, current.lastIndexOf('/'));
   }
@@ -109,7 +105,7 @@ export function buildSeatbeltProfile(plan: SandboxPlan, options: SeatbeltOptions
     checkPath(`writeRoots[${i}].root`, w.root);
     w.readOnlySubpaths.forEach((p, j) => {
       checkPath(`writeRoots[${i}].readOnlySubpaths[${j}]`, p);
-      if (!isWithin(p, w.root) || p === w.root) {
+      if (!isWithin(w.root, p) || p === w.root) {
         throw new SandboxError('invalid_argument', `seatbelt profile: writeRoots[${i}].readOnlySubpaths[${j}] ${JSON.stringify(p)} is not inside its root ${JSON.stringify(w.root)}`, { path: p });
       }
     });
@@ -134,7 +130,7 @@ export function buildSeatbeltProfile(plan: SandboxPlan, options: SeatbeltOptions
     const name = table.add('READ_ROOT', root);
     lines.push(`(allow file-read* file-map-executable (subpath ${ref(name)}))`);
   }
-  const readCovered = (path: string): boolean => plan.readRoots.some((r) => isWithin(path, r));
+  const readCovered = (path: string): boolean => plan.readRoots.some((r) => isWithin(r, path));
   const ancestorLines: string[] = [];
   for (const root of writable) {
     if (readCovered(root)) continue;
@@ -166,7 +162,7 @@ export function buildSeatbeltProfile(plan: SandboxPlan, options: SeatbeltOptions
   const frozen: string[] = [];
   const freeze = (path: string): void => {
     for (const root of writable) {
-      if (!isWithin(path, root)) continue;
+      if (!isWithin(root, path)) continue;
       for (const dir of ancestorsBelow(path, root)) if (!frozen.includes(dir)) frozen.push(dir);
     }
   };
