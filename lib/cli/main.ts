@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 // SPDX-License-Identifier: MIT
 // The zero-sandbox CLI. Subcommands load lazily so `run` stays cheap to start.
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+
 import { SandboxError } from '../errors.js';
 import { UsageError } from './args.js';
 import { EXIT, processIo, type CliIo } from './io.js';
@@ -64,7 +67,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   }
 }
 
-const invokedDirectly = process.argv[1] !== undefined && import.meta.url === (await import('node:url')).pathToFileURL((await import('node:fs')).realpathSync(process.argv[1])).href;
+const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href;
 if (invokedDirectly) {
   const code = await main(process.argv.slice(2));
   process.exitCode = code;

@@ -2,7 +2,12 @@
 // `zero-sandbox run`: one command in the sandbox, stdio passed through, the command's exit code.
 import { resolve } from 'node:path';
 
+import * as risk from '../bash/risk.js';
+import * as prefix from '../bash/prefix.js';
 import { SandboxError } from '../errors.js';
+import { buildAnalyzer } from '../policy/analyzer.js';
+import { createEngine } from '../policy/create-engine.js';
+import { authorizeRun } from '../sandbox/authorize.js';
 import { quickBackendInfo, spawnSandboxed } from '../sandbox/process.js';
 import { loadPlatformBackends } from '../sandbox/platforms.js';
 import type { SandboxOptions } from '../sandbox/options.js';
@@ -139,12 +144,15 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   return exit.exitCode ?? 125;
 }
 
-/** The engine with the user's config and grants decides first; a terminal answers its prompts. */
+/**
+ * The engine with the user's config and grants decides first; a terminal answers its prompts.
+ * Everything this needs is imported statically, so the run path's modules load in one batch
+ * instead of a chain of dynamic imports (the cold-start budget).
+ */
 async function authorize(command: string | string[], options: SandboxOptions, workspace: string | undefined, io: CliIo) {
-  const { createEngine } = await import('../policy/create-engine.js');
-  const { authorizeRun } = await import('../sandbox/authorize.js');
   const engine = await createEngine({
     workspaceRoot: resolve(workspace ?? process.cwd()),
+    analyzer: buildAnalyzer({ risk, prefix }),
     ...(process.platform === 'linux' ? { backend: quickBackendInfo() } : {}),
   });
   for (const warning of engine.config?.warnings ?? []) io.stderr(`zero-sandbox run: warning: ${warning}\n`);

@@ -44,16 +44,24 @@ export interface Analyzer {
   proposeCommandPrefix?: (toolName: string, args: Record<string, unknown>) => string[] | undefined;
 }
 
+/** The parts of lib/bash an analyzer is built from: the modules themselves, or stand-ins. */
+export interface AnalyzerModules {
+  /** lib/bash/risk.js. */
+  risk: Pick<typeof import('../bash/risk.js'), 'classifyRisk'>;
+  /** lib/bash/prefix.js. */
+  prefix: Pick<typeof import('../bash/prefix.js'), 'validateCommandPrefix' | 'matchCommandPrefix' | 'proposeCommandPrefix'>;
+}
+
 let loaded: Promise<Analyzer> | undefined;
 
 /** Loads lib/bash once. */
 export function loadAnalyzer(): Promise<Analyzer> {
-  loaded ??= importAnalyzer();
+  loaded ??= Promise.all([import('../bash/risk.js'), import('../bash/prefix.js')]).then(([risk, prefix]) => buildAnalyzer({ risk, prefix }));
   return loaded;
 }
 
-async function importAnalyzer(): Promise<Analyzer> {
-  const [risk, prefix] = await Promise.all([import('../bash/risk.js'), import('../bash/prefix.js')]);
+/** The analyzer over lib/bash modules a caller already has (the CLI imports them statically). */
+export function buildAnalyzer({ risk, prefix }: AnalyzerModules): Analyzer {
   return {
     classifyRisk: (request, context) => risk.classifyRisk(request, context ?? {}),
     validateCommandPrefix: (p) => prefix.validateCommandPrefix(p).ok,

@@ -5,10 +5,12 @@
 // still runs inside the sandbox; approvals never unsandbox a command.
 import { existsSync } from 'node:fs';
 
+import { isNetworkPrompt } from '../policy/approval.js';
+import { authorizeCommand, type PermissionPrompt } from '../policy/authorize.js';
 import type { ApprovalAnswer } from '../policy/constants.js';
 import type { Engine } from '../policy/engine.js';
-import type { PermissionPrompt } from '../policy/authorize.js';
 import type { SandboxCommand, SandboxOptions } from './options.js';
+import { assertEnforceable } from './process.js';
 
 export type { PermissionPrompt } from '../policy/authorize.js';
 
@@ -54,12 +56,7 @@ export async function authorizeRun<T extends SandboxOptions & EngineOptions>(
 ): Promise<AuthorizedRun<T>> {
   const engine = options.engine as Engine;
   // Nothing can run unsandboxed here: when the sandbox cannot be set up, say so before asking anyone.
-  if (process.platform === 'linux') {
-    const { assertEnforceable } = await import('./process.js');
-    assertEnforceable({ network: options.network === 'allow' ? 'allow' : 'deny' });
-  }
-  const { authorizeCommand } = await import('../policy/authorize.js');
-  const { isNetworkPrompt } = await import('../policy/approval.js');
+  if (process.platform === 'linux') assertEnforceable({ network: options.network === 'allow' ? 'allow' : 'deny' });
   const callerAllowsNetwork = options.network === 'allow';
   const responder = options.onPermissionRequest;
   const auth = await authorizeCommand(commandText(command), {
