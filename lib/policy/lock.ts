@@ -7,8 +7,8 @@
 // older than STALE_AFTER_MS (pid reuse, another host), or that holds no owner at all (the Go
 // implementation leaves an empty flock file in place) is broken under a second short-lived
 // "breaker" lock, after re-reading it, so two waiters can never both remove a fresh lock.
-import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { createRequire } from 'node:module';
 
 import { SandboxError } from '../errors.js';
 
@@ -16,6 +16,15 @@ import { SandboxError } from '../errors.js';
 const STALE_AFTER_MS = 30_000;
 /** An ownerless lock file (not ours) counts as abandoned after this long. */
 const OWNERLESS_STALE_MS = 2_000;
+
+/**
+ * `<pid>:<16 random hex digits>` naming a lock's owner. node:crypto is required only here, when a
+ * lock is taken: importing it costs ~4 ms of every CLI start, and most runs never write grants.
+ */
+function ownerToken(): string {
+  const { randomBytes } = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
+  return `${process.pid}:${randomBytes(8).toString('hex')}\n`;
+}
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
@@ -75,7 +84,7 @@ function tryCreate(path: string, content: string): boolean {
 
 function breakStale(path: string, seen: string): void {
   const breaker = `${path}.break`;
-  if (!tryCreate(breaker, `${process.pid}:${randomBytes(8).toString('hex')}\n`)) {
+  if (!tryCreate(breaker, ownerToken())) {
     const content = readOwner(breaker);
     if (content !== undefined && isStale(breaker, content)) {
       try {
@@ -114,7 +123,7 @@ export interface LockOptions {
 export function acquireLock(lockPath: string, options: LockOptions = {}): () => void {
   const timeoutMs = options.timeoutMs ?? 5_000;
   const retryMs = options.retryMs ?? 10;
-  const token = `${process.pid}:${randomBytes(8).toString('hex')}\n`;
+  const token = ownerToken();
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (tryCreate(lockPath, token)) break;

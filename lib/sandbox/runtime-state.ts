@@ -2,7 +2,6 @@
 // Per-workspace managed runtime state (tool caches and data) outside the workspace, under the
 // user cache dir, 0700: its cache/ and data/ dirs become write roots, the environment points the
 // tools at them, a lease protects it while a command runs, and old siblings are cleaned up.
-import { createHash } from 'node:crypto';
 import { chmodSync, lstatSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
@@ -13,6 +12,7 @@ import { buildGoProxy, buildHostGoDownloadDir, buildHostNpmCache, seedNpmCache, 
 import { writeSanitizedNpmrc } from './npmrc.js';
 import { leaseDirOf, liveLeases, removeLease, withMutex, writeLease } from './runtime-lease.js';
 import { isWithin } from '../path-within.js';
+import { sha256Hex } from '../sha256.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -59,7 +59,7 @@ export function buildUserCacheDir(env: Env, home: string = env.HOME ?? homedir()
  * state would be writable as workspace files, so it moves to a per-user directory under `tmpBase`.
  */
 export function buildRuntimeLayout(workspace: string, userCacheDir: string, tmpBase: string = tmpdir()): RuntimeLayout {
-  const key = createHash('sha256').update(workspace).digest('hex').slice(0, 16);
+  const key = sha256Hex(workspace).slice(0, 16); // not node:crypto: its import costs ~4 ms of CLI start
   let base = join(userCacheDir, 'zero', 'runtime', 'v1');
   const fallback = isWithin(workspace, base);
   if (fallback) {
