@@ -12,6 +12,7 @@ import { quickBackendInfo, spawnSandboxed } from '../sandbox/process.js';
 import { loadPlatformBackends } from '../sandbox/platforms.js';
 import type { SandboxOptions } from '../sandbox/options.js';
 import { UsageError, flagList, flagString, parseArgs, parseTimeout } from './args.js';
+import { isTerminal } from './terminal.js';
 import type { CliIo } from './io.js';
 
 export const RUN_HELP = `Usage: zero-sandbox run [options] -- CMD [ARGS...]
@@ -158,7 +159,7 @@ async function authorize(command: string | string[], options: SandboxOptions, wo
   for (const warning of engine.config?.warnings ?? []) io.stderr(`zero-sandbox run: warning: ${warning}\n`);
   const notice = engine.consumeMigrationNotice();
   if (notice !== undefined) io.stderr(`zero-sandbox run: ${notice}\n`);
-  const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true;
+  const interactive = isTerminal(0) && isTerminal(2);
   const responder = interactive ? (await import('../policy/terminal-prompt.js')).askOnTerminal : undefined;
   return authorizeRun(command, { ...options, engine, ...(responder === undefined ? {} : { onPermissionRequest: responder }) });
 }

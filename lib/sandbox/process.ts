@@ -2,7 +2,7 @@
 // spawnSandboxed(): the streaming form. Resolves the plan, refuses to run weaker than asked, starts
 // the sandbox through the native backend and exposes stdio streams, kill() and the exit.
 import { EventEmitter } from 'node:events';
-import { Socket } from 'node:net';
+import { createRequire } from 'node:module';
 import { constants } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 
@@ -117,6 +117,13 @@ export function explainSpawnFailure(error: unknown, plan: Pick<SandboxPlan, 'net
   return wrapped;
 }
 
+/** node:net (and node:stream with it) loads only for piped stdio: `zero-sandbox run` inherits its stdio (~2 ms of start). */
+let net: typeof import('node:net') | undefined;
+function pipeSocket(fd: number, readable: boolean): import('node:net').Socket {
+  net ??= createRequire(import.meta.url)('node:net') as typeof import('node:net');
+  return new net.Socket({ fd, readable, writable: !readable });
+}
+
 export class SandboxedProcess extends EventEmitter {
   readonly pid: number;
   readonly stdin: Writable | null;
@@ -202,9 +209,9 @@ export class SandboxedProcess extends EventEmitter {
     }
     if (key !== undefined) prewarmPool.noteUse(key, spec);
     this.pid = native.pid;
-    this.stdin = native.stdin === undefined ? null : new Socket({ fd: native.stdin, readable: false, writable: true });
-    this.stdout = native.stdout === undefined ? null : new Socket({ fd: native.stdout, readable: true, writable: false });
-    this.stderr = native.stderr === undefined ? null : new Socket({ fd: native.stderr, readable: true, writable: false });
+    this.stdin = native.stdin === undefined ? null : pipeSocket(native.stdin, false);
+    this.stdout = native.stdout === undefined ? null : pipeSocket(native.stdout, true);
+    this.stderr = native.stderr === undefined ? null : pipeSocket(native.stderr, true);
     // A closed stdin on the other side is not an error for us.
     this.stdin?.on('error', () => {});
     const timeoutMs = options.timeoutMs;
