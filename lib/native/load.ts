@@ -53,7 +53,11 @@ export function loadNative(): NativeBinding {
       // A local build is what node-gyp-build would pick first; looking for it directly saves its scan.
       const local = join(PACKAGE_ROOT, 'build', 'Release', 'zero_sandbox.node');
       bindingPath = existsSync(local) ? local : gypBuild.resolve(PACKAGE_ROOT);
-      binding = require(bindingPath) as NativeBinding;
+      // process.dlopen is what require does for a .node file, minus the resolution (realpath,
+      // package.json self-reference lookup), ~2 ms of every CLI start.
+      const addon = { exports: {} };
+      process.dlopen(addon, bindingPath);
+      binding = addon.exports as NativeBinding;
     }
   } catch (error) {
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
