@@ -68,7 +68,9 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
 }
 
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href;
+// No top-level await: the shipped CLI is bundled as CommonJS (scripts/bundle-cli.mjs).
 if (invokedDirectly) {
-  const code = await main(process.argv.slice(2));
-  process.exitCode = code;
+  void main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
 }

@@ -48,8 +48,12 @@ function runLoaded(tree: Tree, args: string[]): Loaded {
 
 const requiredPackage = (loaded: Loaded, name: string) => loaded.required.some((path) => path.includes(`/node_modules/${name}/`));
 
-test('the CLI is one bundled module (no chunks to resolve, read and link one by one)', () => {
-  assert.equal(readdirSync(join(CLI_PATH, '..')), ['main.js']);
+test('the CLI is one CommonJS file (no ES module loader, no chunks to resolve, read and link one by one)', () => {
+  const dir = join(CLI_PATH, '..');
+  assert.equal(readdirSync(dir).sort(), ['main.js', 'package.json']);
+  assert.is((JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { type?: string }).type, 'commonjs');
+  const head = readFileSync(CLI_PATH, 'utf8').split('\n', 2);
+  assert.equal(head, ['#!/usr/bin/env node', '"use strict";']);
 });
 
 sandboxTest('run -- /bin/true loads neither zod, tree-sitter nor crypto/net/stream/tty/perf_hooks/child_process', () => {
