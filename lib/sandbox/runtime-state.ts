@@ -3,7 +3,7 @@
 // user cache dir, 0700: its cache/ and data/ dirs become write roots, the environment points the
 // tools at them, a lease protects it while a command runs, and old siblings are cleaned up.
 import { chmodSync, lstatSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 
@@ -314,6 +314,9 @@ function maybeCleanup(base: string, now: () => number, created: boolean): void {
   const t = new Date(now());
   writeFileSync(stamp, '');
   utimesSync(stamp, t, t);
+  if (trash.length === 0) return;
+  // node:fs/promises is required only when there is something to remove (~1 ms of CLI start otherwise).
+  const { rm } = createRequire(import.meta.url)('node:fs/promises') as typeof import('node:fs/promises');
   for (const dir of trash) void rm(dir, { recursive: true, force: true }).catch(() => {});
 }
 
