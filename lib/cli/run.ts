@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // `zero-sandbox run`: one command in the sandbox, stdio passed through, the command's exit code.
+import { constants } from 'node:os';
 import { resolve } from 'node:path';
 
 import * as risk from '../bash/risk.js';
@@ -141,7 +142,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
     io.stderr(`zero-sandbox run: ${name}: ${exit.execError.code === 'ENOENT' ? 'command not found' : `cannot execute (${exit.execError.code})`}\n`);
     return exit.exitCode ?? (exit.execError.code === 'ENOENT' ? 127 : 126);
   }
-  if (exit.signal !== null) return 128 + (SIGNAL_NUMBERS[exit.signal] ?? (await import('node:os')).constants.signals[exit.signal]);
+  if (exit.signal !== null) return 128 + (SIGNAL_NUMBERS[exit.signal] ?? constants.signals[exit.signal]);
   return exit.exitCode ?? 125;
 }
 

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-// Cold-start contract of the shipped CLI (the bundle): `run -- CMD` loads neither zod nor tree-sitter
-// nor the Node modules only other paths need, yet a config file is still validated (zod loads) and a
-// shell string that needs parsing still gets tree-sitter. Timing is checked by `npm run bench`, not here.
+// Cold-start contract of the shipped CLI (bin + bundle + code cache): `run -- CMD` loads neither zod
+// nor tree-sitter nor the Node modules only other paths need, yet a config file is still validated
+// (zod loads) and a shell string that needs parsing still gets tree-sitter; the code cache is used
+// when it fits and harmless when it does not. Timing is checked by `npm run bench`, not here.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -48,12 +50,42 @@ function runLoaded(tree: Tree, args: string[]): Loaded {
 
 const requiredPackage = (loaded: Loaded, name: string) => loaded.required.some((path) => path.includes(`/node_modules/${name}/`));
 
-test('the CLI is one CommonJS file (no ES module loader, no chunks to resolve, read and link one by one)', () => {
+test('the CLI is one CommonJS bundle, its V8 code cache and the bin that runs them', () => {
   const dir = join(CLI_PATH, '..');
-  assert.equal(readdirSync(dir).sort(), ['main.js', 'package.json']);
+  assert.equal(readdirSync(dir).sort(), ['cli.cache', 'cli.js', 'main.js', 'package.json']);
   assert.is((JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { type?: string }).type, 'commonjs');
-  const head = readFileSync(CLI_PATH, 'utf8').split('\n', 2);
-  assert.equal(head, ['#!/usr/bin/env node', '"use strict";']);
+  assert.is(readFileSync(CLI_PATH, 'utf8').split('\n', 1)[0], '#!/usr/bin/env node');
+});
+
+/** How the bin at `bin` compiled the bundle: `used`, `rejected` or `none` (and that it loaded). */
+function codeCacheOf(bin: string): string {
+  const probe = `const m = require(${JSON.stringify(bin)}); console.log(typeof m.main === 'function' ? m.codeCache : 'broken');`;
+  const result = spawnSync(process.execPath, ['-e', probe], { encoding: 'utf8' });
+  assert.is(result.status, 0, result.stderr);
+  return result.stdout.trim();
+}
+
+test('the bin compiles the bundle with the code cache built for this Node', () => {
+  assert.is(codeCacheOf(CLI_PATH), 'used');
+});
+
+test('a cache older than the bundle is not used, a corrupt one is rejected by V8, and the CLI works either way', () => {
+  const copy = mkdtempSync(join(tmpdir(), 'zs-cli-copy-'));
+  try {
+    cpSync(join(CLI_PATH, '..'), copy, { recursive: true, preserveTimestamps: true });
+    const bin = join(copy, 'main.js');
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(join(copy, 'cli.js'), later, later);
+    assert.is(codeCacheOf(bin), 'none');
+    writeFileSync(join(copy, 'cli.cache'), Buffer.alloc(4096, 7));
+    utimesSync(join(copy, 'cli.cache'), later, later);
+    assert.is(codeCacheOf(bin), 'rejected');
+    const help = spawnSync(process.execPath, [bin, '--help'], { encoding: 'utf8' });
+    assert.is(help.status, 0, help.stderr);
+    assert.match(help.stdout, /^Usage: zero-sandbox <command>/);
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
 });
 
 sandboxTest('run -- /bin/true loads neither zod, tree-sitter nor crypto/net/stream/tty/perf_hooks/child_process/fs.promises', () => {
