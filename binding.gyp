@@ -27,6 +27,7 @@
             "native/common/exit_watcher.cc",
             "native/common/spawn_glue_linux.cc",
             "native/linux/child_setup.cc",
+            "native/linux/net_holders.cc",
             "native/linux/probe_linux.cc",
             "native/linux/spawn_linux.cc"
           ],

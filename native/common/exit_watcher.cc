@@ -38,6 +38,7 @@ Registry::~Registry() {
     close(watch->pidfd);
     close(watch->report_fd);
     if (watch->control_fd >= 0) close(watch->control_fd);
+    net_holders::Discard(watch->holder);
     CloseCaptures(watch);
     uv_close(reinterpret_cast<uv_handle_t*>(&watch->report_poll), OnClosed);
     uv_close(reinterpret_cast<uv_handle_t*>(&watch->pid_poll), OnClosed);
@@ -45,7 +46,8 @@ Registry::~Registry() {
   watches_.clear();
 }
 
-void Registry::Add(long long pid, int pidfd, int report_fd, Napi::Function callback, int control_fd) {
+void Registry::Add(long long pid, int pidfd, int report_fd, net_holders::Holder holder, Napi::Function callback,
+                   int control_fd) {
   uv_loop_t* loop = nullptr;
   napi_get_uv_event_loop(env_, &loop);
   Watch* watch = new Watch();
@@ -54,6 +56,7 @@ void Registry::Add(long long pid, int pidfd, int report_fd, Napi::Function callb
   watch->pidfd = pidfd;
   watch->report_fd = report_fd;
   watch->control_fd = control_fd;
+  watch->holder = holder;
   watch->callback = Napi::Persistent(callback);
   watch->context = new Napi::AsyncContext(env_, "zero-sandbox:exit");
   int flags = fcntl(report_fd, F_GETFL);
@@ -264,6 +267,9 @@ void Registry::MaybeFinish(Watch* watch) {
   close(watch->pidfd);
   if (watch->control_fd >= 0) close(watch->control_fd);
   watch->control_fd = -1;
+  // Init has been reaped, so every process of the sandbox is gone: its network namespace is free.
+  net_holders::Release(watch->holder);
+  watch->holder = net_holders::Holder();
   CloseCaptures(watch);
   watches_.erase(watch->pid);
   uv_close(reinterpret_cast<uv_handle_t*>(&watch->report_poll), OnClosed);

@@ -10,6 +10,8 @@
 #include <map>
 #include <string>
 
+#include "linux/net_holders.h"
+
 namespace exit_watcher {
 
 class Registry;
@@ -43,6 +45,7 @@ struct Watch {
   Capture captures[2];        // stdout, stderr
   double max_buffer = 0;      // per captured stream; exceeding it kills the sandbox
   int overflow = 0;           // 1 = stdout, 2 = stderr exceeded max_buffer first
+  net_holders::Holder holder; // network namespace to hand back once the sandbox is gone
   Napi::FunctionReference callback;
   Napi::AsyncContext* context = nullptr;
 };
@@ -56,7 +59,8 @@ class Registry {
   // Starts watching; `callback` receives {exitCode, signal, execErrno, commandExited} once, plus
   // {stdout, stderr, overflow} for captured streams.
   // A prewarmed sandbox also hands over its launch socket and starts unreferenced (idle).
-  void Add(long long pid, int pidfd, int report_fd, Napi::Function callback, int control_fd = -1);
+  void Add(long long pid, int pidfd, int report_fd, net_holders::Holder holder, Napi::Function callback,
+           int control_fd = -1);
   Watch* Find(long long pid);
   // Reads `fds` (stdout, stderr; -1 for a stream not captured) into the watch until EOF. Takes
   // ownership of the descriptors.

@@ -90,6 +90,13 @@ Napi::Object SpawnedToJs(Napi::Env env, long long pid, const Pipes& pipes) {
   return out;
 }
 
+net_holders::Holder HolderOf(const backend::SpawnResult& result) {
+  net_holders::Holder holder;
+  holder.userns_fd = result.net_userns_fd;
+  holder.netns_fd = result.net_netns_fd;
+  return holder;
+}
+
 status::Status MakePipes(const args::StdioMode* modes, Pipes* pipes, int* child_fds) {
   for (int i = 0; i < 3; ++i) {
     const args::StdioMode& mode = modes[i];
@@ -134,7 +141,7 @@ Napi::Value Spawn(const Napi::CallbackInfo& info, State* state) {
     pipes.CloseAll();
     throw js_errors::FromStatus(env, s);
   }
-  state->registry.Add(result.pid, result.pidfd, result.report_fd, info[1].As<Napi::Function>());
+  state->registry.Add(result.pid, result.pidfd, result.report_fd, HolderOf(result), info[1].As<Napi::Function>());
   state->registry.StartCapture(state->registry.Find(result.pid), pipes.capture_ends, parsed.max_buffer);
   pipes.capture_ends[0] = pipes.capture_ends[1] = -1;
   return SpawnedToJs(env, result.pid, pipes);
@@ -182,7 +189,7 @@ class WarmWorker : public Napi::AsyncWorker {
       deferred_.Reject(js_errors::FromStatus(env, status_).Value());
       return;
     }
-    state_->registry.Add(result_.pid, result_.pidfd, result_.report_fd, on_exit_.Value(), parent_control_);
+    state_->registry.Add(result_.pid, result_.pidfd, result_.report_fd, HolderOf(result_), on_exit_.Value(), parent_control_);
     parent_control_ = -1;
     Napi::Object out = Napi::Object::New(env);
     out.Set("pid", Napi::Number::New(env, static_cast<double>(result_.pid)));
