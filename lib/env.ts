@@ -25,13 +25,28 @@ export const SENSITIVE_ENV_NAMES: readonly string[] = [
 export const SENSITIVE_ENV_SUFFIXES: readonly string[] = ['_API_KEY', '_TOKEN', '_SECRET', '_PASSWORD', '_CLIENT_SECRET'];
 
 const EXACT = new Set(SENSITIVE_ENV_NAMES.map((name) => name.toUpperCase()));
+const OAUTH_CLIENT_SECRET = /^ZERO_OAUTH_.*_CLIENT_SECRET$/;
+
+// Verdicts by name: a pure function of the name, and an environment holds the same few names
+// call after call. Bounded, so a caller inventing names cannot grow it without limit.
+const verdicts = new Map<string, boolean>();
+const VERDICTS_KEPT = 4096;
+
+function judgeEnvName(name: string): boolean {
+  const upper = name.toUpperCase();
+  if (EXACT.has(upper)) return true;
+  if (OAUTH_CLIENT_SECRET.test(upper)) return true;
+  return SENSITIVE_ENV_SUFFIXES.some((suffix) => upper.endsWith(suffix));
+}
 
 /** True when a variable of this name must not cross into the sandbox. */
 export function isSensitiveEnvName(name: string): boolean {
-  const upper = name.toUpperCase();
-  if (EXACT.has(upper)) return true;
-  if (/^ZERO_OAUTH_.*_CLIENT_SECRET$/.test(upper)) return true;
-  return SENSITIVE_ENV_SUFFIXES.some((suffix) => upper.endsWith(suffix));
+  let verdict = verdicts.get(name);
+  if (verdict === undefined) {
+    verdict = judgeEnvName(name);
+    if (verdicts.size < VERDICTS_KEPT) verdicts.set(name, verdict);
+  }
+  return verdict;
 }
 
 export const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin';
@@ -55,11 +70,14 @@ export function buildSandboxEnv(
   source: Readonly<Record<string, string | undefined>>,
   options: SandboxEnvOptions,
 ): Record<string, string> {
-  const pass = new Set((options.pass ?? []).map((name) => name.toUpperCase()));
+  const passList = options.pass ?? [];
+  const pass = passList.length === 0 ? undefined : new Set(passList.map((name) => name.toUpperCase()));
   const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(source)) {
+  // Names first, then one read each: process.env answers every access with a lookup.
+  for (const name of Object.keys(source)) {
+    const value = source[name];
     if (value === undefined || name === '' || name.includes('=') || value.includes('\0')) continue;
-    if (isSensitiveEnvName(name) && !pass.has(name.toUpperCase())) continue;
+    if (isSensitiveEnvName(name) && !pass?.has(name.toUpperCase())) continue;
     env[name] = value;
   }
   if (env.PATH === undefined || env.PATH === '') env.PATH = DEFAULT_PATH;

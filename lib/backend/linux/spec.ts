@@ -9,7 +9,7 @@ import { SandboxError } from '../../errors.js';
 import type { SandboxPlan } from '../types.js';
 import { buildLandlockPlan, type RootEntry } from './landlock.js';
 import { buildMountPlan, PROC_READONLY, type HostView, type MountOp } from './mounts.js';
-import { buildSeccompProgram, encodeSeccompProgram, seccompArchFor } from './seccomp.js';
+import { buildSeccompWords, seccompArchFor } from './seccomp.js';
 
 /** The spec object native spawn() takes on Linux (mirrors native/common/args.cc). */
 export interface LinuxNativeSpec {
@@ -126,7 +126,7 @@ export function buildLinuxSpec(
   }
   const mounts = buildMountPlan(plan, host);
   const landlock = buildLandlockPlan(plan, { abi: context.landlockAbi, rootEntries: entries, privateTmp: mounts.privateTmp });
-  const program = buildSeccompProgram({ arch, network: plan.network, blockUnixSockets: plan.blockUnixSockets });
+  const seccomp = buildSeccompWords({ arch, network: plan.network, blockUnixSockets: plan.blockUnixSockets });
   return {
     argv: plan.argv,
     env: Object.entries(plan.env).map(([name, value]) => `${name}=${value}`),
@@ -140,7 +140,7 @@ export function buildLinuxSpec(
       landlockHandledFs: landlock.handledFs,
       landlockScoped: landlock.scoped,
       landlockRules: landlock.rules,
-      seccomp: BigUint64Array.from(encodeSeccompProgram(program)),
+      seccomp,
       rlimits: buildRlimits(plan.limits, context.isRoot, context.cgroupProcsFd !== undefined),
       ...(context.cgroupProcsFd === undefined ? {} : { cgroupProcsFd: context.cgroupProcsFd }),
     },
