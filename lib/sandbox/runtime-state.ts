@@ -13,6 +13,7 @@ import { buildGoProxy, buildHostGoDownloadDir, buildHostNpmCache, seedNpmCache, 
 import { writeSanitizedNpmrc } from './npmrc.js';
 import { leaseDirOf, liveLeases, removeLease, withMutex, writeLease } from './runtime-lease.js';
 import { isWithin } from '../path-within.js';
+import type { HostFacts } from '../host-facts.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -126,6 +127,12 @@ export interface AcquireOptions {
   /** The command about to run: a JS package manager in it triggers seeding the npm cache. */
   argv?: readonly string[];
   /**
+   * This call's filesystem facts (see host-facts.ts), shared with the plan: the workspace is
+   * resolved through them before anything is created, and the user's npmrc is looked up through
+   * them after.
+   */
+  facts?: HostFacts;
+  /**
    * Keep this process's lease this long after the last release, so a burst of commands in one
    * workspace prepares the state once (default 0: release at once). A lease lingering past the
    * process's exit lapses like any lease of a dead process.
@@ -193,9 +200,12 @@ function failure(path: string, error: unknown): SandboxError {
  * workspace does not resolve (the plan resolver then reports it, naming the option).
  */
 export function acquireRuntimeState(workspace: string, options: AcquireOptions = {}): RuntimeState | undefined {
+  // With this call's facts, resolved as the plan resolves it (one walk for both; on Linux the same
+  // answer as the C library's realpath).
+  const realpath = (path: string) => (options.facts === undefined ? realpathSync.native(path) : options.facts.realpath(path));
   let real: string;
   try {
-    real = realpathSync.native(resolve(workspace));
+    real = realpath(resolve(workspace));
   } catch {
     return undefined;
   }
@@ -237,7 +247,7 @@ export function acquireRuntimeState(workspace: string, options: AcquireOptions =
   }
   const npmSeed = options.argv !== undefined && buildNeedsNpmSeed(options.argv) ? seedOnce(layout, env) : undefined;
   const hostGo = buildHostGoDownloadDir(env);
-  const npmrc = writeSanitizedNpmrc(env, join(layout.root, 'npmrc'));
+  const npmrc = writeSanitizedNpmrc(env, join(layout.root, 'npmrc'), options.facts);
   // cache/ and data/ are real directories we made; only the user cache dir may hold symlinks.
   const realRoot = join(realpathSync.native(layout.base), layout.key);
   let released = false;

@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { buildLinuxSpec, type LinuxNativeSpec } from '../../lib/backend/linux/spec.js';
+import { buildLinuxSpec, hostViewOf, type LinuxNativeSpec } from '../../lib/backend/linux/spec.js';
+import { takeHostFacts } from '../../lib/host-facts.js';
 import type { RootEntry } from '../../lib/backend/linux/landlock.js';
 import type { SandboxPlan } from '../../lib/backend/types.js';
 import { buildPrewarmKey } from '../../lib/sandbox/prewarm.js';
@@ -91,12 +92,18 @@ function plain(plan: SandboxPlan, spec: LinuxNativeSpec): { plan: unknown; spec:
   return { plan, spec: { ...spec, linux: { ...spec.linux, mounts, seccomp: Array.from(spec.linux.seccomp, (w) => w.toString(16)) } } };
 }
 
-/** Runs the Linux preparation path once (as spawnSandboxed does, minus the launch) and snapshots it. */
-export function snapshotPrepare(base: string, command: readonly string[], options: SandboxOptions): PrepareSnapshot {
+/**
+ * Runs the Linux preparation path once (as spawnSandboxed does, minus the launch) and snapshots
+ * it. `shareFacts: false` builds the spec and the protected-path note with fresh look-ups instead
+ * of the facts the plan was resolved with.
+ */
+export function snapshotPrepare(base: string, command: readonly string[], options: SandboxOptions, shareFacts = true): PrepareSnapshot {
   const plan = prepareSandbox(command, options);
   try {
-    const spec = buildLinuxSpec(plan, ['pipe', 'pipe', 'pipe'], { landlockAbi: 6, isRoot: false, arch: 'x64', bindingPath: '/pkg/build/Release/zero_sandbox.node' }, undefined, FIXED_ROOT_ENTRIES);
-    const watched = missingProtectedPaths(plan.writeRoots);
+    const facts = shareFacts ? takeHostFacts(plan) : undefined;
+    const context = { landlockAbi: 6, isRoot: false, arch: 'x64', bindingPath: '/pkg/build/Release/zero_sandbox.node' };
+    const spec = buildLinuxSpec(plan, ['pipe', 'pipe', 'pipe'], context, facts === undefined ? undefined : hostViewOf(facts), FIXED_ROOT_ENTRIES);
+    const watched = missingProtectedPaths(plan.writeRoots, facts);
     const key = buildPrewarmKey(spec);
     const parsed = JSON.parse(stable(JSON.stringify(plain(plan, spec)), base)) as { plan: unknown; spec: unknown };
     return {

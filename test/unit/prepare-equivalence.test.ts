@@ -42,6 +42,8 @@ if (process.platform === 'linux') {
       // The second call takes the lingering lease (no runtime preparation): the same result.
       const again = snapshotPrepare(base, ['/bin/sh', '-c', 'npm test'], options);
       assert.equal(again, first, 'a second call on the same filesystem prepares the same sandbox');
+      const unshared = snapshotPrepare(base, ['/bin/sh', '-c', 'npm test'], options, false);
+      assert.equal(unshared, first, 'the facts shared within a call change nothing');
       const networkAllow = snapshotPrepare(base, ['make'], { ...options, network: 'allow', cwd: 'src', limits: { openFiles: 64 } });
 
       // What a command could do between two calls: make a repository, plant a credential, point
@@ -53,6 +55,7 @@ if (process.platform === 'linux') {
       mkdirSync(join(ws, 'vendor', '.git', 'hooks'));
       const afterChanges = snapshotPrepare(base, ['/bin/sh', '-c', 'npm test'], options);
       assert.not.equal(afterChanges, first, 'the changes are seen');
+      assert.equal(snapshotPrepare(base, ['/bin/sh', '-c', 'npm test'], options, false), afterChanges, 'shared facts, after the changes');
       const plan = afterChanges.plan as { denyRead: string[]; writeRoots: Array<{ readOnlySubpaths: string[] }> };
       assert.ok(plan.denyRead.includes('<base>/home/.git-credentials'), 'a new credential file is masked');
       assert.ok(plan.writeRoots[0]?.readOnlySubpaths.includes('<base>/ws/src/.git/hooks'), 'a new nested repository is protected');

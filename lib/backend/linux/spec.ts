@@ -6,6 +6,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import { SandboxError } from '../../errors.js';
+import type { HostFacts } from '../../host-facts.js';
 import type { SandboxPlan } from '../types.js';
 import { buildLandlockPlan, type RootEntry } from './landlock.js';
 import { buildMountPlan, PROC_READONLY, type HostView, type MountOp } from './mounts.js';
@@ -98,6 +99,23 @@ export const hostView: HostView = {
   },
   procReadonly: PROC_READONLY.filter((path) => existsSync(path)),
 };
+
+/** The host as one call's facts show it (each path looked up once per call; see host-facts.ts). */
+export function hostViewOf(facts: HostFacts): HostView {
+  return {
+    kind(path) {
+      let st;
+      try {
+        st = facts.stat(path);
+      } catch {
+        return 'missing'; // ENOTDIR (a path through a file, such as a worktree's .git file), EACCES, ...
+      }
+      if (st === undefined) return 'missing';
+      return st.isDirectory() ? 'dir' : 'file';
+    },
+    procReadonly: hostView.procReadonly,
+  };
+}
 
 export interface LinuxSpecContext {
   landlockAbi: number;
