@@ -79,7 +79,7 @@ export async function benchPrepare(runs = 2000, between = 300): Promise<BenchLin
       if (i >= 200) samples.push(sample); // after the warm-up
     }
     const of = (list: typeof samples, part: keyof ReturnType<typeof prepareOnce>) => median(list.map((sample) => sample[part]));
-    const lines: BenchLine[] = [
+    const lines: BenchLine[] = runs <= 0 ? [] : [
       { name: 'prepare + spec per call (median, back to back)', value: of(samples, 'total'), unit: 'ms' },
       { name: '  prepareSandbox', value: of(samples, 'prepare'), unit: 'ms' },
       { name: '  assertEnforceable + buildLinuxSpec', value: of(samples, 'spec'), unit: 'ms' },

@@ -6,20 +6,17 @@ import { basename, dirname } from 'node:path';
 
 import { isCleanAbsolute as isClean } from './path-within.js';
 
-/** A remembered answer: the value, or the error the system call failed with. */
-type Answer<T> = { ok: true; value: T } | { ok: false; error: unknown };
-
-function answer<T>(compute: () => T): Answer<T> {
-  try {
-    return { ok: true, value: compute() };
-  } catch (error) {
-    return { ok: false, error };
-  }
+/** A look-up that failed (other than "no such entry"): the error, thrown again on every ask. */
+class Failure {
+  constructor(readonly error: unknown) {}
 }
 
-function unwrap<T>(found: Answer<T>): T {
-  if (found.ok) return found.value;
-  throw found.error;
+/** A remembered answer: Stats, `null` for a missing path, or the failure. */
+type Remembered<T> = T | null | Failure;
+
+function recall<T>(found: Remembered<T>): T | undefined {
+  if (found instanceof Failure) throw found.error;
+  return found ?? undefined;
 }
 
 /**
@@ -31,31 +28,50 @@ function unwrap<T>(found: Answer<T>): T {
  * asked about before.
  */
 export class HostFacts {
-  readonly #lstat = new Map<string, Answer<Stats | undefined>>();
-  readonly #stat = new Map<string, Answer<Stats | undefined>>();
-  readonly #realpath = new Map<string, Answer<string>>();
+  readonly #lstat = new Map<string, Remembered<Stats>>();
+  readonly #stat = new Map<string, Remembered<Stats>>();
+  readonly #realpath = new Map<string, Remembered<string>>();
 
   /** `lstatSync(path, { throwIfNoEntry: false })`. */
   lstat(path: string): Stats | undefined {
     let found = this.#lstat.get(path);
     if (found === undefined) {
-      found = this.#missingParent(path) ? { ok: true, value: undefined } : answer(() => lstatSync(path, { throwIfNoEntry: false }));
+      if (this.#missingParent(path)) found = null;
+      else {
+        try {
+          found = lstatSync(path, { throwIfNoEntry: false }) ?? null;
+        } catch (error) {
+          found = new Failure(error);
+        }
+      }
       this.#lstat.set(path, found);
     }
-    return unwrap(found);
+    return recall(found);
   }
 
   /** `statSync(path, { throwIfNoEntry: false })`: the lstat answer unless the path is a symlink. */
   stat(path: string): Stats | undefined {
     let found = this.#stat.get(path);
     if (found === undefined) {
-      const own = answer(() => this.lstat(path));
+      try {
+        this.lstat(path);
+      } catch {
+        // remembered as a failure: stat it for real below
+      }
+      const own = this.#lstat.get(path) as Remembered<Stats>;
       // A path that is not a symlink, or is missing, stats as it lstats; a link, or an lstat that
       // failed otherwise, needs the real call.
-      found = own.ok && (own.value === undefined || !own.value.isSymbolicLink()) ? own : answer(() => statSync(path, { throwIfNoEntry: false }));
+      if (own === null || (own instanceof Failure ? false : !own.isSymbolicLink())) found = own;
+      else {
+        try {
+          found = statSync(path, { throwIfNoEntry: false }) ?? null;
+        } catch (error) {
+          found = new Failure(error);
+        }
+      }
       this.#stat.set(path, found);
     }
-    return unwrap(found);
+    return recall(found);
   }
 
   /**
@@ -66,10 +82,14 @@ export class HostFacts {
   realpath(path: string): string {
     let found = this.#realpath.get(path);
     if (found === undefined) {
-      found = answer(() => this.#resolve(path));
+      try {
+        found = this.#resolve(path);
+      } catch (error) {
+        found = new Failure(error);
+      }
       this.#realpath.set(path, found);
     }
-    return unwrap(found);
+    return recall(found) as string;
   }
 
   #resolve(path: string): string {
@@ -96,11 +116,9 @@ export class HostFacts {
   #missingParent(path: string): boolean {
     const parent = dirname(path);
     if (parent === path) return false;
-    const found = this.#lstat.get(parent);
-    return found !== undefined && found.ok && found.value === undefined && isClean(path);
+    return this.#lstat.get(parent) === null && isClean(path);
   }
 }
-
 
 // The facts a plan was resolved with, for the one spawn of that plan.
 const planFacts = new WeakMap<object, HostFacts>();

@@ -8,7 +8,7 @@ import { SandboxError } from '../errors.js';
 import { buildCredentialBaseline } from '../credentials.js';
 import type { SandboxPlan, WritableRoot } from '../backend/types.js';
 import type { CheckedOptions } from './options.js';
-import { isWithin, joinEntry } from '../path-within.js';
+import { isCleanAbsolute, isWithin } from '../path-within.js';
 import { HostFacts } from '../host-facts.js';
 
 export const PROTECTED_NAMES = ['.zero', '.agents'];
@@ -59,13 +59,14 @@ export function nestedGitPaths(root: string, facts: HostFacts = new HostFacts())
     return [];
   }
   const out: string[] = [];
+  // Entry names are plain: under a clean root, concatenation gives what join() would.
+  const prefix = isCleanAbsolute(root) ? (root === sep ? sep : root + sep) : undefined;
   for (const entry of entries) {
     if (!entry.isDirectory() || entry.name === '.git' || entry.name === 'node_modules') continue;
-    // Entry names are plain and roots are resolved: joinEntry gives join's result, cheaply.
-    const child = joinEntry(root, entry.name);
-    const dotGit = joinEntry(child, '.git');
+    const child = prefix === undefined ? join(root, entry.name) : prefix + entry.name;
+    const dotGit = `${child}${sep}.git`;
     const git = facts.lstat(dotGit);
-    if (git?.isDirectory()) out.push(joinEntry(dotGit, 'hooks'), joinEntry(dotGit, 'config'));
+    if (git?.isDirectory()) out.push(`${dotGit}${sep}hooks`, `${dotGit}${sep}config`);
     else if (git?.isFile()) out.push(...linkedGitPaths(child, facts));
   }
   return out;

@@ -59,13 +59,13 @@ export function buildUserCacheDir(env: Env, home: string = env.HOME ?? homedir()
  * The layout for a (resolved) workspace. When the user cache dir lies inside the workspace, the
  * state would be writable as workspace files, so it moves to a per-user directory under `tmpBase`.
  */
-export function buildRuntimeLayout(workspace: string, userCacheDir: string, tmpBase: string = tmpdir()): RuntimeLayout {
+export function buildRuntimeLayout(workspace: string, userCacheDir: string, tmpBase?: string): RuntimeLayout {
   const key = createHash('sha256').update(workspace).digest('hex').slice(0, 16);
   let base = join(userCacheDir, 'zero', 'runtime', 'v1');
   const fallback = isWithin(workspace, base);
   if (fallback) {
     const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-    base = join(tmpBase, `zero-runtime-${uid}`, 'v1');
+    base = join(tmpBase ?? tmpdir(), `zero-runtime-${uid}`, 'v1');
   }
   const root = join(base, key);
   return { base, key, root, cacheDir: join(root, 'cache'), dataDir: join(root, 'data'), fallback };
@@ -184,7 +184,8 @@ function assertPrivateDir(path: string): void {
 
 function isDir(path: string): boolean {
   try {
-    return statSync(path).isDirectory();
+    // No exception for a missing path (the usual answer for the host's Go cache): they are slow.
+    return statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
   } catch {
     return false;
   }
@@ -210,8 +211,7 @@ export function acquireRuntimeState(workspace: string, options: AcquireOptions =
     return undefined;
   }
   const env = options.env ?? process.env;
-  const tmpBase = options.tmpBase ?? tmpdir();
-  const layout = buildRuntimeLayout(real, options.userCacheDir ?? buildUserCacheDir(env), tmpBase);
+  const layout = buildRuntimeLayout(real, options.userCacheDir ?? buildUserCacheDir(env), options.tmpBase);
   // Only the shared-temp fallback needs its parent checked; a user cache dir (even one that
   // happens to live under the temp dir) is created as needed, parents included.
   if (layout.fallback) assertPrivateDir(join(layout.base, '..'));
