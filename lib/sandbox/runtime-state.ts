@@ -60,6 +60,23 @@ export function buildUserCacheDir(env: Env, home: string = env.HOME ?? homedir()
  * state would be writable as workspace files, so it moves to a per-user directory under `tmpBase`.
  */
 export function buildRuntimeLayout(workspace: string, userCacheDir: string, tmpBase?: string): RuntimeLayout {
+  const memoKey = `${workspace}\0${userCacheDir}`;
+  const known = layouts.get(memoKey);
+  if (known !== undefined) return { ...known };
+  const layout = buildLayoutOnce(workspace, userCacheDir, tmpBase);
+  // The temp fallback depends on more than the two paths (the temp dir, the uid): never remembered.
+  if (!layout.fallback) {
+    if (layouts.size >= LAYOUTS_KEPT) layouts.delete(layouts.keys().next().value as string);
+    layouts.set(memoKey, { ...layout });
+  }
+  return layout;
+}
+
+// Layouts by (workspace, user cache dir): a pure function of the two.
+const layouts = new Map<string, RuntimeLayout>();
+const LAYOUTS_KEPT = 64;
+
+function buildLayoutOnce(workspace: string, userCacheDir: string, tmpBase: string | undefined): RuntimeLayout {
   const key = createHash('sha256').update(workspace).digest('hex').slice(0, 16);
   let base = join(userCacheDir, 'zero', 'runtime', 'v1');
   const fallback = isWithin(workspace, base);

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 // What the Linux preparation remembers across calls is only pure computation: each memoized
 // result equals a fresh computation, and no caller can change what the next one gets.
+import { resolve } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { buildSeccompProgram, buildSeccompWords, encodeSeccompProgram, type SeccompOptions } from '../../lib/backend/linux/seccomp.js';
 import type { LinuxNativeSpec } from '../../lib/backend/linux/spec.js';
+import { buildCredentialBaseline } from '../../lib/credentials.js';
 import { SENSITIVE_ENV_NAMES, buildSandboxEnv, isSensitiveEnvName } from '../../lib/env.js';
 import { buildPrewarmKey } from '../../lib/sandbox/prewarm.js';
+import { buildRuntimeLayout } from '../../lib/sandbox/runtime-state.js';
 
 const ALL_OPTIONS: SeccompOptions[] = [];
 for (const arch of ['x86_64', 'aarch64'] as const) {
@@ -99,6 +102,44 @@ test('env: remembered verdicts match the rules, call after call', () => {
   assert.equal(Object.keys(first), ['PATH', 'Deploy_Token', 'HOME', 'TERM', 'ZERO_SANDBOXED', 'ZERO_SANDBOX_BACKEND', 'ZERO_SANDBOX_NETWORK']);
   const second = buildSandboxEnv(source, { backend: 'linux-native', network: 'deny' });
   assert.not.ok('Deploy_Token' in second, 'a pass of one call does not carry over to the next');
+});
+
+test('credential baseline: the remembered part follows every variable, the working directory and the listings', () => {
+  const listings = new Map<string, string[]>([['/h/.ssh', ['id_rsa', 'id_rsa.pub']]]);
+  const list = (dir: string) => listings.get(dir);
+  const env = { HOME: '/h', KUBECONFIG: 'rel/kube:/abs/kube', NETRC: '/n/netrc' };
+  const first = buildCredentialBaseline({ env, list });
+  assert.ok(first.includes(resolve('rel/kube')) && first.includes('/abs/kube') && first.includes('/n/netrc') && first.includes('/h/.ssh/id_rsa'));
+  first.length = 0; // the caller's copy
+  assert.equal(buildCredentialBaseline({ env, list }), buildCredentialBaseline({ env: { ...env }, list }), 'same values, same list');
+  assert.ok(buildCredentialBaseline({ env, list }).includes('/h/.ssh/id_rsa'), 'a changed copy does not leak');
+  const other = buildCredentialBaseline({ env: { ...env, NETRC: '/m/netrc' }, list });
+  assert.ok(other.includes('/m/netrc') && !other.includes('/n/netrc'), 'a changed variable is seen');
+  listings.set('/h/.ssh', ['id_ed25519']);
+  listings.set('/h/.config/zero', ['grants.json', 'plugins']);
+  const relisted = buildCredentialBaseline({ env, list });
+  assert.ok(relisted.includes('/h/.ssh/id_ed25519') && !relisted.includes('/h/.ssh/id_rsa'), 'directories are listed on every call');
+  assert.ok(relisted.includes('/h/.config/zero/grants.json') && !relisted.includes('/h/.config/zero/plugins'));
+  const cwd = process.cwd();
+  try {
+    process.chdir('/');
+    assert.ok(buildCredentialBaseline({ env, list }).includes('/rel/kube'), 'a relative override follows the working directory');
+  } finally {
+    process.chdir(cwd);
+  }
+  assert.ok(buildCredentialBaseline({ env, list, home: '/other' }).includes('/other/.aws'), 'an explicit home is part of the key');
+});
+
+test('runtime layout: remembered per (workspace, cache dir), each caller gets its own object', () => {
+  const a = buildRuntimeLayout('/w/one', '/c');
+  a.root = '/tampered';
+  const b = buildRuntimeLayout('/w/one', '/c');
+  assert.is(b.root, `/c/zero/runtime/v1/${b.key}`);
+  assert.is.not(buildRuntimeLayout('/w/two', '/c').key, b.key);
+  assert.is(buildRuntimeLayout('/w/one', '/d').base, '/d/zero/runtime/v1');
+  const fallback = buildRuntimeLayout('/w', '/w/.cache', '/t1');
+  assert.ok(fallback.fallback && fallback.base.startsWith('/t1/'));
+  assert.ok(buildRuntimeLayout('/w', '/w/.cache', '/t2').base.startsWith('/t2/'), 'the temp fallback is not remembered');
 });
 
 test.run();
