@@ -14,6 +14,15 @@ class Failure {
 /** A remembered answer: Stats, `null` for a missing path, or the failure. */
 type Remembered<T> = T | null | Failure;
 
+/** One look-up (lstatSync or statSync without an exception for a missing entry), as remembered. */
+function look(call: typeof lstatSync | typeof statSync, path: string): Remembered<Stats> {
+  try {
+    return call(path, { throwIfNoEntry: false }) ?? null;
+  } catch (error) {
+    return new Failure(error);
+  }
+}
+
 function recall<T>(found: Remembered<T>): T | undefined {
   if (found instanceof Failure) throw found.error;
   return found ?? undefined;
@@ -36,14 +45,7 @@ export class HostFacts {
   lstat(path: string): Stats | undefined {
     let found = this.#lstat.get(path);
     if (found === undefined) {
-      if (this.#missingParent(path)) found = null;
-      else {
-        try {
-          found = lstatSync(path, { throwIfNoEntry: false }) ?? null;
-        } catch (error) {
-          found = new Failure(error);
-        }
-      }
+      found = this.#missingParent(path) ? null : look(lstatSync, path);
       this.#lstat.set(path, found);
     }
     return recall(found);
@@ -61,14 +63,7 @@ export class HostFacts {
       const own = this.#lstat.get(path) as Remembered<Stats>;
       // A path that is not a symlink, or is missing, stats as it lstats; a link, or an lstat that
       // failed otherwise, needs the real call.
-      if (own === null || (own instanceof Failure ? false : !own.isSymbolicLink())) found = own;
-      else {
-        try {
-          found = statSync(path, { throwIfNoEntry: false }) ?? null;
-        } catch (error) {
-          found = new Failure(error);
-        }
-      }
+      found = own === null || (!(own instanceof Failure) && !own.isSymbolicLink()) ? own : look(statSync, path);
       this.#stat.set(path, found);
     }
     return recall(found);
