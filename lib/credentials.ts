@@ -4,6 +4,8 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 
+import { BoundedMemo } from './bounded-memo.js';
+
 /** Files directly in ~/.ssh that stay readable: host keys, client config and public keys. */
 export function isSshPublicEntry(name: string): boolean {
   return (
@@ -47,8 +49,7 @@ interface BaselineShape {
 }
 
 // Shapes by the values they were built from (a pure function of them); a few environments per process.
-const shapes = new Map<string, BaselineShape>();
-const SHAPES_KEPT = 32;
+const shapes = new BoundedMemo<BaselineShape>(32);
 
 function buildBaselineShape(env: CredentialSource['env'], givenHome: string | undefined): BaselineShape {
   const home = givenHome ?? fromEnv(env, 'HOME') ?? homedir();
@@ -99,12 +100,7 @@ export function buildCredentialBaseline(source: CredentialSource): string[] {
   // Relative overrides resolve against the working directory; without HOME, the account's home.
   const fallbackHome = source.home === undefined && fromEnv(env, 'HOME') === undefined ? homedir() : '';
   const key = JSON.stringify([source.home ?? null, fallbackHome, process.cwd(), values]);
-  let shape = shapes.get(key);
-  if (shape === undefined) {
-    shape = buildBaselineShape(env, source.home);
-    if (shapes.size >= SHAPES_KEPT) shapes.delete(shapes.keys().next().value as string);
-    shapes.set(key, shape);
-  }
+  const shape = shapes.get(key, () => buildBaselineShape(env, source.home));
   const out = [...shape.fixed];
   // Zero's own config dir (grants, tokens) except the carve-outs the reference re-allows.
   for (const zeroDir of shape.zeroDirs) {

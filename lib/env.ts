@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The sandboxed command's environment: the caller's (or the given) variables minus every secret,
 // plus the sandbox markers. Applied on every path, escalated runs included (decisions.md rule 2).
+import { BoundedMemo } from './bounded-memo.js';
 
 /** Exact names removed from every sandboxed environment (compared case-insensitively). */
 export const SENSITIVE_ENV_NAMES: readonly string[] = [
@@ -29,8 +30,7 @@ const OAUTH_CLIENT_SECRET = /^ZERO_OAUTH_.*_CLIENT_SECRET$/;
 
 // Verdicts by name: a pure function of the name, and an environment holds the same few names
 // call after call. Bounded, so a caller inventing names cannot grow it without limit.
-const verdicts = new Map<string, boolean>();
-const VERDICTS_KEPT = 4096;
+const verdicts = new BoundedMemo<boolean>(4096);
 
 function judgeEnvName(name: string): boolean {
   const upper = name.toUpperCase();
@@ -41,12 +41,7 @@ function judgeEnvName(name: string): boolean {
 
 /** True when a variable of this name must not cross into the sandbox. */
 export function isSensitiveEnvName(name: string): boolean {
-  let verdict = verdicts.get(name);
-  if (verdict === undefined) {
-    verdict = judgeEnvName(name);
-    if (verdicts.size < VERDICTS_KEPT) verdicts.set(name, verdict);
-  }
-  return verdict;
+  return verdicts.get(name, () => judgeEnvName(name));
 }
 
 export const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin';

@@ -14,6 +14,7 @@ import { writeSanitizedNpmrc } from './npmrc.js';
 import { leaseDirOf, liveLeases, removeLease, withMutex, writeLease } from './runtime-lease.js';
 import { isWithin } from '../path-within.js';
 import type { HostFacts } from '../host-facts.js';
+import { BoundedMemo } from '../bounded-memo.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -60,25 +61,18 @@ export function buildUserCacheDir(env: Env, home: string = env.HOME ?? homedir()
  * state would be writable as workspace files, so it moves to a per-user directory under `tmpBase`.
  */
 export function buildRuntimeLayout(workspace: string, userCacheDir: string, tmpBase?: string): RuntimeLayout {
-  const memoKey = `${workspace}\0${userCacheDir}`;
-  const known = layouts.get(memoKey);
-  if (known !== undefined) return { ...known };
-  const layout = buildLayoutOnce(workspace, userCacheDir, tmpBase);
+  const base = join(userCacheDir, 'zero', 'runtime', 'v1');
   // The temp fallback depends on more than the two paths (the temp dir, the uid): never remembered.
-  if (!layout.fallback) {
-    if (layouts.size >= LAYOUTS_KEPT) layouts.delete(layouts.keys().next().value as string);
-    layouts.set(memoKey, { ...layout });
-  }
-  return layout;
+  if (isWithin(workspace, base)) return buildLayoutOnce(workspace, base, tmpBase);
+  return { ...layouts.get(`${workspace}\0${userCacheDir}`, () => buildLayoutOnce(workspace, base, tmpBase)) };
 }
 
-// Layouts by (workspace, user cache dir): a pure function of the two.
-const layouts = new Map<string, RuntimeLayout>();
-const LAYOUTS_KEPT = 64;
+// Layouts by (workspace, user cache dir), outside the fallback: a pure function of the two.
+const layouts = new BoundedMemo<RuntimeLayout>(64);
 
-function buildLayoutOnce(workspace: string, userCacheDir: string, tmpBase: string | undefined): RuntimeLayout {
+function buildLayoutOnce(workspace: string, userBase: string, tmpBase: string | undefined): RuntimeLayout {
   const key = createHash('sha256').update(workspace).digest('hex').slice(0, 16);
-  let base = join(userCacheDir, 'zero', 'runtime', 'v1');
+  let base = userBase;
   const fallback = isWithin(workspace, base);
   if (fallback) {
     const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
@@ -93,6 +87,14 @@ function buildLayoutOnce(workspace: string, userCacheDir: string, tmpBase: strin
  * user's. npm's variables are set in both spellings so a caller's upper-case one cannot win.
  */
 export function buildRuntimeEnv(layout: RuntimeLayout, hostEnv: Env, hostGoDownloadDir?: string): Record<string, string> {
+  const inputs = [layout.cacheDir, layout.dataDir, hostGoDownloadDir, hostEnv.GOPROXY, hostEnv.GOFLAGS];
+  return { ...runtimeEnvs.get(JSON.stringify(inputs), () => buildRuntimeEnvOnce(layout, hostEnv, hostGoDownloadDir)) };
+}
+
+// Environments by every input they are built from (a pure function of them).
+const runtimeEnvs = new BoundedMemo<Record<string, string>>(64);
+
+function buildRuntimeEnvOnce(layout: RuntimeLayout, hostEnv: Env, hostGoDownloadDir: string | undefined): Record<string, string> {
   const cache = (name: string) => join(layout.cacheDir, name);
   const data = (name: string) => join(layout.dataDir, name);
   const env: Record<string, string> = {
