@@ -70,9 +70,10 @@ export function buildSandboxEnv(
   const env: Record<string, string> = {};
   // Names first, then one read each: process.env answers every access with a lookup.
   for (const name of Object.keys(source)) {
-    const value = source[name];
-    if (value === undefined || name === '' || name.includes('=') || value.includes('\0')) continue;
+    if (name === '' || name.includes('=')) continue;
     if (isSensitiveEnvName(name) && !pass?.has(name.toUpperCase())) continue;
+    const value = source[name]; // a secret's value is never even read
+    if (value === undefined || value.includes('\0')) continue;
     env[name] = value;
   }
   if (env.PATH === undefined || env.PATH === '') env.PATH = DEFAULT_PATH;

@@ -12,6 +12,7 @@ export function isWithin(parent: string, child: string): boolean {
 export function isCleanAbsolute(path: string): boolean {
   if (path === sep) return true;
   if (!path.startsWith(sep) || path.endsWith(sep)) return false;
-  for (const part of path.slice(1).split(sep)) if (part === '' || part === '.' || part === '..') return false;
-  return true;
+  const dot = `${sep}.`;
+  const dots = `${sep}..`;
+  return !(path.includes(sep + sep) || path.includes(dot + sep) || path.endsWith(dot) || path.includes(dots + sep) || path.endsWith(dots));
 }

@@ -8,6 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { HostFacts, attachHostFacts, takeHostFacts } from '../../lib/host-facts.js';
+import { isCleanAbsolute } from '../../lib/path-within.js';
 
 type Outcome = { kind: 'missing' } | { kind: 'value'; value: string } | { kind: 'error'; code: string | undefined };
 
@@ -84,6 +85,16 @@ test('attached facts serve one spawn, and only within the same synchronous run',
   attachHostFacts(later, facts);
   await Promise.resolve();
   assert.is.not(takeHostFacts(later), facts, 'a plan spawned after the run gets fresh facts');
+});
+
+test('clean absolute paths: exactly those with no empty, . or .. component and no trailing slash', () => {
+  const reference = (path: string) =>
+    path === '/' || (path.startsWith('/') && !path.endsWith('/') && path.slice(1).split('/').every((part) => part !== '' && part !== '.' && part !== '..'));
+  const samples = [
+    '/', '', 'a', 'a/b', '/a', '/a/b', '/a/', '//a', '/a//b', '/./a', '/a/.', '/a/./b', '/a/..', '/a/../b', '/..', '/.',
+    '/a/.b', '/a/..b', '/a/b.', '/a/b..', '/.a', '/...', '/a/.../b', '/a/b/', '/tmp/zs-x/ws', '/.git/hooks', '/a.b/c..d/.e',
+  ];
+  for (const path of samples) assert.is(isCleanAbsolute(path), reference(path), JSON.stringify(path));
 });
 
 test.run();
