@@ -9,6 +9,7 @@
 export class BoundedMemo<V> {
   readonly #entries = new Map<string, V>();
 
+  /** @param limit How many results are kept at most. */
   constructor(readonly limit: number) {}
 
   /** The remembered value for `key`, or `build()`'s, which is then remembered. */

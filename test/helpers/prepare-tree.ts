@@ -80,9 +80,13 @@ function stable(text: string, base: string): string {
 
 /** Everything one prepared call derives from the host, made stable. */
 export interface PrepareSnapshot {
+  /** The SandboxPlan, as JSON. */
   plan: unknown;
+  /** The Linux native spec, seccomp words as hex, without this kernel's /proc entries. */
   spec: unknown;
+  /** The protected paths noted as missing before the run. */
   watched: string[];
+  /** sha256 of the prewarm key (which repeats the spec). */
   keySha256: string;
 }
 
