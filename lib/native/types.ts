@@ -30,6 +30,11 @@ export interface NativeExit {
   execErrno: number;
   /** False when the sandbox was killed before the command finished. */
   commandExited: boolean;
+  /** Output of a stream spawned with 'capture', complete (UTF-8 decoded). */
+  stdout?: string;
+  stderr?: string;
+  /** The captured stream that went over `maxBuffer` first; the sandbox was killed. */
+  overflow?: 'stdout' | 'stderr';
 }
 
 /** Parent-side descriptors of the streams spawned with 'pipe'. */

@@ -35,6 +35,7 @@ namespace {
 struct Pipes {
   int child_ends[3] = {-1, -1, -1};
   int parent_ends[3] = {-1, -1, -1};
+  int capture_ends[2] = {-1, -1};  // stdout, stderr read by the exit watcher
   void CloseChildEnds() {
     for (int& fd : child_ends) {
       if (fd >= 0) close(fd);
@@ -47,8 +48,36 @@ struct Pipes {
       if (fd >= 0) close(fd);
       fd = -1;
     }
+    for (int& fd : capture_ends) {
+      if (fd >= 0) close(fd);
+      fd = -1;
+    }
   }
 };
+
+// Writes a small input into a fresh pipe and closes the writing end: the command reads the bytes,
+// then EOF. The input fits in one page, which a pipe always holds without a reader.
+status::Status InputPipe(const std::string& input, int* read_end) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return status::Fail("spawn_failed", errno, "pipe2(stdin)");
+  size_t done = 0;
+  while (done < input.size()) {
+    ssize_t n = write(fds[1], input.data() + done, input.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = n < 0 ? errno : EIO;
+      close(fds[0]);
+      close(fds[1]);
+      return status::Fail("spawn_failed", err, "write(stdin input)");
+    }
+    done += static_cast<size_t>(n);
+  }
+  close(fds[1]);
+  // The command gets an ordinary blocking pipe.
+  fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) & ~O_NONBLOCK);
+  *read_end = fds[0];
+  return status::Ok();
+}
 
 // { pid, stdin?, stdout?, stderr? }: the parent-side descriptors of the streams spawned as pipes.
 Napi::Object SpawnedToJs(Napi::Env env, long long pid, const Pipes& pipes) {
@@ -61,18 +90,30 @@ Napi::Object SpawnedToJs(Napi::Env env, long long pid, const Pipes& pipes) {
   return out;
 }
 
+net_holders::Holder HolderOf(const backend::SpawnResult& result) {
+  net_holders::Holder holder;
+  holder.userns_fd = result.net_userns_fd;
+  holder.netns_fd = result.net_netns_fd;
+  return holder;
+}
+
 status::Status MakePipes(const args::StdioMode* modes, Pipes* pipes, int* child_fds) {
   for (int i = 0; i < 3; ++i) {
     const args::StdioMode& mode = modes[i];
     child_fds[i] = -1;
     if (mode.kind == args::StdioMode::kFd) {
       child_fds[i] = mode.fd;
-    } else if (mode.kind == args::StdioMode::kPipe) {
+    } else if (mode.kind == args::StdioMode::kInput) {
+      status::Status s = InputPipe(mode.input, &pipes->child_ends[i]);
+      if (!s.ok()) return s;
+      child_fds[i] = pipes->child_ends[i];
+    } else if (mode.kind == args::StdioMode::kPipe || mode.kind == args::StdioMode::kCapture) {
       int fds[2];
       if (pipe2(fds, O_CLOEXEC) != 0) return status::Fail("spawn_failed", errno, "pipe2(stdio)");
       // stdin: the child reads; stdout/stderr: the child writes.
       pipes->child_ends[i] = i == 0 ? fds[0] : fds[1];
-      pipes->parent_ends[i] = i == 0 ? fds[1] : fds[0];
+      int& ours = (i > 0 && mode.kind == args::StdioMode::kCapture) ? pipes->capture_ends[i - 1] : pipes->parent_ends[i];
+      ours = i == 0 ? fds[1] : fds[0];
       child_fds[i] = pipes->child_ends[i];
     }
   }
@@ -100,7 +141,9 @@ Napi::Value Spawn(const Napi::CallbackInfo& info, State* state) {
     pipes.CloseAll();
     throw js_errors::FromStatus(env, s);
   }
-  state->registry.Add(result.pid, result.pidfd, result.report_fd, info[1].As<Napi::Function>());
+  state->registry.Add(result.pid, result.pidfd, result.report_fd, HolderOf(result), info[1].As<Napi::Function>());
+  state->registry.StartCapture(state->registry.Find(result.pid), pipes.capture_ends, parsed.max_buffer);
+  pipes.capture_ends[0] = pipes.capture_ends[1] = -1;
   return SpawnedToJs(env, result.pid, pipes);
 }
 
@@ -146,7 +189,7 @@ class WarmWorker : public Napi::AsyncWorker {
       deferred_.Reject(js_errors::FromStatus(env, status_).Value());
       return;
     }
-    state_->registry.Add(result_.pid, result_.pidfd, result_.report_fd, on_exit_.Value(), parent_control_);
+    state_->registry.Add(result_.pid, result_.pidfd, result_.report_fd, HolderOf(result_), on_exit_.Value(), parent_control_);
     parent_control_ = -1;
     Napi::Object out = Napi::Object::New(env);
     out.Set("pid", Napi::Number::New(env, static_cast<double>(result_.pid)));
@@ -260,6 +303,8 @@ Napi::Value Launch(const Napi::CallbackInfo& info, State* state) {
     return env.Null();
   }
   state->registry.SetRef(watch, true);
+  state->registry.StartCapture(watch, pipes.capture_ends, launch.max_buffer);
+  pipes.capture_ends[0] = pipes.capture_ends[1] = -1;
   return SpawnedToJs(env, pid, pipes);
 }
 

@@ -34,7 +34,12 @@ export interface LinuxNativeSpec {
 }
 
 /** 'pipe': a new pipe back to us; 'ignore': /dev/null; a number: one of our descriptors. */
-export type StdioMode = 'pipe' | 'ignore' | number;
+/**
+ * How a stream is wired: a pipe exposed to JavaScript, /dev/null, one of our descriptors, output
+ * read by the addon and delivered with the exit ('capture', stdout/stderr), or a small input
+ * (stdin, at most one page) written before the command starts.
+ */
+export type StdioMode = 'pipe' | 'ignore' | 'capture' | Uint8Array | number;
 
 // RLIMIT_* numbers on Linux (identical on x86_64 and aarch64).
 const RLIMIT = { CPU: 0, FSIZE: 1, DATA: 2, NPROC: 6, NOFILE: 7 } as const;
