@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The Linux preparation (plan, runtime state, env, spec, protected paths, prewarm key) derives
 // exactly what it derived before it was made cheaper (golden snapshots recorded from the earlier
-// code), and observes the filesystem afresh on every call.
+// code), and observes the filesystem afresh on every call. When the preparation changes on
+// purpose, re-record with `ZS_UPDATE_PREPARE_GOLDEN=1 node scripts/run-tests.mjs prepare-equivalence`
+// and review the diff of test/fixtures/prepare/golden.json.
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
