@@ -23,10 +23,33 @@ export interface WarmSandbox {
   timer: NodeJS.Timeout | undefined;
 }
 
-/** Everything that shapes the sandbox itself; argv, env, cwd, stdio and limits come at launch. */
+// The JSON of recently seen seccomp programs (a few distinct ones per process), by content.
+const seccompJson: Array<{ words: BigUint64Array; json: string }> = [];
+const SECCOMP_JSON_KEPT = 8;
+
+function sameWords(a: BigUint64Array, b: BigUint64Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** `JSON.stringify` of the program's words as hex strings, remembered by content (a pure function). */
+function buildSeccompJson(words: BigUint64Array): string {
+  for (const entry of seccompJson) if (sameWords(entry.words, words)) return entry.json;
+  const json = JSON.stringify(Array.from(words, (word) => word.toString(16)));
+  seccompJson.unshift({ words: words.slice(), json });
+  if (seccompJson.length > SECCOMP_JSON_KEPT) seccompJson.pop();
+  return json;
+}
+
+/**
+ * Everything that shapes the sandbox itself; argv, env, cwd, stdio and limits come at launch. The
+ * text is `JSON.stringify({ ...linux minus rlimits and seccomp, seccomp: words as hex })`.
+ */
 export function buildPrewarmKey(spec: LinuxNativeSpec): string {
   const { rlimits: _limits, seccomp, ...rest } = spec.linux;
-  return JSON.stringify({ ...rest, seccomp: Array.from(seccomp, (word) => word.toString(16)) });
+  const head = JSON.stringify(rest);
+  return `${head === '{}' ? '{' : `${head.slice(0, -1)},`}"seccomp":${buildSeccompJson(seccomp)}}`;
 }
 
 export class PrewarmPool {

@@ -10,7 +10,8 @@ import { SandboxError } from '../errors.js';
 import { buildSandboxEnv } from '../env.js';
 import { callNative, nativeBindingPath } from '../native/load.js';
 import { layersDisabledForTesting, probeSync, type LayerName, type ProbeReport } from '../probe.js';
-import { buildLinuxSpec, type StdioMode } from '../backend/linux/spec.js';
+import { buildLinuxSpec, hostViewOf, type StdioMode } from '../backend/linux/spec.js';
+import { HostFacts, attachHostFacts, takeHostFacts } from '../host-facts.js';
 import type { BackendInfo, SandboxBackendName, SandboxPlan } from '../backend/types.js';
 import { checkOptions, normalizeCommand, type SandboxCommand, type SandboxOptions } from './options.js';
 import { resolvePlan } from './plan.js';
@@ -160,6 +161,8 @@ export class SandboxedProcess extends EventEmitter {
       : [capture.input.length <= DIRECT_INPUT_BYTES ? capture.input : 'pipe', 'capture', 'capture'];
     // A root caller's process limit is a pids cgroup (RLIMIT_NPROC does not bind root).
     const pids = context.isRoot && plan.limits.processes !== undefined ? createPidsLimit(plan.limits.processes) : undefined;
+    // The filesystem facts the plan was resolved with (this call only): each path looked up once.
+    const facts = takeHostFacts(plan);
     let spec;
     try {
       spec = buildLinuxSpec(plan, stdio, {
@@ -168,13 +171,13 @@ export class SandboxedProcess extends EventEmitter {
         arch: context.arch,
         bindingPath: nativeBindingPath() ?? '',
         ...(pids === undefined ? {} : { cgroupProcsFd: pids.fd }),
-      });
+      }, hostViewOf(facts));
     } catch (error) {
       pids?.closeFd();
       pids?.remove();
       throw error;
     }
-    const watched = missingProtectedPaths(plan.writeRoots);
+    const watched = missingProtectedPaths(plan.writeRoots, facts);
     let resolveExit!: (exit: SandboxExit) => void;
     this.exited = new Promise((resolve) => (resolveExit = resolve));
     const onExit = (raw: NativeExit) => {
@@ -267,11 +270,13 @@ export function prepareSandbox(command: SandboxCommand, options: SandboxOptions)
   // Managed runtime state (issue 8): per-workspace tool caches outside the workspace become write
   // roots and the env points tools at them; leased until releaseRuntimeState(plan).
   // The lease lingers briefly after a run, so a burst in one workspace prepares the state once.
-  const runtime = acquireRuntimeState(checked.workspace ?? process.cwd(), { argv, lingerMs: 3000 });
+  const facts = new HostFacts();
+  const runtime = acquireRuntimeState(checked.workspace ?? process.cwd(), { argv, lingerMs: 3000, facts });
   try {
     const commandEnv = buildSandboxEnv(source, { backend: 'linux-native', network: checked.network, pass: checked.envPass, tmpDir: '/tmp', overrides: runtime?.env ?? {} });
-    const plan = resolvePlan({ argv, options: checked, envs: options.env === undefined ? [process.env] : [process.env, options.env], commandEnv, runtimeWriteRoots: runtime?.writeRoots ?? [] });
+    const plan = resolvePlan({ argv, options: checked, envs: options.env === undefined ? [process.env] : [process.env, options.env], commandEnv, runtimeWriteRoots: runtime?.writeRoots ?? [], facts });
     attachRuntimeState(plan, runtime);
+    attachHostFacts(plan, facts);
     return plan;
   } catch (error) {
     runtime?.release();

@@ -6,10 +6,11 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import { SandboxError } from '../../errors.js';
+import type { HostFacts } from '../../host-facts.js';
 import type { SandboxPlan } from '../types.js';
 import { buildLandlockPlan, type RootEntry } from './landlock.js';
 import { buildMountPlan, PROC_READONLY, type HostView, type MountOp } from './mounts.js';
-import { buildSeccompProgram, encodeSeccompProgram, seccompArchFor } from './seccomp.js';
+import { buildSeccompWords, seccompArchFor } from './seccomp.js';
 
 /** The spec object native spawn() takes on Linux (mirrors native/common/args.cc). */
 export interface LinuxNativeSpec {
@@ -104,6 +105,23 @@ export const hostView: HostView = {
   procReadonly: PROC_READONLY.filter((path) => existsSync(path)),
 };
 
+/** The host as one call's facts show it (each path looked up once per call; see host-facts.ts). */
+export function hostViewOf(facts: HostFacts): HostView {
+  return {
+    kind(path) {
+      let st;
+      try {
+        st = facts.stat(path);
+      } catch {
+        return 'missing'; // ENOTDIR (a path through a file, such as a worktree's .git file), EACCES, ...
+      }
+      if (st === undefined) return 'missing';
+      return st.isDirectory() ? 'dir' : 'file';
+    },
+    procReadonly: hostView.procReadonly,
+  };
+}
+
 export interface LinuxSpecContext {
   landlockAbi: number;
   isRoot: boolean;
@@ -131,7 +149,7 @@ export function buildLinuxSpec(
   }
   const mounts = buildMountPlan(plan, host);
   const landlock = buildLandlockPlan(plan, { abi: context.landlockAbi, rootEntries: entries, privateTmp: mounts.privateTmp });
-  const program = buildSeccompProgram({ arch, network: plan.network, blockUnixSockets: plan.blockUnixSockets });
+  const seccomp = buildSeccompWords({ arch, network: plan.network, blockUnixSockets: plan.blockUnixSockets });
   return {
     argv: plan.argv,
     env: Object.entries(plan.env).map(([name, value]) => `${name}=${value}`),
@@ -145,7 +163,7 @@ export function buildLinuxSpec(
       landlockHandledFs: landlock.handledFs,
       landlockScoped: landlock.scoped,
       landlockRules: landlock.rules,
-      seccomp: BigUint64Array.from(encodeSeccompProgram(program)),
+      seccomp,
       rlimits: buildRlimits(plan.limits, context.isRoot, context.cgroupProcsFd !== undefined),
       ...(context.cgroupProcsFd === undefined ? {} : { cgroupProcsFd: context.cgroupProcsFd }),
     },
