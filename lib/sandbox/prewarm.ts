@@ -5,7 +5,7 @@
 // (mounts, Landlock rules, seccomp program, network) is identical, and is killed after being idle.
 import type { LinuxNativeSpec } from '../backend/linux/spec.js';
 import { callNative } from '../native/load.js';
-import type { NativeExit } from '../native/types.js';
+import type { NativeExit, PreparedWarmSpec } from '../native/types.js';
 
 /** An idle prewarmed sandbox is killed after this long. */
 export const PREWARM_IDLE_MS = 5000;
@@ -56,6 +56,8 @@ export class PrewarmPool {
   readonly #ready = new Map<string, WarmSandbox[]>();
   readonly #pending = new Map<string, number>();
   readonly #lastUse = new Map<string, number>();
+  /** The addon's parsed spec per key, so refills do not convert the same spec again. */
+  readonly #prepared = new Map<string, PreparedWarmSpec>();
   /** Bumped by clear(): a sandbox still being set up for an older generation is killed on arrival. */
   #generation = 0;
 
@@ -88,6 +90,7 @@ export class PrewarmPool {
     for (const list of this.#ready.values()) for (const entry of list) this.#kill(entry);
     this.#ready.clear();
     this.#lastUse.clear();
+    this.#prepared.clear();
   }
 
   /** How many prewarmed sandboxes are ready. */
@@ -124,10 +127,18 @@ export class PrewarmPool {
       clearTimeout(entry.timer);
       entry.listener?.(exit);
     };
-    const warmSpec: LinuxNativeSpec = { ...spec, stdio: ['ignore', 'ignore', 'ignore'] };
     let started: Promise<{ pid: number }>;
     try {
-      started = callNative((binding) => binding.spawnWarm(warmSpec, onExit));
+      let prepared = this.#prepared.get(key);
+      if (prepared === undefined) {
+        const warmSpec: LinuxNativeSpec = { ...spec, stdio: ['ignore', 'ignore', 'ignore'] };
+        prepared = callNative((binding) => binding.prepareWarm(warmSpec));
+        this.#prepared.set(key, prepared);
+        // Bounded like the pool: the oldest policy's handle goes first.
+        if (this.#prepared.size > PREWARM_MAX_KEYS) this.#prepared.delete(this.#prepared.keys().next().value as string);
+      }
+      const handle = prepared;
+      started = callNative((binding) => binding.spawnWarm(handle, onExit));
     } catch {
       return; // prewarming is an optimisation: the cold path keeps working
     }

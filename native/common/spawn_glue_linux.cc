@@ -260,12 +260,21 @@ bool SendLaunch(int socket_fd, const args::ParsedLaunch& launch, const int* fds)
 
 }  // namespace
 
+Napi::Value PrepareWarm(const Napi::CallbackInfo& info, State*) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "prepareWarm(spec) expects an object");
+  auto* parsed = new args::ParsedSpawn(args::ParseSpawnSpec(info[0].As<Napi::Object>()));
+  return Napi::External<args::ParsedSpawn>::New(env, parsed, [](Napi::Env, args::ParsedSpawn* p) { delete p; });
+}
+
 Napi::Value SpawnWarm(const Napi::CallbackInfo& info, State* state) {
   Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsFunction()) {
-    throw Napi::TypeError::New(env, "spawnWarm(spec, onExit) expects an object and a function");
+  if (info.Length() < 2 || !(info[0].IsObject() || info[0].IsExternal()) || !info[1].IsFunction()) {
+    throw Napi::TypeError::New(env, "spawnWarm(specOrHandle, onExit) expects a spec or a prepareWarm handle, and a function");
   }
-  args::ParsedSpawn parsed = args::ParseSpawnSpec(info[0].As<Napi::Object>());
+  // A handle from prepareWarm is copied (the worker owns its copy); a spec is converted here.
+  args::ParsedSpawn parsed = info[0].IsExternal() ? *info[0].As<Napi::External<args::ParsedSpawn>>().Data()
+                                                  : args::ParseSpawnSpec(info[0].As<Napi::Object>());
   WarmWorker* worker = new WarmWorker(env, state, std::move(parsed), info[1].As<Napi::Function>());
   Napi::Promise promise = worker->Promise();
   worker->Prepare();
