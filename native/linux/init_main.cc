@@ -5,8 +5,8 @@
 // command's fate on fd 3 once every other process in the sandbox is dead and reaped.
 //
 // `zero-sandbox-init CMD ARGS...` runs the command at once. `zero-sandbox-init --warm` is a
-// prewarmed sandbox: it waits on fd 4 for exactly one launch message (argv, envp, cwd, resource
-// limits and three stdio descriptors), then proceeds the same way.
+// prewarmed sandbox: its command process is forked at once and waits on fd 4 for exactly one
+// launch message (argv, envp, cwd, resource limits and three stdio descriptors), then execs.
 //
 // It makes only system calls (init_sys.h): signals are blocked and read from a signalfd, so there
 // are no handlers, and memory comes from mmap.
@@ -239,23 +239,8 @@ int Main(int argc, char** argv, char** envp) {
   // A new session: the command has no controlling terminal, so it cannot reach the caller's.
   SYS(setsid);
 
-  Launch launch;
   char** command = argv + 1;
   bool warm = Equal(argv[1], "--warm");
-  if (warm) {
-    int err = ReceiveLaunch(&launch);
-    SYS(close, kControlFd);
-    if (err == 0) {
-      long r = SYS(chdir, (long)launch.cwd);
-      if (r < 0) err = static_cast<int>(-r);
-    }
-    if (err != 0) {
-      Report(kReportLaunchFailed, err);
-      return 125;
-    }
-    command = launch.argv;
-    envp = launch.envp;
-  }
 
   // Every signal stays blocked in the init; the ones it acts on are read from a signalfd. (A
   // pid namespace's init would drop unhandled signals, but blocked ones are queued.)
@@ -268,18 +253,32 @@ int Main(int argc, char** argv, char** envp) {
     Report(kReportExecFailed, static_cast<int32_t>(-sigfd));
     return 125;
   }
+  // Prewarmed, the command's process is forked now and waits for the launch itself, so a launch
+  // costs no fork.
   long child = SYS(clone, kSigchld, 0, 0, 0, 0);
   if (child < 0) {
     Report(kReportExecFailed, static_cast<int32_t>(-child));
     return 125;
   }
-  if (child == 0) RunCommand(command, envp, warm ? &launch : nullptr);
-  SYS(setpgid, child, child);
-
-  // Do not hold the caller's pipes open on the command's behalf.
-  if (warm) {
-    for (int fd : launch.stdio) SYS(close, fd);
+  if (child == 0) {
+    if (!warm) RunCommand(command, envp, nullptr);
+    Launch launch;
+    int err = ReceiveLaunch(&launch);
+    SYS(close, kControlFd);
+    if (err == 0) {
+      long r = SYS(chdir, (long)launch.cwd);
+      if (r < 0) err = static_cast<int>(-r);
+    }
+    if (err != 0) {
+      Report(kReportLaunchFailed, err);
+      Exit(125);
+    }
+    RunCommand(launch.argv, launch.envp, &launch);
   }
+  SYS(setpgid, child, child);
+  // The launch and its stdio go to the command's process only.
+  if (warm) SYS(close, kControlFd);
+
   long devnull = SYS(openat, AT_FDCWD, (long)"/dev/null", O_RDWR | O_CLOEXEC);
   if (devnull >= 0) {
     for (int fd = 0; fd < 3; ++fd) {
