@@ -11,8 +11,8 @@ import type { NativeExit, PreparedWarmSpec } from '../native/types.js';
 export const PREWARM_IDLE_MS = 5000;
 /** At most this many policies keep prewarmed sandboxes at once. */
 export const PREWARM_MAX_KEYS = 4;
-/** Sandboxes kept ready (or being set up) per policy: two keep up with back-to-back commands. */
-export const PREWARM_DEPTH = 2;
+/** Sandboxes kept ready (or being set up) per policy: three keep up with back-to-back commands. */
+export const PREWARM_DEPTH = 3;
 
 export interface WarmSandbox {
   key: string;
