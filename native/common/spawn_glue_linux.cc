@@ -218,20 +218,30 @@ bool SendAll(int fd, const char* data, size_t len) {
   return true;
 }
 
-// Sends the launch message: header + three descriptors, then the limits and the strings.
+// Sends the launch message: header, limits and strings in one buffer, with the three descriptors
+// attached to its first byte. One sendmsg wakes the waiting command process once.
 bool SendLaunch(int socket_fd, const args::ParsedLaunch& launch, const int* fds) {
-  std::string payload;
-  for (const std::string& arg : launch.argv) payload.append(arg).push_back('\0');
-  for (const std::string& var : launch.envp) payload.append(var).push_back('\0');
-  payload.append(launch.cwd).push_back('\0');
   launch_message::Header header;
   header.magic = launch_message::kMagic;
   header.argc = static_cast<uint32_t>(launch.argv.size());
   header.envc = static_cast<uint32_t>(launch.envp.size());
   header.rlimit_count = static_cast<uint32_t>(launch.rlimits.size());
-  header.payload_len = static_cast<uint32_t>(payload.size());
-  if (payload.size() > launch_message::kMaxPayload) return false;
-  struct iovec iov = {&header, sizeof header};
+  size_t payload_len = launch.cwd.size() + 1;
+  for (const std::string& arg : launch.argv) payload_len += arg.size() + 1;
+  for (const std::string& var : launch.envp) payload_len += var.size() + 1;
+  if (payload_len > launch_message::kMaxPayload) return false;
+  header.payload_len = static_cast<uint32_t>(payload_len);
+  std::string message(reinterpret_cast<const char*>(&header), sizeof header);
+  message.reserve(sizeof header + launch.rlimits.size() * sizeof(launch_message::Rlimit) + payload_len);
+  for (const backend::ResourceLimit& l : launch.rlimits) {
+    launch_message::Rlimit record = {static_cast<uint64_t>(l.resource), l.soft, l.hard};
+    message.append(reinterpret_cast<const char*>(&record), sizeof record);
+  }
+  for (const std::string& arg : launch.argv) message.append(arg).push_back('\0');
+  for (const std::string& var : launch.envp) message.append(var).push_back('\0');
+  message.append(launch.cwd).push_back('\0');
+
+  struct iovec iov = {message.data(), message.size()};
   char cbuf[CMSG_SPACE(3 * sizeof(int))];
   memset(cbuf, 0, sizeof cbuf);
   struct msghdr msg;
@@ -249,13 +259,9 @@ bool SendLaunch(int socket_fd, const args::ParsedLaunch& launch, const int* fds)
   do {
     n = sendmsg(socket_fd, &msg, MSG_NOSIGNAL);
   } while (n < 0 && errno == EINTR);
-  if (n != static_cast<ssize_t>(sizeof header)) return false;
-  std::vector<launch_message::Rlimit> limits;
-  for (const backend::ResourceLimit& l : launch.rlimits) limits.push_back({static_cast<uint64_t>(l.resource), l.soft, l.hard});
-  if (!limits.empty() && !SendAll(socket_fd, reinterpret_cast<const char*>(limits.data()), limits.size() * sizeof(limits[0]))) {
-    return false;
-  }
-  return SendAll(socket_fd, payload.data(), payload.size());
+  if (n <= 0) return false;
+  // A message larger than the socket buffer goes out in more sends.
+  return SendAll(socket_fd, message.data() + n, message.size() - static_cast<size_t>(n));
 }
 
 }  // namespace
