@@ -27,6 +27,7 @@
             "native/common/exit_watcher.cc",
             "native/common/spawn_glue_linux.cc",
             "native/linux/child_setup.cc",
+            "native/linux/net_holders.cc",
             "native/linux/probe_linux.cc",
             "native/linux/spawn_linux.cc"
           ],
@@ -73,7 +74,20 @@
           "type": "executable",
           "sources": ["native/linux/init_main.cc"],
           "include_dirs": ["native"],
-          "cflags_cc": ["-std=c++17", "-fstack-protector-strong", "-Wall", "-Wextra", "-D_FORTIFY_SOURCE=2"]
+          "cflags_cc": ["-std=c++17", "-Wall", "-Wextra"],
+          "conditions": [
+            ["target_arch=='x64' or target_arch=='arm64'", {
+              # Freestanding: no C library to start up, once per sandbox (see init_sys.h).
+              "defines": ["ZS_FREESTANDING"],
+              "cflags!": ["-pthread"],
+              "cflags_cc": ["-ffreestanding", "-fno-builtin", "-fno-stack-protector", "-fno-tree-loop-distribute-patterns",
+                            "-fno-asynchronous-unwind-tables", "-fno-unwind-tables", "-U_FORTIFY_SOURCE"],
+              "ldflags!": ["-pthread", "-rdynamic"],
+              "ldflags": ["-static", "-nostdlib", "-no-pie"]
+            }, {
+              "cflags_cc": ["-fstack-protector-strong", "-D_FORTIFY_SOURCE=2"]
+            }]
+          ]
         }, {
           "type": "none"
         }]

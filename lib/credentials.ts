@@ -4,6 +4,8 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 
+import { BoundedMemo } from './bounded-memo.js';
+
 /** Files directly in ~/.ssh that stay readable: host keys, client config and public keys. */
 export function isSshPublicEntry(name: string): boolean {
   return (
@@ -27,13 +29,30 @@ function fromEnv(env: CredentialSource['env'], name: string): string | undefined
   return value === undefined || value.trim() === '' ? undefined : value;
 }
 
-/**
- * Candidate paths to deny reading, in a stable order. Override variables are used literally
- * (made absolute); missing paths are filtered later by whoever can see the filesystem.
- */
-export function buildCredentialBaseline(source: CredentialSource): string[] {
-  const env = source.env;
-  const home = source.home ?? fromEnv(env, 'HOME') ?? homedir();
+/** The variables the baseline reads. */
+const CREDENTIAL_ENV_NAMES = [
+  'HOME', 'XDG_CONFIG_HOME', 'CARGO_HOME', 'GOOGLE_APPLICATION_CREDENTIALS', 'NPM_CONFIG_USERCONFIG',
+  'npm_config_userconfig', 'NETRC', 'KUBECONFIG', 'DOCKER_CONFIG', 'GH_CONFIG_DIR', 'CLOUDSDK_CONFIG',
+  'ZERO_OAUTH_TOKENS_PATH', 'ZERO_MCP_OAUTH_TOKENS_PATH',
+] as const;
+
+/** The part of the baseline that follows from the environment alone (no directory listing). */
+interface BaselineShape {
+  /** Candidates before Zero's config dir entries. */
+  fixed: string[];
+  /** Zero's config dirs, whose entries are candidates. */
+  zeroDirs: string[];
+  /** Token files named by variables. */
+  tokens: string[];
+  /** ~/.ssh, whose private entries are candidates. */
+  ssh: string;
+}
+
+// Shapes by the values they were built from (a pure function of them); a few environments per process.
+const shapes = new BoundedMemo<BaselineShape>(32);
+
+function buildBaselineShape(env: CredentialSource['env'], givenHome: string | undefined): BaselineShape {
+  const home = givenHome ?? fromEnv(env, 'HOME') ?? homedir();
   const config = fromEnv(env, 'XDG_CONFIG_HOME') ?? join(home, '.config');
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(p));
   const out: string[] = [
@@ -61,8 +80,30 @@ export function buildCredentialBaseline(source: CredentialSource): string[] {
   const gcloud = fromEnv(env, 'CLOUDSDK_CONFIG');
   if (gcloud !== undefined) out.push(abs(gcloud));
   else out.push(join(config, 'gcloud'), join(home, '.config', 'gcloud'));
+  const tokens: string[] = [];
+  for (const name of ['ZERO_OAUTH_TOKENS_PATH', 'ZERO_MCP_OAUTH_TOKENS_PATH']) {
+    const path = fromEnv(env, name);
+    if (path !== undefined) tokens.push(abs(path));
+  }
+  return { fixed: out, zeroDirs: [...new Set([join(config, 'zero'), join(home, '.config', 'zero')])], tokens, ssh: join(home, '.ssh') };
+}
+
+/**
+ * Candidate paths to deny reading, in a stable order. Override variables are used literally
+ * (made absolute); missing paths are filtered later by whoever can see the filesystem. The
+ * directories are listed on every call; what follows from the environment alone is remembered by
+ * the values it was built from.
+ */
+export function buildCredentialBaseline(source: CredentialSource): string[] {
+  const env = source.env;
+  const values = CREDENTIAL_ENV_NAMES.map((name) => env[name]);
+  // Relative overrides resolve against the working directory; without HOME, the account's home.
+  const fallbackHome = source.home === undefined && fromEnv(env, 'HOME') === undefined ? homedir() : '';
+  const key = JSON.stringify([source.home ?? null, fallbackHome, process.cwd(), values]);
+  const shape = shapes.get(key, () => buildBaselineShape(env, source.home));
+  const out = [...shape.fixed];
   // Zero's own config dir (grants, tokens) except the carve-outs the reference re-allows.
-  for (const zeroDir of new Set([join(config, 'zero'), join(home, '.config', 'zero')])) {
+  for (const zeroDir of shape.zeroDirs) {
     const entries = source.list(zeroDir);
     if (entries === undefined) continue;
     for (const name of entries) {
@@ -70,11 +111,7 @@ export function buildCredentialBaseline(source: CredentialSource): string[] {
       out.push(join(zeroDir, name));
     }
   }
-  for (const name of ['ZERO_OAUTH_TOKENS_PATH', 'ZERO_MCP_OAUTH_TOKENS_PATH']) {
-    const path = fromEnv(env, name);
-    if (path !== undefined) out.push(abs(path));
-  }
-  const ssh = join(home, '.ssh');
-  for (const name of source.list(ssh) ?? []) if (!isSshPublicEntry(name)) out.push(join(ssh, name));
+  out.push(...shape.tokens);
+  for (const name of source.list(shape.ssh) ?? []) if (!isSshPublicEntry(name)) out.push(join(shape.ssh, name));
   return [...new Set(out)];
 }

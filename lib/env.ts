@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The sandboxed command's environment: the caller's (or the given) variables minus every secret,
 // plus the sandbox markers. Applied on every path, escalated runs included (decisions.md rule 2).
+import { BoundedMemo } from './bounded-memo.js';
 
 /** Exact names removed from every sandboxed environment (compared case-insensitively). */
 export const SENSITIVE_ENV_NAMES: readonly string[] = [
@@ -25,13 +26,22 @@ export const SENSITIVE_ENV_NAMES: readonly string[] = [
 export const SENSITIVE_ENV_SUFFIXES: readonly string[] = ['_API_KEY', '_TOKEN', '_SECRET', '_PASSWORD', '_CLIENT_SECRET'];
 
 const EXACT = new Set(SENSITIVE_ENV_NAMES.map((name) => name.toUpperCase()));
+const OAUTH_CLIENT_SECRET = /^ZERO_OAUTH_.*_CLIENT_SECRET$/;
+
+// Verdicts by name: a pure function of the name, and an environment holds the same few names
+// call after call. Bounded, so a caller inventing names cannot grow it without limit.
+const verdicts = new BoundedMemo<boolean>(4096);
+
+function judgeEnvName(name: string): boolean {
+  const upper = name.toUpperCase();
+  if (EXACT.has(upper)) return true;
+  if (OAUTH_CLIENT_SECRET.test(upper)) return true;
+  return SENSITIVE_ENV_SUFFIXES.some((suffix) => upper.endsWith(suffix));
+}
 
 /** True when a variable of this name must not cross into the sandbox. */
 export function isSensitiveEnvName(name: string): boolean {
-  const upper = name.toUpperCase();
-  if (EXACT.has(upper)) return true;
-  if (/^ZERO_OAUTH_.*_CLIENT_SECRET$/.test(upper)) return true;
-  return SENSITIVE_ENV_SUFFIXES.some((suffix) => upper.endsWith(suffix));
+  return verdicts.get(name, () => judgeEnvName(name));
 }
 
 export const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin';
@@ -55,11 +65,15 @@ export function buildSandboxEnv(
   source: Readonly<Record<string, string | undefined>>,
   options: SandboxEnvOptions,
 ): Record<string, string> {
-  const pass = new Set((options.pass ?? []).map((name) => name.toUpperCase()));
+  const passList = options.pass ?? [];
+  const pass = passList.length === 0 ? undefined : new Set(passList.map((name) => name.toUpperCase()));
   const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(source)) {
-    if (value === undefined || name === '' || name.includes('=') || value.includes('\0')) continue;
-    if (isSensitiveEnvName(name) && !pass.has(name.toUpperCase())) continue;
+  // Names first, then one read each: process.env answers every access with a lookup.
+  for (const name of Object.keys(source)) {
+    if (name === '' || name.includes('=')) continue;
+    if (isSensitiveEnvName(name) && !pass?.has(name.toUpperCase())) continue;
+    const value = source[name]; // a secret's value is never even read
+    if (value === undefined || value.includes('\0')) continue;
     env[name] = value;
   }
   if (env.PATH === undefined || env.PATH === '') env.PATH = DEFAULT_PATH;

@@ -7,3 +7,12 @@ export function isWithin(parent: string, child: string): boolean {
   if (child === parent) return true;
   return child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
 }
+
+/** An absolute path with no empty, `.` or `..` component and no trailing separator (`/` itself is clean). */
+export function isCleanAbsolute(path: string): boolean {
+  if (path === sep) return true;
+  if (!path.startsWith(sep) || path.endsWith(sep)) return false;
+  const dot = `${sep}.`;
+  const dots = `${sep}..`;
+  return !(path.includes(sep + sep) || path.includes(dot + sep) || path.endsWith(dot) || path.includes(dots + sep) || path.endsWith(dots));
+}

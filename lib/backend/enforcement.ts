@@ -29,6 +29,7 @@ const LINUX_LIMITATIONS = [
   'a hardlink created on the host before the command, joining a file inside a write root to one outside, lets the command write that file through the inside path (the kernel checks paths, not inodes)',
   '.zero, .agents, a missing .git/hooks and .git/commondir cannot be made read-only before they exist without creating them on the host: if the command creates them they are removed and reported when it ends',
   'under network deny, creating AF_UNIX sockets is refused (socketpair still works), so Unix-domain servers inside the sandbox do not work',
+  'network namespaces are reused, one sandbox at a time, once every process of the previous sandbox is gone: its TCP connections in TIME_WAIT stay listed in /proc/net/tcp for up to a minute and can make that port busy for a server that binds without SO_REUSEADDR',
   'deny-read masks cover the paths that exist when the command starts; a credential file created later is only hidden if it is inside a masked directory',
   'git protection covers repositories at the top of a write root and one level down (the first 512 entries); deeper nested repositories are not protected',
   'limits.processes for a root caller (whom the kernel exempts from RLIMIT_NPROC) needs a writable pids cgroup (cgroup v1 pids, or v2 with pids delegated); without one such a run is refused',

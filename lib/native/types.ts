@@ -30,6 +30,11 @@ export interface NativeExit {
   execErrno: number;
   /** False when the sandbox was killed before the command finished. */
   commandExited: boolean;
+  /** Output of a stream spawned with 'capture', complete (UTF-8 decoded). */
+  stdout?: string;
+  stderr?: string;
+  /** The captured stream that went over `maxBuffer` first; the sandbox was killed. */
+  overflow?: 'stdout' | 'stderr';
 }
 
 /** Parent-side descriptors of the streams spawned with 'pipe'. */
@@ -40,12 +45,17 @@ export interface NativeSpawned {
   stderr?: number;
 }
 
+/** What prepareWarm returns: the addon's parsed copy of a spec, usable only by spawnWarm. */
+export type PreparedWarmSpec = { readonly __preparedWarmSpec: unique symbol };
+
 export interface NativeBinding {
   probe(): Promise<NativeProbe>;
   probeSync(): NativeProbe;
   spawn(spec: object, onExit: (exit: NativeExit) => void): NativeSpawned;
+  /** Converts a spec once, for the refills of a prewarm pool (an opaque handle for spawnWarm). */
+  prepareWarm(spec: object): PreparedWarmSpec;
   /** A prewarmed sandbox set up on the thread pool; its init waits for one `launch`. */
-  spawnWarm(spec: object, onExit: (exit: NativeExit) => void): Promise<{ pid: number }>;
+  spawnWarm(spec: object | PreparedWarmSpec, onExit: (exit: NativeExit) => void): Promise<{ pid: number }>;
   /** Hands a command to a prewarmed sandbox; null when it is gone or already used. */
   launch(pid: number, launch: object): NativeSpawned | null;
   kill(pid: number, signal: number): boolean;

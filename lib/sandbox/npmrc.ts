@@ -7,6 +7,8 @@ import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 
+import type { HostFacts } from '../host-facts.js';
+
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** Key fragments that mark a credential (`_auth`, `//host/:_authToken`, `_password`, certs, ...). */
@@ -53,12 +55,15 @@ export function buildSanitizedNpmrc(text: string): { text: string; dropped: stri
 /**
  * Writes the sanitized copy of the user's npmrc to `target` (outside every write root) when the
  * user has one that is newer than the copy; returns `target`, or undefined when there is none.
+ * `facts` (this call's, see host-facts.ts) answer the look-up of the user's file when given.
  */
-export function writeSanitizedNpmrc(env: Env, target: string): string | undefined {
+export function writeSanitizedNpmrc(env: Env, target: string, facts?: HostFacts): string | undefined {
   const source = buildHostNpmrcPath(env);
   let sourceMtime: number;
   try {
-    sourceMtime = statSync(source).mtimeMs;
+    const st = facts === undefined ? statSync(source) : facts.stat(source);
+    if (st === undefined) return undefined;
+    sourceMtime = st.mtimeMs;
   } catch {
     return undefined;
   }

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 // The sole normalizer: caller options + the filesystem -> a SandboxPlan with every path absolute,
 // symlink-resolved and checked. Errors name the option and the path at fault.
-import { lstatSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { isAbsolute, join, resolve, sep } from 'node:path';
 
 import { SandboxError } from '../errors.js';
 import { buildCredentialBaseline } from '../credentials.js';
 import type { SandboxPlan, WritableRoot } from '../backend/types.js';
 import type { CheckedOptions } from './options.js';
-import { isWithin } from '../path-within.js';
+import { isCleanAbsolute, isWithin } from '../path-within.js';
+import { HostFacts } from '../host-facts.js';
 
 export const PROTECTED_NAMES = ['.zero', '.agents'];
 
@@ -17,18 +18,20 @@ function fail(message: string, path: string): never {
 }
 
 /** realpath, or a clear error naming the option when the path is missing. */
-function existing(path: string, option: string, base: string): string {
+function existing(path: string, option: string, base: string, facts: HostFacts): string {
   const absolute = isAbsolute(path) ? path : resolve(base, path);
   try {
-    return realpathSync(absolute);
+    return facts.realpath(absolute);
   } catch {
     return fail(`${option} ${path} does not exist`, absolute);
   }
 }
 
-function directory(path: string, option: string, base: string): string {
-  const real = existing(path, option, base);
-  if (!statSync(real).isDirectory()) fail(`${option} ${path} is not a directory`, real);
+function directory(path: string, option: string, base: string, facts: HostFacts): string {
+  const real = existing(path, option, base, facts);
+  const st = facts.stat(real);
+  if (st === undefined) fail(`${option} ${path} does not exist`, real);
+  if (!st.isDirectory()) fail(`${option} ${path} is not a directory`, real);
   return real;
 }
 
@@ -46,9 +49,9 @@ export const NESTED_REPO_SCAN_LIMIT = 512;
 /**
  * Repositories directly inside a write root (one level down: a workspace holding several
  * checkouts): their .git/hooks and .git/config, plus what a .git file points to. Bounded by
- * NESTED_REPO_SCAN_LIMIT entries; never throws.
+ * NESTED_REPO_SCAN_LIMIT entries; never throws. `facts` are this call's (see host-facts.ts).
  */
-export function nestedGitPaths(root: string): string[] {
+export function nestedGitPaths(root: string, facts: HostFacts = new HostFacts()): string[] {
   let entries: import('node:fs').Dirent[];
   try {
     entries = readdirSync(root, { withFileTypes: true }).slice(0, NESTED_REPO_SCAN_LIMIT);
@@ -56,12 +59,15 @@ export function nestedGitPaths(root: string): string[] {
     return [];
   }
   const out: string[] = [];
+  // Entry names are plain: under a clean root, concatenation gives what join() would.
+  const prefix = isCleanAbsolute(root) ? (root === sep ? sep : root + sep) : undefined;
   for (const entry of entries) {
     if (!entry.isDirectory() || entry.name === '.git' || entry.name === 'node_modules') continue;
-    const child = join(root, entry.name);
-    const git = lstatSync(join(child, '.git'), { throwIfNoEntry: false });
-    if (git?.isDirectory()) out.push(join(child, '.git', 'hooks'), join(child, '.git', 'config'));
-    else if (git?.isFile()) out.push(...linkedGitPaths(child));
+    const child = prefix === undefined ? join(root, entry.name) : prefix + entry.name;
+    const dotGit = `${child}${sep}.git`;
+    const git = facts.lstat(dotGit);
+    if (git?.isDirectory()) out.push(`${dotGit}${sep}hooks`, `${dotGit}${sep}config`);
+    else if (git?.isFile()) out.push(...linkedGitPaths(child, facts));
   }
   return out;
 }
@@ -71,17 +77,17 @@ export function nestedGitPaths(root: string): string[] {
  * and config live there (or in its common dir). Returns those paths when they exist, so they stay
  * read-only too when they are inside a write root. Reads small files; never throws.
  */
-export function linkedGitPaths(root: string): string[] {
+export function linkedGitPaths(root: string, facts: HostFacts = new HostFacts()): string[] {
   try {
     const dotGit = join(root, '.git');
-    const st = lstatSync(dotGit, { throwIfNoEntry: false });
+    const st = facts.lstat(dotGit);
     if (st === undefined || !st.isFile()) return [];
     const match = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'));
     if (match === null) return [];
     const gitDir = resolve(root, (match[1] as string).trim());
     const dirs = [gitDir];
     const commonFile = join(gitDir, 'commondir');
-    if (lstatSync(commonFile, { throwIfNoEntry: false })?.isFile()) {
+    if (facts.lstat(commonFile)?.isFile()) {
       dirs.push(resolve(gitDir, readFileSync(commonFile, 'utf8').trim()));
     }
     // The .git file itself: replaced by a directory, it would bring hooks of the command's choosing.
@@ -89,7 +95,7 @@ export function linkedGitPaths(root: string): string[] {
     for (const dir of dirs) {
       for (const name of ['hooks', 'config']) {
         const path = join(dir, name);
-        if (lstatSync(path, { throwIfNoEntry: false }) !== undefined) out.push(realpathSync(path));
+        if (facts.lstat(path) !== undefined) out.push(facts.realpath(path));
       }
     }
     return [...new Set(out)];
@@ -98,8 +104,8 @@ export function linkedGitPaths(root: string): string[] {
   }
 }
 
-function listDir(dir: string): string[] | undefined {
-  if (lstatSync(dir, { throwIfNoEntry: false }) === undefined) return undefined;
+function listDir(dir: string, facts: HostFacts): string[] | undefined {
+  if (facts.lstat(dir) === undefined) return undefined;
   try {
     return readdirSync(dir);
   } catch {
@@ -111,15 +117,17 @@ function listDir(dir: string): string[] | undefined {
 export function existingCredentialPaths(
   envs: ReadonlyArray<Readonly<Record<string, string | undefined>>>,
   writeRoots: string[],
+  facts: HostFacts = new HostFacts(),
 ): string[] {
   const out: string[] = [];
-  const candidates = new Set(envs.flatMap((env) => buildCredentialBaseline({ env, list: listDir })));
+  const list = (dir: string) => listDir(dir, facts);
+  const candidates = new Set(envs.flatMap((env) => buildCredentialBaseline({ env, list })));
   for (const candidate of candidates) {
     // Most candidates are absent: check without throwing (exceptions are slow) before resolving.
-    if (lstatSync(candidate, { throwIfNoEntry: false }) === undefined) continue;
+    if (facts.lstat(candidate) === undefined) continue;
     let real: string;
     try {
-      real = realpathSync(candidate);
+      real = facts.realpath(candidate);
     } catch {
       continue; // a dangling link: nothing to hide
     }
@@ -138,30 +146,33 @@ export interface ResolvedPlanInput {
   commandEnv: Record<string, string>;
   /** Extra write roots the runtime adds (managed caches). */
   runtimeWriteRoots?: string[];
+  /** This call's filesystem facts, shared with the spec and protected-path steps (default: fresh). */
+  facts?: HostFacts;
 }
 
 export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
   const { options } = input;
+  const facts = input.facts ?? new HostFacts();
   const processCwd = process.cwd();
-  const workspace = directory(options.workspace ?? processCwd, 'workspace', processCwd);
+  const workspace = directory(options.workspace ?? processCwd, 'workspace', processCwd, facts);
   const extra = options.allowWrite.map((path) => {
-    const real = directory(path, 'allowWrite', workspace);
+    const real = directory(path, 'allowWrite', workspace, facts);
     if (real === sep) fail('allowWrite must not be the filesystem root', real);
     return real;
   });
   const roots = [workspace, ...extra, ...(input.runtimeWriteRoots ?? [])];
-  const cwd = directory(options.cwd ?? workspace, 'cwd', workspace);
+  const cwd = directory(options.cwd ?? workspace, 'cwd', workspace, facts);
   if (!roots.some((root) => isWithin(root, cwd))) {
     fail(`cwd ${cwd} is outside the write roots (${roots.join(', ')})`, cwd);
   }
-  const userDenyRead = options.denyRead.map((path) => existing(path, 'denyRead', workspace));
+  const userDenyRead = options.denyRead.map((path) => existing(path, 'denyRead', workspace, facts));
   for (const path of userDenyRead) {
     const hidden = roots.find((root) => isWithin(path, root));
     if (hidden !== undefined) fail(`denyRead ${path} would hide the write root ${hidden}`, path);
   }
-  const denyWrite = options.denyWrite.map((path) => existing(path, 'denyWrite', workspace));
-  const denyRead = [...new Set([...userDenyRead, ...existingCredentialPaths(input.envs, roots)])];
-  const readRoots = ['/', ...options.allowRead.map((path) => existing(path, 'allowRead', workspace))];
+  const denyWrite = options.denyWrite.map((path) => existing(path, 'denyWrite', workspace, facts));
+  const denyRead = [...new Set([...userDenyRead, ...existingCredentialPaths(input.envs, roots, facts)])];
+  const readRoots = ['/', ...options.allowRead.map((path) => existing(path, 'allowRead', workspace, facts))];
   return {
     argv: input.argv,
     cwd,
@@ -169,7 +180,7 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
     network: options.network,
     workspace,
     writeRoots: [...new Set(roots)].map((root) => {
-      const linked = [...linkedGitPaths(root), ...nestedGitPaths(root)].filter((path) => roots.some((r) => isWithin(r, path)));
+      const linked = [...linkedGitPaths(root, facts), ...nestedGitPaths(root, facts)].filter((path) => roots.some((r) => isWithin(r, path)));
       return buildWritableRoot(root, [...new Set(linked)]);
     }),
     readRoots,

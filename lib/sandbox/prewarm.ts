@@ -5,14 +5,14 @@
 // (mounts, Landlock rules, seccomp program, network) is identical, and is killed after being idle.
 import type { LinuxNativeSpec } from '../backend/linux/spec.js';
 import { callNative } from '../native/load.js';
-import type { NativeExit } from '../native/types.js';
+import type { NativeExit, PreparedWarmSpec } from '../native/types.js';
 
 /** An idle prewarmed sandbox is killed after this long. */
 export const PREWARM_IDLE_MS = 5000;
 /** At most this many policies keep prewarmed sandboxes at once. */
 export const PREWARM_MAX_KEYS = 4;
-/** Sandboxes kept ready (or being set up) per policy: two keep up with back-to-back commands. */
-export const PREWARM_DEPTH = 2;
+/** Sandboxes kept ready (or being set up) per policy: three keep up with back-to-back commands. */
+export const PREWARM_DEPTH = 3;
 
 export interface WarmSandbox {
   key: string;
@@ -23,16 +23,41 @@ export interface WarmSandbox {
   timer: NodeJS.Timeout | undefined;
 }
 
-/** Everything that shapes the sandbox itself; argv, env, cwd, stdio and limits come at launch. */
+// The JSON of recently seen seccomp programs (a few distinct ones per process), by content.
+const seccompJson: Array<{ words: BigUint64Array; json: string }> = [];
+const SECCOMP_JSON_KEPT = 8;
+
+function sameWords(a: BigUint64Array, b: BigUint64Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** `JSON.stringify` of the program's words as hex strings, remembered by content (a pure function). */
+function buildSeccompJson(words: BigUint64Array): string {
+  for (const entry of seccompJson) if (sameWords(entry.words, words)) return entry.json;
+  const json = JSON.stringify(Array.from(words, (word) => word.toString(16)));
+  seccompJson.unshift({ words: words.slice(), json });
+  if (seccompJson.length > SECCOMP_JSON_KEPT) seccompJson.pop();
+  return json;
+}
+
+/**
+ * Everything that shapes the sandbox itself; argv, env, cwd, stdio and limits come at launch. The
+ * text is `JSON.stringify({ ...linux minus rlimits and seccomp, seccomp: words as hex })`.
+ */
 export function buildPrewarmKey(spec: LinuxNativeSpec): string {
   const { rlimits: _limits, seccomp, ...rest } = spec.linux;
-  return JSON.stringify({ ...rest, seccomp: Array.from(seccomp, (word) => word.toString(16)) });
+  const head = JSON.stringify(rest);
+  return `${head === '{}' ? '{' : `${head.slice(0, -1)},`}"seccomp":${buildSeccompJson(seccomp)}}`;
 }
 
 export class PrewarmPool {
   readonly #ready = new Map<string, WarmSandbox[]>();
   readonly #pending = new Map<string, number>();
   readonly #lastUse = new Map<string, number>();
+  /** The addon's parsed spec per key, so refills do not convert the same spec again. */
+  readonly #prepared = new Map<string, PreparedWarmSpec>();
   /** Bumped by clear(): a sandbox still being set up for an older generation is killed on arrival. */
   #generation = 0;
 
@@ -65,6 +90,7 @@ export class PrewarmPool {
     for (const list of this.#ready.values()) for (const entry of list) this.#kill(entry);
     this.#ready.clear();
     this.#lastUse.clear();
+    this.#prepared.clear();
   }
 
   /** How many prewarmed sandboxes are ready. */
@@ -101,10 +127,18 @@ export class PrewarmPool {
       clearTimeout(entry.timer);
       entry.listener?.(exit);
     };
-    const warmSpec: LinuxNativeSpec = { ...spec, stdio: ['ignore', 'ignore', 'ignore'] };
     let started: Promise<{ pid: number }>;
     try {
-      started = callNative((binding) => binding.spawnWarm(warmSpec, onExit));
+      let prepared = this.#prepared.get(key);
+      if (prepared === undefined) {
+        const warmSpec: LinuxNativeSpec = { ...spec, stdio: ['ignore', 'ignore', 'ignore'] };
+        prepared = callNative((binding) => binding.prepareWarm(warmSpec));
+        this.#prepared.set(key, prepared);
+        // Bounded like the pool: the oldest policy's handle goes first.
+        if (this.#prepared.size > PREWARM_MAX_KEYS) this.#prepared.delete(this.#prepared.keys().next().value as string);
+      }
+      const handle = prepared;
+      started = callNative((binding) => binding.spawnWarm(handle, onExit));
     } catch {
       return; // prewarming is an optimisation: the cold path keeps working
     }

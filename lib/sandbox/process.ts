@@ -10,14 +10,15 @@ import { SandboxError } from '../errors.js';
 import { buildSandboxEnv } from '../env.js';
 import { callNative, nativeBindingPath } from '../native/load.js';
 import { layersDisabledForTesting, probeSync, type LayerName, type ProbeReport } from '../probe.js';
-import { buildLinuxSpec, type StdioMode } from '../backend/linux/spec.js';
+import { buildLinuxSpec, hostViewOf, type StdioMode } from '../backend/linux/spec.js';
+import { HostFacts, attachHostFacts, takeHostFacts } from '../host-facts.js';
 import type { BackendInfo, SandboxBackendName, SandboxPlan } from '../backend/types.js';
 import { checkOptions, normalizeCommand, type SandboxCommand, type SandboxOptions } from './options.js';
 import { resolvePlan } from './plan.js';
 import { createPidsLimit } from './cgroup.js';
 import { missingProtectedPaths, removeCreatedProtectedPaths } from './protected.js';
 import { buildPrewarmKey, prewarmEnabled, prewarmPool } from './prewarm.js';
-import type { NativeSpawned } from '../native/types.js';
+import type { NativeExit, NativeSpawned } from '../native/types.js';
 import { spawnOnPlatform } from './platforms.js';
 import { acquireRuntimeState, attachRuntimeState, releaseRuntimeState } from './runtime-state.js';
 
@@ -40,7 +41,23 @@ export interface SandboxExit {
 export interface SpawnSandboxedOptions extends SandboxOptions {
   /** Per stream: 'pipe' (default), 'ignore', or 'inherit' (share this process's stream). */
   stdio?: ['pipe' | 'ignore' | 'inherit', 'pipe' | 'ignore' | 'inherit', 'pipe' | 'ignore' | 'inherit'];
+  /**
+   * @internal runSandboxed: the addon collects stdout and stderr itself and delivers them with the
+   * exit (see `capturedOutput()`); stdin gets `input` (then EOF). `stdio` is ignored.
+   */
+  capture?: { input: Uint8Array; maxBuffer: number };
 }
+
+/** Output collected by the addon for a process spawned with `capture`. */
+export interface CapturedOutput {
+  stdout: string;
+  stderr: string;
+  /** The stream that went over maxBuffer first (the sandbox was killed), if any. */
+  overflow?: 'stdout' | 'stderr';
+}
+
+/** The largest input handed to the addon with the launch; more goes through a stdin stream. */
+const DIRECT_INPUT_BYTES = 4096;
 
 const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(
   Object.entries(constants.signals).map(([name, value]) => [value, name as NodeJS.Signals]),
@@ -138,15 +155,21 @@ export class SandboxedProcess extends EventEmitter {
   #done = false;
   #timedOut = false;
   #aborted = false;
+  #captured: CapturedOutput | undefined;
 
   /** @internal */
   constructor(plan: SandboxPlan, options: SpawnSandboxedOptions, context: ReturnType<typeof assertEnforceable>) {
     super();
     this.network = plan.network;
+    const capture = options.capture;
     const modes = options.stdio ?? ['pipe', 'pipe', 'pipe'];
-    const stdio = modes.map((mode, i): StdioMode => (mode === 'inherit' ? i : mode)) as [StdioMode, StdioMode, StdioMode];
+    const stdio: [StdioMode, StdioMode, StdioMode] = capture === undefined
+      ? modes.map((mode, i): StdioMode => (mode === 'inherit' ? i : mode)) as [StdioMode, StdioMode, StdioMode]
+      : [capture.input.length <= DIRECT_INPUT_BYTES ? capture.input : 'pipe', 'capture', 'capture'];
     // A root caller's process limit is a pids cgroup (RLIMIT_NPROC does not bind root).
     const pids = context.isRoot && plan.limits.processes !== undefined ? createPidsLimit(plan.limits.processes) : undefined;
+    // The filesystem facts the plan was resolved with (this call only): each path looked up once.
+    const facts = takeHostFacts(plan);
     let spec;
     try {
       spec = buildLinuxSpec(plan, stdio, {
@@ -155,17 +178,21 @@ export class SandboxedProcess extends EventEmitter {
         arch: context.arch,
         bindingPath: nativeBindingPath() ?? '',
         ...(pids === undefined ? {} : { cgroupProcsFd: pids.fd }),
-      });
+      }, hostViewOf(facts));
     } catch (error) {
       pids?.closeFd();
       pids?.remove();
       throw error;
     }
-    const watched = missingProtectedPaths(plan.writeRoots);
+    const watched = missingProtectedPaths(plan.writeRoots, facts);
     let resolveExit!: (exit: SandboxExit) => void;
     this.exited = new Promise((resolve) => (resolveExit = resolve));
-    const onExit = (raw: { exitCode: number | null; signal: number | null; execErrno: number }) => {
+    const onExit = (raw: NativeExit) => {
       this.#done = true;
+      if (capture !== undefined) {
+        this.#captured = { stdout: raw.stdout ?? '', stderr: raw.stderr ?? '' };
+        if (raw.overflow !== undefined) this.#captured.overflow = raw.overflow;
+      }
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
       const exit: SandboxExit = {
@@ -189,7 +216,7 @@ export class SandboxedProcess extends EventEmitter {
     const warm = key === undefined ? undefined : prewarmPool.take(key);
     if (warm !== undefined) {
       warm.listener = onExit;
-      const launch = { argv: spec.argv, env: spec.env, cwd: spec.cwd, stdio: spec.stdio, rlimits: spec.linux.rlimits };
+      const launch = { argv: spec.argv, env: spec.env, cwd: spec.cwd, stdio: spec.stdio, rlimits: spec.linux.rlimits, maxBuffer: capture?.maxBuffer };
       native = callNative((binding) => binding.launch(warm.pid, launch));
       if (native === null) {
         warm.listener = undefined; // it died before it could be used: start cold instead
@@ -199,7 +226,7 @@ export class SandboxedProcess extends EventEmitter {
     this.prewarmed = native !== null && warm !== undefined;
     if (native === null) {
       try {
-        native = callNative((binding) => binding.spawn(spec, onExit));
+        native = callNative((binding) => binding.spawn(capture === undefined ? spec : { ...spec, maxBuffer: capture.maxBuffer }, onExit));
       } catch (error) {
         pids?.remove();
         throw explainSpawnFailure(error, plan);
@@ -207,7 +234,8 @@ export class SandboxedProcess extends EventEmitter {
         pids?.closeFd();
       }
     }
-    if (key !== undefined) prewarmPool.noteUse(key, spec);
+    // Warming the next sandbox waits until this call has returned its process.
+    if (key !== undefined) setImmediate(() => prewarmPool.noteUse(key, spec));
     this.pid = native.pid;
     this.stdin = native.stdin === undefined ? null : pipeSocket(native.stdin, false);
     this.stdout = native.stdout === undefined ? null : pipeSocket(native.stdout, true);
@@ -227,6 +255,11 @@ export class SandboxedProcess extends EventEmitter {
     else options.signal?.addEventListener('abort', onAbort, { once: true });
   }
 
+  /** @internal With `capture`: the collected output, once `exited` has resolved. */
+  capturedOutput(): CapturedOutput | undefined {
+    return this.#captured;
+  }
+
   /** Sends a signal to the sandbox. SIGKILL (the default) kills every process in it. */
   kill(signal: NodeJS.Signals | number = 'SIGKILL'): boolean {
     if (this.#done) return false;
@@ -244,11 +277,13 @@ export function prepareSandbox(command: SandboxCommand, options: SandboxOptions)
   // Managed runtime state (issue 8): per-workspace tool caches outside the workspace become write
   // roots and the env points tools at them; leased until releaseRuntimeState(plan).
   // The lease lingers briefly after a run, so a burst in one workspace prepares the state once.
-  const runtime = acquireRuntimeState(checked.workspace ?? process.cwd(), { argv, lingerMs: 3000 });
+  const facts = new HostFacts();
+  const runtime = acquireRuntimeState(checked.workspace ?? process.cwd(), { argv, lingerMs: 3000, facts });
   try {
     const commandEnv = buildSandboxEnv(source, { backend: 'linux-native', network: checked.network, pass: checked.envPass, tmpDir: '/tmp', overrides: runtime?.env ?? {} });
-    const plan = resolvePlan({ argv, options: checked, envs: options.env === undefined ? [process.env] : [process.env, options.env], commandEnv, runtimeWriteRoots: runtime?.writeRoots ?? [] });
+    const plan = resolvePlan({ argv, options: checked, envs: options.env === undefined ? [process.env] : [process.env, options.env], commandEnv, runtimeWriteRoots: runtime?.writeRoots ?? [], facts });
     attachRuntimeState(plan, runtime);
+    attachHostFacts(plan, facts);
     return plan;
   } catch (error) {
     runtime?.release();

@@ -7,14 +7,20 @@ import { lstatSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import type { WritableRoot } from '../backend/types.js';
+import { HostFacts } from '../host-facts.js';
 
-function exists(path: string): boolean {
+/** Looked up afresh: this runs when the command has ended. */
+function existsNow(path: string): boolean {
   return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
 }
 
-/** The protected paths that are absent now and would matter if created. */
-export function missingProtectedPaths(roots: readonly WritableRoot[]): string[] {
+/**
+ * The protected paths that are absent now and would matter if created. `facts` are this call's,
+ * shared with the plan and the spec (see host-facts.ts); by default every path is looked up afresh.
+ */
+export function missingProtectedPaths(roots: readonly WritableRoot[], facts: HostFacts = new HostFacts()): string[] {
   const out: string[] = [];
+  const exists = (path: string) => facts.lstat(path) !== undefined;
   for (const root of roots) {
     for (const name of root.protectedNames) {
       const path = join(root.root, name);
@@ -25,7 +31,7 @@ export function missingProtectedPaths(roots: readonly WritableRoot[]): string[] 
     for (const sub of root.readOnlySubpaths) {
       if (!/\/(hooks|config)$/.test(sub)) continue;
       const dir = dirname(sub);
-      if (!lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) continue;
+      if (!facts.lstat(dir)?.isDirectory()) continue;
       gitDirs.add(dir);
       if (!exists(sub)) out.push(sub);
     }
@@ -42,7 +48,7 @@ export function missingProtectedPaths(roots: readonly WritableRoot[]): string[] 
 export function removeCreatedProtectedPaths(paths: readonly string[]): string[] {
   const removed: string[] = [];
   for (const path of paths) {
-    if (!exists(path)) continue;
+    if (!existsNow(path)) continue;
     rmSync(path, { recursive: true, force: true });
     removed.push(path);
   }

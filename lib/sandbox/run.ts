@@ -25,6 +25,7 @@ export interface RunResult {
 }
 
 const DEFAULT_MAX_BUFFER = 64 * 1024 * 1024;
+const EMPTY = new Uint8Array(0);
 
 /**
  * Runs `command` sandboxed; resolves when every process in the sandbox is gone. With `engine`, the
@@ -50,48 +51,25 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
   if (!Number.isSafeInteger(maxBuffer) || maxBuffer <= 0) {
     throw new SandboxError('invalid_argument', 'options.maxBuffer must be a positive integer');
   }
-  const child = spawnSandboxed(command, { ...options, stdio: ['pipe', 'pipe', 'pipe'] });
-  let overflow: 'stdout' | 'stderr' | undefined;
-  const collect = (stream: NodeJS.ReadableStream | null, name: 'stdout' | 'stderr') => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const done = new Promise<string>((resolve) => {
-      if (stream === null) return resolve('');
-      stream.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > maxBuffer) {
-          if (overflow === undefined) {
-            overflow = name;
-            child.kill('SIGKILL');
-          }
-          return;
-        }
-        chunks.push(chunk);
-      });
-      stream.on('error', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      stream.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    });
-    return done;
-  };
-  const stdout = collect(child.stdout, 'stdout');
-  const stderr = collect(child.stderr, 'stderr');
-  if (child.stdin !== null) {
-    if (options.input !== undefined) child.stdin.end(options.input);
-    else child.stdin.end();
-  }
+  const input = options.input === undefined ? EMPTY : typeof options.input === 'string' ? Buffer.from(options.input) : options.input;
+  // The addon reads stdout and stderr itself and hands them over with the exit: no stream objects.
+  const child = spawnSandboxed(command, { ...options, capture: { input, maxBuffer } });
+  // Only an input larger than a page needs a stdin stream.
+  child.stdin?.on('error', () => {});
+  child.stdin?.end(input);
   const exit = await child.exited;
-  const [out, err] = await Promise.all([stdout, stderr]);
+  const output = child.capturedOutput() ?? { stdout: '', stderr: '' };
   if (exit.aborted) {
     throw new SandboxError('aborted', 'the sandboxed command was aborted; every process in its sandbox was killed');
   }
-  if (overflow !== undefined) {
-    throw new SandboxError('max_buffer_exceeded', `${overflow} exceeded maxBuffer (${maxBuffer} bytes); the sandbox was killed`);
+  if (output.overflow !== undefined) {
+    throw new SandboxError('max_buffer_exceeded', `${output.overflow} exceeded maxBuffer (${maxBuffer} bytes); the sandbox was killed`);
   }
   const result: RunResult = {
     exitCode: exit.exitCode,
     signal: exit.signal,
-    stdout: out,
-    stderr: err,
+    stdout: output.stdout,
+    stderr: output.stderr,
     timedOut: exit.timedOut,
     durationMs: Math.round((performance.now() - started) * 1000) / 1000,
     backend: child.backend,

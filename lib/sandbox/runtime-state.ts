@@ -12,6 +12,8 @@ import { buildGoProxy, buildHostGoDownloadDir, buildHostNpmCache, seedNpmCache, 
 import { writeSanitizedNpmrc } from './npmrc.js';
 import { leaseDirOf, liveLeases, removeLease, withMutex, writeLease } from './runtime-lease.js';
 import { isWithin } from '../path-within.js';
+import type { HostFacts } from '../host-facts.js';
+import { BoundedMemo } from '../bounded-memo.js';
 import { sha256Hex } from '../sha256.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -58,13 +60,23 @@ export function buildUserCacheDir(env: Env, home: string = env.HOME ?? homedir()
  * The layout for a (resolved) workspace. When the user cache dir lies inside the workspace, the
  * state would be writable as workspace files, so it moves to a per-user directory under `tmpBase`.
  */
-export function buildRuntimeLayout(workspace: string, userCacheDir: string, tmpBase: string = tmpdir()): RuntimeLayout {
+export function buildRuntimeLayout(workspace: string, userCacheDir: string, tmpBase?: string): RuntimeLayout {
+  const base = join(userCacheDir, 'zero', 'runtime', 'v1');
+  // The temp fallback depends on more than the two paths (the temp dir, the uid): never remembered.
+  if (isWithin(workspace, base)) return buildLayoutOnce(workspace, base, tmpBase);
+  return { ...layouts.get(`${workspace}\0${userCacheDir}`, () => buildLayoutOnce(workspace, base, tmpBase)) };
+}
+
+// Layouts by (workspace, user cache dir), outside the fallback: a pure function of the two.
+const layouts = new BoundedMemo<RuntimeLayout>(64);
+
+function buildLayoutOnce(workspace: string, userBase: string, tmpBase: string | undefined): RuntimeLayout {
   const key = sha256Hex(workspace).slice(0, 16); // not node:crypto: its import costs ~4 ms of CLI start
-  let base = join(userCacheDir, 'zero', 'runtime', 'v1');
+  let base = userBase;
   const fallback = isWithin(workspace, base);
   if (fallback) {
     const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-    base = join(tmpBase, `zero-runtime-${uid}`, 'v1');
+    base = join(tmpBase ?? tmpdir(), `zero-runtime-${uid}`, 'v1');
   }
   const root = join(base, key);
   return { base, key, root, cacheDir: join(root, 'cache'), dataDir: join(root, 'data'), fallback };
@@ -75,6 +87,14 @@ export function buildRuntimeLayout(workspace: string, userCacheDir: string, tmpB
  * user's. npm's variables are set in both spellings so a caller's upper-case one cannot win.
  */
 export function buildRuntimeEnv(layout: RuntimeLayout, hostEnv: Env, hostGoDownloadDir?: string): Record<string, string> {
+  const inputs = [layout.cacheDir, layout.dataDir, hostGoDownloadDir, hostEnv.GOPROXY, hostEnv.GOFLAGS];
+  return { ...runtimeEnvs.get(JSON.stringify(inputs), () => buildRuntimeEnvOnce(layout, hostEnv, hostGoDownloadDir)) };
+}
+
+// Environments by every input they are built from (a pure function of them).
+const runtimeEnvs = new BoundedMemo<Record<string, string>>(64);
+
+function buildRuntimeEnvOnce(layout: RuntimeLayout, hostEnv: Env, hostGoDownloadDir: string | undefined): Record<string, string> {
   const cache = (name: string) => join(layout.cacheDir, name);
   const data = (name: string) => join(layout.dataDir, name);
   const env: Record<string, string> = {
@@ -125,6 +145,12 @@ export interface AcquireOptions {
   tmpBase?: string;
   /** The command about to run: a JS package manager in it triggers seeding the npm cache. */
   argv?: readonly string[];
+  /**
+   * This call's filesystem facts (see host-facts.ts), shared with the plan: the workspace is
+   * resolved through them before anything is created, and the user's npmrc is looked up through
+   * them after.
+   */
+  facts?: HostFacts;
   /**
    * Keep this process's lease this long after the last release, so a burst of commands in one
    * workspace prepares the state once (default 0: release at once). A lease lingering past the
@@ -177,7 +203,8 @@ function assertPrivateDir(path: string): void {
 
 function isDir(path: string): boolean {
   try {
-    return statSync(path).isDirectory();
+    // No exception for a missing path (the usual answer for the host's Go cache): they are slow.
+    return statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
   } catch {
     return false;
   }
@@ -193,15 +220,17 @@ function failure(path: string, error: unknown): SandboxError {
  * workspace does not resolve (the plan resolver then reports it, naming the option).
  */
 export function acquireRuntimeState(workspace: string, options: AcquireOptions = {}): RuntimeState | undefined {
+  // With this call's facts, resolved as the plan resolves it (one walk for both; on Linux the same
+  // answer as the C library's realpath).
+  const realpath = (path: string) => (options.facts === undefined ? realpathSync.native(path) : options.facts.realpath(path));
   let real: string;
   try {
-    real = realpathSync.native(resolve(workspace));
+    real = realpath(resolve(workspace));
   } catch {
     return undefined;
   }
   const env = options.env ?? process.env;
-  const tmpBase = options.tmpBase ?? tmpdir();
-  const layout = buildRuntimeLayout(real, options.userCacheDir ?? buildUserCacheDir(env), tmpBase);
+  const layout = buildRuntimeLayout(real, options.userCacheDir ?? buildUserCacheDir(env), options.tmpBase);
   // Only the shared-temp fallback needs its parent checked; a user cache dir (even one that
   // happens to live under the temp dir) is created as needed, parents included.
   if (layout.fallback) assertPrivateDir(join(layout.base, '..'));
@@ -237,7 +266,7 @@ export function acquireRuntimeState(workspace: string, options: AcquireOptions =
   }
   const npmSeed = options.argv !== undefined && buildNeedsNpmSeed(options.argv) ? seedOnce(layout, env) : undefined;
   const hostGo = buildHostGoDownloadDir(env);
-  const npmrc = writeSanitizedNpmrc(env, join(layout.root, 'npmrc'));
+  const npmrc = writeSanitizedNpmrc(env, join(layout.root, 'npmrc'), options.facts);
   // cache/ and data/ are real directories we made; only the user cache dir may hold symlinks.
   const realRoot = join(realpathSync.native(layout.base), layout.key);
   let released = false;

@@ -59,6 +59,7 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod("probe", &Addon::Probe),
                              InstanceMethod("probeSync", &Addon::ProbeSync),
                              InstanceMethod("spawn", &Addon::Spawn),
+                             InstanceMethod("prepareWarm", &Addon::PrepareWarm),
                              InstanceMethod("spawnWarm", &Addon::SpawnWarm),
                              InstanceMethod("launch", &Addon::Launch),
                              InstanceMethod("kill", &Addon::Kill),
@@ -72,6 +73,9 @@ class Addon : public Napi::Addon<Addon> {
  private:
   Napi::Value Spawn(const Napi::CallbackInfo& info) { return spawn_glue::Spawn(info, spawn_state_); }
   Napi::Value Kill(const Napi::CallbackInfo& info) { return spawn_glue::Kill(info, spawn_state_); }
+  Napi::Value PrepareWarm(const Napi::CallbackInfo& info) {
+    return spawn_glue::PrepareWarm(info, spawn_state_);
+  }
   Napi::Value SpawnWarm(const Napi::CallbackInfo& info) {
     return spawn_glue::SpawnWarm(info, spawn_state_);
   }

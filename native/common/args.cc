@@ -68,18 +68,36 @@ std::vector<std::string> Strings(const Napi::Object& obj, const char* name, cons
 
 StdioMode ParseStdio(const Napi::Value& v, int index) {
   StdioMode mode;
+  const std::string where = "spec.stdio[" + std::to_string(index) + "]";
   if (v.IsString()) {
     std::string s = v.As<Napi::String>().Utf8Value();
     if (s == "pipe") mode.kind = StdioMode::kPipe;
     else if (s == "ignore") mode.kind = StdioMode::kIgnore;
-    else throw Napi::TypeError::New(v.Env(), "spec.stdio[" + std::to_string(index) + "] must be 'pipe', 'ignore' or a descriptor");
+    else if (s == "capture" && index > 0) mode.kind = StdioMode::kCapture;
+    else throw Napi::TypeError::New(v.Env(), where + " must be 'pipe', 'ignore', 'capture' (stdout/stderr), input bytes (stdin) or a descriptor");
   } else if (v.IsNumber()) {
     mode.kind = StdioMode::kFd;
     mode.fd = v.As<Napi::Number>().Int32Value();
+  } else if (v.IsTypedArray() && index == 0 && v.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
+    Napi::Uint8Array bytes = v.As<Napi::Uint8Array>();
+    if (bytes.ByteLength() > kMaxDirectInput) {
+      throw Napi::TypeError::New(v.Env(), where + " input bytes must be at most " + std::to_string(kMaxDirectInput));
+    }
+    mode.kind = StdioMode::kInput;
+    mode.input.assign(reinterpret_cast<const char*>(bytes.Data()), bytes.ByteLength());
   } else {
-    throw Napi::TypeError::New(v.Env(), "spec.stdio[" + std::to_string(index) + "] must be 'pipe', 'ignore' or a descriptor");
+    throw Napi::TypeError::New(v.Env(), where + " must be 'pipe', 'ignore', 'capture' (stdout/stderr), input bytes (stdin) or a descriptor");
   }
   return mode;
+}
+
+double MaxBuffer(const Napi::Object& obj, const std::string& w) {
+  Napi::Value v = obj.Get("maxBuffer");
+  if (v.IsUndefined()) return 0;
+  if (!v.IsNumber() || v.As<Napi::Number>().DoubleValue() <= 0) {
+    throw Napi::TypeError::New(obj.Env(), w + ".maxBuffer must be a positive number");
+  }
+  return v.As<Napi::Number>().DoubleValue();
 }
 
 uint64_t Limit(double value) { return value < 0 ? ~0ULL : static_cast<uint64_t>(value); }
@@ -154,6 +172,7 @@ void ParseCommon(const Napi::Object& obj, const std::string& w, std::vector<std:
 ParsedSpawn ParseSpawnSpec(const Napi::Object& obj) {
   ParsedSpawn parsed;
   ParseCommon(obj, "spec", &parsed.spec.argv, &parsed.spec.envp, &parsed.spec.cwd, parsed.stdio);
+  parsed.max_buffer = MaxBuffer(obj, "spec");
   Napi::Value linux_spec = obj.Get("linux");
   if (linux_spec.IsObject()) ParseLinux(linux_spec.As<Napi::Object>(), &parsed.spec.linux_spec);
   return parsed;
@@ -162,6 +181,7 @@ ParsedSpawn ParseSpawnSpec(const Napi::Object& obj) {
 ParsedLaunch ParseLaunchSpec(const Napi::Object& obj) {
   ParsedLaunch parsed;
   ParseCommon(obj, "launch", &parsed.argv, &parsed.envp, &parsed.cwd, parsed.stdio);
+  parsed.max_buffer = MaxBuffer(obj, "launch");
   parsed.rlimits = ParseRlimits(obj, "launch");
   if (parsed.rlimits.size() > 8) throw Napi::TypeError::New(obj.Env(), "launch.rlimits has more than 8 entries");
   return parsed;

@@ -11,15 +11,21 @@
 
 namespace args {
 
-// How the glue wires one standard stream: a new pipe, /dev/null, or a descriptor of ours.
+// How the glue wires one standard stream: a new pipe, /dev/null, a descriptor of ours, output
+// captured by the addon itself (stdout/stderr), or a small input written up front (stdin).
 struct StdioMode {
-  enum Kind { kPipe, kIgnore, kFd } kind = kIgnore;
+  enum Kind { kPipe, kIgnore, kFd, kCapture, kInput } kind = kIgnore;
   int fd = -1;
+  std::string input;  // kInput: the bytes the command reads before EOF
 };
+
+// The most bytes a kInput stream may carry: one page, which every pipe holds without a reader.
+constexpr size_t kMaxDirectInput = 4096;
 
 struct ParsedSpawn {
   backend::SpawnSpec spec;
   StdioMode stdio[3];
+  double max_buffer = 0;  // per captured stream; more kills the sandbox
 };
 
 // Throws Napi::TypeError naming the offending field.
@@ -31,6 +37,7 @@ struct ParsedLaunch {
   std::vector<std::string> envp;
   std::string cwd;
   StdioMode stdio[3];
+  double max_buffer = 0;
   std::vector<backend::ResourceLimit> rlimits;
 };
 

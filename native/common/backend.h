@@ -99,6 +99,8 @@ struct SpawnResult {
   long long pid = -1;       // the sandbox's first process (Linux: pid 1 of the pid namespace)
   int pidfd = -1;           // Linux: pidfd of that process, polled for exit
   int report_fd = -1;       // Linux: read end of the init helper's report pipe
+  int net_userns_fd = -1;   // Linux, network deny: the reusable namespace holder it ran in
+  int net_netns_fd = -1;
   void* process_handle = nullptr;  // Windows: process handle (job object owns the tree)
   void* job_handle = nullptr;      // Windows: job object with kill-on-close
 };

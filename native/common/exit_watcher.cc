@@ -38,13 +38,16 @@ Registry::~Registry() {
     close(watch->pidfd);
     close(watch->report_fd);
     if (watch->control_fd >= 0) close(watch->control_fd);
+    net_holders::Discard(watch->holder);
+    CloseCaptures(watch);
     uv_close(reinterpret_cast<uv_handle_t*>(&watch->report_poll), OnClosed);
     uv_close(reinterpret_cast<uv_handle_t*>(&watch->pid_poll), OnClosed);
   }
   watches_.clear();
 }
 
-void Registry::Add(long long pid, int pidfd, int report_fd, Napi::Function callback, int control_fd) {
+void Registry::Add(long long pid, int pidfd, int report_fd, net_holders::Holder holder, Napi::Function callback,
+                   int control_fd) {
   uv_loop_t* loop = nullptr;
   napi_get_uv_event_loop(env_, &loop);
   Watch* watch = new Watch();
@@ -53,6 +56,7 @@ void Registry::Add(long long pid, int pidfd, int report_fd, Napi::Function callb
   watch->pidfd = pidfd;
   watch->report_fd = report_fd;
   watch->control_fd = control_fd;
+  watch->holder = holder;
   watch->callback = Napi::Persistent(callback);
   watch->context = new Napi::AsyncContext(env_, "zero-sandbox:exit");
   int flags = fcntl(report_fd, F_GETFL);
@@ -66,6 +70,71 @@ void Registry::Add(long long pid, int pidfd, int report_fd, Napi::Function callb
   uv_poll_start(&watch->pid_poll, UV_READABLE, OnPidfd);
   watches_[pid] = watch;
   if (control_fd >= 0) SetRef(watch, false);
+}
+
+void Registry::StartCapture(Watch* watch, const int* fds, double max_buffer) {
+  uv_loop_t* loop = nullptr;
+  napi_get_uv_event_loop(env_, &loop);
+  watch->max_buffer = max_buffer;
+  for (int i = 0; i < 2; ++i) {
+    if (fds[i] < 0) continue;
+    Capture* capture = &watch->captures[i];
+    capture->watch = watch;
+    capture->fd = fds[i];
+    capture->eof = false;
+    fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
+    uv_poll_init(loop, &capture->poll, fds[i]);
+    capture->poll.data = capture;
+    ++watch->open_handles;
+    uv_poll_start(&capture->poll, UV_READABLE, OnCapture);
+  }
+}
+
+void Registry::DrainCapture(Watch* watch, Capture* capture) {
+  char buf[65536];
+  while (!capture->eof) {
+    ssize_t n = read(capture->fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n <= 0) {
+      capture->eof = true;  // EOF, or a read error that ends the stream all the same
+      uv_poll_stop(&capture->poll);
+      return;
+    }
+    if (watch->overflow != 0) continue;  // the sandbox is being killed: discard the rest
+    if (watch->max_buffer > 0 && static_cast<double>(capture->data.size() + n) > watch->max_buffer) {
+      watch->overflow = capture == &watch->captures[0] ? 1 : 2;
+      syscall(SYS_pidfd_send_signal, watch->pidfd, SIGKILL, nullptr, 0);
+      continue;
+    }
+    capture->data.append(buf, static_cast<size_t>(n));
+  }
+}
+
+bool Registry::CapturesDone(const Watch* watch) const {
+  return watch->captures[0].eof && watch->captures[1].eof;
+}
+
+void Registry::CloseCaptures(Watch* watch) {
+  for (Capture& capture : watch->captures) {
+    if (capture.fd < 0) continue;
+    uv_poll_stop(&capture.poll);
+    close(capture.fd);
+    capture.fd = -1;
+    uv_close(reinterpret_cast<uv_handle_t*>(&capture.poll), OnCaptureClosed);
+  }
+}
+
+void Registry::OnCapture(uv_poll_t* handle, int, int) {
+  Capture* capture = static_cast<Capture*>(handle->data);
+  Watch* watch = capture->watch;
+  Registry* self = watch->registry;
+  self->DrainCapture(watch, capture);
+  // The command has exited and its output is complete.
+  if (watch->command_exited && watch->report_done && self->CapturesDone(watch)) {
+    self->Deliver(watch, 0, false);
+    self->MaybeFinish(watch);
+  }
 }
 
 Watch* Registry::Find(long long pid) {
@@ -115,8 +184,10 @@ void Registry::OnReport(uv_poll_t* handle, int, int) {
   if (!watch->report_done) return;
   uv_poll_stop(&watch->report_poll);
   // The command exited and everything else in the sandbox is dead: tell JavaScript now rather
-  // than after the kernel has torn the namespaces down.
-  if (watch->command_exited) self->Deliver(watch, 0, false);
+  // than after the kernel has torn the namespaces down, once captured output has reached EOF
+  // (every writer is dead, so what is left sits in the pipes).
+  for (Capture& capture : watch->captures) self->DrainCapture(watch, &capture);
+  if (watch->command_exited && self->CapturesDone(watch)) self->Deliver(watch, 0, false);
   self->MaybeFinish(watch);
 }
 
@@ -134,6 +205,15 @@ void Registry::OnPidfd(uv_poll_t* handle, int, int) {
     self->DrainReport(watch);
     watch->report_done = true;
     uv_poll_stop(&watch->report_poll);
+  }
+  // Every process of the sandbox is gone: take what the pipes hold without waiting for EOF (a
+  // descriptor stuck in flight could otherwise hold a pipe open).
+  for (Capture& capture : watch->captures) {
+    self->DrainCapture(watch, &capture);
+    if (!capture.eof) {
+      capture.eof = true;
+      uv_poll_stop(&capture.poll);
+    }
   }
   self->Deliver(watch, init_status, true);
   self->MaybeFinish(watch);
@@ -161,6 +241,14 @@ void Registry::Deliver(Watch* watch, int init_status, bool init_reaped) {
   }
   result.Set("execErrno", Napi::Number::New(env, watch->exec_errno));
   result.Set("commandExited", Napi::Boolean::New(env, watch->command_exited));
+  const char* names[2] = {"stdout", "stderr"};
+  for (int i = 0; i < 2; ++i) {
+    Capture& capture = watch->captures[i];
+    if (capture.watch == nullptr) continue;
+    result.Set(names[i], Napi::String::New(env, capture.data.data(), capture.data.size()));
+    std::string().swap(capture.data);
+  }
+  if (watch->overflow != 0) result.Set("overflow", Napi::String::New(env, names[watch->overflow - 1]));
   Napi::FunctionReference callback = std::move(watch->callback);
   Napi::AsyncContext* context = watch->context;
   watch->context = nullptr;
@@ -179,13 +267,24 @@ void Registry::MaybeFinish(Watch* watch) {
   close(watch->pidfd);
   if (watch->control_fd >= 0) close(watch->control_fd);
   watch->control_fd = -1;
+  // Init has been reaped, so every process of the sandbox is gone: its network namespace is free.
+  net_holders::Release(watch->holder);
+  watch->holder = net_holders::Holder();
+  CloseCaptures(watch);
   watches_.erase(watch->pid);
   uv_close(reinterpret_cast<uv_handle_t*>(&watch->report_poll), OnClosed);
   uv_close(reinterpret_cast<uv_handle_t*>(&watch->pid_poll), OnClosed);
 }
 
 void Registry::OnClosed(uv_handle_t* handle) {
-  Watch* watch = static_cast<Watch*>(handle->data);
+  Release(static_cast<Watch*>(handle->data));
+}
+
+void Registry::OnCaptureClosed(uv_handle_t* handle) {
+  Release(static_cast<Capture*>(handle->data)->watch);
+}
+
+void Registry::Release(Watch* watch) {
   if (--watch->open_handles == 0) {
     delete watch->context;
     delete watch;

@@ -8,10 +8,24 @@
 #include <uv.h>
 
 #include <map>
+#include <string>
+
+#include "linux/net_holders.h"
 
 namespace exit_watcher {
 
 class Registry;
+struct Watch;
+
+// One stream the addon reads itself (runSandboxed's stdout/stderr): no JavaScript stream per
+// run. Delivered with the exit, once the stream has reached EOF or the sandbox is gone.
+struct Capture {
+  uv_poll_t poll;
+  Watch* watch = nullptr;
+  int fd = -1;
+  bool eof = true;
+  std::string data;
+};
 
 struct Watch {
   uv_poll_t report_poll;
@@ -28,6 +42,10 @@ struct Watch {
   int exec_errno = 0;
   bool command_exited = false;
   int command_status = 0;
+  Capture captures[2];        // stdout, stderr
+  double max_buffer = 0;      // per captured stream; exceeding it kills the sandbox
+  int overflow = 0;           // 1 = stdout, 2 = stderr exceeded max_buffer first
+  net_holders::Holder holder; // network namespace to hand back once the sandbox is gone
   Napi::FunctionReference callback;
   Napi::AsyncContext* context = nullptr;
 };
@@ -38,10 +56,15 @@ class Registry {
   explicit Registry(Napi::Env env) : env_(env) {}
   ~Registry();
 
-  // Starts watching; `callback` receives {exitCode, signal, execErrno, commandExited} once.
+  // Starts watching; `callback` receives {exitCode, signal, execErrno, commandExited} once, plus
+  // {stdout, stderr, overflow} for captured streams.
   // A prewarmed sandbox also hands over its launch socket and starts unreferenced (idle).
-  void Add(long long pid, int pidfd, int report_fd, Napi::Function callback, int control_fd = -1);
+  void Add(long long pid, int pidfd, int report_fd, net_holders::Holder holder, Napi::Function callback,
+           int control_fd = -1);
   Watch* Find(long long pid);
+  // Reads `fds` (stdout, stderr; -1 for a stream not captured) into the watch until EOF. Takes
+  // ownership of the descriptors.
+  void StartCapture(Watch* watch, const int* fds, double max_buffer);
   // Whether the watch keeps the event loop alive (idle prewarmed sandboxes do not).
   void SetRef(Watch* watch, bool ref);
   // Sends a signal through the pidfd (immune to pid reuse). False once the sandbox has reported.
@@ -51,8 +74,14 @@ class Registry {
  private:
   static void OnReport(uv_poll_t* handle, int status, int events);
   static void OnPidfd(uv_poll_t* handle, int status, int events);
+  static void OnCapture(uv_poll_t* handle, int status, int events);
   static void OnClosed(uv_handle_t* handle);
+  static void OnCaptureClosed(uv_handle_t* handle);
+  static void Release(Watch* watch);
   void DrainReport(Watch* watch);
+  void DrainCapture(Watch* watch, Capture* capture);
+  bool CapturesDone(const Watch* watch) const;
+  void CloseCaptures(Watch* watch);
   void Deliver(Watch* watch, int init_status, bool init_reaped);
   void MaybeFinish(Watch* watch);
 

@@ -14,8 +14,11 @@ void DestroyState(State* state);
 
 // spawn(spec, onExit) => { pid, stdin?, stdout?, stderr? } (parent-side descriptors of 'pipe's).
 Napi::Value Spawn(const Napi::CallbackInfo& info, State* state);
-// spawnWarm(spec, onExit) => Promise<{ pid }>: a prewarmed sandbox, set up on the thread pool, whose
-// init waits for one launch. Idle, it does not keep the event loop alive.
+// prepareWarm(spec) => an opaque handle holding the parsed spec, so that refilling a prewarm pool
+// does not convert the same spec again on the JavaScript thread.
+Napi::Value PrepareWarm(const Napi::CallbackInfo& info, State* state);
+// spawnWarm(specOrHandle, onExit) => Promise<{ pid }>: a prewarmed sandbox, set up on the thread
+// pool, whose init waits for one launch. Idle, it does not keep the event loop alive.
 Napi::Value SpawnWarm(const Napi::CallbackInfo& info, State* state);
 // launch(pid, {argv, env, cwd, stdio, rlimits}) => { pid, stdin?, stdout?, stderr? } | null (the
 // prewarmed sandbox is gone or used; the caller then spawns cold).

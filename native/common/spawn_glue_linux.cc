@@ -35,6 +35,7 @@ namespace {
 struct Pipes {
   int child_ends[3] = {-1, -1, -1};
   int parent_ends[3] = {-1, -1, -1};
+  int capture_ends[2] = {-1, -1};  // stdout, stderr read by the exit watcher
   void CloseChildEnds() {
     for (int& fd : child_ends) {
       if (fd >= 0) close(fd);
@@ -47,8 +48,36 @@ struct Pipes {
       if (fd >= 0) close(fd);
       fd = -1;
     }
+    for (int& fd : capture_ends) {
+      if (fd >= 0) close(fd);
+      fd = -1;
+    }
   }
 };
+
+// Writes a small input into a fresh pipe and closes the writing end: the command reads the bytes,
+// then EOF. The input fits in one page, which a pipe always holds without a reader.
+status::Status InputPipe(const std::string& input, int* read_end) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return status::Fail("spawn_failed", errno, "pipe2(stdin)");
+  size_t done = 0;
+  while (done < input.size()) {
+    ssize_t n = write(fds[1], input.data() + done, input.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = n < 0 ? errno : EIO;
+      close(fds[0]);
+      close(fds[1]);
+      return status::Fail("spawn_failed", err, "write(stdin input)");
+    }
+    done += static_cast<size_t>(n);
+  }
+  close(fds[1]);
+  // The command gets an ordinary blocking pipe.
+  fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) & ~O_NONBLOCK);
+  *read_end = fds[0];
+  return status::Ok();
+}
 
 // { pid, stdin?, stdout?, stderr? }: the parent-side descriptors of the streams spawned as pipes.
 Napi::Object SpawnedToJs(Napi::Env env, long long pid, const Pipes& pipes) {
@@ -61,18 +90,30 @@ Napi::Object SpawnedToJs(Napi::Env env, long long pid, const Pipes& pipes) {
   return out;
 }
 
+net_holders::Holder HolderOf(const backend::SpawnResult& result) {
+  net_holders::Holder holder;
+  holder.userns_fd = result.net_userns_fd;
+  holder.netns_fd = result.net_netns_fd;
+  return holder;
+}
+
 status::Status MakePipes(const args::StdioMode* modes, Pipes* pipes, int* child_fds) {
   for (int i = 0; i < 3; ++i) {
     const args::StdioMode& mode = modes[i];
     child_fds[i] = -1;
     if (mode.kind == args::StdioMode::kFd) {
       child_fds[i] = mode.fd;
-    } else if (mode.kind == args::StdioMode::kPipe) {
+    } else if (mode.kind == args::StdioMode::kInput) {
+      status::Status s = InputPipe(mode.input, &pipes->child_ends[i]);
+      if (!s.ok()) return s;
+      child_fds[i] = pipes->child_ends[i];
+    } else if (mode.kind == args::StdioMode::kPipe || mode.kind == args::StdioMode::kCapture) {
       int fds[2];
       if (pipe2(fds, O_CLOEXEC) != 0) return status::Fail("spawn_failed", errno, "pipe2(stdio)");
       // stdin: the child reads; stdout/stderr: the child writes.
       pipes->child_ends[i] = i == 0 ? fds[0] : fds[1];
-      pipes->parent_ends[i] = i == 0 ? fds[1] : fds[0];
+      int& ours = (i > 0 && mode.kind == args::StdioMode::kCapture) ? pipes->capture_ends[i - 1] : pipes->parent_ends[i];
+      ours = i == 0 ? fds[1] : fds[0];
       child_fds[i] = pipes->child_ends[i];
     }
   }
@@ -100,7 +141,9 @@ Napi::Value Spawn(const Napi::CallbackInfo& info, State* state) {
     pipes.CloseAll();
     throw js_errors::FromStatus(env, s);
   }
-  state->registry.Add(result.pid, result.pidfd, result.report_fd, info[1].As<Napi::Function>());
+  state->registry.Add(result.pid, result.pidfd, result.report_fd, HolderOf(result), info[1].As<Napi::Function>());
+  state->registry.StartCapture(state->registry.Find(result.pid), pipes.capture_ends, parsed.max_buffer);
+  pipes.capture_ends[0] = pipes.capture_ends[1] = -1;
   return SpawnedToJs(env, result.pid, pipes);
 }
 
@@ -146,7 +189,7 @@ class WarmWorker : public Napi::AsyncWorker {
       deferred_.Reject(js_errors::FromStatus(env, status_).Value());
       return;
     }
-    state_->registry.Add(result_.pid, result_.pidfd, result_.report_fd, on_exit_.Value(), parent_control_);
+    state_->registry.Add(result_.pid, result_.pidfd, result_.report_fd, HolderOf(result_), on_exit_.Value(), parent_control_);
     parent_control_ = -1;
     Napi::Object out = Napi::Object::New(env);
     out.Set("pid", Napi::Number::New(env, static_cast<double>(result_.pid)));
@@ -175,20 +218,30 @@ bool SendAll(int fd, const char* data, size_t len) {
   return true;
 }
 
-// Sends the launch message: header + three descriptors, then the limits and the strings.
+// Sends the launch message: header, limits and strings in one buffer, with the three descriptors
+// attached to its first byte. One sendmsg wakes the waiting command process once.
 bool SendLaunch(int socket_fd, const args::ParsedLaunch& launch, const int* fds) {
-  std::string payload;
-  for (const std::string& arg : launch.argv) payload.append(arg).push_back('\0');
-  for (const std::string& var : launch.envp) payload.append(var).push_back('\0');
-  payload.append(launch.cwd).push_back('\0');
   launch_message::Header header;
   header.magic = launch_message::kMagic;
   header.argc = static_cast<uint32_t>(launch.argv.size());
   header.envc = static_cast<uint32_t>(launch.envp.size());
   header.rlimit_count = static_cast<uint32_t>(launch.rlimits.size());
-  header.payload_len = static_cast<uint32_t>(payload.size());
-  if (payload.size() > launch_message::kMaxPayload) return false;
-  struct iovec iov = {&header, sizeof header};
+  size_t payload_len = launch.cwd.size() + 1;
+  for (const std::string& arg : launch.argv) payload_len += arg.size() + 1;
+  for (const std::string& var : launch.envp) payload_len += var.size() + 1;
+  if (payload_len > launch_message::kMaxPayload) return false;
+  header.payload_len = static_cast<uint32_t>(payload_len);
+  std::string message(reinterpret_cast<const char*>(&header), sizeof header);
+  message.reserve(sizeof header + launch.rlimits.size() * sizeof(launch_message::Rlimit) + payload_len);
+  for (const backend::ResourceLimit& l : launch.rlimits) {
+    launch_message::Rlimit record = {static_cast<uint64_t>(l.resource), l.soft, l.hard};
+    message.append(reinterpret_cast<const char*>(&record), sizeof record);
+  }
+  for (const std::string& arg : launch.argv) message.append(arg).push_back('\0');
+  for (const std::string& var : launch.envp) message.append(var).push_back('\0');
+  message.append(launch.cwd).push_back('\0');
+
+  struct iovec iov = {message.data(), message.size()};
   char cbuf[CMSG_SPACE(3 * sizeof(int))];
   memset(cbuf, 0, sizeof cbuf);
   struct msghdr msg;
@@ -206,23 +259,28 @@ bool SendLaunch(int socket_fd, const args::ParsedLaunch& launch, const int* fds)
   do {
     n = sendmsg(socket_fd, &msg, MSG_NOSIGNAL);
   } while (n < 0 && errno == EINTR);
-  if (n != static_cast<ssize_t>(sizeof header)) return false;
-  std::vector<launch_message::Rlimit> limits;
-  for (const backend::ResourceLimit& l : launch.rlimits) limits.push_back({static_cast<uint64_t>(l.resource), l.soft, l.hard});
-  if (!limits.empty() && !SendAll(socket_fd, reinterpret_cast<const char*>(limits.data()), limits.size() * sizeof(limits[0]))) {
-    return false;
-  }
-  return SendAll(socket_fd, payload.data(), payload.size());
+  if (n <= 0) return false;
+  // A message larger than the socket buffer goes out in more sends.
+  return SendAll(socket_fd, message.data() + n, message.size() - static_cast<size_t>(n));
 }
 
 }  // namespace
 
+Napi::Value PrepareWarm(const Napi::CallbackInfo& info, State*) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "prepareWarm(spec) expects an object");
+  auto* parsed = new args::ParsedSpawn(args::ParseSpawnSpec(info[0].As<Napi::Object>()));
+  return Napi::External<args::ParsedSpawn>::New(env, parsed, [](Napi::Env, args::ParsedSpawn* p) { delete p; });
+}
+
 Napi::Value SpawnWarm(const Napi::CallbackInfo& info, State* state) {
   Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsFunction()) {
-    throw Napi::TypeError::New(env, "spawnWarm(spec, onExit) expects an object and a function");
+  if (info.Length() < 2 || !(info[0].IsObject() || info[0].IsExternal()) || !info[1].IsFunction()) {
+    throw Napi::TypeError::New(env, "spawnWarm(specOrHandle, onExit) expects a spec or a prepareWarm handle, and a function");
   }
-  args::ParsedSpawn parsed = args::ParseSpawnSpec(info[0].As<Napi::Object>());
+  // A handle from prepareWarm is copied (the worker owns its copy); a spec is converted here.
+  args::ParsedSpawn parsed = info[0].IsExternal() ? *info[0].As<Napi::External<args::ParsedSpawn>>().Data()
+                                                  : args::ParseSpawnSpec(info[0].As<Napi::Object>());
   WarmWorker* worker = new WarmWorker(env, state, std::move(parsed), info[1].As<Napi::Function>());
   Napi::Promise promise = worker->Promise();
   worker->Prepare();
@@ -260,6 +318,8 @@ Napi::Value Launch(const Napi::CallbackInfo& info, State* state) {
     return env.Null();
   }
   state->registry.SetRef(watch, true);
+  state->registry.StartCapture(watch, pipes.capture_ends, launch.max_buffer);
+  pipes.capture_ends[0] = pipes.capture_ends[1] = -1;
   return SpawnedToJs(env, pid, pipes);
 }
 

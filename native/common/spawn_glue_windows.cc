@@ -280,6 +280,10 @@ Napi::Value Spawn(const Napi::CallbackInfo& info, State* state) {
   return out;
 }
 
+Napi::Value PrepareWarm(const Napi::CallbackInfo& info, State*) {
+  throw Unsupported(info.Env(), "prepareWarm");
+}
+
 Napi::Value SpawnWarm(const Napi::CallbackInfo& info, State*) {
   throw Unsupported(info.Env(), "spawnWarm");
 }

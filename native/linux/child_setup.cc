@@ -255,7 +255,32 @@ int DropCapabilities(int cap_last) {
   return static_cast<int>(syscall(SYS_capset, &header, data));
 }
 
+int WriteMaps(const ChildPlan* plan) {
+  if (WriteWhole("/proc/self/setgroups", "deny") != 0) return -1;
+  if (WriteWhole("/proc/self/uid_map", plan->uid_map) != 0) return -1;
+  return WriteWhole("/proc/self/gid_map", plan->gid_map);
+}
+
 }  // namespace
+
+int EnterNetwork(void* arg) {
+  ChildPlan* plan = static_cast<ChildPlan*>(arg);
+  NetEntry* net = plan->net;
+  bool joined_user = net->userns_fd >= 0 && setns(net->userns_fd, CLONE_NEWUSER) == 0;
+  if (!joined_user) {
+    if (unshare(CLONE_NEWUSER) != 0 || WriteMaps(plan) != 0) Fail(plan, kStageNetHolder, errno);
+    net->created_userns_fd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+  }
+  bool joined_net = joined_user && net->netns_fd >= 0 && setns(net->netns_fd, CLONE_NEWNET) == 0;
+  if (!joined_net) {
+    if (unshare(CLONE_NEWNET) != 0) Fail(plan, kStageNetHolder, errno);
+    if (loopback::BringUp() != 0) Fail(plan, kStageLoopback, errno);
+    net->created_netns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+  }
+  long pid = clone(Run, net->stack_top, net->clone_flags, plan);
+  net->sandbox_pid = pid < 0 ? -errno : pid;
+  _exit(0);
+}
 
 int Run(void* arg) {
   ChildPlan* plan = static_cast<ChildPlan*>(arg);
@@ -274,9 +299,7 @@ int Run(void* arg) {
   if (plan->cgroup_fd >= 0 && write(plan->cgroup_fd, "0", 1) != 1) Fail(plan, kStageCgroup, errno);
   if (unshare(CLONE_NEWCGROUP) != 0) Fail(plan, kStageCgroup, errno);
 
-  if (WriteWhole("/proc/self/setgroups", "deny") != 0) Fail(plan, kStageUidMap, errno);
-  if (WriteWhole("/proc/self/uid_map", plan->uid_map) != 0) Fail(plan, kStageUidMap, errno);
-  if (WriteWhole("/proc/self/gid_map", plan->gid_map) != 0) Fail(plan, kStageUidMap, errno);
+  if (WriteMaps(plan) != 0) Fail(plan, kStageUidMap, errno);
 
   // Nothing we mount may propagate back to the host.
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {

@@ -27,6 +27,7 @@ enum Stage : int32_t {
   kStageSeccomp,
   kStageExecInit,
   kStageCgroup,
+  kStageNetHolder,
 };
 
 // Mount operation kinds, mirrored by lib/backend/linux/mounts.ts.
@@ -60,6 +61,19 @@ struct Rlimit {
   struct rlimit value;
 };
 
+// Network deny: the sandbox's first process is cloned from an intermediate that has joined a
+// reusable holder (net_holders.h) or created one. Filled in by the parent; `created_*` and
+// `sandbox_pid` are written back by the intermediate through the shared memory.
+struct NetEntry {
+  int userns_fd;          // holder to join, -1: create one
+  int netns_fd;
+  int created_userns_fd;  // nsfs descriptors of namespaces created by the intermediate, or -1
+  int created_netns_fd;
+  long sandbox_pid;       // the sandbox's first process, or -errno of its clone
+  char* stack_top;        // its stack
+  int clone_flags;        // its namespaces (CLONE_PARENT: it is the caller's child)
+};
+
 // Everything the child needs, laid out before clone(). Pointers stay valid because the parent
 // thread is suspended (CLONE_VFORK) until the child execs or exits.
 struct ChildPlan {
@@ -85,9 +99,15 @@ struct ChildPlan {
   const char* cwd;
   int cap_last;                 // highest capability number (from /proc/sys/kernel/cap_last_cap)
   const struct sock_fprog* seccomp;
+  NetEntry* net;                // network deny through a holder, else nullptr
 };
 
 // The clone() entry point. Never returns: execs the init helper or _exits with code 125.
 int Run(void* plan);
+
+// The intermediate's clone() entry point (network deny): joins or creates the holder's user and
+// network namespaces, clones Run into the rest, records its pid in plan->net, and _exits.
+// Shares the caller's descriptor table (CLONE_FILES), so created nsfs descriptors reach it.
+int EnterNetwork(void* plan);
 
 }  // namespace child_setup

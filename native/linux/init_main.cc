@@ -5,19 +5,17 @@
 // command's fate on fd 3 once every other process in the sandbox is dead and reaped.
 //
 // `zero-sandbox-init CMD ARGS...` runs the command at once. `zero-sandbox-init --warm` is a
-// prewarmed sandbox: it waits on fd 4 for exactly one launch message (argv, envp, cwd, resource
-// limits and three stdio descriptors), then proceeds the same way.
-#include <errno.h>
+// prewarmed sandbox: its command process is forked at once and waits on fd 4 for exactly one
+// launch message (argv, envp, cwd, resource limits and three stdio descriptors), then execs.
+//
+// It makes only system calls (init_sys.h): signals are blocked and read from a signalfd, so there
+// are no handlers, and memory comes from mmap.
 #include <fcntl.h>
-#include <signal.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/resource.h>
+#include <linux/wait.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "linux/init_sys.h"
 #include "linux/launch_message.h"
 
 namespace {
@@ -25,27 +23,53 @@ namespace {
 constexpr int kReportFd = 3;
 constexpr int kControlFd = 4;
 // Report records: {type, value}; mirrored by native/common/exit_watcher.cc.
-constexpr int32_t kReportExecFailed = 1;  // value: errno of execvp
+constexpr int32_t kReportExecFailed = 1;  // value: errno of the exec
 constexpr int32_t kReportExited = 2;      // value: the command's wait status
 constexpr int32_t kReportLaunchFailed = 3;  // value: errno of receiving or applying the launch
 
-volatile sig_atomic_t g_child = 0;
+constexpr int kEnoent = 2, kEintr = 4, kEio = 5, kEnomem = 12, kEacces = 13, kEnotdir = 20,
+              kEinval = 22, kEnoexec = 8, kEchild = 10, kEproto = 71, kEconnreset = 104;
+constexpr int kSigkill = 9, kSigchld = 17;
+const int kForwarded[] = {15 /*TERM*/, 2 /*INT*/, 1 /*HUP*/, 3 /*QUIT*/, 10 /*USR1*/, 12 /*USR2*/,
+                          28 /*WINCH*/, 18 /*CONT*/};
+
+using Mask = unsigned long;  // the kernel's signal set: one bit per signal, 64 signals
+constexpr Mask Bit(int sig) { return 1UL << (sig - 1); }
+constexpr int kSigSetmask = 2;
+// struct signalfd_siginfo: 128 bytes, the signal number first.
+struct SignalInfo {
+  uint32_t signo;
+  uint8_t rest[124];
+};
 
 void Report(int32_t type, int32_t value) {
   int32_t record[2] = {type, value};
-  ssize_t ignored = write(kReportFd, record, sizeof record);
-  (void)ignored;
+  SYS(write, kReportFd, (long)record, sizeof record);
 }
 
-// Forwards a termination-style signal to the command's process group.
-void Forward(int sig) {
-  pid_t child = g_child;
-  if (child > 0) kill(-child, sig);
+[[noreturn]] void Exit(int code) {
+  for (;;) SYS(exit_group, code);
 }
 
-const int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
+size_t Length(const char* s) {
+  size_t n = 0;
+  while (s[n] != '\0') ++n;
+  return n;
+}
 
-// What a launch message carries; pointers index into one heap buffer.
+bool Equal(const char* a, const char* b) {
+  while (*a != '\0' && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+
+// A bump allocator over anonymous mappings: the init frees nothing before it exits.
+void* Alloc(size_t size) {
+  long p = SYS(mmap, 0, (long)((size + 4095) & ~size_t{4095}), PROT_READ | PROT_WRITE,
+               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p < 0 && p > -4096 ? nullptr : reinterpret_cast<void*>(p);
+}
+
+// What a launch message carries; pointers index into one mapped buffer.
 struct Launch {
   char** argv = nullptr;
   char** envp = nullptr;
@@ -58,8 +82,8 @@ struct Launch {
 bool ReadFull(int fd, void* buf, size_t len) {
   char* p = static_cast<char*>(buf);
   while (len > 0) {
-    ssize_t n = read(fd, p, len);
-    if (n < 0 && errno == EINTR) continue;
+    long n = SYS(read, fd, (long)p, (long)len);
+    if (n == -kEintr) continue;
     if (n <= 0) return false;
     p += n;
     len -= static_cast<size_t>(n);
@@ -69,15 +93,17 @@ bool ReadFull(int fd, void* buf, size_t len) {
 
 // Splits `count` NUL-terminated strings out of [cursor, end) into a NULL-terminated vector.
 char** SplitStrings(char** cursor, char* end, uint32_t count) {
-  char** out = static_cast<char**>(calloc(count + 1, sizeof(char*)));
+  char** out = static_cast<char**>(Alloc((count + 1) * sizeof(char*)));
   if (out == nullptr) return nullptr;
   for (uint32_t i = 0; i < count; ++i) {
     if (*cursor >= end) return nullptr;
     out[i] = *cursor;
-    size_t len = strnlen(*cursor, static_cast<size_t>(end - *cursor));
-    if (*cursor + len >= end) return nullptr;
-    *cursor += len + 1;
+    char* p = *cursor;
+    while (p < end && *p != '\0') ++p;
+    if (p >= end) return nullptr;
+    *cursor = p + 1;
   }
+  out[count] = nullptr;
   return out;
 }
 
@@ -85,145 +111,260 @@ char** SplitStrings(char** cursor, char* end, uint32_t count) {
 int ReceiveLaunch(Launch* launch) {
   launch_message::Header header;
   struct iovec iov = {&header, sizeof header};
-  char control[CMSG_SPACE(3 * sizeof(int))];
-  struct msghdr msg;
-  memset(&msg, 0, sizeof msg);
+  alignas(struct cmsghdr) char control[CMSG_SPACE(3 * sizeof(int))];
+  struct msghdr msg = {};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
   msg.msg_control = control;
   msg.msg_controllen = sizeof control;
-  ssize_t n;
+  long n;
   do {
-    n = recvmsg(kControlFd, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL);
-  } while (n < 0 && errno == EINTR);
-  if (n != static_cast<ssize_t>(sizeof header)) return n == 0 ? ECONNRESET : (n < 0 ? errno : EPROTO);
+    n = SYS(recvmsg, kControlFd, (long)&msg, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+  } while (n == -kEintr);
+  if (n != static_cast<long>(sizeof header)) return n == 0 ? kEconnreset : (n < 0 ? static_cast<int>(-n) : kEproto);
   if (header.magic != launch_message::kMagic || header.payload_len > launch_message::kMaxPayload ||
       header.rlimit_count > 8 || header.argc == 0) {
-    return EPROTO;
+    return kEproto;
   }
   struct cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
   if (cmsg == nullptr || cmsg->cmsg_type != SCM_RIGHTS || cmsg->cmsg_len != CMSG_LEN(3 * sizeof(int))) {
-    return EPROTO;
+    return kEproto;
   }
-  memcpy(launch->stdio, CMSG_DATA(cmsg), 3 * sizeof(int));
-  size_t rl_bytes = header.rlimit_count * sizeof(launch_message::Rlimit);
-  if (!ReadFull(kControlFd, launch->rlimits, rl_bytes)) return EPROTO;
+  const int* fds = reinterpret_cast<const int*>(CMSG_DATA(cmsg));
+  for (int i = 0; i < 3; ++i) launch->stdio[i] = fds[i];
+  if (!ReadFull(kControlFd, launch->rlimits, header.rlimit_count * sizeof(launch_message::Rlimit))) return kEproto;
   launch->rlimit_count = header.rlimit_count;
-  char* payload = static_cast<char*>(malloc(header.payload_len + 1));
-  if (payload == nullptr) return ENOMEM;
-  if (!ReadFull(kControlFd, payload, header.payload_len)) return EPROTO;
+  char* payload = static_cast<char*>(Alloc(header.payload_len + 1));
+  if (payload == nullptr) return kEnomem;
+  if (!ReadFull(kControlFd, payload, header.payload_len)) return kEproto;
   payload[header.payload_len] = '\0';
   char* cursor = payload;
   char* end = payload + header.payload_len;
   launch->argv = SplitStrings(&cursor, end, header.argc);
   launch->envp = SplitStrings(&cursor, end, header.envc);
-  if (launch->argv == nullptr || launch->envp == nullptr || cursor >= end) return EPROTO;
+  if (launch->argv == nullptr || launch->envp == nullptr || cursor >= end) return kEproto;
   launch->cwd = cursor;
   return 0;
 }
 
-// In the forked command: install the launch's stdio and limits.
-void ApplyLaunchInChild(const Launch& launch) {
-  int high[3];
-  for (int i = 0; i < 3; ++i) high[i] = fcntl(launch.stdio[i], F_DUPFD_CLOEXEC, 10);
-  for (int i = 0; i < 3; ++i) {
-    if (high[i] < 0 || dup2(high[i], i) < 0) {
-      Report(kReportExecFailed, errno);
-      _exit(125);
+// execve, and for a file the kernel cannot execute (no #! line), /bin/sh FILE ARGS as execvp does.
+int Exec(const char* path, char** argv, char** envp) {
+  long err = -SYS(execve, (long)path, (long)argv, (long)envp);
+  if (err != kEnoexec) return static_cast<int>(err);
+  size_t argc = 0;
+  while (argv[argc] != nullptr) ++argc;
+  char** shell = static_cast<char**>(Alloc((argc + 2) * sizeof(char*)));
+  if (shell == nullptr) return kEnomem;
+  shell[0] = const_cast<char*>("/bin/sh");
+  shell[1] = const_cast<char*>(path);
+  for (size_t i = 1; i <= argc; ++i) shell[i + 1] = argv[i];
+  SYS(execve, (long)"/bin/sh", (long)shell, (long)envp);
+  return kEnoexec;
+}
+
+// execvp's search: a name with a slash is a path; otherwise each PATH entry (default
+// /bin:/usr/bin), remembering EACCES, skipping entries that do not hold the file.
+int ExecSearch(char** argv, char** envp) {
+  const char* file = argv[0];
+  for (const char* p = file; *p != '\0'; ++p) {
+    if (*p == '/') return Exec(file, argv, envp);
+  }
+  const char* path = "/bin:/usr/bin";
+  for (char** e = envp; *e != nullptr; ++e) {
+    const char* v = *e;
+    if (v[0] == 'P' && v[1] == 'A' && v[2] == 'T' && v[3] == 'H' && v[4] == '=') path = v + 5;
+  }
+  size_t file_len = Length(file);
+  char buf[4096];
+  bool denied = false;
+  for (const char* dir = path;;) {
+    const char* stop = dir;
+    while (*stop != '\0' && *stop != ':') ++stop;
+    size_t dir_len = static_cast<size_t>(stop - dir);
+    if (dir_len + 1 + file_len < sizeof buf) {
+      size_t n = 0;
+      if (dir_len == 0) buf[n++] = '.';  // an empty entry is the current directory
+      for (size_t i = 0; i < dir_len; ++i) buf[n++] = dir[i];
+      buf[n++] = '/';
+      for (size_t i = 0; i <= file_len; ++i) buf[n++] = file[i];
+      int err = Exec(buf, argv, envp);
+      if (err == kEacces) denied = true;
+      else if (err != kEnoent && err != kEnotdir && err != 116 /*ESTALE*/ && err != 19 /*ENODEV*/ &&
+               err != 110 /*ETIMEDOUT*/) return err;
+    }
+    if (*stop == '\0') break;
+    dir = stop + 1;
+  }
+  return denied ? kEacces : kEnoent;
+}
+
+// In the forked command: its own process group, the launch's stdio and limits, no blocked
+// signals; then the exec. Never returns.
+[[noreturn]] void RunCommand(char** command, char** envp, const Launch* launch) {
+  SYS(setpgid, 0, 0);
+  SYS(fcntl, kReportFd, F_SETFD, FD_CLOEXEC);
+  if (launch != nullptr) {
+    long high[3];
+    for (int i = 0; i < 3; ++i) high[i] = SYS(fcntl, launch->stdio[i], F_DUPFD_CLOEXEC, 10);
+    for (int i = 0; i < 3; ++i) {
+      long r = high[i] < 0 ? high[i] : SYS(dup3, high[i], i, 0);
+      if (r < 0) {
+        Report(kReportExecFailed, static_cast<int32_t>(-r));
+        Exit(125);
+      }
+    }
+    for (uint32_t i = 0; i < launch->rlimit_count; ++i) {
+      uint64_t value[2] = {launch->rlimits[i].soft, launch->rlimits[i].hard};
+      long r = SYS(prlimit64, 0, (long)launch->rlimits[i].resource, (long)value, 0);
+      if (r < 0) {
+        Report(kReportExecFailed, static_cast<int32_t>(-r));
+        Exit(125);
+      }
     }
   }
-  for (uint32_t i = 0; i < launch.rlimit_count; ++i) {
-    struct rlimit value = {launch.rlimits[i].soft, launch.rlimits[i].hard};
-    if (setrlimit(static_cast<__rlimit_resource>(launch.rlimits[i].resource), &value) != 0) {
-      Report(kReportExecFailed, errno);
-      _exit(125);
-    }
+  Mask none = 0;
+  SYS(rt_sigprocmask, kSigSetmask, (long)&none, 0, sizeof none);
+  int err = ExecSearch(command, envp);
+  Report(kReportExecFailed, err);
+  Exit(err == kEnoent ? 127 : 126);
+}
+
+int Main(int argc, char** argv, char** envp) {
+  // Only ever pid 1 of a sandbox's pid namespace: its final kill(-1) would otherwise reach every
+  // process the caller may signal.
+  if (argc < 2 || SYS(getpid) != 1) {
+    Report(kReportExecFailed, kEinval);
+    return 125;
   }
-  environ = launch.envp;
+  // A new session: the command has no controlling terminal, so it cannot reach the caller's.
+  SYS(setsid);
+
+  char** command = argv + 1;
+  bool warm = Equal(argv[1], "--warm");
+
+  // Every signal stays blocked in the init; the ones it acts on are read from a signalfd. (A
+  // pid namespace's init would drop unhandled signals, but blocked ones are queued.)
+  Mask all = ~0UL;
+  SYS(rt_sigprocmask, kSigSetmask, (long)&all, 0, sizeof all);
+  Mask wanted = Bit(kSigchld);
+  for (int sig : kForwarded) wanted |= Bit(sig);
+  long sigfd = SYS(signalfd4, -1, (long)&wanted, sizeof wanted, O_CLOEXEC);
+  if (sigfd < 0) {
+    Report(kReportExecFailed, static_cast<int32_t>(-sigfd));
+    return 125;
+  }
+  // Prewarmed, the command's process is forked now and waits for the launch itself, so a launch
+  // costs no fork.
+  long child = SYS(clone, kSigchld, 0, 0, 0, 0);
+  if (child < 0) {
+    Report(kReportExecFailed, static_cast<int32_t>(-child));
+    return 125;
+  }
+  if (child == 0) {
+    if (!warm) RunCommand(command, envp, nullptr);
+    Launch launch;
+    int err = ReceiveLaunch(&launch);
+    SYS(close, kControlFd);
+    if (err == 0) {
+      long r = SYS(chdir, (long)launch.cwd);
+      if (r < 0) err = static_cast<int>(-r);
+    }
+    if (err != 0) {
+      Report(kReportLaunchFailed, err);
+      Exit(125);
+    }
+    RunCommand(launch.argv, launch.envp, &launch);
+  }
+  SYS(setpgid, child, child);
+  // The launch and its stdio go to the command's process only.
+  if (warm) SYS(close, kControlFd);
+
+  long devnull = SYS(openat, AT_FDCWD, (long)"/dev/null", O_RDWR | O_CLOEXEC);
+  if (devnull >= 0) {
+    for (int fd = 0; fd < 3; ++fd) {
+      if (devnull != fd) SYS(dup3, devnull, fd, 0);
+    }
+    if (devnull > 2) SYS(close, devnull);
+  }
+
+  int status = 0;
+  for (bool exited = false; !exited;) {
+    for (;;) {
+      int st = 0;
+      long pid = SYS(wait4, -1, (long)&st, WNOHANG, 0);
+      if (pid == -kEintr) continue;
+      if (pid == -kEchild && !exited) return 125;  // no children left without seeing the command exit
+      if (pid <= 0) break;
+      if (pid == child) {
+        status = st;
+        exited = true;
+      }
+    }
+    if (exited) break;
+    SignalInfo info;
+    long n = SYS(read, sigfd, (long)&info, sizeof info);
+    if (n == static_cast<long>(sizeof info) && info.signo != kSigchld) SYS(kill, -child, info.signo);
+    else if (n < 0 && n != -kEintr) return kEio;
+  }
+  // Kill every process the command left behind and reap them all before reporting, so that
+  // when the caller hears "exited", nothing the command started is still running.
+  SYS(kill, -1, kSigkill);
+  for (;;) {
+    long pid = SYS(wait4, -1, 0, 0, 0);
+    if (pid == -kEchild) break;
+    if (pid < 0 && pid != -kEintr) break;
+  }
+  Report(kReportExited, status);
+  return 0;
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  if (argc < 2) {
-    Report(kReportExecFailed, EINVAL);
-    return 125;
-  }
-  // A new session: the command has no controlling terminal, so it cannot reach the caller's.
-  setsid();
+#ifdef ZS_FREESTANDING
 
-  Launch launch;
-  char** command = argv + 1;
-  bool warm = strcmp(argv[1], "--warm") == 0;
-  if (warm) {
-    int err = ReceiveLaunch(&launch);
-    close(kControlFd);
-    if (err == 0 && chdir(launch.cwd) != 0) err = errno;
-    if (err != 0) {
-      Report(kReportLaunchFailed, err);
-      return 125;
-    }
-    command = launch.argv;
-  }
-
-  sigset_t all;
-  sigset_t previous;
-  sigfillset(&all);
-  sigprocmask(SIG_SETMASK, &all, &previous);
-  pid_t child = fork();
-  if (child < 0) {
-    Report(kReportExecFailed, errno);
-    return 125;
-  }
-  if (child == 0) {
-    setpgid(0, 0);
-    fcntl(kReportFd, F_SETFD, FD_CLOEXEC);
-    if (warm) ApplyLaunchInChild(launch);
-    sigprocmask(SIG_SETMASK, &previous, nullptr);
-    execvp(command[0], command);
-    int err = errno;
-    Report(kReportExecFailed, err);
-    _exit(err == ENOENT ? 127 : 126);
-  }
-  g_child = child;
-  setpgid(child, child);
-  for (int sig : kForwarded) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = Forward;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(sig, &sa, nullptr);
-  }
-  sigprocmask(SIG_SETMASK, &previous, nullptr);
-
-  // Do not hold the caller's pipes open on the command's behalf.
-  if (warm) {
-    for (int fd : launch.stdio) close(fd);
-  }
-  int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (devnull >= 0) {
-    dup2(devnull, 0);
-    dup2(devnull, 1);
-    dup2(devnull, 2);
-    close(devnull);
-  }
-
-  for (;;) {
-    int status = 0;
-    pid_t pid = wait(&status);
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      return 125;  // no children left without seeing the command exit: impossible
-    }
-    if (pid == child) {
-      // Kill every process the command left behind and reap them all before reporting, so
-      // that when the caller hears "exited", nothing the command started is still running.
-      kill(-1, SIGKILL);
-      while (wait(nullptr) > 0 || errno == EINTR) {
-      }
-      Report(kReportExited, status);
-      return 0;
-    }
-  }
+// What the compiler may call for struct copies and zeroing (built with
+// -fno-tree-loop-distribute-patterns, so these loops do not turn into calls to themselves).
+extern "C" {
+void* memset(void* dst, int c, size_t n) {
+  unsigned char* d = static_cast<unsigned char*>(dst);
+  while (n-- > 0) *d++ = static_cast<unsigned char>(c);
+  return dst;
 }
+void* memcpy(void* dst, const void* src, size_t n) {
+  unsigned char* d = static_cast<unsigned char*>(dst);
+  const unsigned char* s = static_cast<const unsigned char*>(src);
+  while (n-- > 0) *d++ = *s++;
+  return dst;
+}
+void* memmove(void* dst, const void* src, size_t n) {
+  unsigned char* d = static_cast<unsigned char*>(dst);
+  const unsigned char* s = static_cast<const unsigned char*>(src);
+  if (d < s) {
+    while (n-- > 0) *d++ = *s++;
+  } else {
+    while (n-- > 0) d[n] = s[n];
+  }
+  return dst;
+}
+
+// The kernel starts us with argc, argv..., NULL, envp..., NULL on the stack.
+[[noreturn]] __attribute__((used)) void StartMain(long* stack) {
+  int argc = static_cast<int>(stack[0]);
+  char** argv = reinterpret_cast<char**>(stack + 1);
+  Exit(Main(argc, argv, argv + argc + 1));
+}
+}
+
+#if defined(__x86_64__)
+__asm__(".text\n.global _start\n.type _start,@function\n_start:\n"
+        "  xor %rbp, %rbp\n  mov %rsp, %rdi\n  and $-16, %rsp\n  call StartMain\n  hlt\n");
+#elif defined(__aarch64__)
+__asm__(".text\n.global _start\n.type _start,%function\n_start:\n"
+        "  mov x29, #0\n  mov x30, #0\n  mov x0, sp\n  and x1, x0, #-16\n  mov sp, x1\n  bl StartMain\n");
+#endif
+
+#else
+
+int main(int argc, char** argv, char** envp) { return Main(argc, argv, envp); }
+
+#endif

@@ -21,11 +21,36 @@
 #include "common/backend.h"
 #include "linux/child_setup.h"
 #include "linux/kernel_compat.h"
+#include "linux/net_holders.h"
 
 namespace backend {
 namespace {
 
 constexpr size_t kChildStackSize = 256 * 1024;
+
+// The stacks of the setup processes (the intermediate and the sandbox's first process), kept per
+// thread: a thread runs one spawn at a time (CLONE_VFORK suspends it), and keeping them spares a
+// map, an unmap (a TLB shootdown across Node's threads) and the page faults of every spawn.
+class ChildStacks {
+ public:
+  ~ChildStacks() {
+    if (base_ != nullptr) munmap(base_, 2 * kChildStackSize);
+  }
+  // Two stacks, one after the other; nullptr (errno set) when they cannot be mapped.
+  char* Get() {
+    if (base_ == nullptr) {
+      void* p = mmap(nullptr, 2 * kChildStackSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+      if (p == MAP_FAILED) return nullptr;
+      base_ = static_cast<char*>(p);
+    }
+    return base_;
+  }
+
+ private:
+  char* base_ = nullptr;
+};
+
+thread_local ChildStacks child_stacks;
 
 struct Fd {
   int fd = -1;
@@ -120,6 +145,7 @@ const char* StageName(int32_t stage) {
     case kStageSeccomp: return "seccomp(SECCOMP_SET_MODE_FILTER)";
     case kStageExecInit: return "execveat(zero-sandbox-init)";
     case kStageCgroup: return "join the pids cgroup / unshare(CLONE_NEWCGROUP)";
+    case kStageNetHolder: return "unshare(CLONE_NEWUSER|CLONE_NEWNET) for the network holder";
     default: return "sandbox setup";
   }
 }
@@ -145,7 +171,8 @@ status::Status ChildFailure(int32_t raw_stage, int err, const SpawnSpec& spec) {
         path = op.path;
       }
       break;
-    case kStageLoopback: code = "sandbox_unavailable"; layer = "netns"; break;
+    case kStageLoopback:
+    case kStageNetHolder: code = "sandbox_unavailable"; layer = "netns"; break;
     case kStageLandlockRule:
     case kStageLandlockRestrict: code = "landlock_unsupported"; layer = "landlock"; break;
     case kStageSeccomp: code = "seccomp_install_failed"; layer = "seccomp"; break;
@@ -278,25 +305,58 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
   plan.cap_last = ReadCapLast();
   plan.seccomp = &prog;
 
-  void* stack = mmap(nullptr, kChildStackSize, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED) return status::Fail("spawn_failed", errno, "mmap(child stack)");
+  // Network deny goes through an intermediate and a reused holder (net_holders.h): two stacks.
+  char* stack = child_stacks.Get();
+  if (stack == nullptr) return status::Fail("spawn_failed", errno, "mmap(child stack)");
+  char* first_stack_top = stack + kChildStackSize;
 
   // The cgroup namespace is unshared by the child once it has joined its pids cgroup.
   int flags = CLONE_VM | CLONE_VFORK | SIGCHLD | CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
               CLONE_NEWIPC | CLONE_NEWUTS;
-  if (ls.new_network) flags |= CLONE_NEWNET;
+  net_holders::Holder holder;
+  child_setup::NetEntry net = {-1, -1, -1, -1, -ECHILD, nullptr, 0};
+  if (ls.new_network) {
+    holder = net_holders::Acquire();
+    net.userns_fd = holder.userns_fd;
+    net.netns_fd = holder.netns_fd;
+    net.stack_top = first_stack_top + kChildStackSize;
+    net.clone_flags = flags | CLONE_PARENT;
+    plan.net = &net;
+    plan.new_network = false;  // loopback is up in the holder
+  }
 
   // Block every signal so none of Node's handlers can run on the shared memory in the child.
   sigset_t all;
   sigset_t previous;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &previous);
-  pid_t pid = clone(child_setup::Run, static_cast<char*>(stack) + kChildStackSize, flags, &plan);
+  pid_t pid;
+  if (plan.net == nullptr) {
+    pid = clone(child_setup::Run, first_stack_top, flags, &plan);
+  } else {
+    pid_t mid = clone(child_setup::EnterNetwork, first_stack_top, CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &plan);
+    pid = mid;
+    if (mid > 0) {
+      int st = 0;
+      while (waitpid(mid, &st, 0) < 0 && errno == EINTR) {
+      }
+      pid = net.sandbox_pid > 0 ? static_cast<pid_t>(net.sandbox_pid) : 0;
+      if (net.sandbox_pid < 0 && net.sandbox_pid != -ECHILD) errno = static_cast<int>(-net.sandbox_pid);
+    }
+    // Namespaces the intermediate created replace what could not be joined.
+    if (net.created_userns_fd >= 0) {
+      if (holder.userns_fd >= 0) close(holder.userns_fd);
+      holder.userns_fd = net.created_userns_fd;
+    }
+    if (net.created_netns_fd >= 0) {
+      if (holder.netns_fd >= 0) close(holder.netns_fd);
+      holder.netns_fd = net.created_netns_fd;
+    }
+  }
   int clone_errno = errno;
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  munmap(stack, kChildStackSize);
-  if (pid < 0) {
+  if (pid < 0 || (pid == 0 && net.sandbox_pid < 0 && net.sandbox_pid != -ECHILD)) {
+    net_holders::Discard(holder);
     const char* code = clone_errno == EPERM || clone_errno == ENOSPC ? "userns_denied" : "spawn_failed";
     return status::Fail(code, clone_errno, "clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID|...)",
                         "could not create the sandbox namespaces", "userns");
@@ -309,16 +369,19 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
   do {
     n = read(err_read.fd, record, sizeof record);
   } while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof record)) {
+  if (n == static_cast<ssize_t>(sizeof record) || pid == 0) {
+    net_holders::Discard(holder);
     int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
     }
+    if (n != static_cast<ssize_t>(sizeof record)) return status::Fail("spawn_failed", EIO, "spawn", "the sandbox setup ended without a report");
     return ChildFailure(record[0], record[1], spec);
   }
 
   int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   if (pidfd < 0) {
     int err = errno;
+    net_holders::Discard(holder);
     kill(pid, SIGKILL);
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
@@ -328,6 +391,8 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
   out->pid = pid;
   out->pidfd = pidfd;
   out->report_fd = report_read.release();
+  out->net_userns_fd = holder.userns_fd;
+  out->net_netns_fd = holder.netns_fd;
   return status::Ok();
 }
 

@@ -249,3 +249,22 @@ export function buildSeccompProgram(options: SeccompOptions): SeccompProgram {
 export function encodeSeccompProgram(program: SeccompProgram): bigint[] {
   return encodeBpfInstructions(program.instructions);
 }
+
+// Encoded programs by options: the program is a pure function of them, so it is built once.
+const encodedPrograms = new Map<string, BigUint64Array>();
+
+/**
+ * The encoded program for `options` (the words `encodeSeccompProgram(buildSeccompProgram(options))`
+ * gives), built once per process per (arch, network, blockUnixSockets). Every call gets its own
+ * copy, so a caller that changes its array cannot change anyone else's filter. Throws as
+ * buildSeccompProgram does.
+ */
+export function buildSeccompWords(options: SeccompOptions): BigUint64Array {
+  const key = `${String(options.arch)}/${String(options.network)}/${String(options.blockUnixSockets)}`;
+  let words = encodedPrograms.get(key);
+  if (words === undefined) {
+    words = BigUint64Array.from(encodeSeccompProgram(buildSeccompProgram(options)));
+    encodedPrograms.set(key, words);
+  }
+  return words.slice();
+}

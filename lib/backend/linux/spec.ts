@@ -6,10 +6,11 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import { SandboxError } from '../../errors.js';
+import type { HostFacts } from '../../host-facts.js';
 import type { SandboxPlan } from '../types.js';
 import { buildLandlockPlan, type RootEntry } from './landlock.js';
 import { buildMountPlan, PROC_READONLY, type HostView, type MountOp } from './mounts.js';
-import { buildSeccompProgram, encodeSeccompProgram, seccompArchFor } from './seccomp.js';
+import { buildSeccompWords, seccompArchFor } from './seccomp.js';
 
 /** The spec object native spawn() takes on Linux (mirrors native/common/args.cc). */
 export interface LinuxNativeSpec {
@@ -33,7 +34,12 @@ export interface LinuxNativeSpec {
 }
 
 /** 'pipe': a new pipe back to us; 'ignore': /dev/null; a number: one of our descriptors. */
-export type StdioMode = 'pipe' | 'ignore' | number;
+/**
+ * How a stream is wired: a pipe exposed to JavaScript, /dev/null, one of our descriptors, output
+ * read by the addon and delivered with the exit ('capture', stdout/stderr), or a small input
+ * (stdin, at most one page) written before the command starts.
+ */
+export type StdioMode = 'pipe' | 'ignore' | 'capture' | Uint8Array | number;
 
 // RLIMIT_* numbers on Linux (identical on x86_64 and aarch64).
 const RLIMIT = { CPU: 0, FSIZE: 1, DATA: 2, NPROC: 6, NOFILE: 7 } as const;
@@ -99,6 +105,23 @@ export const hostView: HostView = {
   procReadonly: PROC_READONLY.filter((path) => existsSync(path)),
 };
 
+/** The host as one call's facts show it (each path looked up once per call; see host-facts.ts). */
+export function hostViewOf(facts: HostFacts): HostView {
+  return {
+    kind(path) {
+      let st;
+      try {
+        st = facts.stat(path);
+      } catch {
+        return 'missing'; // ENOTDIR (a path through a file, such as a worktree's .git file), EACCES, ...
+      }
+      if (st === undefined) return 'missing';
+      return st.isDirectory() ? 'dir' : 'file';
+    },
+    procReadonly: hostView.procReadonly,
+  };
+}
+
 export interface LinuxSpecContext {
   landlockAbi: number;
   isRoot: boolean;
@@ -126,7 +149,7 @@ export function buildLinuxSpec(
   }
   const mounts = buildMountPlan(plan, host);
   const landlock = buildLandlockPlan(plan, { abi: context.landlockAbi, rootEntries: entries, privateTmp: mounts.privateTmp });
-  const program = buildSeccompProgram({ arch, network: plan.network, blockUnixSockets: plan.blockUnixSockets });
+  const seccomp = buildSeccompWords({ arch, network: plan.network, blockUnixSockets: plan.blockUnixSockets });
   return {
     argv: plan.argv,
     env: Object.entries(plan.env).map(([name, value]) => `${name}=${value}`),
@@ -140,7 +163,7 @@ export function buildLinuxSpec(
       landlockHandledFs: landlock.handledFs,
       landlockScoped: landlock.scoped,
       landlockRules: landlock.rules,
-      seccomp: BigUint64Array.from(encodeSeccompProgram(program)),
+      seccomp,
       rlimits: buildRlimits(plan.limits, context.isRoot, context.cgroupProcsFd !== undefined),
       ...(context.cgroupProcsFd === undefined ? {} : { cgroupProcsFd: context.cgroupProcsFd }),
     },

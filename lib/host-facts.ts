@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+// A memo of filesystem facts for ONE sandboxed call: the plan, the mount plan and the protected-path
+// note ask about the same paths, and each is looked up once. Never kept beyond that call.
+import { lstatSync, realpathSync, statSync, type Stats } from 'node:fs';
+import { basename, dirname } from 'node:path';
+
+import { isCleanAbsolute as isClean } from './path-within.js';
+
+/** A look-up that failed (other than "no such entry"): the error, thrown again on every ask. */
+class Failure {
+  constructor(readonly error: unknown) {}
+}
+
+/** A remembered answer: Stats, `null` for a missing path, or the failure. */
+type Remembered<T> = T | null | Failure;
+
+/** One look-up (lstatSync or statSync without an exception for a missing entry), as remembered. */
+function look(call: typeof lstatSync | typeof statSync, path: string): Remembered<Stats> {
+  try {
+    return call(path, { throwIfNoEntry: false }) ?? null;
+  } catch (error) {
+    return new Failure(error);
+  }
+}
+
+function recall<T>(found: Remembered<T>): T | undefined {
+  if (found instanceof Failure) throw found.error;
+  return found ?? undefined;
+}
+
+/**
+ * Filesystem facts gathered during one call, each asked of the kernel at most once. Answers are
+ * exactly those of the `node:fs` call named on each method (values, `undefined` for a missing
+ * path, the same error otherwise). Create one per call and drop it when the call has launched:
+ * facts must never carry over to another call, since a command can change the filesystem
+ * between two calls. Paths this process creates or removes during the call must not have been
+ * asked about before.
+ */
+export class HostFacts {
+  readonly #lstat = new Map<string, Remembered<Stats>>();
+  readonly #stat = new Map<string, Remembered<Stats>>();
+  readonly #realpath = new Map<string, Remembered<string>>();
+
+  /** `lstatSync(path, { throwIfNoEntry: false })`. */
+  lstat(path: string): Stats | undefined {
+    let found = this.#lstat.get(path);
+    if (found === undefined) {
+      found = this.#missingParent(path) ? null : look(lstatSync, path);
+      this.#lstat.set(path, found);
+    }
+    return recall(found);
+  }
+
+  /** `statSync(path, { throwIfNoEntry: false })`: the lstat answer unless the path is a symlink. */
+  stat(path: string): Stats | undefined {
+    let found = this.#stat.get(path);
+    if (found === undefined) {
+      try {
+        this.lstat(path);
+      } catch {
+        // remembered as a failure: stat it for real below
+      }
+      const own = this.#lstat.get(path) as Remembered<Stats>;
+      // A path that is not a symlink, or is missing, stats as it lstats; a link, or an lstat that
+      // failed otherwise, needs the real call.
+      found = own === null || (!(own instanceof Failure) && !own.isSymbolicLink()) ? own : look(statSync, path);
+      this.#stat.set(path, found);
+    }
+    return recall(found);
+  }
+
+  /**
+   * `realpathSync(path)`. A clean path whose last component is not a symlink resolves to its
+   * parent's real path plus that name, so the walk shares its look-ups with every other question
+   * of the call; links, missing paths and unclean paths take `realpathSync` itself.
+   */
+  realpath(path: string): string {
+    let found = this.#realpath.get(path);
+    if (found === undefined) {
+      try {
+        found = this.#resolve(path);
+      } catch (error) {
+        found = new Failure(error);
+      }
+      this.#realpath.set(path, found);
+    }
+    return recall(found) as string;
+  }
+
+  #resolve(path: string): string {
+    if (path === '/') return path;
+    if (isClean(path)) {
+      let st: Stats | undefined;
+      try {
+        st = this.lstat(path);
+      } catch {
+        st = undefined; // let realpathSync report it
+      }
+      if (st !== undefined && !st.isSymbolicLink()) {
+        const parent = this.realpath(dirname(path));
+        return `${parent === '/' ? '' : parent}/${basename(path)}`;
+      }
+    }
+    return realpathSync(path);
+  }
+
+  /**
+   * True when the parent of a clean absolute path is already known to be missing: then the path
+   * is missing too (ENOENT), and needs no system call.
+   */
+  #missingParent(path: string): boolean {
+    const parent = dirname(path);
+    if (parent === path) return false;
+    return this.#lstat.get(parent) === null && isClean(path);
+  }
+}
+
+// The facts a plan was resolved with, for the one spawn of that plan.
+const planFacts = new WeakMap<object, HostFacts>();
+
+/**
+ * Hands the facts gathered while resolving `plan` on to the spawn of that plan, within the same
+ * synchronous run: they are dropped at the next microtask, so a plan spawned later is checked afresh.
+ */
+export function attachHostFacts(plan: object, facts: HostFacts): void {
+  planFacts.set(plan, facts);
+  queueMicrotask(() => {
+    if (planFacts.get(plan) === facts) planFacts.delete(plan);
+  });
+}
+
+/**
+ * The facts attached to `plan`, detached so they serve one spawn only; fresh (empty) facts when
+ * none are attached.
+ */
+export function takeHostFacts(plan: object): HostFacts {
+  const facts = planFacts.get(plan);
+  planFacts.delete(plan);
+  return facts ?? new HostFacts();
+}

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+// A host tree for the preparation-equivalence test (repositories nested and linked, symlinks,
+// credentials in a fake home) and a snapshot of everything the Linux preparation derives from it.
+import { createHash } from 'node:crypto';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { buildLinuxSpec, hostViewOf, type LinuxNativeSpec } from '../../lib/backend/linux/spec.js';
+import { takeHostFacts } from '../../lib/host-facts.js';
+import type { RootEntry } from '../../lib/backend/linux/landlock.js';
+import type { SandboxPlan } from '../../lib/backend/types.js';
+import { buildPrewarmKey } from '../../lib/sandbox/prewarm.js';
+import { prepareSandbox } from '../../lib/sandbox/process.js';
+import { missingProtectedPaths } from '../../lib/sandbox/protected.js';
+import { releaseRuntimeState } from '../../lib/sandbox/runtime-state.js';
+import type { SandboxOptions } from '../../lib/sandbox/options.js';
+
+/** A fixed view of `/` so the snapshot does not depend on the machine. */
+export const FIXED_ROOT_ENTRIES: RootEntry[] = [
+  { name: 'bin', directory: true }, { name: 'dev', directory: true }, { name: 'etc', directory: true },
+  { name: 'proc', directory: true }, { name: 'tmp', directory: true }, { name: 'usr', directory: true },
+];
+
+function write(path: string, text = '\n'): void {
+  writeFileSync(path, text);
+}
+
+/**
+ * Builds the tree under `base`: `home/` (ssh keys, an npmrc with a token, a symlinked netrc, a
+ * dangling kube config, Zero's config dir), `ws/` (a repository with .agents, a nested repository,
+ * a linked worktree whose .git file points into the main repository, a symlinked directory,
+ * node_modules), `extra/` (a second write root that is a repository) and `secrets/`.
+ */
+export function buildPrepareTree(base: string): { home: string; ws: string; extra: string } {
+  const home = join(base, 'home');
+  mkdirSync(join(home, '.ssh'), { recursive: true });
+  write(join(home, '.ssh', 'id_ed25519'), 'private\n');
+  write(join(home, '.ssh', 'id_ed25519.pub'));
+  write(join(home, '.ssh', 'known_hosts'));
+  mkdirSync(join(home, '.aws'));
+  write(join(home, '.npmrc'), 'registry=https://npm.example.com/\n//npm.example.com/:_authToken=secret\n');
+  mkdirSync(join(base, 'secrets'));
+  write(join(base, 'secrets', 'netrc'), 'machine example.com password x\n');
+  symlinkSync(join(base, 'secrets', 'netrc'), join(home, '.netrc'));
+  mkdirSync(join(home, '.kube'));
+  symlinkSync(join(base, 'nowhere'), join(home, '.kube', 'config'));
+  mkdirSync(join(home, '.config', 'zero', 'plugins'), { recursive: true });
+  write(join(home, '.config', 'zero', 'grants.json'), '{}\n');
+
+  const ws = join(base, 'ws');
+  mkdirSync(join(ws, '.git', 'hooks'), { recursive: true });
+  write(join(ws, '.git', 'config'), '[core]\n');
+  mkdirSync(join(ws, '.agents'));
+  mkdirSync(join(ws, 'src'));
+  write(join(ws, 'src', 'locked.txt'));
+  write(join(ws, 'private.txt'));
+  mkdirSync(join(ws, 'node_modules', 'pkg', '.git'), { recursive: true });
+  // A nested repository without a hooks dir yet (its config exists).
+  mkdirSync(join(ws, 'vendor', '.git'), { recursive: true });
+  write(join(ws, 'vendor', '.git', 'config'), '[core]\n');
+  // A linked worktree: its git dir lives in the main repository, with a commondir back to it.
+  const gitDir = join(ws, '.git', 'worktrees', 'feature');
+  mkdirSync(join(gitDir, 'hooks'), { recursive: true });
+  write(join(gitDir, 'commondir'), '../..\n');
+  mkdirSync(join(ws, 'feature'));
+  write(join(ws, 'feature', '.git'), `gitdir: ${gitDir}\n`);
+  symlinkSync(join(ws, 'src'), join(ws, 'src-link'));
+  write(join(ws, 'README.md'));
+
+  const extra = join(base, 'extra');
+  mkdirSync(join(extra, '.git', 'hooks'), { recursive: true });
+  mkdirSync(join(extra, 'build'));
+  return { home, ws, extra };
+}
+
+/** Replaces every occurrence of the random parts (base dir, runtime key) with stable markers. */
+function stable(text: string, base: string): string {
+  return text.split(base).join('<base>').replace(/\/v1\/[0-9a-f]{16}/g, '/v1/<key>');
+}
+
+/** Everything one prepared call derives from the host, made stable. */
+export interface PrepareSnapshot {
+  /** The SandboxPlan, as JSON. */
+  plan: unknown;
+  /** The Linux native spec, seccomp words as hex, without this kernel's /proc entries. */
+  spec: unknown;
+  /** The protected paths noted as missing before the run. */
+  watched: string[];
+  /** sha256 of the prewarm key (which repeats the spec). */
+  keySha256: string;
+}
+
+/** The plan and spec as JSON values; the /proc entries this kernel has are left out (machine-dependent). */
+function plain(plan: SandboxPlan, spec: LinuxNativeSpec): { plan: unknown; spec: unknown } {
+  const mounts = spec.linux.mounts.filter((op) => !(op.kind === 'readonly_bind' && op.path.startsWith('/proc/')));
+  return { plan, spec: { ...spec, linux: { ...spec.linux, mounts, seccomp: Array.from(spec.linux.seccomp, (w) => w.toString(16)) } } };
+}
+
+/**
+ * Runs the Linux preparation path once (as spawnSandboxed does, minus the launch) and snapshots
+ * it. `shareFacts: false` builds the spec and the protected-path note with fresh look-ups instead
+ * of the facts the plan was resolved with.
+ */
+export function snapshotPrepare(base: string, command: readonly string[], options: SandboxOptions, shareFacts = true): PrepareSnapshot {
+  const plan = prepareSandbox(command, options);
+  try {
+    const facts = shareFacts ? takeHostFacts(plan) : undefined;
+    const context = { landlockAbi: 6, isRoot: false, arch: 'x64', bindingPath: '/pkg/build/Release/zero_sandbox.node' };
+    const spec = buildLinuxSpec(plan, ['pipe', 'pipe', 'pipe'], context, facts === undefined ? undefined : hostViewOf(facts), FIXED_ROOT_ENTRIES);
+    const watched = missingProtectedPaths(plan.writeRoots, facts);
+    const key = buildPrewarmKey(spec);
+    const parsed = JSON.parse(stable(JSON.stringify(plain(plan, spec)), base)) as { plan: unknown; spec: unknown };
+    return {
+      plan: parsed.plan,
+      spec: parsed.spec,
+      watched: watched.map((path) => stable(path, base)),
+      keySha256: createHash('sha256').update(stable(key, base)).digest('hex'),
+    };
+  } finally {
+    releaseRuntimeState(plan);
+  }
+}
