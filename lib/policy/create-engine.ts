@@ -32,7 +32,7 @@ export interface CreateEngineOptions {
   extraWriteRoots?: string[];
   /** Environment for markers, temp roots and paths (default process.env). */
   env?: NodeJS.ProcessEnv;
-  /** Replaces the shell analyzer (tests). */
+  /** The shell analyzer to use instead of loading lib/bash lazily (tests; the CLI passes buildAnalyzer over its static imports). */
   analyzer?: Analyzer;
 }
 
