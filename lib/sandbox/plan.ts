@@ -161,6 +161,8 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
     return real;
   });
   const roots = [workspace, ...extra, ...(input.runtimeWriteRoots ?? [])];
+  const userRoots = new Set([workspace, ...extra]);
+  const managed = new Set(input.runtimeWriteRoots ?? []);
   const cwd = directory(options.cwd ?? workspace, 'cwd', workspace, facts);
   if (!roots.some((root) => isWithin(root, cwd))) {
     fail(`cwd ${cwd} is outside the write roots (${roots.join(', ')})`, cwd);
@@ -180,6 +182,9 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
     network: options.network,
     workspace,
     writeRoots: [...new Set(roots)].map((root) => {
+      // The managed caches (runtime-state.ts) are no one's workspace or repository: nothing there
+      // is run as a git hook or read as .zero/.agents config, so they are not scanned for them.
+      if (managed.has(root) && !userRoots.has(root)) return { root, readOnlySubpaths: [], protectedNames: [] };
       const linked = [...linkedGitPaths(root, facts), ...nestedGitPaths(root, facts)].filter((path) => roots.some((r) => isWithin(r, path)));
       return buildWritableRoot(root, [...new Set(linked)]);
     }),
