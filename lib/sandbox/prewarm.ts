@@ -76,8 +76,17 @@ export class PrewarmPool {
     return undefined;
   }
 
-  /** Records a use; a second use within the idle window starts warming the next sandboxes. */
-  noteUse(key: string, spec: LinuxNativeSpec): void {
+  /** Which clear() the pool is at: a use noted later for an earlier generation is dropped. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /**
+   * Records a use; a second use within the idle window starts warming the next sandboxes. A use
+   * from before the last clear() (`generation`, when given, is older) warms nothing.
+   */
+  noteUse(key: string, spec: LinuxNativeSpec, generation = this.#generation): void {
+    if (generation !== this.#generation) return;
     const now = Date.now();
     const last = this.#lastUse.get(key);
     this.#lastUse.set(key, now);

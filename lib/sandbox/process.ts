@@ -235,7 +235,10 @@ export class SandboxedProcess extends EventEmitter {
       }
     }
     // Warming the next sandbox waits until this call has returned its process.
-    if (key !== undefined) setImmediate(() => prewarmPool.noteUse(key, spec));
+    if (key !== undefined) {
+      const generation = prewarmPool.generation;
+      setImmediate(() => prewarmPool.noteUse(key, spec, generation));
+    }
     this.pid = native.pid;
     this.stdin = native.stdin === undefined ? null : pipeSocket(native.stdin, false);
     this.stdout = native.stdout === undefined ? null : pipeSocket(native.stdout, true);

@@ -219,11 +219,9 @@ void Registry::OnPidfd(uv_poll_t* handle, int, int) {
   self->MaybeFinish(watch);
 }
 
-void Registry::Deliver(Watch* watch, int init_status, bool init_reaped) {
-  if (watch->delivered) return;
-  watch->delivered = true;
+// {exitCode, signal, execErrno, commandExited, stdout?, stderr?, overflow?} for JavaScript.
+Napi::Object Registry::BuildExit(Watch* watch, int init_status, bool init_reaped) {
   Napi::Env env = env_;
-  Napi::HandleScope scope(env);
   Napi::Object result = Napi::Object::New(env);
   // The command's own status when init saw it exit; otherwise init itself was killed (timeout,
   // abort, kill()), and its status stands for the whole sandbox.
@@ -249,14 +247,31 @@ void Registry::Deliver(Watch* watch, int init_status, bool init_reaped) {
     std::string().swap(capture.data);
   }
   if (watch->overflow != 0) result.Set("overflow", Napi::String::New(env, names[watch->overflow - 1]));
+  return result;
+}
+
+void Registry::Deliver(Watch* watch, int init_status, bool init_reaped) {
+  if (watch->delivered) return;
+  watch->delivered = true;
   Napi::FunctionReference callback = std::move(watch->callback);
   Napi::AsyncContext* context = watch->context;
   watch->context = nullptr;
+  // A libuv callback has no JavaScript frame above it, so nothing may escape as a C++ exception:
+  // a JavaScript error is surfaced as uncaught, and while the environment is being torn down
+  // (where every call fails) there is no one left to tell.
   try {
-    callback.MakeCallback(env.Global(), {result}, *context);
+    Napi::HandleScope scope(env_);
+    Napi::Object result = BuildExit(watch, init_status, init_reaped);
+    callback.MakeCallback(env_.Global(), {result}, *context);
   } catch (const Napi::Error& error) {
-    // We are in a libuv callback with no JavaScript frame above: surface it as uncaught.
-    napi_fatal_exception(env, error.Value());
+    try {
+      napi_value value = error.Value();
+      if (value != nullptr) napi_fatal_exception(env_, value);
+    } catch (...) {
+      // the environment is gone: nothing can be reported
+    }
+  } catch (...) {
+    // not a JavaScript error (e.g. out of memory building the result): the exit cannot be delivered
   }
   delete context;
 }

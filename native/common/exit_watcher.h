@@ -83,6 +83,7 @@ class Registry {
   bool CapturesDone(const Watch* watch) const;
   void CloseCaptures(Watch* watch);
   void Deliver(Watch* watch, int init_status, bool init_reaped);
+  Napi::Object BuildExit(Watch* watch, int init_status, bool init_reaped);
   void MaybeFinish(Watch* watch);
 
   Napi::Env env_;

@@ -114,4 +114,25 @@ sandboxTest('idle prewarmed sandboxes do not keep the process alive and are gone
   }
 });
 
+sandboxTest('uses noted before clear() warm nothing after it (no sandboxes left behind)', async () => {
+  const t = makeTree();
+  try {
+    await runSandboxed(['true'], { workspace: t.ws });
+    await runSandboxed(['true'], { workspace: t.ws });
+    await untilWarm();
+    const native = loadNative();
+    // Two runs start (each notes its use on the next turn of the loop); clear() comes first.
+    const runs = Promise.all([runSandboxed(['true'], { workspace: t.ws }), runSandboxed(['true'], { workspace: t.ws })]);
+    prewarmPool.clear();
+    const results = await runs;
+    assert.ok(results.every((r) => r.exitCode === 0));
+    for (let i = 0; i < 100 && native.activeCount() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.is(native.activeCount(), 0, 'no prewarmed sandbox was started for the cleared pool');
+    assert.is(prewarmPool.size, 0);
+  } finally {
+    prewarmPool.clear();
+    t.cleanup();
+  }
+});
+
 test.run();
