@@ -276,15 +276,17 @@ export class SandboxedProcess extends EventEmitter {
 export function prepareSandbox(command: SandboxCommand, options: SandboxOptions): SandboxPlan {
   const argv = normalizeCommand(command);
   const checked = checkOptions(options);
-  const source = options.env ?? process.env;
+  // One copy of our environment per call: every read of process.env goes into the runtime.
+  const ours: Record<string, string | undefined> = { ...process.env };
+  const source = options.env ?? ours;
   // Managed runtime state (issue 8): per-workspace tool caches outside the workspace become write
   // roots and the env points tools at them; leased until releaseRuntimeState(plan).
   // The lease lingers briefly after a run, so a burst in one workspace prepares the state once.
   const facts = new HostFacts();
-  const runtime = acquireRuntimeState(checked.workspace ?? process.cwd(), { argv, lingerMs: 3000, facts });
+  const runtime = acquireRuntimeState(checked.workspace ?? process.cwd(), { argv, lingerMs: 3000, facts, env: ours });
   try {
     const commandEnv = buildSandboxEnv(source, { backend: 'linux-native', network: checked.network, pass: checked.envPass, tmpDir: '/tmp', overrides: runtime?.env ?? {} });
-    const plan = resolvePlan({ argv, options: checked, envs: options.env === undefined ? [process.env] : [process.env, options.env], commandEnv, runtimeWriteRoots: runtime?.writeRoots ?? [], facts });
+    const plan = resolvePlan({ argv, options: checked, envs: options.env === undefined ? [ours] : [ours, options.env], commandEnv, runtimeWriteRoots: runtime?.writeRoots ?? [], facts });
     attachRuntimeState(plan, runtime);
     attachHostFacts(plan, facts);
     return plan;

@@ -174,6 +174,10 @@ export function buildNeedsNpmSeed(argv: readonly string[]): boolean {
 // Leases held by this process: root -> number of running commands using it.
 const held = new Map<string, number>();
 
+// The real path of a leased root, resolved when the lease was taken and kept while this process
+// holds or lingers on it (the user cache dir is the user's own; nothing sandboxed can move it).
+const realRoots = new Map<string, string>();
+
 function ensureDir(path: string): boolean {
   try {
     mkdirSync(path, { mode: 0o700 });
@@ -268,7 +272,11 @@ export function acquireRuntimeState(workspace: string, options: AcquireOptions =
   const hostGo = buildHostGoDownloadDir(env);
   const npmrc = writeSanitizedNpmrc(env, join(layout.root, 'npmrc'), options.facts);
   // cache/ and data/ are real directories we made; only the user cache dir may hold symlinks.
-  const realRoot = join(realpathSync.native(layout.base), layout.key);
+  let realRoot = warm ? realRoots.get(layout.root) : undefined;
+  if (realRoot === undefined) {
+    realRoot = join(realpathSync.native(layout.base), layout.key);
+    realRoots.set(layout.root, realRoot);
+  }
   let released = false;
   return {
     layout,
@@ -323,6 +331,7 @@ function releaseLease(layout: RuntimeLayout, now: () => number, created: boolean
     if (count > 0) held.set(layout.root, count);
     else {
       held.delete(layout.root);
+      realRoots.delete(layout.root);
       removeLease(layout.root);
     }
     maybeCleanup(layout.base, now, created);
