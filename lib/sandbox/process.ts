@@ -276,8 +276,8 @@ export class SandboxedProcess extends EventEmitter {
 export function prepareSandbox(command: SandboxCommand, options: SandboxOptions): SandboxPlan {
   const argv = normalizeCommand(command);
   const checked = checkOptions(options);
-  // One copy of our environment per call: every read of process.env goes into the runtime.
-  const ours: Record<string, string | undefined> = { ...process.env };
+  // process.env itself, not a copy: copying it costs more than the few reads it would save.
+  const ours = process.env;
   const source = options.env ?? ours;
   // Managed runtime state (issue 8): per-workspace tool caches outside the workspace become write
   // roots and the env points tools at them; leased until releaseRuntimeState(plan).
