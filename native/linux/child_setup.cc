@@ -218,11 +218,13 @@ int InstallStdio(const ChildPlan* plan) {
                     plan->control_fd};
   int count = plan->control_fd >= 0 ? 5 : 4;
   int high[5];
+  int devnull = -1;  // one open serves every stream that has no descriptor of its own
   for (int i = 0; i < count; ++i) {
     int src = sources[i];
     if (src < 0) {
-      src = open("/dev/null", O_RDWR | O_CLOEXEC);
-      if (src < 0) return -1;
+      if (devnull < 0) devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+      if (devnull < 0) return -1;
+      src = devnull;
     }
     high[i] = fcntl(src, F_DUPFD_CLOEXEC, 10);
     if (high[i] < 0) return -1;

@@ -68,13 +68,17 @@ struct Fd {
   }
 };
 
+// The kernel's highest capability number: fixed while it runs, so read once.
 int ReadCapLast() {
-  int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 63;
-  char buf[16] = {0};
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  return n > 0 ? atoi(buf) : 63;
+  static const int cap_last = [] {
+    int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 63;
+    char buf[16] = {0};
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    return n > 0 ? atoi(buf) : 63;
+  }();
+  return cap_last;
 }
 
 status::Status LandlockFail(int err, const std::string& call, const std::string& path) {
