@@ -3,8 +3,8 @@
 // .git/config of an existing repository) cannot be made read-only without creating something on
 // the host. Instead they are noted before the run, and anything the command created there is
 // removed (without following links) and reported when it ends, so nothing persists to run later.
-import { lstatSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { lstatSync, readlinkSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 
 import type { WritableRoot } from '../backend/types.js';
 import { HostFacts } from '../host-facts.js';
@@ -12,6 +12,34 @@ import { HostFacts } from '../host-facts.js';
 /** Looked up afresh: this runs when the command has ended. */
 function existsNow(path: string): boolean {
   return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+}
+
+/** How many links of a chain are followed to find where a dangling protected link points. */
+const MAX_LINK_HOPS = 8;
+
+/**
+ * Where a dangling symlink at a protected path (planted on the host, e.g. by a checkout) points:
+ * the missing path a command could create to fill `.zero` through the link. Undefined when `path`
+ * is not a dangling link.
+ */
+function danglingTarget(path: string, facts: HostFacts): string | undefined {
+  let current = path;
+  for (let hop = 0; hop < MAX_LINK_HOPS; hop++) {
+    let st;
+    try {
+      st = facts.lstat(current);
+    } catch {
+      return undefined;
+    }
+    if (st === undefined) return current === path ? undefined : current;
+    if (!st.isSymbolicLink()) return undefined; // it resolves: the spec makes it read-only
+    try {
+      current = resolve(dirname(current), readlinkSync(current));
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -25,6 +53,11 @@ export function missingProtectedPaths(roots: readonly WritableRoot[], facts: Hos
     for (const name of root.protectedNames) {
       const path = join(root.root, name);
       if (!exists(path)) out.push(path);
+      else {
+        // A dangling link there: what the command creates where it points becomes .zero/.agents.
+        const target = danglingTarget(path, facts);
+        if (target !== undefined) out.push(target);
+      }
     }
     // A repository the command creates itself is its own; only git dirs that exist are guarded.
     const gitDirs = new Set<string>();

@@ -2,7 +2,7 @@
 // .git/config of a repository in a write root cannot be changed while git add/commit work.
 // Setting up the sandbox must leave nothing behind on the host.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -98,6 +98,26 @@ sandboxTest('an existing .zero directory in the workspace cannot be changed', as
     await sh(t, 'echo \'{"sandbox":{"network":"allow"}}\' > .zero/config.json; rm -rf .zero; touch .zero/new');
     assert.is(readFileSync(join(t.ws, '.zero', 'config.json'), 'utf8'), '{}');
     assert.equal(readdirSync(join(t.ws, '.zero')), ['config.json']);
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('attack: filling a dangling .zero symlink planted on the host (e.g. by a checkout) is undone and reported', async () => {
+  const t = makeTree();
+  try {
+    // The link is the host's (a cloned repository can carry one); its target does not exist yet.
+    symlinkSync('zero-config', join(t.ws, '.zero'));
+    symlinkSync('.zero-chain', join(t.ws, '.agents'));
+    symlinkSync('nested/agents-dir', join(t.ws, '.zero-chain'));
+    const r = await sh(t, 'mkdir -p zero-config nested/agents-dir; echo evil > .zero/config.json; echo evil > .agents/rules.md; echo ok');
+    assert.match(r.stdout, /ok/);
+    assert.equal([...r.protectedPathViolations].sort(), [join(t.ws, 'nested', 'agents-dir'), join(t.ws, 'zero-config')].sort());
+    assert.not.ok(existsSync(join(t.ws, '.zero', 'config.json')), 'nothing readable through .zero');
+    assert.not.ok(existsSync(join(t.ws, '.agents', 'rules.md')), 'nothing readable through .agents');
+    // The host's own links are left as they were.
+    assert.is(readlinkSync(join(t.ws, '.zero')), 'zero-config');
+    assert.is(readlinkSync(join(t.ws, '.agents')), '.zero-chain');
   } finally {
     t.cleanup();
   }
