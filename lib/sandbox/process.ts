@@ -276,17 +276,15 @@ export class SandboxedProcess extends EventEmitter {
 export function prepareSandbox(command: SandboxCommand, options: SandboxOptions): SandboxPlan {
   const argv = normalizeCommand(command);
   const checked = checkOptions(options);
-  // process.env itself, not a copy: copying it costs more than the few reads it would save.
-  const ours = process.env;
-  const source = options.env ?? ours;
+  const source = options.env ?? process.env;
   // Managed runtime state (issue 8): per-workspace tool caches outside the workspace become write
   // roots and the env points tools at them; leased until releaseRuntimeState(plan).
   // The lease lingers briefly after a run, so a burst in one workspace prepares the state once.
   const facts = new HostFacts();
-  const runtime = acquireRuntimeState(checked.workspace ?? process.cwd(), { argv, lingerMs: 3000, facts, env: ours });
+  const runtime = acquireRuntimeState(checked.workspace ?? process.cwd(), { argv, lingerMs: 3000, facts });
   try {
     const commandEnv = buildSandboxEnv(source, { backend: 'linux-native', network: checked.network, pass: checked.envPass, tmpDir: '/tmp', overrides: runtime?.env ?? {} });
-    const plan = resolvePlan({ argv, options: checked, envs: options.env === undefined ? [ours] : [ours, options.env], commandEnv, runtimeWriteRoots: runtime?.writeRoots ?? [], facts });
+    const plan = resolvePlan({ argv, options: checked, envs: options.env === undefined ? [process.env] : [process.env, options.env], commandEnv, runtimeWriteRoots: runtime?.writeRoots ?? [], facts });
     attachRuntimeState(plan, runtime);
     attachHostFacts(plan, facts);
     return plan;

@@ -54,8 +54,7 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
   const input = options.input === undefined ? EMPTY : typeof options.input === 'string' ? Buffer.from(options.input) : options.input;
   // The addon reads stdout and stderr itself and hands them over with the exit: no stream objects.
   const child = spawnSandboxed(command, { ...options, capture: { input, maxBuffer } });
-  // Only an input larger than a page needs a stdin stream.
-  child.stdin?.on('error', () => {});
+  // Only an input larger than a page needs a stdin stream (its errors are ignored by the process).
   child.stdin?.end(input);
   const exit = await child.exited;
   const output = child.capturedOutput() ?? { stdout: '', stderr: '' };

@@ -334,19 +334,25 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
   sigset_t previous;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &previous);
-  pid_t pid;
-  if (plan.net == nullptr) {
-    pid = clone(child_setup::Run, first_stack_top, flags, &plan);
-  } else {
-    pid_t mid = clone(child_setup::EnterNetwork, first_stack_top, CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &plan);
-    pid = mid;
-    if (mid > 0) {
-      int st = 0;
-      while (waitpid(mid, &st, 0) < 0 && errno == EINTR) {
-      }
-      pid = net.sandbox_pid > 0 ? static_cast<pid_t>(net.sandbox_pid) : 0;
-      if (net.sandbox_pid < 0 && net.sandbox_pid != -ECHILD) errno = static_cast<int>(-net.sandbox_pid);
+  // pid: the sandbox's first process; 0 when the intermediate failed before cloning it (its
+  // record is in the error pipe); -1 with clone_errno when a clone failed.
+  pid_t pid = clone(plan.net == nullptr ? child_setup::Run : child_setup::EnterNetwork, first_stack_top,
+                    plan.net == nullptr ? flags : CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &plan);
+  int clone_errno = pid < 0 ? errno : 0;
+  if (plan.net != nullptr && pid > 0) {
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
     }
+    if (net.sandbox_pid > 0) {
+      pid = static_cast<pid_t>(net.sandbox_pid);
+    } else if (net.sandbox_pid == -ECHILD) {
+      pid = 0;
+    } else {
+      pid = -1;
+      clone_errno = static_cast<int>(-net.sandbox_pid);
+    }
+  }
+  if (plan.net != nullptr) {
     // Namespaces the intermediate created replace what could not be joined.
     if (net.created_userns_fd >= 0) {
       if (holder.userns_fd >= 0) close(holder.userns_fd);
@@ -357,9 +363,8 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
       holder.netns_fd = net.created_netns_fd;
     }
   }
-  int clone_errno = errno;
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  if (pid < 0 || (pid == 0 && net.sandbox_pid < 0 && net.sandbox_pid != -ECHILD)) {
+  if (pid < 0) {
     net_holders::Discard(holder);
     const char* code = clone_errno == EPERM || clone_errno == ENOSPC ? "userns_denied" : "spawn_failed";
     return status::Fail(code, clone_errno, "clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID|...)",
