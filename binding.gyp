@@ -24,6 +24,7 @@
       "conditions": [
         ["OS=='linux'", {
           "sources": [
+            "native/common/capture_buffer.cc",
             "native/common/exit_watcher.cc",
             "native/common/spawn_glue_linux.cc",
             "native/linux/child_setup.cc",

@@ -6,6 +6,8 @@ export { probe, probeSync, buildProbeReport, LINUX_DEFAULT_LAYERS } from './prob
 export type { BackendName, LayerName, LayerStatus, ProbeReport } from './probe.js';
 export { runSandboxed } from './sandbox/run.js';
 export type { RunResult } from './sandbox/run.js';
+export { DENIAL_CAPABILITIES, DENIAL_NEXT_ACTIONS, DENIAL_SOURCES } from './sandbox/denials.js';
+export type { DenialCapabilityKind, DenialNextAction, DenialSource, SandboxDenial } from './sandbox/denials.js';
 export { spawnSandboxed, SandboxedProcess } from './sandbox/process.js';
 export type { SandboxExit, SpawnSandboxedOptions } from './sandbox/process.js';
 export type { RunOptions, SandboxCommand, SandboxOptions } from './sandbox/options.js';

@@ -30,9 +30,18 @@ export interface NativeExit {
   execErrno: number;
   /** False when the sandbox was killed before the command finished. */
   commandExited: boolean;
-  /** Output of a stream spawned with 'capture', complete (UTF-8 decoded). */
+  /**
+   * Output of a stream spawned with 'capture' (UTF-8 decoded): all of it, or past `maxBuffer` its
+   * head (cut on a character boundary), with the tail in `stdoutTail`/`stderrTail`.
+   */
   stdout?: string;
   stderr?: string;
+  /** Bytes the captured stream produced in all. */
+  stdoutBytes?: number;
+  stderrBytes?: number;
+  /** Past `maxBuffer`: the kept end of the stream (starts on a character boundary). */
+  stdoutTail?: string;
+  stderrTail?: string;
   /** The captured stream that went over `maxBuffer` first; the sandbox was killed. */
   overflow?: 'stdout' | 'stderr';
 }

@@ -41,8 +41,13 @@ export interface SandboxOptions {
 export interface RunOptions extends SandboxOptions {
   /** Written to the command's stdin, which is then closed. */
   input?: string | Uint8Array;
-  /** Largest stdout or stderr kept, in bytes (default 64 MiB); more kills the sandbox. */
+  /**
+   * Bytes of stdout and of stderr kept, each (default 64 MiB). Past it the command keeps running
+   * and the first and last halves are kept, joined by a truncation marker (`truncated` is true).
+   */
   maxBuffer?: number;
+  /** `truncate` (default): keep head and tail past maxBuffer; `kill`: kill the sandbox and reject with `max_buffer_exceeded`. */
+  onMaxBuffer?: 'truncate' | 'kill';
 }
 
 /** A shell string (run by /bin/sh -c) or an argv array (PATH lookup). */

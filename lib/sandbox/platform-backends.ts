@@ -26,6 +26,7 @@ import { resolvePlan } from './plan.js';
 import { missingProtectedPaths, removeCreatedProtectedPaths } from './protected.js';
 import type { SandboxedProcess, SandboxExit, SpawnSandboxedOptions } from './process.js';
 import type { RunResult } from './run.js';
+import { protectedPathDenial } from './denials.js';
 
 /** What the platform dispatch depends on; every field is injectable so tests run on any OS. */
 export interface PlatformDeps {
@@ -248,12 +249,16 @@ async function runDarwin(plan: SandboxPlan, options: RunOptions, tmpDir: string,
       ...(options.input === undefined ? {} : { input: Buffer.from(options.input) }),
       ...(options.maxBuffer === undefined ? {} : { maxBuffer: options.maxBuffer }),
     });
+    const protectedPathViolations = removeCreatedProtectedPaths(watched);
     return {
       ...out,
+      truncated: false,
+      outputBytes: { stdout: Buffer.byteLength(out.stdout), stderr: Buffer.byteLength(out.stderr) },
+      denials: protectedPathViolations.map(protectedPathDenial),
       durationMs: Math.round((performance.now() - started) * 1000) / 1000,
       backend: 'macos-seatbelt',
       network: plan.network,
-      protectedPathViolations: removeCreatedProtectedPaths(watched),
+      protectedPathViolations,
       prewarmed: false,
     };
   } finally {
@@ -479,6 +484,9 @@ export async function collectPlatformRun(child: SandboxedProcess, options: RunOp
     signal: exit.signal,
     stdout,
     stderr,
+    truncated: false,
+    outputBytes: { stdout: Buffer.byteLength(stdout), stderr: Buffer.byteLength(stderr) },
+    denials: exit.protectedPathViolations.map(protectedPathDenial),
     timedOut: exit.timedOut,
     durationMs: Math.round((performance.now() - started) * 1000) / 1000,
     backend: child.backend,

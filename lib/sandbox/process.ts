@@ -45,15 +45,31 @@ export interface SpawnSandboxedOptions extends SandboxOptions {
    * @internal runSandboxed: the addon collects stdout and stderr itself and delivers them with the
    * exit (see `capturedOutput()`); stdin gets `input` (then EOF). `stdio` is ignored.
    */
-  capture?: { input: Uint8Array; maxBuffer: number };
+  capture?: { input: Uint8Array; maxBuffer: number; overflowKill?: boolean };
+}
+
+/** One captured stream: all of it, or its head and tail with the byte count in between. */
+export interface CapturedStream {
+  /** The whole stream, or its head when `tail` is set (ends on a character boundary). */
+  head: string;
+  /** Set when the stream went over maxBuffer: its kept end. */
+  tail?: string;
+  /** Bytes the stream produced in all. */
+  bytes: number;
 }
 
 /** Output collected by the addon for a process spawned with `capture`. */
 export interface CapturedOutput {
-  stdout: string;
-  stderr: string;
-  /** The stream that went over maxBuffer first (the sandbox was killed), if any. */
+  stdout: CapturedStream;
+  stderr: CapturedStream;
+  /** With overflowKill: the stream that went over maxBuffer first (the sandbox was killed), if any. */
   overflow?: 'stdout' | 'stderr';
+}
+
+function capturedStream(head: string | undefined, tail: string | undefined, bytes: number | undefined): CapturedStream {
+  const stream: CapturedStream = { head: head ?? '', bytes: bytes ?? 0 };
+  if (tail !== undefined) stream.tail = tail;
+  return stream;
 }
 
 /** The largest input handed to the addon with the launch; more goes through a stdin stream. */
@@ -190,7 +206,10 @@ export class SandboxedProcess extends EventEmitter {
     const onExit = (raw: NativeExit) => {
       this.#done = true;
       if (capture !== undefined) {
-        this.#captured = { stdout: raw.stdout ?? '', stderr: raw.stderr ?? '' };
+        this.#captured = {
+          stdout: capturedStream(raw.stdout, raw.stdoutTail, raw.stdoutBytes),
+          stderr: capturedStream(raw.stderr, raw.stderrTail, raw.stderrBytes),
+        };
         if (raw.overflow !== undefined) this.#captured.overflow = raw.overflow;
       }
       clearTimeout(timer);
@@ -216,7 +235,7 @@ export class SandboxedProcess extends EventEmitter {
     const warm = key === undefined ? undefined : prewarmPool.take(key);
     if (warm !== undefined) {
       warm.listener = onExit;
-      const launch = { argv: spec.argv, env: spec.env, cwd: spec.cwd, stdio: spec.stdio, rlimits: spec.linux.rlimits, maxBuffer: capture?.maxBuffer };
+      const launch = { argv: spec.argv, env: spec.env, cwd: spec.cwd, stdio: spec.stdio, rlimits: spec.linux.rlimits, maxBuffer: capture?.maxBuffer, overflowKill: capture?.overflowKill === true };
       native = callNative((binding) => binding.launch(warm.pid, launch));
       if (native === null) {
         warm.listener = undefined; // it died before it could be used: start cold instead
@@ -226,7 +245,7 @@ export class SandboxedProcess extends EventEmitter {
     this.prewarmed = native !== null && warm !== undefined;
     if (native === null) {
       try {
-        native = callNative((binding) => binding.spawn(capture === undefined ? spec : { ...spec, maxBuffer: capture.maxBuffer }, onExit));
+        native = callNative((binding) => binding.spawn(capture === undefined ? spec : { ...spec, maxBuffer: capture.maxBuffer, overflowKill: capture.overflowKill === true }, onExit));
       } catch (error) {
         pids?.remove();
         throw explainSpawnFailure(error, plan);

@@ -4,14 +4,26 @@ import { SandboxError } from '../errors.js';
 import type { SandboxBackendName } from '../backend/types.js';
 import type { EngineOptions } from './authorize.js';
 import type { RunOptions, SandboxCommand } from './options.js';
-import { spawnSandboxed, type SandboxExit } from './process.js';
+import { spawnSandboxed, type CapturedOutput, type CapturedStream, type SandboxExit } from './process.js';
 import { runOnPlatform } from './platforms.js';
+import { outputCapDenial, protectedPathDenial, timeoutDenial, type SandboxDenial } from './denials.js';
 
 export interface RunResult {
   exitCode: number | null;
   signal: NodeJS.Signals | null;
+  /** stdout; past maxBuffer its head and tail joined by the truncation marker. */
   stdout: string;
+  /** stderr; past maxBuffer its head and tail joined by the truncation marker. */
   stderr: string;
+  /** True when stdout or stderr went over maxBuffer and its middle was dropped. */
+  truncated: boolean;
+  /** Bytes the command wrote to each stream in all (more than kept when truncated). */
+  outputBytes: { stdout: number; stderr: number };
+  /**
+   * What the sandbox blocked and can attribute (protected paths, caps that were hit, ...): typed,
+   * never inferred from the output. Empty when nothing was blocked.
+   */
+  denials: SandboxDenial[];
   timedOut: boolean;
   durationMs: number;
   backend: SandboxBackendName;
@@ -26,6 +38,18 @@ export interface RunResult {
 
 const DEFAULT_MAX_BUFFER = 64 * 1024 * 1024;
 const EMPTY = new Uint8Array(0);
+
+/** The marker between the kept head and tail of a stream that went over maxBuffer. */
+export function truncationMarker(omittedBytes: number): string {
+  return `\n[zero] output truncated: ${omittedBytes} bytes omitted from the middle — redirect the output to a file to keep all of it\n`;
+}
+
+/** A captured stream as text: whole, or head + marker + tail. */
+export function joinCaptured(stream: CapturedStream): string {
+  if (stream.tail === undefined) return stream.head;
+  const omitted = stream.bytes - Buffer.byteLength(stream.head) - Buffer.byteLength(stream.tail);
+  return stream.head + truncationMarker(omitted) + stream.tail;
+}
 
 /**
  * Runs `command` sandboxed; resolves when every process in the sandbox is gone. With `engine`, the
@@ -53,22 +77,35 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
   }
   const input = options.input === undefined ? EMPTY : typeof options.input === 'string' ? Buffer.from(options.input) : options.input;
   // The addon reads stdout and stderr itself and hands them over with the exit: no stream objects.
-  const child = spawnSandboxed(command, { ...options, capture: { input, maxBuffer } });
+  const overflowKill = options.onMaxBuffer === 'kill';
+  if (options.onMaxBuffer !== undefined && options.onMaxBuffer !== 'kill' && options.onMaxBuffer !== 'truncate') {
+    throw new SandboxError('invalid_argument', 'options.onMaxBuffer must be "truncate" or "kill"');
+  }
+  const child = spawnSandboxed(command, { ...options, capture: { input, maxBuffer, overflowKill } });
   // Only an input larger than a page needs a stdin stream (its errors are ignored by the process).
   child.stdin?.end(input);
   const exit = await child.exited;
-  const output = child.capturedOutput() ?? { stdout: '', stderr: '' };
+  const none: CapturedStream = { head: '', bytes: 0 };
+  const output: CapturedOutput = child.capturedOutput() ?? { stdout: none, stderr: none };
   if (exit.aborted) {
     throw new SandboxError('aborted', 'the sandboxed command was aborted; every process in its sandbox was killed');
   }
   if (output.overflow !== undefined) {
     throw new SandboxError('max_buffer_exceeded', `${output.overflow} exceeded maxBuffer (${maxBuffer} bytes); the sandbox was killed`);
   }
+  const denials: SandboxDenial[] = exit.protectedPathViolations.map(protectedPathDenial);
+  for (const stream of ['stdout', 'stderr'] as const) {
+    if (output[stream].tail !== undefined) denials.push(outputCapDenial(stream, maxBuffer, false));
+  }
+  if (exit.timedOut && options.timeoutMs !== undefined) denials.push(timeoutDenial(options.timeoutMs));
   const result: RunResult = {
     exitCode: exit.exitCode,
     signal: exit.signal,
-    stdout: output.stdout,
-    stderr: output.stderr,
+    stdout: joinCaptured(output.stdout),
+    stderr: joinCaptured(output.stderr),
+    truncated: output.stdout.tail !== undefined || output.stderr.tail !== undefined,
+    outputBytes: { stdout: output.stdout.bytes, stderr: output.stderr.bytes },
+    denials,
     timedOut: exit.timedOut,
     durationMs: Math.round((performance.now() - started) * 1000) / 1000,
     backend: child.backend,

@@ -3,7 +3,7 @@
 
 /**
  * Loads the stream-json v2 zod schemas (`OutputEventSchema`, `InputEventSchema`, one schema per
- * event type) and the strict input reader, so a Node client can validate every line it receives.
+ * event type) and the strict input reader, and `SandboxDenialSchema` (one entry of RunResult.denials), so a Node client can validate every line it receives.
  */
 export function loadStreamJsonSchemas(): Promise<typeof import('./public.js')> {
   return import('./public.js');

@@ -173,6 +173,7 @@ ParsedSpawn ParseSpawnSpec(const Napi::Object& obj) {
   ParsedSpawn parsed;
   ParseCommon(obj, "spec", &parsed.spec.argv, &parsed.spec.envp, &parsed.spec.cwd, parsed.stdio);
   parsed.max_buffer = MaxBuffer(obj, "spec");
+  parsed.overflow_kill = obj.Get("overflowKill").ToBoolean().Value();
   Napi::Value linux_spec = obj.Get("linux");
   if (linux_spec.IsObject()) ParseLinux(linux_spec.As<Napi::Object>(), &parsed.spec.linux_spec);
   return parsed;
@@ -182,6 +183,7 @@ ParsedLaunch ParseLaunchSpec(const Napi::Object& obj) {
   ParsedLaunch parsed;
   ParseCommon(obj, "launch", &parsed.argv, &parsed.envp, &parsed.cwd, parsed.stdio);
   parsed.max_buffer = MaxBuffer(obj, "launch");
+  parsed.overflow_kill = obj.Get("overflowKill").ToBoolean().Value();
   parsed.rlimits = ParseRlimits(obj, "launch");
   if (parsed.rlimits.size() > 8) throw Napi::TypeError::New(obj.Env(), "launch.rlimits has more than 8 entries");
   return parsed;

@@ -25,7 +25,8 @@ constexpr size_t kMaxDirectInput = 4096;
 struct ParsedSpawn {
   backend::SpawnSpec spec;
   StdioMode stdio[3];
-  double max_buffer = 0;  // per captured stream; more kills the sandbox
+  double max_buffer = 0;  // per captured stream: the bytes kept (head and tail)
+  bool overflow_kill = false;  // going over max_buffer kills the sandbox instead
 };
 
 // Throws Napi::TypeError naming the offending field.
@@ -38,6 +39,7 @@ struct ParsedLaunch {
   std::string cwd;
   StdioMode stdio[3];
   double max_buffer = 0;
+  bool overflow_kill = false;
   std::vector<backend::ResourceLimit> rlimits;
 };
 

@@ -72,16 +72,18 @@ void Registry::Add(long long pid, int pidfd, int report_fd, net_holders::Holder 
   if (control_fd >= 0) SetRef(watch, false);
 }
 
-void Registry::StartCapture(Watch* watch, const int* fds, double max_buffer) {
+void Registry::StartCapture(Watch* watch, const int* fds, double max_buffer, bool overflow_kill) {
   uv_loop_t* loop = nullptr;
   napi_get_uv_event_loop(env_, &loop);
   watch->max_buffer = max_buffer;
+  watch->overflow_kill = overflow_kill;
   for (int i = 0; i < 2; ++i) {
     if (fds[i] < 0) continue;
     Capture* capture = &watch->captures[i];
     capture->watch = watch;
     capture->fd = fds[i];
     capture->eof = false;
+    capture->buffer.SetCap(overflow_kill ? 0 : static_cast<size_t>(max_buffer));
     fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
     uv_poll_init(loop, &capture->poll, fds[i]);
     capture->poll.data = capture;
@@ -102,12 +104,12 @@ void Registry::DrainCapture(Watch* watch, Capture* capture) {
       return;
     }
     if (watch->overflow != 0) continue;  // the sandbox is being killed: discard the rest
-    if (watch->max_buffer > 0 && static_cast<double>(capture->data.size() + n) > watch->max_buffer) {
+    if (watch->overflow_kill && watch->max_buffer > 0 && capture->buffer.total() + n > watch->max_buffer) {
       watch->overflow = capture == &watch->captures[0] ? 1 : 2;
       syscall(SYS_pidfd_send_signal, watch->pidfd, SIGKILL, nullptr, 0);
       continue;
     }
-    capture->data.append(buf, static_cast<size_t>(n));
+    capture->buffer.Append(buf, static_cast<size_t>(n));
   }
 }
 
@@ -219,7 +221,8 @@ void Registry::OnPidfd(uv_poll_t* handle, int, int) {
   self->MaybeFinish(watch);
 }
 
-// {exitCode, signal, execErrno, commandExited, stdout?, stderr?, overflow?} for JavaScript.
+// {exitCode, signal, execErrno, commandExited, stdout?, stderr?, <stream>Bytes?, <stream>Tail?,
+// overflow?} for JavaScript.
 Napi::Object Registry::BuildExit(Watch* watch, int init_status, bool init_reaped) {
   Napi::Env env = env_;
   Napi::Object result = Napi::Object::New(env);
@@ -243,8 +246,11 @@ Napi::Object Registry::BuildExit(Watch* watch, int init_status, bool init_reaped
   for (int i = 0; i < 2; ++i) {
     Capture& capture = watch->captures[i];
     if (capture.watch == nullptr) continue;
-    result.Set(names[i], Napi::String::New(env, capture.data.data(), capture.data.size()));
-    std::string().swap(capture.data);
+    const std::string name = names[i];
+    result.Set(name, Napi::String::New(env, capture.buffer.head_data(), capture.buffer.HeadSize()));
+    result.Set(name + "Bytes", Napi::Number::New(env, capture.buffer.total()));
+    if (capture.buffer.truncated()) result.Set(name + "Tail", Napi::String::New(env, capture.buffer.Tail()));
+    capture.buffer.Clear();
   }
   if (watch->overflow != 0) result.Set("overflow", Napi::String::New(env, names[watch->overflow - 1]));
   return result;

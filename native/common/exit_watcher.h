@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 
+#include "common/capture_buffer.h"
 #include "linux/net_holders.h"
 
 namespace exit_watcher {
@@ -18,13 +19,14 @@ class Registry;
 struct Watch;
 
 // One stream the addon reads itself (runSandboxed's stdout/stderr): no JavaScript stream per
-// run. Delivered with the exit, once the stream has reached EOF or the sandbox is gone.
+// run. Delivered with the exit, once the stream has reached EOF or the sandbox is gone. Past
+// max_buffer bytes only its head and tail are kept (the command keeps running).
 struct Capture {
   uv_poll_t poll;
   Watch* watch = nullptr;
   int fd = -1;
   bool eof = true;
-  std::string data;
+  capture_buffer::BoundedBuffer buffer;
 };
 
 struct Watch {
@@ -43,8 +45,9 @@ struct Watch {
   bool command_exited = false;
   int command_status = 0;
   Capture captures[2];        // stdout, stderr
-  double max_buffer = 0;      // per captured stream; exceeding it kills the sandbox
-  int overflow = 0;           // 1 = stdout, 2 = stderr exceeded max_buffer first
+  double max_buffer = 0;      // per captured stream: bytes kept (head and tail)
+  bool overflow_kill = false; // exceeding max_buffer kills the sandbox (opt-in) instead
+  int overflow = 0;           // overflow_kill: 1 = stdout, 2 = stderr exceeded max_buffer first
   net_holders::Holder holder; // network namespace to hand back once the sandbox is gone
   Napi::FunctionReference callback;
   Napi::AsyncContext* context = nullptr;
@@ -57,14 +60,15 @@ class Registry {
   ~Registry();
 
   // Starts watching; `callback` receives {exitCode, signal, execErrno, commandExited} once, plus
-  // {stdout, stderr, overflow} for captured streams.
+  // for captured streams {stdout, stderr, stdoutBytes, stderrBytes} and, when cut,
+  // {stdoutTail, stderrTail} (or `overflow` when overflow_kill killed the sandbox).
   // A prewarmed sandbox also hands over its launch socket and starts unreferenced (idle).
   void Add(long long pid, int pidfd, int report_fd, net_holders::Holder holder, Napi::Function callback,
            int control_fd = -1);
   Watch* Find(long long pid);
   // Reads `fds` (stdout, stderr; -1 for a stream not captured) into the watch until EOF. Takes
   // ownership of the descriptors.
-  void StartCapture(Watch* watch, const int* fds, double max_buffer);
+  void StartCapture(Watch* watch, const int* fds, double max_buffer, bool overflow_kill);
   // Whether the watch keeps the event loop alive (idle prewarmed sandboxes do not).
   void SetRef(Watch* watch, bool ref);
   // Sends a signal through the pidfd (immune to pid reuse). False once the sandbox has reported.

@@ -42,7 +42,7 @@ sandboxTest('large output on both streams and stdin round-trip intact', async ()
     const input = 'line\n'.repeat(100_000);
     const echoed = await runSandboxed(['cat'], { workspace: t.ws, input });
     assert.is(echoed.stdout, input);
-    const error = await rejection(sh(t, 'head -c 100000 /dev/zero', { maxBuffer: 1000 }));
+    const error = await rejection(sh(t, 'head -c 100000 /dev/zero', { maxBuffer: 1000, onMaxBuffer: 'kill' }));
     assert.is(error.code, 'max_buffer_exceeded');
   } finally {
     t.cleanup();

@@ -43,7 +43,7 @@ sandboxTest('a background process holding stdout open does not hold the result b
     const r = await sh(t, 'sleep 30 & echo started');
     assert.is(r.stdout, 'started\n');
     assert.ok(performance.now() - started < 20_000, 'the result came when the command exited, not when sleep would have');
-    const error = await rejection(sh(t, 'yes', { maxBuffer: 100_000 }));
+    const error = await rejection(sh(t, 'yes', { maxBuffer: 100_000, onMaxBuffer: 'kill' }));
     assert.is(error.code, 'max_buffer_exceeded');
     assert.match(error.message, /stdout exceeded maxBuffer/);
   } finally {

@@ -24,7 +24,7 @@ function recorder() {
 }
 
 function result(overrides: Partial<RunResult> = {}): RunResult {
-  return { exitCode: 0, signal: null, stdout: '', stderr: '', timedOut: false, durationMs: 5, backend: 'linux-native', network: 'deny', protectedPathViolations: [], prewarmed: false, ...overrides };
+  return { exitCode: 0, signal: null, stdout: '', stderr: '', truncated: false, outputBytes: { stdout: 0, stderr: 0 }, denials: [], timedOut: false, durationMs: 5, backend: 'linux-native', network: 'deny', protectedPathViolations: [], prewarmed: false, ...overrides };
 }
 
 function fakeRunner(res: RunResult | Error) {

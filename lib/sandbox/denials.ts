@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+// Structured sandbox denials: what the sandbox itself blocked and can attribute (a protected path,
+// a refused network request, a masked credential, a cap that was hit). They come from what the
+// sandbox did, never from the command's output text, which the command controls.
+
+/** Capability kinds a denial names (the same vocabulary as the permission engine's requests). */
+export const DENIAL_CAPABILITIES = [
+  'filesystem_read',
+  'workspace_write',
+  'protected_metadata',
+  'external_network',
+  'isolated_loopback',
+  'host_visible_binding',
+  'process_spawn',
+  'process_control',
+  'environment',
+  'unrestricted',
+  /** A resource cap of the run (output kept, time, memory, processes, file size). */
+  'resource_limit',
+] as const;
+/** A capability kind. */
+export type DenialCapabilityKind = (typeof DENIAL_CAPABILITIES)[number];
+
+/** Who decided the denial: the configured policy, the platform sandbox, or an approval answer. */
+export const DENIAL_SOURCES = ['configured_policy', 'platform_sandbox', 'approval'] as const;
+/** Source of a denial. */
+export type DenialSource = (typeof DENIAL_SOURCES)[number];
+
+/** What the caller can do next. */
+export const DENIAL_NEXT_ACTIONS = ['none', 'request_approval', 'change_command', 'enable_sandbox'] as const;
+/** Next action after a denial. */
+export type DenialNextAction = (typeof DENIAL_NEXT_ACTIONS)[number];
+
+/** One thing the sandbox blocked, as an agent needs it to ask for exactly the grant it lacks. */
+export interface SandboxDenial {
+  /** What was blocked: the capability kind and, when known, its scope (a path, host, variable or cap name). */
+  capability: { kind: DenialCapabilityKind; scope?: string };
+  /** Who decided it. */
+  source: DenialSource;
+  /** Human-readable reason naming the path, host, variable or cap. */
+  reason: string;
+  /** Whether a grant, an approval or a different command can get past it. */
+  recoverable: boolean;
+  /** What to do next. */
+  nextAction: DenialNextAction;
+}
+
+/** A denial for protected workspace metadata the command created (the sandbox removed it). */
+export function protectedPathDenial(path: string): SandboxDenial {
+  return {
+    capability: { kind: 'protected_metadata', scope: path },
+    source: 'platform_sandbox',
+    reason: `the sandbox blocked creation of protected workspace metadata path ${path} (removed)`,
+    recoverable: false,
+    nextAction: 'change_command',
+  };
+}
+
+/** A denial for a stream whose output went over the kept cap (the middle was dropped, or the sandbox killed). */
+export function outputCapDenial(stream: 'stdout' | 'stderr', maxBuffer: number, killed: boolean): SandboxDenial {
+  const what = killed ? 'the sandbox was killed' : 'only its head and tail were kept';
+  return {
+    capability: { kind: 'resource_limit', scope: `maxBuffer.${stream}` },
+    source: 'configured_policy',
+    reason: `${stream} went over maxBuffer (${maxBuffer} bytes); ${what}`,
+    recoverable: true,
+    nextAction: 'change_command',
+  };
+}
+
+/** A denial for a run killed on its timeout. */
+export function timeoutDenial(timeoutMs: number): SandboxDenial {
+  return {
+    capability: { kind: 'resource_limit', scope: 'timeoutMs' },
+    source: 'configured_policy',
+    reason: `the command ran longer than timeoutMs (${timeoutMs} ms); the sandbox was killed`,
+    recoverable: true,
+    nextAction: 'change_command',
+  };
+}
