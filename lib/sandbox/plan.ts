@@ -10,6 +10,7 @@ import type { SandboxPlan, WritableRoot } from '../backend/types.js';
 import type { CheckedOptions } from './options.js';
 import { isCleanAbsolute, isWithin } from '../path-within.js';
 import { HostFacts } from '../host-facts.js';
+import { assertNotHostHandover } from './host-handover.js';
 
 export const PROTECTED_NAMES = ['.zero', '.agents'];
 
@@ -33,6 +34,38 @@ function directory(path: string, option: string, base: string, facts: HostFacts)
   if (st === undefined) fail(`${option} ${path} does not exist`, real);
   if (!st.isDirectory()) fail(`${option} ${path} is not a directory`, real);
   return real;
+}
+
+/**
+ * An allowWrite entry, resolved and checked: an existing directory that is reached without a
+ * symlink and that does not hand the host over (see host-handover.ts). A link inside a write root
+ * may have been planted by an earlier sandboxed command (`build -> /home/user`): writes go where
+ * the caller points, never where such a link does, so the caller must name the target itself.
+ */
+export function resolveWriteRoot(path: string, option: string, base: string, facts: HostFacts): string {
+  const absolute = isAbsolute(path) ? resolve(path) : resolve(base, path);
+  const real = directory(path, option, base, facts);
+  if (!samePath(real, absolute)) {
+    fail(`${option} ${path} reaches ${real} through a symlink (a link inside a write root may have been planted by an earlier sandboxed command); pass ${real} itself to allow writes there`, absolute);
+  }
+  assertNotHostHandover(real, option, path);
+  return real;
+}
+
+/**
+ * The workspace, resolved and checked (default: the current directory). A workspace given through
+ * a symlink is the caller's own choice; what it resolves to is checked like any write root.
+ */
+export function resolveWorkspace(given: string | undefined, facts: HostFacts): string {
+  const processCwd = process.cwd();
+  const workspace = directory(given ?? processCwd, 'workspace', processCwd, facts);
+  assertNotHostHandover(workspace, 'workspace', given ?? workspace);
+  return workspace;
+}
+
+/** Path equality as the platform's file systems see it (macOS and Windows ignore case by default). */
+function samePath(a: string, b: string): boolean {
+  return process.platform === 'darwin' || process.platform === 'win32' ? a.toLowerCase() === b.toLowerCase() : a === b;
 }
 
 export function buildWritableRoot(root: string, extraReadOnly: readonly string[] = []): WritableRoot {
@@ -153,13 +186,8 @@ export interface ResolvedPlanInput {
 export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
   const { options } = input;
   const facts = input.facts ?? new HostFacts();
-  const processCwd = process.cwd();
-  const workspace = directory(options.workspace ?? processCwd, 'workspace', processCwd, facts);
-  const extra = options.allowWrite.map((path) => {
-    const real = directory(path, 'allowWrite', workspace, facts);
-    if (real === sep) fail('allowWrite must not be the filesystem root', real);
-    return real;
-  });
+  const workspace = resolveWorkspace(options.workspace, facts);
+  const extra = options.allowWrite.map((path) => resolveWriteRoot(path, 'allowWrite', workspace, facts));
   const roots = [workspace, ...extra, ...(input.runtimeWriteRoots ?? [])];
   const userRoots = new Set([workspace, ...extra]);
   const managed = new Set(input.runtimeWriteRoots ?? []);

@@ -14,7 +14,7 @@ import { buildLinuxSpec, hostViewOf, type StdioMode } from '../backend/linux/spe
 import { HostFacts, attachHostFacts, takeHostFacts } from '../host-facts.js';
 import type { BackendInfo, SandboxBackendName, SandboxPlan } from '../backend/types.js';
 import { checkOptions, normalizeCommand, type SandboxCommand, type SandboxOptions } from './options.js';
-import { resolvePlan } from './plan.js';
+import { resolvePlan, resolveWorkspace } from './plan.js';
 import { createPidsLimit } from './cgroup.js';
 import { missingProtectedPaths, removeCreatedProtectedPaths } from './protected.js';
 import { buildPrewarmKey, prewarmEnabled, prewarmPool } from './prewarm.js';
@@ -300,6 +300,8 @@ export function prepareSandbox(command: SandboxCommand, options: SandboxOptions)
   // roots and the env points tools at them; leased until releaseRuntimeState(plan).
   // The lease lingers briefly after a run, so a burst in one workspace prepares the state once.
   const facts = new HostFacts();
+  // Refused before any state is made for it (the plan below checks it again, from the memo).
+  resolveWorkspace(checked.workspace, facts);
   const runtime = acquireRuntimeState(checked.workspace ?? process.cwd(), { argv, lingerMs: 3000, facts });
   try {
     const commandEnv = buildSandboxEnv(source, { backend: 'linux-native', network: checked.network, pass: checked.envPass, tmpDir: '/tmp', overrides: runtime?.env ?? {} });

@@ -15,7 +15,8 @@ export function outsideTempBase(): string {
   const temps = ['/tmp', process.env.TMPDIR]
     .filter((p): p is string => p !== undefined && p !== '' && existsSync(p))
     .map((p) => realpathSync(p));
-  for (const candidate of [join(REPO_ROOT, 'dist'), '/var/tmp', homedir()]) {
+  // Not the repository itself first: it is zero-sandbox's own package directory, never a workspace.
+  for (const candidate of ['/var/tmp', join(REPO_ROOT, 'dist'), homedir()]) {
     if (!existsSync(candidate)) continue;
     const real = realpathSync(candidate);
     if (!temps.some((temp) => isWithin(temp, real))) return (cached = real);

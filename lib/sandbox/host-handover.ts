@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+// Which directories must never become a workspace or write root: those whose contents the host
+// runs, loads or trusts later, so that write access there hands the host over to the sandboxed
+// command. The rule is pure (path semantics and host facts injected) so the Linux, macOS and
+// Windows variants are tested on any machine; `assertNotHostHandover` is the one check every
+// entry point (API options, CLI flags, config write roots, engine grants) goes through.
+import { realpathSync } from 'node:fs';
+import { homedir, tmpdir, userInfo } from 'node:os';
+import { dirname, posix, win32 } from 'node:path';
+
+import { SandboxError } from '../errors.js';
+import { PACKAGE_ROOT } from '../native/load.js';
+
+/** The host facts the rule depends on (all absolute and symlink-resolved, in the platform's syntax). */
+export interface HandoverHost {
+  /** `linux`, `darwin`, `win32` (others get the POSIX rules). */
+  platform: string;
+  /** The user's home directories (from $HOME / %USERPROFILE% and the account database). */
+  homes: readonly string[];
+  /** The directory holding the Node binary that runs zero-sandbox. */
+  nodeDir: string;
+  /** zero-sandbox's own package directory. */
+  packageDir: string;
+  /** The shared temp directory (os.tmpdir()). */
+  tempDir?: string;
+  /** Windows: SystemRoot, ProgramFiles, ProgramFiles(x86), ProgramData, SystemDrive. */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** `self`: the directory itself is refused, its subdirectories are allowed. `tree`: both. */
+interface Rule {
+  path: string;
+  scope: 'self' | 'tree';
+  why: string;
+}
+
+const SYSTEM = 'system state the host runs from';
+const SHARED = 'shared by every program and user of the host; use a subdirectory';
+const USER_CONFIG = 'programs and settings the host runs at login or on the next command';
+
+function posixRules(host: HandoverHost): Rule[] {
+  const tree = (path: string, why = SYSTEM): Rule => ({ path, scope: 'tree', why });
+  const self = (path: string, why = SHARED): Rule => ({ path, scope: 'self', why });
+  const rules: Rule[] = [
+    ...['/etc', '/usr', '/bin', '/sbin', '/boot', '/dev', '/proc', '/sys', '/run', '/snap', '/nix'].map((p) => tree(p)),
+    // /var holds both system state (package databases, logs, spools) and places that are fine to
+    // work in (/var/tmp/x, /var/www/site): the first are refused with their subtrees.
+    self('/var', SYSTEM),
+    ...['lib', 'log', 'spool', 'cache', 'run', 'lock', 'mail', 'db', 'backups', 'opt', 'local', 'empty'].map((n) => tree(`/var/${n}`)),
+    self('/tmp'),
+    self('/var/tmp'),
+    ...['/opt', '/srv', '/mnt', '/media', '/home'].map((p) => self(p, 'it holds other installations, file systems or users')),
+  ];
+  if (host.platform === 'darwin') {
+    // macOS resolves /etc, /var and /tmp to /private/...; both spellings are covered.
+    rules.push(
+      ...['/System', '/Library', '/Applications', '/private/etc', '/cores', '/opt/homebrew'].map((p) => tree(p)),
+      ...['/private/var/db', '/private/var/root', '/private/var/log', '/private/var/run', '/private/var/spool'].map((p) => tree(p)),
+      self('/private', SYSTEM),
+      self('/private/var', SYSTEM),
+      self('/private/tmp'),
+      self('/private/var/tmp'),
+      self('/private/var/folders'),
+      self('/Users', 'it holds every user\'s home directory'),
+      self('/Volumes', 'it holds other file systems'),
+    );
+  }
+  for (const home of host.homes) {
+    rules.push(
+      ...['.config', '.ssh', '.gnupg', '.pki', '.local/bin', '.local/share/systemd'].map((n) => tree(posix.join(home, n), USER_CONFIG)),
+      ...['.local', '.local/share', '.cache'].map((n) => self(posix.join(home, n), USER_CONFIG)),
+    );
+    if (host.platform === 'darwin') rules.push(tree(posix.join(home, 'Library'), USER_CONFIG));
+  }
+  return rules;
+}
+
+function windowsRules(host: HandoverHost): Rule[] {
+  const env = host.env ?? {};
+  const drive = env.SystemDrive ?? 'C:';
+  const tree = (path: string, why = SYSTEM): Rule => ({ path, scope: 'tree', why });
+  const self = (path: string, why = SHARED): Rule => ({ path, scope: 'self', why });
+  const rules: Rule[] = [
+    tree(env.SystemRoot ?? `${drive}\\Windows`),
+    tree(env.ProgramFiles ?? `${drive}\\Program Files`),
+    tree(env['ProgramFiles(x86)'] ?? `${drive}\\Program Files (x86)`),
+    tree(env.ProgramData ?? `${drive}\\ProgramData`),
+    self(`${drive}\\Users`, 'it holds every user\'s profile'),
+  ];
+  for (const home of host.homes) {
+    rules.push(
+      self(win32.join(home, 'AppData'), USER_CONFIG),
+      self(win32.join(home, 'AppData', 'Local'), USER_CONFIG),
+      tree(win32.join(home, 'AppData', 'Roaming'), USER_CONFIG),
+      tree(win32.join(home, 'AppData', 'Local', 'Microsoft'), USER_CONFIG),
+      tree(win32.join(home, '.ssh'), USER_CONFIG),
+      tree(win32.join(home, '.config'), USER_CONFIG),
+    );
+  }
+  return rules;
+}
+
+/**
+ * Why `path` (absolute, symlink-resolved) must not be a workspace or write root on `host`, or
+ * undefined when it may be. The reason is a phrase that follows the path in a message.
+ */
+export function hostHandoverReason(path: string, host: HandoverHost): string | undefined {
+  const windows = host.platform === 'win32';
+  const api = windows ? win32 : posix;
+  // Windows and (by default) macOS file systems ignore case: compare folded.
+  const fold = windows || host.platform === 'darwin' ? (p: string) => api.resolve(p).toLowerCase() : (p: string) => api.resolve(p);
+  const target = fold(path);
+  const within = (parent: string, child: string) => {
+    if (child === parent) return true;
+    return child.startsWith(parent.endsWith(api.sep) ? parent : parent + api.sep);
+  };
+  if (api.parse(target).root === target) return 'is the root of a file system: the command could change any file on it';
+  for (const home of host.homes) {
+    const h = fold(home);
+    if (target === h) return 'is your home directory: the command could change your shell startup files, git config, SSH keys and login programs';
+    if (within(target, h)) return `holds your home directory ${home}: the command could change your shell startup files, git config, SSH keys and login programs`;
+  }
+  const nodeDir = fold(host.nodeDir);
+  if (within(nodeDir, target)) return `${target === nodeDir ? 'is' : 'is inside'} the directory of the Node binary (${host.nodeDir}): the command could replace the node the host runs`;
+  const pkg = fold(host.packageDir);
+  if (within(pkg, target)) return `${target === pkg ? 'is' : 'is inside'} zero-sandbox's own package directory (${host.packageDir}): the command could rewrite the sandbox the next invocation runs`;
+  if (host.tempDir !== undefined && target === fold(host.tempDir)) return `is the temp directory, ${SHARED}`;
+  if (!windows) {
+    // The top-level library directories (lib, lib32, lib64, libx32, libexec) hold the host's code.
+    const top = `/${api.resolve(path).split('/')[1] ?? ''}`;
+    if (/^\/lib(\d*|x32|exec)$/i.test(top) && within(fold(top), target)) return `${target === fold(top) ? 'is' : 'is inside'} ${top}, ${SYSTEM}`;
+  }
+  for (const rule of windows ? windowsRules(host) : posixRules(host)) {
+    const base = fold(rule.path);
+    if (target === base) return `is ${rule.path}, ${rule.why}`;
+    if (rule.scope === 'tree' && within(base, target)) return `is inside ${rule.path}, ${rule.why}`;
+  }
+  return undefined;
+}
+
+function real(path: string): string {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return path;
+  }
+}
+
+// The parts of this host's facts that cannot change while the process runs.
+let fixed: { nodeDir: string; packageDir: string; tempDir: string; account: string | undefined } | undefined;
+
+/** This host's facts. The home from the environment is read on every call (a caller may set HOME). */
+export function currentHandoverHost(): HandoverHost {
+  if (fixed === undefined) {
+    let account: string | undefined;
+    try {
+      account = userInfo().homedir || undefined;
+    } catch {
+      account = undefined;
+    }
+    fixed = {
+      nodeDir: dirname(real(process.execPath)),
+      packageDir: real(PACKAGE_ROOT),
+      tempDir: real(tmpdir()),
+      account: account === undefined ? undefined : real(account),
+    };
+  }
+  const homes = [real(homedir()), ...(fixed.account === undefined ? [] : [fixed.account])];
+  return { platform: process.platform, homes: [...new Set(homes)], nodeDir: fixed.nodeDir, packageDir: fixed.packageDir, tempDir: fixed.tempDir, env: process.env };
+}
+
+/**
+ * Throws SandboxError `invalid_argument` when `resolved` (absolute, symlink-resolved) must not be
+ * the workspace or a write root. `option` names where it came from (`workspace`, `allowWrite`,
+ * `--allow-write`, a config key) and `given` what the caller wrote, when it differs.
+ */
+export function assertNotHostHandover(resolved: string, option: string, given: string = resolved, host: HandoverHost = currentHandoverHost()): void {
+  const reason = hostHandoverReason(resolved, host);
+  if (reason === undefined) return;
+  const shown = given === resolved ? resolved : `${given} (${resolved})`;
+  throw new SandboxError('invalid_argument', `${option} ${shown} ${reason}`, { path: resolved });
+}
