@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 
 import { SandboxError } from '../errors.js';
 import type { SandboxConfig } from './schema.js';
-import { normalizeExtraRoot } from './scope.js';
+import { normalizeWriteRoot } from './scope.js';
 
 /** Where the config files are; `null` skips one. */
 export interface ConfigPaths {
@@ -114,7 +114,7 @@ function applyUser(file: string, sandbox: SandboxConfig, loaded: LoadedConfig): 
   if (sandbox.monitorDenials === true) loaded.policy.monitorDenials = true;
   (sandbox.additionalWriteRoots ?? []).forEach((root, i) => {
     try {
-      loaded.extraWriteRoots.push(normalizeExtraRoot(root, 'additional write root'));
+      loaded.extraWriteRoots.push(normalizeWriteRoot(root, 'additional write root'));
     } catch (error) {
       throw configError(file, `sandbox.additionalWriteRoots[${i}]`, (error as Error).message);
     }

@@ -7,6 +7,7 @@ import { isAbsolute, parse, resolve } from 'node:path';
 
 import { SandboxError } from '../errors.js';
 import { REASON_NO_WORKSPACE_ROOT } from './constants.js';
+import { assertNoSymlinkHop, assertNotHostHandover } from '../sandbox/host-handover.js';
 import { expandHome, isWithin, resolveBestEffort, tryRealpath, validateUnderRoot, type PathCheck } from './paths.js';
 
 /** Environment and platform the scope reads its temp roots from. */
@@ -54,6 +55,17 @@ export function normalizeExtraRoot(input: string, what = 'extra write root'): st
   return real;
 }
 
+/**
+ * An extra write root from config or the engine's caller: normalized as above, reached without a
+ * symlink and not handing the host over (see lib/sandbox/host-handover.ts).
+ */
+export function normalizeWriteRoot(input: string, what = 'extra write root'): string {
+  const root = normalizeExtraRoot(input, what);
+  assertNoSymlinkHop(input, resolve(expandHome(input.trim(), homedir())), root, what);
+  assertNotHostHandover(root, what, input);
+  return root;
+}
+
 /** Workspace root plus extra write, read and temp roots, with undoable temporary additions. */
 export class WorkspaceScope {
   /** Absolute, symlink-resolved workspace root ('' when the engine has none). */
@@ -68,7 +80,7 @@ export class WorkspaceScope {
 
   constructor(workspaceRoot: string, extraRoots: readonly string[] = [], options: ScopeOptions = {}) {
     this.workspaceRoot = workspaceRoot === '' ? '' : resolveBestEffort(workspaceRoot);
-    for (const extra of extraRoots) this.add(extra);
+    for (const extra of extraRoots) this.add(normalizeWriteRoot(extra));
     const env = options.env ?? process.env;
     const temps: string[] = [];
     for (const candidate of defaultTempRootCandidates(options.platform ?? process.platform, env)) {

@@ -180,3 +180,23 @@ export function assertNotHostHandover(resolved: string, option: string, given: s
   const shown = given === resolved ? resolved : `${given} (${resolved})`;
   throw new SandboxError('invalid_argument', `${option} ${shown} ${reason}`, { path: resolved });
 }
+
+/** Path equality as the platform's file systems see it (macOS and Windows ignore case by default). */
+export function samePath(a: string, b: string, platform: string = process.platform): boolean {
+  return platform === 'darwin' || platform === 'win32' ? a.toLowerCase() === b.toLowerCase() : a === b;
+}
+
+/**
+ * Throws SandboxError `invalid_argument` when a write root given as `given` (`absolute` once made
+ * absolute) reaches `resolved` through a symlink. A link inside a write root may have been planted
+ * by an earlier sandboxed command (`build -> /home/user`): writes go where the caller points, never
+ * where such a link does, so the caller must name the target itself.
+ */
+export function assertNoSymlinkHop(given: string, absolute: string, resolved: string, option: string): void {
+  if (samePath(absolute, resolved)) return;
+  throw new SandboxError(
+    'invalid_argument',
+    `${option} ${given} reaches ${resolved} through a symlink (a link inside a write root may have been planted by an earlier sandboxed command); pass ${resolved} itself to allow writes there`,
+    { path: absolute },
+  );
+}

@@ -2,7 +2,7 @@
 // The sole normalizer: caller options + the filesystem -> a SandboxPlan with every path absolute,
 // symlink-resolved and checked. Errors name the option and the path at fault.
 import { readFileSync, readdirSync } from 'node:fs';
-import { isAbsolute, join, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, parse, resolve, sep } from 'node:path';
 
 import { SandboxError } from '../errors.js';
 import { buildCredentialBaseline } from '../credentials.js';
@@ -10,7 +10,9 @@ import type { SandboxPlan, WritableRoot } from '../backend/types.js';
 import type { CheckedOptions } from './options.js';
 import { isCleanAbsolute, isWithin } from '../path-within.js';
 import { HostFacts } from '../host-facts.js';
-import { assertNotHostHandover } from './host-handover.js';
+import { ownFilesInside } from './own-files.js';
+import { assertNoSymlinkHop, assertNotHostHandover, samePath } from './host-handover.js';
+import { buildRuntimeLayout, buildUserCacheDir } from './runtime-state.js';
 
 export const PROTECTED_NAMES = ['.zero', '.agents'];
 
@@ -37,35 +39,52 @@ function directory(path: string, option: string, base: string, facts: HostFacts)
 }
 
 /**
- * An allowWrite entry, resolved and checked: an existing directory that is reached without a
- * symlink and that does not hand the host over (see host-handover.ts). A link inside a write root
- * may have been planted by an earlier sandboxed command (`build -> /home/user`): writes go where
- * the caller points, never where such a link does, so the caller must name the target itself.
+ * An allowWrite entry, resolved and checked: an existing directory, reached without a symlink
+ * (see assertNoSymlinkHop), that does not hand the host over (see host-handover.ts).
  */
 export function resolveWriteRoot(path: string, option: string, base: string, facts: HostFacts): string {
-  const absolute = isAbsolute(path) ? resolve(path) : resolve(base, path);
   const real = directory(path, option, base, facts);
-  if (!samePath(real, absolute)) {
-    fail(`${option} ${path} reaches ${real} through a symlink (a link inside a write root may have been planted by an earlier sandboxed command); pass ${real} itself to allow writes there`, absolute);
-  }
+  assertNoSymlinkHop(path, isAbsolute(path) ? resolve(path) : resolve(base, path), real, option);
   assertNotHostHandover(real, option, path);
   return real;
 }
 
 /**
  * The workspace, resolved and checked (default: the current directory). A workspace given through
- * a symlink is the caller's own choice; what it resolves to is checked like any write root.
+ * a symlink is the caller's own choice, unless a link on the way lies inside the workspace of an
+ * earlier sandboxed run (its managed runtime state still exists): a command there may have
+ * planted it (`ws/sub -> ~/other-project`). Either way what it resolves to is checked like any
+ * write root.
  */
 export function resolveWorkspace(given: string | undefined, facts: HostFacts): string {
   const processCwd = process.cwd();
   const workspace = directory(given ?? processCwd, 'workspace', processCwd, facts);
+  if (given !== undefined && !samePath(resolve(processCwd, given), workspace)) {
+    const planted = plantedLink(resolve(processCwd, given), facts);
+    if (planted !== undefined) {
+      fail(`workspace ${given} reaches ${workspace} through the symlink ${planted.link}, which lies inside ${planted.workspace}, the workspace of an earlier sandboxed run (a command there may have planted it); pass ${workspace} itself to use it`, resolve(processCwd, given));
+    }
+  }
   assertNotHostHandover(workspace, 'workspace', given ?? workspace);
   return workspace;
 }
 
-/** Path equality as the platform's file systems see it (macOS and Windows ignore case by default). */
-function samePath(a: string, b: string): boolean {
-  return process.platform === 'darwin' || process.platform === 'win32' ? a.toLowerCase() === b.toLowerCase() : a === b;
+/** The first symlink on the way to `absolute` that lies inside an earlier run's workspace. */
+function plantedLink(absolute: string, facts: HostFacts): { link: string; workspace: string } | undefined {
+  const cacheDir = buildUserCacheDir(process.env);
+  const { root } = parse(absolute);
+  let at = root;
+  for (const part of absolute.slice(root.length).split(sep).filter((p) => p !== '')) {
+    const next = join(at, part);
+    if (facts.lstat(next)?.isSymbolicLink()) {
+      for (let dir = at; ; dir = dirname(dir)) {
+        if (facts.lstat(buildRuntimeLayout(dir, cacheDir).root) !== undefined) return { link: next, workspace: dir };
+        if (dirname(dir) === dir) break;
+      }
+      at = facts.realpath(next);
+    } else at = next;
+  }
+  return undefined;
 }
 
 export function buildWritableRoot(root: string, extraReadOnly: readonly string[] = []): WritableRoot {
@@ -191,6 +210,8 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
   const roots = [workspace, ...extra, ...(input.runtimeWriteRoots ?? [])];
   const userRoots = new Set([workspace, ...extra]);
   const managed = new Set(input.runtimeWriteRoots ?? []);
+  // zero-sandbox's own files inside a write root stay read-only (see own-files.ts).
+  const own = ownFilesInside([...userRoots]);
   const cwd = directory(options.cwd ?? workspace, 'cwd', workspace, facts);
   if (!roots.some((root) => isWithin(root, cwd))) {
     fail(`cwd ${cwd} is outside the write roots (${roots.join(', ')})`, cwd);
@@ -214,7 +235,7 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
       // is run as a git hook or read as .zero/.agents config, so they are not scanned for them.
       if (managed.has(root) && !userRoots.has(root)) return { root, readOnlySubpaths: [], protectedNames: [] };
       const linked = [...linkedGitPaths(root, facts), ...nestedGitPaths(root, facts)].filter((path) => roots.some((r) => isWithin(r, path)));
-      return buildWritableRoot(root, [...new Set(linked)]);
+      return buildWritableRoot(root, [...new Set([...linked, ...own.filter((path) => isWithin(root, path))])]);
     }),
     readRoots,
     denyRead,

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 // The headless flows behind the CLI: `exec` (stream-json input → engine → sandbox) and `run` with a structured output format.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 import { SandboxError } from '../errors.js';
 import type { RunOptions, SandboxCommand } from '../sandbox/options.js';
 import { commandText } from '../sandbox/authorize.js';
+import { assertNotHostHandover } from '../sandbox/host-handover.js';
 import type { EngineAuthority } from './engine-adapter.js';
 import { StreamEmitter } from './emitter.js';
 import { createSink, type FormatIo, type OutputFormat } from './formats.js';
@@ -73,7 +74,14 @@ export function checkWorkspace(path: string | undefined, flag = '--workspace'): 
   } catch {
     return { message: `${flag} ${absolute}: no such directory` };
   }
-  return isDir ? absolute : { message: `${flag} ${absolute}: not a directory` };
+  if (!isDir) return { message: `${flag} ${absolute}: not a directory` };
+  // Refused here too, before an engine or runtime state is made for it (see host-handover.ts).
+  try {
+    assertNotHostHandover(realpathSync(absolute), flag, path ?? absolute);
+  } catch (error) {
+    return { message: (error as Error).message };
+  }
+  return absolute;
 }
 
 /** The interpreter a combined script runs with: bash (the tool is `bash`), else /bin/sh. */
