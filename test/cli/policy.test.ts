@@ -70,12 +70,15 @@ test('policy --effective adds write roots and guards; text has the reference hea
 test('user config sets the policy; a project config may only tighten (loosening is reported, not applied)', async () => {
   const p = makeCliPlace();
   try {
-    p.write(join(p.config, 'zero', 'config.json'), '{"model": "x", "sandbox": {"network": "allow", "additionalWriteRoots": ["' + p.root + '"]}}');
+    // A directory in the home (the home itself is never a write root: it would hand the host over).
+    const extra = join(p.root, 'extra');
+    p.write(join(extra, '.keep'), '');
+    p.write(join(p.config, 'zero', 'config.json'), '{"model": "x", "sandbox": {"network": "allow", "additionalWriteRoots": ["' + extra + '"]}}');
     let r = await runCli(['policy', '--effective', '--json'], { env: p.env, cwd: p.ws });
     assert.is(r.code, 0, r.stderr);
     let out = JSON.parse(r.stdout);
     assert.is(out.policy.network, 'allow');
-    assert.ok(out.writeRoots.includes(p.root));
+    assert.ok(out.writeRoots.includes(extra));
     p.write(join(p.config, 'zero', 'config.json'), '{"sandbox": {}}');
     p.write(join(p.ws, '.zero', 'config.json'), '{"sandbox": {"network": "allow", "enabled": false, "denyRead": ["secret"]}}');
     p.write(join(p.ws, 'secret', 'x'), 'x');
