@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: MIT
-// Exit watching with a pidfd and the init helper's report pipe, both polled by libuv. Report
-// records are {type, value}: 1 = exec of the command failed (errno), 2 = the command exited (wait
-// status), sent only after init has killed and reaped every other process in the sandbox.
+// Exit watching with a pidfd polled by libuv (see exit_watcher.h for why only the kernel decides).
+// The init's report records are {type, value}: 1 = exec of the command failed (errno), 2 = the
+// command exited (wait status), 3 = a prewarmed launch failed (errno).
 #include "common/exit_watcher.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef SYS_pidfd_send_signal
 #define SYS_pidfd_send_signal 424
+#endif
+#ifndef P_PIDFD
+#define P_PIDFD 3
 #endif
 
 namespace exit_watcher {
@@ -21,6 +25,12 @@ namespace {
 constexpr int32_t kReportExecFailed = 1;
 constexpr int32_t kReportExited = 2;
 constexpr int32_t kReportLaunchFailed = 3;
+
+// The init's exit code for a wait status (init_main.cc ExitCodeFor): the code, or 128+N.
+int ExitCodeFor(int status) {
+  if (WIFSIGNALED(status)) return (128 + WTERMSIG(status)) & 0xff;
+  return WEXITSTATUS(status);
+}
 
 }  // namespace
 
@@ -33,14 +43,12 @@ Registry::~Registry() {
     // callback, which runs after the environment is gone. Leak it (one small object per sandbox
     // still alive at teardown) rather than touch a dead environment.
     watch->context = nullptr;
-    if (!watch->report_done) uv_poll_stop(&watch->report_poll);
     if (!watch->reaped) uv_poll_stop(&watch->pid_poll);
     close(watch->pidfd);
     close(watch->report_fd);
     if (watch->control_fd >= 0) close(watch->control_fd);
     net_holders::Discard(watch->holder);
     CloseCaptures(watch);
-    uv_close(reinterpret_cast<uv_handle_t*>(&watch->report_poll), OnClosed);
     uv_close(reinterpret_cast<uv_handle_t*>(&watch->pid_poll), OnClosed);
   }
   watches_.clear();
@@ -59,14 +67,11 @@ void Registry::Add(long long pid, int pidfd, int report_fd, net_holders::Holder 
   watch->holder = holder;
   watch->callback = Napi::Persistent(callback);
   watch->context = new Napi::AsyncContext(env_, "zero-sandbox:exit");
-  int flags = fcntl(report_fd, F_GETFL);
-  fcntl(report_fd, F_SETFL, flags | O_NONBLOCK);
-  uv_poll_init(loop, &watch->report_poll, report_fd);
+  // Read only once the init is reaped, when every writer is gone: never wait on it.
+  fcntl(report_fd, F_SETFL, fcntl(report_fd, F_GETFL) | O_NONBLOCK);
   uv_poll_init(loop, &watch->pid_poll, pidfd);
-  watch->report_poll.data = watch;
   watch->pid_poll.data = watch;
-  watch->open_handles = 2;
-  uv_poll_start(&watch->report_poll, UV_READABLE, OnReport);
+  watch->open_handles = 1;
   uv_poll_start(&watch->pid_poll, UV_READABLE, OnPidfd);
   watches_[pid] = watch;
   if (control_fd >= 0) SetRef(watch, false);
@@ -113,10 +118,6 @@ void Registry::DrainCapture(Watch* watch, Capture* capture) {
   }
 }
 
-bool Registry::CapturesDone(const Watch* watch) const {
-  return watch->captures[0].eof && watch->captures[1].eof;
-}
-
 void Registry::CloseCaptures(Watch* watch) {
   for (Capture& capture : watch->captures) {
     if (capture.fd < 0) continue;
@@ -129,14 +130,7 @@ void Registry::CloseCaptures(Watch* watch) {
 
 void Registry::OnCapture(uv_poll_t* handle, int, int) {
   Capture* capture = static_cast<Capture*>(handle->data);
-  Watch* watch = capture->watch;
-  Registry* self = watch->registry;
-  self->DrainCapture(watch, capture);
-  // The command has exited and its output is complete.
-  if (watch->command_exited && watch->report_done && self->CapturesDone(watch)) {
-    self->Deliver(watch, 0, false);
-    self->MaybeFinish(watch);
-  }
+  capture->watch->registry->DrainCapture(capture->watch, capture);
 }
 
 Watch* Registry::Find(long long pid) {
@@ -145,71 +139,60 @@ Watch* Registry::Find(long long pid) {
 }
 
 void Registry::SetRef(Watch* watch, bool ref) {
-  uv_handle_t* handles[2] = {reinterpret_cast<uv_handle_t*>(&watch->report_poll),
-                             reinterpret_cast<uv_handle_t*>(&watch->pid_poll)};
-  for (uv_handle_t* handle : handles) {
-    if (ref) uv_ref(handle);
-    else uv_unref(handle);
-  }
+  uv_handle_t* handle = reinterpret_cast<uv_handle_t*>(&watch->pid_poll);
+  if (ref) uv_ref(handle);
+  else uv_unref(handle);
 }
 
 bool Registry::Signal(long long pid, int sig) {
   auto it = watches_.find(pid);
-  if (it == watches_.end() || it->second->delivered) return false;
+  if (it == watches_.end() || it->second->reaped) return false;
   return syscall(SYS_pidfd_send_signal, it->second->pidfd, sig, nullptr, 0) == 0;
 }
 
-void Registry::DrainReport(Watch* watch) {
+// Every writer of the pipe is gone when this runs, so it reads what is there and stops at EOF.
+// Records are data: a torn or unknown one is skipped, the last of each kind wins.
+ReportRecords Registry::DrainReport(Watch* watch) {
+  ReportRecords records;
   int32_t record[2];
   for (;;) {
     ssize_t n = read(watch->report_fd, record, sizeof record);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return;  // EAGAIN: nothing more for now
-    if (n != static_cast<ssize_t>(sizeof record)) {
-      watch->report_done = true;  // EOF (init is gone) or a torn record
-      return;
-    }
-    if (record[0] == kReportExecFailed || record[0] == kReportLaunchFailed) watch->exec_errno = record[1];
+    if (n != static_cast<ssize_t>(sizeof record)) break;  // EOF, EAGAIN or a torn record
+    if (record[0] == kReportExecFailed || record[0] == kReportLaunchFailed) records.exec_errno = record[1];
     if (record[0] == kReportExited) {
-      watch->command_exited = true;
-      watch->command_status = record[1];
-      watch->report_done = true;
-      return;
+      records.has_status = true;
+      records.status = record[1];
     }
   }
-}
-
-void Registry::OnReport(uv_poll_t* handle, int, int) {
-  Watch* watch = static_cast<Watch*>(handle->data);
-  Registry* self = watch->registry;
-  self->DrainReport(watch);
-  if (!watch->report_done) return;
-  uv_poll_stop(&watch->report_poll);
-  // The command exited and everything else in the sandbox is dead: tell JavaScript now rather
-  // than after the kernel has torn the namespaces down, once captured output has reached EOF
-  // (every writer is dead, so what is left sits in the pipes).
-  for (Capture& capture : watch->captures) self->DrainCapture(watch, &capture);
-  if (watch->command_exited && self->CapturesDone(watch)) self->Deliver(watch, 0, false);
-  self->MaybeFinish(watch);
+  return records;
 }
 
 void Registry::OnPidfd(uv_poll_t* handle, int, int) {
   Watch* watch = static_cast<Watch*>(handle->data);
   Registry* self = watch->registry;
-  uv_poll_stop(&watch->pid_poll);
-  int init_status = 0;
-  pid_t reaped;
+  siginfo_t info;
+  memset(&info, 0, sizeof info);
+  int rc;
   do {
-    reaped = waitpid(static_cast<pid_t>(watch->pid), &init_status, 0);
-  } while (reaped < 0 && errno == EINTR);
+    rc = waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(watch->pidfd), &info, WEXITED | WNOHANG);
+  } while (rc < 0 && errno == EINTR);
+  // Still running (a readable pidfd means it has exited, so this is only a spurious wake-up).
+  if (rc == 0 && info.si_pid == 0) return;
+  uv_poll_stop(&watch->pid_poll);
   watch->reaped = true;
-  if (!watch->report_done) {
-    self->DrainReport(watch);
-    watch->report_done = true;
-    uv_poll_stop(&watch->report_poll);
+  InitEnd end;
+  if (rc != 0) {
+    end.value = 125;  // reaped by someone else: the pidfd proves it is gone, its status is lost
+  } else if (info.si_code == CLD_EXITED) {
+    end.value = info.si_status;
+  } else {
+    end.killed = true;
+    end.value = info.si_status;
   }
-  // Every process of the sandbox is gone: take what the pipes hold without waiting for EOF (a
-  // descriptor stuck in flight could otherwise hold a pipe open).
+  // Every process of the sandbox is gone: only now is what it wrote read. Take what the pipes
+  // hold without waiting for EOF (a descriptor stuck in flight could otherwise hold one open).
+  ReportRecords report = self->DrainReport(watch);
   for (Capture& capture : watch->captures) {
     self->DrainCapture(watch, &capture);
     if (!capture.eof) {
@@ -217,31 +200,29 @@ void Registry::OnPidfd(uv_poll_t* handle, int, int) {
       uv_poll_stop(&capture.poll);
     }
   }
-  self->Deliver(watch, init_status, true);
-  self->MaybeFinish(watch);
+  self->Deliver(watch, end, report);
+  self->Finish(watch);
 }
 
 // {exitCode, signal, execErrno, commandExited, stdout?, stderr?, <stream>Bytes?, <stream>Tail?,
-// overflow?} for JavaScript.
-Napi::Object Registry::BuildExit(Watch* watch, int init_status, bool init_reaped) {
+// overflow?} for JavaScript. The kernel's word decides: a killed init is the whole sandbox killed;
+// an exiting init's code is the command's. The report may only refine that code (exit status
+// versus signal) when it agrees with it, and an exec errno counts only with the codes a failed
+// exec or launch produces.
+Napi::Object Registry::BuildExit(Watch* watch, const InitEnd& end, const ReportRecords& report) {
   Napi::Env env = env_;
   Napi::Object result = Napi::Object::New(env);
-  // The command's own status when init saw it exit; otherwise init itself was killed (timeout,
-  // abort, kill()), and its status stands for the whole sandbox.
-  int status = watch->command_exited ? watch->command_status : init_status;
-  if (!watch->command_exited && !init_reaped) status = 0;
-  if (WIFEXITED(status)) {
-    result.Set("exitCode", Napi::Number::New(env, WEXITSTATUS(status)));
-    result.Set("signal", env.Null());
-  } else if (WIFSIGNALED(status)) {
+  bool agrees = !end.killed && report.has_status && ExitCodeFor(report.status) == end.value;
+  int exec_errno = !end.killed && end.value >= 125 && end.value <= 127 ? report.exec_errno : 0;
+  if (end.killed || (agrees && WIFSIGNALED(report.status))) {
     result.Set("exitCode", env.Null());
-    result.Set("signal", Napi::Number::New(env, WTERMSIG(status)));
+    result.Set("signal", Napi::Number::New(env, end.killed ? end.value : WTERMSIG(report.status)));
   } else {
-    result.Set("exitCode", Napi::Number::New(env, 125));
+    result.Set("exitCode", Napi::Number::New(env, end.value));
     result.Set("signal", env.Null());
   }
-  result.Set("execErrno", Napi::Number::New(env, watch->exec_errno));
-  result.Set("commandExited", Napi::Boolean::New(env, watch->command_exited));
+  result.Set("execErrno", Napi::Number::New(env, exec_errno));
+  result.Set("commandExited", Napi::Boolean::New(env, agrees));
   const char* names[2] = {"stdout", "stderr"};
   for (int i = 0; i < 2; ++i) {
     Capture& capture = watch->captures[i];
@@ -256,34 +237,32 @@ Napi::Object Registry::BuildExit(Watch* watch, int init_status, bool init_reaped
   return result;
 }
 
-void Registry::Deliver(Watch* watch, int init_status, bool init_reaped) {
+void Registry::Deliver(Watch* watch, const InitEnd& end, const ReportRecords& report) {
   if (watch->delivered) return;
   watch->delivered = true;
   Napi::FunctionReference callback = std::move(watch->callback);
   Napi::AsyncContext* context = watch->context;
   watch->context = nullptr;
-  // A libuv callback has no JavaScript frame above it, so nothing may escape as a C++ exception:
-  // a JavaScript error is surfaced as uncaught, and while the environment is being torn down
-  // (where every call fails) there is no one left to tell.
+  // A libuv callback has no JavaScript frame above it, so nothing may escape it as a C++
+  // exception. A JavaScript error thrown by the callback (a listener of the exit) becomes an
+  // uncaught exception, as for any event Node itself emits; the handle scope stays open while the
+  // error is read. While the environment is torn down (every call fails) no one is left to tell.
   try {
     Napi::HandleScope scope(env_);
-    Napi::Object result = BuildExit(watch, init_status, init_reaped);
-    callback.MakeCallback(env_.Global(), {result}, *context);
-  } catch (const Napi::Error& error) {
     try {
+      Napi::Object result = BuildExit(watch, end, report);
+      callback.MakeCallback(env_.Global(), {result}, *context);
+    } catch (const Napi::Error& error) {
       napi_value value = error.Value();
       if (value != nullptr) napi_fatal_exception(env_, value);
-    } catch (...) {
-      // the environment is gone: nothing can be reported
     }
   } catch (...) {
-    // not a JavaScript error (e.g. out of memory building the result): the exit cannot be delivered
+    // the environment is gone, or memory ran out: the exit cannot be delivered
   }
   delete context;
 }
 
-void Registry::MaybeFinish(Watch* watch) {
-  if (!watch->report_done || !watch->reaped) return;
+void Registry::Finish(Watch* watch) {
   close(watch->report_fd);
   close(watch->pidfd);
   if (watch->control_fd >= 0) close(watch->control_fd);
@@ -293,7 +272,6 @@ void Registry::MaybeFinish(Watch* watch) {
   watch->holder = net_holders::Holder();
   CloseCaptures(watch);
   watches_.erase(watch->pid);
-  uv_close(reinterpret_cast<uv_handle_t*>(&watch->report_poll), OnClosed);
   uv_close(reinterpret_cast<uv_handle_t*>(&watch->pid_poll), OnClosed);
 }
 

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Watches sandboxes on the Node event loop: the init helper's report pipe says when the command
-// has exited (after init killed and reaped everything else), and a pidfd says when init itself is
-// gone (so it is reaped; also the fallback when init was killed before reporting). No threads.
+// Watches sandboxes on the Node event loop. The exit is decided by the kernel alone: a pidfd on the
+// sandbox's init becomes readable once the init has exited, which for the first process of a pid
+// namespace means every other process in it has been killed and reaped; the init is then reaped
+// with waitid and its exit status is the command's. What the sandbox wrote (the init's report
+// pipe, captured output) is read only after that and cannot end a run, keep it going, or stop a
+// kill. No threads.
 #pragma once
 
 #include <napi.h>
@@ -29,8 +32,20 @@ struct Capture {
   capture_buffer::BoundedBuffer buffer;
 };
 
+// How the sandbox's init ended, from waitid: an exit code, or the signal that killed it.
+struct InitEnd {
+  bool killed = false;  // by a signal (the host's kill, a timeout, the OOM killer)
+  int value = 0;        // exit code, or signal number
+};
+
+// What the init's report pipe held once every writer was gone (the last record of each kind).
+struct ReportRecords {
+  bool has_status = false;
+  int status = 0;       // the command's wait status, as the init saw it
+  int exec_errno = 0;   // errno of a failed exec or launch, or 0
+};
+
 struct Watch {
-  uv_poll_t report_poll;
   uv_poll_t pid_poll;
   Registry* registry = nullptr;
   long long pid = -1;
@@ -38,12 +53,8 @@ struct Watch {
   int report_fd = -1;
   int control_fd = -1;       // prewarmed sandboxes: our end of the launch socket until used
   bool delivered = false;
-  bool report_done = false;   // EOF or final record seen on the report pipe
   bool reaped = false;
   int open_handles = 0;
-  int exec_errno = 0;
-  bool command_exited = false;
-  int command_status = 0;
   Capture captures[2];        // stdout, stderr
   double max_buffer = 0;      // per captured stream: bytes kept (head and tail)
   bool overflow_kill = false; // exceeding max_buffer kills the sandbox (opt-in) instead
@@ -71,24 +82,22 @@ class Registry {
   void StartCapture(Watch* watch, const int* fds, double max_buffer, bool overflow_kill);
   // Whether the watch keeps the event loop alive (idle prewarmed sandboxes do not).
   void SetRef(Watch* watch, bool ref);
-  // Sends a signal through the pidfd (immune to pid reuse). False once the sandbox has reported.
+  // Sends a signal through the pidfd (immune to pid reuse). False once the init has been reaped.
   bool Signal(long long pid, int sig);
   size_t Size() const { return watches_.size(); }
 
  private:
-  static void OnReport(uv_poll_t* handle, int status, int events);
   static void OnPidfd(uv_poll_t* handle, int status, int events);
   static void OnCapture(uv_poll_t* handle, int status, int events);
   static void OnClosed(uv_handle_t* handle);
   static void OnCaptureClosed(uv_handle_t* handle);
   static void Release(Watch* watch);
-  void DrainReport(Watch* watch);
+  ReportRecords DrainReport(Watch* watch);
   void DrainCapture(Watch* watch, Capture* capture);
-  bool CapturesDone(const Watch* watch) const;
   void CloseCaptures(Watch* watch);
-  void Deliver(Watch* watch, int init_status, bool init_reaped);
-  Napi::Object BuildExit(Watch* watch, int init_status, bool init_reaped);
-  void MaybeFinish(Watch* watch);
+  void Deliver(Watch* watch, const InitEnd& end, const ReportRecords& report);
+  Napi::Object BuildExit(Watch* watch, const InitEnd& end, const ReportRecords& report);
+  void Finish(Watch* watch);
 
   Napi::Env env_;
   std::map<long long, Watch*> watches_;

@@ -1,8 +1,16 @@
 // SPDX-License-Identifier: MIT
 // zero-sandbox-init: the first process of every Linux sandbox (pid 1 of its pid namespace), exec'd
 // by the addon once the namespaces, mounts, Landlock and seccomp are in place. It starts the
-// command in a new session, forwards termination signals to it, reaps orphans, and reports the
-// command's fate on fd 3 once every other process in the sandbox is dead and reaped.
+// command in a new session, forwards termination signals to it, reaps orphans, and once every
+// other process in the sandbox is dead and reaped, exits with the command's status (its exit code,
+// or 128+N for signal N). The host takes that from the kernel when it reaps this process; the
+// records on fd 3 (exec errno, the full wait status) are details it reads only afterwards and
+// believes only where they agree with the exit code.
+//
+// The init is not dumpable, so no process of the sandbox can open its descriptors
+// (/proc/1/fd/3), take them (pidfd_getfd) or trace it: all three need ptrace access, which an
+// undumpable process grants only to holders of CAP_SYS_PTRACE in its user namespace, and the
+// sandbox has no capabilities.
 //
 // `zero-sandbox-init CMD ARGS...` runs the command at once. `zero-sandbox-init --warm` is a
 // prewarmed sandbox: its command process is forked at once and waits on fd 4 for exactly one
@@ -27,9 +35,10 @@ constexpr int32_t kReportExecFailed = 1;  // value: errno of the exec
 constexpr int32_t kReportExited = 2;      // value: the command's wait status
 constexpr int32_t kReportLaunchFailed = 3;  // value: errno of receiving or applying the launch
 
-constexpr int kEnoent = 2, kEintr = 4, kEio = 5, kEnomem = 12, kEacces = 13, kEnotdir = 20,
+constexpr int kEnoent = 2, kEintr = 4, kEnomem = 12, kEacces = 13, kEnotdir = 20,
               kEinval = 22, kEnoexec = 8, kEchild = 10, kEproto = 71, kEconnreset = 104;
 constexpr int kSigkill = 9, kSigchld = 17;
+constexpr int kPrSetDumpable = 4;
 const int kForwarded[] = {15 /*TERM*/, 2 /*INT*/, 1 /*HUP*/, 3 /*QUIT*/, 10 /*USR1*/, 12 /*USR2*/,
                           28 /*WINCH*/, 18 /*CONT*/};
 
@@ -42,9 +51,19 @@ struct SignalInfo {
   uint8_t rest[124];
 };
 
+// Best effort and never blocking (the report pipe is non-blocking): the exit status is what
+// counts, a record only adds detail.
 void Report(int32_t type, int32_t value) {
   int32_t record[2] = {type, value};
   SYS(write, kReportFd, (long)record, sizeof record);
+}
+
+// The exit code that stands for a wait status: the exit code, or 128+N for signal N (the
+// shell's convention). The host decodes it the same way (native/common/exit_watcher.cc).
+int ExitCodeFor(int status) {
+  int signal = status & 0x7f;
+  if (signal == 0) return (status >> 8) & 0xff;
+  return (128 + signal) & 0xff;
 }
 
 [[noreturn]] void Exit(int code) {
@@ -236,6 +255,14 @@ int Main(int argc, char** argv, char** envp) {
     Report(kReportExecFailed, kEinval);
     return 125;
   }
+  // Before anything else runs in the sandbox: undumpable (see the top of this file), and a report
+  // pipe that a full buffer cannot block on.
+  long undumpable = SYS(prctl, kPrSetDumpable, 0, 0, 0, 0);
+  if (undumpable < 0) {
+    Report(kReportExecFailed, static_cast<int32_t>(-undumpable));
+    return 125;
+  }
+  SYS(fcntl, kReportFd, F_SETFL, O_NONBLOCK);
   // A new session: the command has no controlling terminal, so it cannot reach the caller's.
   SYS(setsid);
 
@@ -304,10 +331,13 @@ int Main(int argc, char** argv, char** envp) {
     SignalInfo info;
     long n = SYS(read, sigfd, (long)&info, sizeof info);
     if (n == static_cast<long>(sizeof info) && info.signo != kSigchld) SYS(kill, -child, info.signo);
-    else if (n < 0 && n != -kEintr) return kEio;
+    else if (n < 0 && n != -kEintr) {
+      Report(kReportExecFailed, static_cast<int32_t>(-n));
+      return 125;
+    }
   }
-  // Kill every process the command left behind and reap them all before reporting, so that
-  // when the caller hears "exited", nothing the command started is still running.
+  // Kill every process the command left behind and reap them all. (The kernel would do the same
+  // when this process exits; doing it here keeps the exit path short.)
   SYS(kill, -1, kSigkill);
   for (;;) {
     long pid = SYS(wait4, -1, 0, 0, 0);
@@ -315,7 +345,7 @@ int Main(int argc, char** argv, char** envp) {
     if (pid < 0 && pid != -kEintr) break;
   }
   Report(kReportExited, status);
-  return 0;
+  return ExitCodeFor(status);
 }
 
 }  // namespace
