@@ -157,6 +157,16 @@ function pipeSocket(fd: number, readable: boolean): import('node:net').Socket {
   return new net.Socket({ fd, readable, writable: !readable });
 }
 
+/** What a failure of the host-side work after a sandbox's exit becomes. */
+function exitFailure(error: unknown): SandboxError {
+  if (error instanceof SandboxError) return error;
+  const { message, path } = (error ?? {}) as { message?: string; path?: string };
+  return new SandboxError('internal_error', `the sandbox exited, but the host-side checks after it failed${path === undefined ? '' : ` on ${path}`}: ${message ?? String(error)}. The workspace was not fully checked`, {
+    cause: error,
+    ...(path === undefined ? {} : { path }),
+  });
+}
+
 export class SandboxedProcess extends EventEmitter {
   readonly pid: number;
   readonly stdin: Writable | null;
@@ -166,7 +176,11 @@ export class SandboxedProcess extends EventEmitter {
   readonly network: 'deny' | 'allow';
   /** True when a prewarmed sandbox (set up ahead of time for the same plan) runs the command. */
   readonly prewarmed: boolean;
-  /** Resolves once the sandbox is gone (every process in it has been killed). */
+  /**
+   * Resolves once the sandbox is gone (every process in it has been killed). Rejects with a
+   * SandboxError when the host-side work after the exit (protected-path cleanup) failed: the
+   * workspace was then not fully checked.
+   */
   readonly exited: Promise<SandboxExit>;
   #done = false;
   #timedOut = false;
@@ -202,8 +216,16 @@ export class SandboxedProcess extends EventEmitter {
     }
     const watched = missingProtectedPaths(plan.writeRoots, facts);
     let resolveExit!: (exit: SandboxExit) => void;
-    this.exited = new Promise((resolve) => (resolveExit = resolve));
-    const onExit = (raw: NativeExit) => {
+    let rejectExit!: (error: SandboxError) => void;
+    let settled = false;
+    this.exited = new Promise((resolve, reject) => {
+      resolveExit = (exit) => {
+        settled = true;
+        resolve(exit);
+      };
+      rejectExit = reject;
+    });
+    const settle = (raw: NativeExit) => {
       this.#done = true;
       if (capture !== undefined) {
         this.#captured = {
@@ -228,6 +250,22 @@ export class SandboxedProcess extends EventEmitter {
       }
       resolveExit(exit);
       this.emit('exit', exit);
+    };
+    // The exit arrives in a native callback: a failure of the host-side work after it (protected
+    // path cleanup, ...) must not escape into the addon. It becomes a SandboxError: `exited`
+    // rejects and `error` listeners hear it. A listener's own error, thrown after `exited` has
+    // resolved, stays the caller's: an uncaught exception, as with Node's own events.
+    const onExit = (raw: NativeExit) => {
+      try {
+        settle(raw);
+      } catch (error) {
+        if (settled) throw error;
+        this.#done = true;
+        clearTimeout(timer);
+        const failure = exitFailure(error);
+        rejectExit(failure);
+        if (this.listenerCount('error') > 0) this.emit('error', failure);
+      }
     };
     // A pids cgroup is joined at clone time, so such a run never uses a prewarmed sandbox.
     const key = prewarmEnabled(options.prewarm) && pids === undefined ? buildPrewarmKey(spec) : undefined;
@@ -321,7 +359,8 @@ export function spawnSandboxed(command: SandboxCommand, options: SpawnSandboxedO
   const plan = prepareSandbox(command, options);
   try {
     const child = new SandboxedProcess(plan, options, assertEnforceable(plan));
-    void child.exited.then(() => releaseRuntimeState(plan));
+    const release = () => releaseRuntimeState(plan);
+    void child.exited.then(release, release);
     return child;
   } catch (error) {
     releaseRuntimeState(plan);
