@@ -221,6 +221,28 @@ sandboxTest('attack: kill() kills a command that forged its exit', async () => {
   }
 });
 
+sandboxTest('attack: an AbortSignal kills a command that forged its exit', async () => {
+  const t = makeTree();
+  const mark = marker();
+  try {
+    const controller = new AbortController();
+    const child = spawnSandboxed(['/bin/sh', '-c', `touch ready; ${forgeThroughProc('verdict')}; sleep ${mark}`], {
+      workspace: t.ws, stdio: ['ignore', 'ignore', 'ignore'], signal: controller.signal,
+    });
+    await waitForFile(join(t.ws, 'verdict'));
+    injectIntoReportPipe(child.pid, record(2, 0));
+    await sleep(300);
+    controller.abort();
+    const exit = await child.exited;
+    assert.ok(exit.aborted);
+    assert.is(exit.signal, 'SIGKILL');
+    assert.is(readFileSync(join(t.ws, 'verdict'), 'utf8'), 'REFUSED\n');
+    await assertGone(mark, child.pid);
+  } finally {
+    t.cleanup();
+  }
+});
+
 sandboxTest('attack: runSandboxed does not resolve while a command that forged its exit keeps writing', async () => {
   const t = makeTree();
   try {
