@@ -42,6 +42,8 @@ function findPackage(name: string, dir: string): string | undefined {
 }
 
 let closure: string[] | undefined;
+// The Node binary running this process, resolved once.
+let nodeBinary: string | undefined;
 
 /** The package directory and every run-time dependency package directory, resolved (once per process). */
 function packageClosure(): string[] {
@@ -69,8 +71,8 @@ function packageClosure(): string[] {
  */
 export function ownFilesInside(roots: readonly string[]): string[] {
   const own: string[] = [];
-  const node = real(process.execPath);
-  if (node !== undefined) own.push(node);
+  nodeBinary ??= real(process.execPath) ?? process.execPath;
+  own.push(nodeBinary);
   const binding = nativeBindingPath();
   if (binding !== undefined) own.push(real(binding) ?? binding);
   const pkg = real(PACKAGE_ROOT) ?? PACKAGE_ROOT;

@@ -6,11 +6,11 @@
 // Fix: zero-sandbox's own files inside a write root are bound read-only inside the sandbox, and
 // every directory between the write root and them is pinned (a mount point cannot be renamed or
 // removed), so neither the files nor the path to them can change; the rest of node_modules stays
-// writable. The test runs the copied package's own CLI, then checks every file of it on the host
+// writable. The same holds for the packages it loads (hoisted next to it). The test runs the copied package's own CLI, then checks every file of it on the host
 // and that the next invocation runs the original.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
@@ -29,7 +29,10 @@ function installInto(ws: string): string {
   copyFileSync(join(REPO_ROOT, 'package.json'), join(pkg, 'package.json'));
   for (const name of ['main.js', 'cli.js', 'cli.cache', 'package.json']) copyFileSync(join(REPO_ROOT, 'dist/cli', name), join(pkg, 'dist/cli', name));
   for (const file of [addon, join(dirname(addon), 'zero_sandbox_init')]) copyFileSync(join(REPO_ROOT, file), join(pkg, file));
-  symlinkSync(join(REPO_ROOT, 'node_modules'), join(pkg, 'node_modules'));
+  // Dependencies hoisted next to it, as npm lays them out: one copied (a real directory in the
+  // write root, so it must be protected too), the others linked to the repository's.
+  cpSync(join(REPO_ROOT, 'node_modules', 'node-gyp-build'), join(ws, 'node_modules', 'node-gyp-build'), { recursive: true });
+  for (const name of ['node-addon-api', 'tree-sitter', 'tree-sitter-bash', 'zod']) symlinkSync(join(REPO_ROOT, 'node_modules', name), join(ws, 'node_modules', name));
   mkdirSync(join(ws, 'node_modules', '.bin'));
   symlinkSync('../zero-sandbox/dist/cli/main.js', join(ws, 'node_modules', '.bin', 'zero-sandbox'));
   return pkg;
@@ -55,6 +58,8 @@ const ATTACK = [
   'for f in $(find node_modules/zero-sandbox/ -name zero_sandbox_init); do cp /bin/true "$f" && echo wrote-init; done',
   'for f in $(find node_modules/zero-sandbox/ -name "*.node"); do rm -f "$f" && echo removed-addon; done',
   'touch node_modules/zero-sandbox/dist/cli/new.js && echo created-file',
+  'echo PWNED >> node_modules/node-gyp-build/index.js && echo wrote-dependency',
+  'mv node_modules/node-gyp-build node_modules/ngb-old && echo moved-dependency',
   'mv node_modules/zero-sandbox node_modules/zs-old && echo moved-package',
   'rm -rf node_modules/zero-sandbox && echo removed-package',
   'mv node_modules nm-old && echo moved-node-modules',
@@ -67,7 +72,8 @@ sandboxTest('a command cannot rewrite, move or replace the zero-sandbox installe
   const t = makeTree('zs-self-rewrite-');
   try {
     const pkg = installInto(t.ws);
-    const before = fingerprint(pkg);
+    const dependency = join(t.ws, 'node_modules', 'node-gyp-build');
+    const before = [...fingerprint(pkg), ...fingerprint(dependency)];
     const cli = join(t.ws, 'node_modules', '.bin', 'zero-sandbox');
     const env = { ...process.env, XDG_CONFIG_HOME: join(t.base, 'config'), ZERO_SANDBOX_GRANTS_PATH: join(t.base, 'grants.json') };
     // A script the engine cannot see into (as a build script would be): only the sandbox stands
@@ -78,7 +84,7 @@ sandboxTest('a command cannot rewrite, move or replace the zero-sandbox installe
     assert.ok(existsSync(join(t.ws, 'node_modules', 'left-pad', 'index.js')));
     assert.not.ok(existsSync(join(t.ws, 'nm-old')));
     assert.not.ok(existsSync(join(t.ws, 'node_modules', 'zs-old')));
-    assert.equal(fingerprint(pkg), before, 'every file of the package is unchanged on the host');
+    assert.equal([...fingerprint(pkg), ...fingerprint(dependency)], before, 'every file of the package and its dependency is unchanged on the host');
     const next = execFileSync(process.execPath, [cli, 'run', '--workspace', t.ws, '--', 'echo', 'still-sandboxed'], { cwd: t.ws, env, encoding: 'utf8' });
     assert.is(next, 'still-sandboxed\n', 'the next invocation runs the original CLI');
   } finally {
