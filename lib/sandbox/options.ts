@@ -30,6 +30,8 @@ export interface SandboxOptions {
   timeoutMs?: number;
   /** Kill the sandbox when this signal aborts. */
   signal?: AbortSignal;
+  /** Absolute path of the interpreter a shell-string command runs with (default /bin/sh). */
+  shell?: string;
   /**
    * Prewarm sandboxes during bursts of commands with the same policy (default true, or
    * ZERO_SANDBOX_PREWARM=0 to switch off). A prewarmed sandbox is only used when the plan
@@ -41,6 +43,8 @@ export interface SandboxOptions {
 export interface RunOptions extends SandboxOptions {
   /** Written to the command's stdin, which is then closed. */
   input?: string | Uint8Array;
+  /** The command reads this process's own standard input instead of `input` (the CLI's exec). */
+  inheritStdin?: boolean;
   /**
    * Bytes of stdout and of stderr kept, each (default 64 MiB). Past it the command keeps running
    * and the first and last halves are kept, joined by a truncation marker (`truncated` is true).
@@ -77,11 +81,26 @@ export function normalizeNetwork(value: unknown): NetworkMode {
   return typeof value === 'string' && value.trim().toLowerCase() === 'allow' ? 'allow' : 'deny';
 }
 
-export function normalizeCommand(command: SandboxCommand): string[] {
+/**
+ * Shell strings longer than this (in bytes) reach the shell as a file descriptor instead of argv:
+ * the kernel refuses any single argv string over 128 KiB (and all of argv and env over a quarter
+ * of the stack limit), so a long script could not run at all.
+ */
+export const SCRIPT_FD_BYTES = 32 * 1024;
+
+/** Where the shell reads a long script: fd 4 of the command, a sealed in-memory file (memfd). */
+export const SCRIPT_FD_PATH = '/proc/self/fd/4';
+
+/**
+ * The argv a command runs as: argv as given, `SHELL -c STRING` for a shell string, or for a long
+ * one `SHELL /proc/self/fd/4` (the script is then handed over as that descriptor: see commandScript).
+ */
+export function normalizeCommand(command: SandboxCommand, shell = '/bin/sh'): string[] {
   if (typeof command === 'string') {
     if (command.trim() === '') throw invalid('the command is empty');
     if (command.includes('\0')) throw invalid('the command contains a NUL byte');
-    return ['/bin/sh', '-c', command];
+    if (typeof shell !== 'string' || !shell.startsWith('/') || shell.includes('\0')) throw invalid('options.shell must be an absolute path');
+    return commandScript(command) === undefined ? [shell, '-c', command] : [shell, SCRIPT_FD_PATH];
   }
   if (!Array.isArray(command) || command.length === 0) throw invalid('the command must be a non-empty string or argv array');
   for (const [i, arg] of command.entries()) {
@@ -90,6 +109,14 @@ export function normalizeCommand(command: SandboxCommand): string[] {
   }
   if (command[0] === '') throw invalid('argv[0] is empty');
   return [...command];
+}
+
+/** The bytes of a shell string handed over as fd 4, or undefined when it fits in argv. */
+export function commandScript(command: SandboxCommand): Buffer | undefined {
+  // Cheap test first: a UTF-8 byte count is at most 3 per UTF-16 unit.
+  if (typeof command !== 'string' || command.length * 3 <= SCRIPT_FD_BYTES) return undefined;
+  const bytes = Buffer.from(command, 'utf8');
+  return bytes.length > SCRIPT_FD_BYTES ? bytes : undefined;
 }
 
 export interface CheckedOptions {

@@ -13,7 +13,7 @@ import { layersDisabledForTesting, probeSync, type LayerName, type ProbeReport }
 import { buildLinuxSpec, hostViewOf, type StdioMode } from '../backend/linux/spec.js';
 import { HostFacts, attachHostFacts, takeHostFacts } from '../host-facts.js';
 import type { BackendInfo, SandboxBackendName, SandboxPlan } from '../backend/types.js';
-import { checkOptions, normalizeCommand, type SandboxCommand, type SandboxOptions } from './options.js';
+import { checkOptions, commandScript, normalizeCommand, type SandboxCommand, type SandboxOptions } from './options.js';
 import { resolvePlan, resolveWorkspace } from './plan.js';
 import { createPidsLimit } from './cgroup.js';
 import { missingProtectedPaths, removeCreatedProtectedPaths } from './protected.js';
@@ -45,7 +45,7 @@ export interface SpawnSandboxedOptions extends SandboxOptions {
    * @internal runSandboxed: the addon collects stdout and stderr itself and delivers them with the
    * exit (see `capturedOutput()`); stdin gets `input` (then EOF). `stdio` is ignored.
    */
-  capture?: { input: Uint8Array; maxBuffer: number; overflowKill?: boolean };
+  capture?: { input: Uint8Array; maxBuffer: number; overflowKill?: boolean; inheritStdin?: boolean };
 }
 
 /** One captured stream: all of it, or its head and tail with the byte count in between. */
@@ -188,14 +188,14 @@ export class SandboxedProcess extends EventEmitter {
   #captured: CapturedOutput | undefined;
 
   /** @internal */
-  constructor(plan: SandboxPlan, options: SpawnSandboxedOptions, context: ReturnType<typeof assertEnforceable>) {
+  constructor(plan: SandboxPlan, options: SpawnSandboxedOptions, context: ReturnType<typeof assertEnforceable>, script?: Buffer) {
     super();
     this.network = plan.network;
     const capture = options.capture;
     const modes = options.stdio ?? ['pipe', 'pipe', 'pipe'];
     const stdio: [StdioMode, StdioMode, StdioMode] = capture === undefined
       ? modes.map((mode, i): StdioMode => (mode === 'inherit' ? i : mode)) as [StdioMode, StdioMode, StdioMode]
-      : [capture.input.length <= DIRECT_INPUT_BYTES ? capture.input : 'pipe', 'capture', 'capture'];
+      : [capture.inheritStdin === true ? 0 : capture.input.length <= DIRECT_INPUT_BYTES ? capture.input : 'pipe', 'capture', 'capture'];
     // A root caller's process limit is a pids cgroup (RLIMIT_NPROC does not bind root).
     const pids = context.isRoot && plan.limits.processes !== undefined ? createPidsLimit(plan.limits.processes) : undefined;
     // The filesystem facts the plan was resolved with (this call only): each path looked up once.
@@ -267,8 +267,9 @@ export class SandboxedProcess extends EventEmitter {
         if (this.listenerCount('error') > 0) this.emit('error', failure);
       }
     };
-    // A pids cgroup is joined at clone time, so such a run never uses a prewarmed sandbox.
-    const key = prewarmEnabled(options.prewarm) && pids === undefined ? buildPrewarmKey(spec) : undefined;
+    // A pids cgroup is joined, and a long script's descriptor installed, at clone time: such a run
+    // never uses a prewarmed sandbox.
+    const key = prewarmEnabled(options.prewarm) && pids === undefined && script === undefined ? buildPrewarmKey(spec) : undefined;
     let native: NativeSpawned | null = null;
     const warm = key === undefined ? undefined : prewarmPool.take(key);
     if (warm !== undefined) {
@@ -283,7 +284,12 @@ export class SandboxedProcess extends EventEmitter {
     this.prewarmed = native !== null && warm !== undefined;
     if (native === null) {
       try {
-        native = callNative((binding) => binding.spawn(capture === undefined ? spec : { ...spec, maxBuffer: capture.maxBuffer, overflowKill: capture.overflowKill === true }, onExit));
+        const full = {
+          ...spec,
+          ...(capture === undefined ? {} : { maxBuffer: capture.maxBuffer, overflowKill: capture.overflowKill === true }),
+          ...(script === undefined ? {} : { script }),
+        };
+        native = callNative((binding) => binding.spawn(full, onExit));
       } catch (error) {
         pids?.remove();
         throw explainSpawnFailure(error, plan);
@@ -331,7 +337,7 @@ export class SandboxedProcess extends EventEmitter {
 
 /** Prepares a plan from a command and options (validation, env scrub, credential baseline). */
 export function prepareSandbox(command: SandboxCommand, options: SandboxOptions): SandboxPlan {
-  const argv = normalizeCommand(command);
+  const argv = normalizeCommand(command, options.shell);
   const checked = checkOptions(options);
   const source = options.env ?? process.env;
   // Managed runtime state (issue 8): per-workspace tool caches outside the workspace become write
@@ -358,7 +364,7 @@ export function spawnSandboxed(command: SandboxCommand, options: SpawnSandboxedO
   if (process.platform !== 'linux') return spawnOnPlatform(command, options);
   const plan = prepareSandbox(command, options);
   try {
-    const child = new SandboxedProcess(plan, options, assertEnforceable(plan));
+    const child = new SandboxedProcess(plan, options, assertEnforceable(plan), commandScript(command));
     const release = () => releaseRuntimeState(plan);
     void child.exited.then(release, release);
     return child;

@@ -6,6 +6,7 @@ import type { EngineOptions } from './authorize.js';
 import type { RunOptions, SandboxCommand } from './options.js';
 import { spawnSandboxed, type CapturedOutput, type CapturedStream, type SandboxExit } from './process.js';
 import { runOnPlatform } from './platforms.js';
+import { truncationMarker } from './truncation.js';
 import { outputCapDenial, protectedPathDenial, timeoutDenial, type SandboxDenial } from './denials.js';
 
 export interface RunResult {
@@ -38,11 +39,6 @@ export interface RunResult {
 
 const DEFAULT_MAX_BUFFER = 64 * 1024 * 1024;
 const EMPTY = new Uint8Array(0);
-
-/** The marker between the kept head and tail of a stream that went over maxBuffer. */
-export function truncationMarker(omittedBytes: number): string {
-  return `\n[zero] output truncated: ${omittedBytes} bytes omitted from the middle — redirect the output to a file to keep all of it\n`;
-}
 
 /** A captured stream as text: whole, or head + marker + tail. */
 export function joinCaptured(stream: CapturedStream): string {
@@ -81,7 +77,7 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
   if (options.onMaxBuffer !== undefined && options.onMaxBuffer !== 'kill' && options.onMaxBuffer !== 'truncate') {
     throw new SandboxError('invalid_argument', 'options.onMaxBuffer must be "truncate" or "kill"');
   }
-  const child = spawnSandboxed(command, { ...options, capture: { input, maxBuffer, overflowKill } });
+  const child = spawnSandboxed(command, { ...options, capture: { input, maxBuffer, overflowKill, inheritStdin: options.inheritStdin === true } });
   // Only an input larger than a page needs a stdin stream (its errors are ignored by the process).
   child.stdin?.end(input);
   const exit = await child.exited;

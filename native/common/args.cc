@@ -174,6 +174,15 @@ ParsedSpawn ParseSpawnSpec(const Napi::Object& obj) {
   ParseCommon(obj, "spec", &parsed.spec.argv, &parsed.spec.envp, &parsed.spec.cwd, parsed.stdio);
   parsed.max_buffer = MaxBuffer(obj, "spec");
   parsed.overflow_kill = obj.Get("overflowKill").ToBoolean().Value();
+  Napi::Value script = obj.Get("script");
+  if (!script.IsUndefined()) {
+    if (!script.IsTypedArray() || script.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+      throw Napi::TypeError::New(obj.Env(), "spec.script must be a Uint8Array");
+    }
+    Napi::Uint8Array bytes = script.As<Napi::Uint8Array>();
+    parsed.has_script = true;
+    parsed.script.assign(reinterpret_cast<const char*>(bytes.Data()), bytes.ByteLength());
+  }
   Napi::Value linux_spec = obj.Get("linux");
   if (linux_spec.IsObject()) ParseLinux(linux_spec.As<Napi::Object>(), &parsed.spec.linux_spec);
   return parsed;

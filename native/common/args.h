@@ -27,6 +27,8 @@ struct ParsedSpawn {
   StdioMode stdio[3];
   double max_buffer = 0;  // per captured stream: the bytes kept (head and tail)
   bool overflow_kill = false;  // going over max_buffer kills the sandbox instead
+  bool has_script = false;     // the command's script, handed over as its fd 4 (cold spawns only)
+  std::string script;
 };
 
 // Throws Napi::TypeError naming the offending field.

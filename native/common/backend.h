@@ -91,6 +91,10 @@ struct SpawnSpec {
   // Linux prewarm: the init waits on this socket (installed as fd 4) for its one launch message
   // instead of running argv at once (-1: run argv now).
   int control_fd = -1;
+  // Linux: a sealed memfd holding a long shell script, installed as fd 4 of the init and so of the
+  // command (never with control_fd), so no script has to fit in argv (-1: none). The init leaves
+  // it alone; it is gone with the sandbox.
+  int script_fd = -1;
   LinuxSpec linux_spec;
   WindowsSpec windows_spec;
 };

@@ -2,6 +2,7 @@
 // Linux spawn glue: creates the stdio pipes, calls backend::Spawn, and registers the exit watch.
 #include <errno.h>
 #include <linux/landlock.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
@@ -36,11 +37,14 @@ struct Pipes {
   int child_ends[3] = {-1, -1, -1};
   int parent_ends[3] = {-1, -1, -1};
   int capture_ends[2] = {-1, -1};  // stdout, stderr read by the exit watcher
+  int script = -1;                 // sealed memfd holding the command's script (fd 4 in the sandbox)
   void CloseChildEnds() {
     for (int& fd : child_ends) {
       if (fd >= 0) close(fd);
       fd = -1;
     }
+    if (script >= 0) close(script);
+    script = -1;
   }
   void CloseAll() {
     CloseChildEnds();
@@ -76,6 +80,32 @@ status::Status InputPipe(const std::string& input, int* read_end) {
   // The command gets an ordinary blocking pipe.
   fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) & ~O_NONBLOCK);
   *read_end = fds[0];
+  return status::Ok();
+}
+
+// A long script as a sealed in-memory file: the shell reads it like a regular file (buffered and
+// seekable; from a pipe bash reads one byte per system call), nothing of it is on the host's disk,
+// and the seals keep anyone from changing it.
+status::Status ScriptFile(const std::string& script, int* fd_out) {
+  int fd = static_cast<int>(syscall(SYS_memfd_create, "zero-sandbox-script", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (fd < 0) return status::Fail("spawn_failed", errno, "memfd_create(script)");
+  size_t done = 0;
+  while (done < script.size()) {
+    ssize_t n = write(fd, script.data() + done, script.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = n < 0 ? errno : EIO;
+      close(fd);
+      return status::Fail("spawn_failed", err, "write(script)");
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0 || lseek(fd, 0, SEEK_SET) != 0) {
+    int err = errno;
+    close(fd);
+    return status::Fail("spawn_failed", err, "seal(script)");
+  }
+  *fd_out = fd;
   return status::Ok();
 }
 
@@ -130,6 +160,10 @@ Napi::Value Spawn(const Napi::CallbackInfo& info, State* state) {
   args::ParsedSpawn parsed = args::ParseSpawnSpec(info[0].As<Napi::Object>());
   Pipes pipes;
   status::Status s = MakePipes(parsed.stdio, &pipes, parsed.spec.stdio);
+  if (s.ok() && parsed.has_script) {
+    s = ScriptFile(parsed.script, &pipes.script);
+    parsed.spec.script_fd = pipes.script;
+  }
   if (!s.ok()) {
     pipes.CloseAll();
     throw js_errors::FromStatus(env, s);

@@ -211,12 +211,13 @@ int AddLandlockRule(int ruleset, const LandlockStep& step) {
   return rc == 0 ? 0 : -1;
 }
 
-// Moves the standard streams, the report pipe and (prewarm) the control socket into 0..4 without
-// clobbering each other. Returns the first descriptor number past them, or -1.
+// Moves the standard streams, the report pipe and (prewarm) the control socket or (a long script)
+// the script file into 0..4 without clobbering each other. Returns the first descriptor number
+// past them, or -1.
 int InstallStdio(const ChildPlan* plan) {
-  int sources[5] = {plan->stdio_fds[0], plan->stdio_fds[1], plan->stdio_fds[2], plan->report_fd,
-                    plan->control_fd};
-  int count = plan->control_fd >= 0 ? 5 : 4;
+  int slot4 = plan->control_fd >= 0 ? plan->control_fd : plan->script_fd;
+  int sources[5] = {plan->stdio_fds[0], plan->stdio_fds[1], plan->stdio_fds[2], plan->report_fd, slot4};
+  int count = slot4 >= 0 ? 5 : 4;
   int high[5];
   int devnull = -1;  // one open serves every stream that has no descriptor of its own
   for (int i = 0; i < count; ++i) {

@@ -82,6 +82,7 @@ struct ChildPlan {
   int report_fd;                // installed as 3 for the init helper
   int cgroup_fd;                // cgroup.procs to join first (-1: none)
   int control_fd;               // installed as 4 for a prewarmed init (-1: none)
+  int script_fd;                // else installed as 4: the command's script memfd (-1: none)
   int init_fd;                  // O_PATH fd of the init helper, executed with execveat
   char* const* init_argv;
   char* const* envp;

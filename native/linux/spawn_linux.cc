@@ -290,6 +290,7 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
   for (int i = 0; i < 3; ++i) plan.stdio_fds[i] = spec.stdio[i];
   plan.report_fd = report_write.fd;
   plan.control_fd = spec.control_fd;
+  plan.script_fd = spec.script_fd;
   plan.cgroup_fd = ls.cgroup_procs_fd;
   plan.init_fd = init_fd.fd;
   plan.init_argv = init_argv.data();
