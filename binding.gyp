@@ -8,6 +8,7 @@
       "sources": [
         "native/common/addon.cc",
         "native/common/args.cc",
+        "native/common/hangup_watch.cc",
         "native/common/js_errors.cc"
       ],
       "include_dirs": [

@@ -55,9 +55,9 @@ export type {
   AnalyzeOptions,
 } from './bash/types.js';
 export { loadStreamJsonSchemas } from './stream-json/load.js';
-export { redactString, redactValue, isSecretKey } from './stream-json/redact.js';
-export { buildJsonDocument } from './stream-json/formats.js';
-export type { JsonPermissionRecord, JsonRunDocument, OutputFormat } from './stream-json/formats.js';
+export { redactString, redactValue, isSecretKey } from './redact.js';
+export { buildJsonRecord } from './stream-json/formats.js';
+export type { JsonRecord, OutputFormat } from './stream-json/formats.js';
 export type {
   InputEvent,
   MessageInputEvent,

@@ -64,8 +64,11 @@ export function parseArgs(argv: string[], options: ParseOptions): ParsedArgs {
       spec = byLong.get(name);
       if (spec === undefined) throw new UsageError(`unknown flag --${name}`);
     } else if (arg.startsWith('-') && arg.length > 1) {
-      spec = byShort.get(arg.slice(1));
-      if (spec === undefined) throw new UsageError(`unknown flag ${arg}`);
+      // `-p value` and `-p=value`.
+      const eq = arg.indexOf('=');
+      if (eq === 2) inline = arg.slice(3);
+      spec = byShort.get(eq === 2 ? arg.slice(1, 2) : arg.slice(1));
+      if (spec === undefined) throw new UsageError(`unknown flag ${eq === 2 ? arg.slice(0, 2) : arg}`);
     } else {
       positionals.push(arg);
       continue;

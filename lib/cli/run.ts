@@ -39,7 +39,8 @@ Options:
   --timeout SECONDS    kill the sandbox after SECONDS
   -c STRING            run STRING with /bin/sh -c
   --output-format F    text (default: stdio passed through), stream-json (stream-json v2
-                       events on stdout, output captured and redacted) or json (one document)
+                       events on stdout, output captured and redacted) or json (snake_case
+                       records, one per line, ending with {"type":"done","exit_code":N})
   -h, --help           show this help
 
 Exit status: the command's; 128+N when killed by signal N; 124 on timeout; 125 when the

@@ -71,4 +71,6 @@ export interface NativeBinding {
   activeCount(): number;
   /** The Landlock ABI the kernel offers (0 when absent), from one system call. */
   landlockAbi(): number;
+  /** Calls `onHangup` once when the reader of `fd` has gone; false where that cannot be watched. */
+  watchHangup(fd: number, onHangup: () => void): boolean;
 }

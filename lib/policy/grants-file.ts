@@ -6,7 +6,7 @@ import { isAbsolute, normalize } from 'node:path';
 
 import { GRANTS_POLICY_VERSION, GRANTS_SCHEMA_VERSION, SHELL_TOOLS, TOOL_NAME_PATTERN } from './constants.js';
 import { normalizeHost } from './grant-match.js';
-import { redactText } from './redact.js';
+import { redactString } from '../redact.js';
 import type { CommandPrefixGrant, Grant, GrantsMigration } from './schema.js';
 
 /** Validates a command prefix (launcher bans etc.); supplied by the shell analyzer. */
@@ -83,7 +83,7 @@ export function normalizeGrantRecord(raw: unknown, toolKey: string, where: strin
     grant.scopeKind = kind;
   }
   const reason = ((raw.reason as string | undefined) ?? '').trim();
-  if (reason !== '') grant.reason = redactText(reason);
+  if (reason !== '') grant.reason = redactString(reason);
   return grant;
 }
 
@@ -100,7 +100,7 @@ export function normalizePrefixRecord(raw: unknown, toolKey: string, where: stri
   if (!validate(prefix)) throw new GrantsFileError(`${where}.prefix: ${JSON.stringify(prefix)} is not an allowed command prefix`);
   const out: CommandPrefixGrant = { toolName: tool, prefix };
   if (typeof raw.approvedAt === 'string' && raw.approvedAt.trim() !== '') out.approvedAt = raw.approvedAt.trim();
-  if (typeof raw.reason === 'string' && raw.reason.trim() !== '') out.reason = redactText(raw.reason.trim());
+  if (typeof raw.reason === 'string' && raw.reason.trim() !== '') out.reason = redactString(raw.reason.trim());
   return out;
 }
 

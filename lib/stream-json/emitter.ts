@@ -2,7 +2,7 @@
 // Turns event bodies into redacted, schema-versioned output events and hands them to the chosen format.
 import { randomBytes } from 'node:crypto';
 
-import { redactValue } from './redact.js';
+import { redactValue } from '../redact.js';
 import type { OutputEvent } from './schema.js';
 
 /** An output event without the fields every line shares (`schemaVersion`, `runId`). */

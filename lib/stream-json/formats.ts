@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The three output formats of a run: stream-json (JSONL as it happens), json (one document), text (people).
+// The three output formats of a run: stream-json (JSONL as it happens), json (snake_case records as they happen, ending with done), text (people).
 import type { EventSink } from './emitter.js';
-import type { OutputEvent, PermissionDecisionEvent, PermissionRequestEvent, StreamBlock, StreamGrant, StreamRisk, ToolResultMeta } from './schema.js';
+import type { OutputEvent, PermissionDecisionEvent, PermissionRequestEvent } from './schema.js';
 
 /** The `--output-format` values. */
 export const OUTPUT_FORMATS = ['stream-json', 'json', 'text'] as const;
@@ -16,128 +16,68 @@ export interface FormatIo {
   stderr(text: string): void;
 }
 
-/** A permission record of the json format (the reference's snake_case shape). */
-export interface JsonPermissionRecord {
-  /** `permission_request` or `permission_decision`. */
-  type: 'permission_request' | 'permission_decision';
-  /** Tool call id. */
-  tool_call_id: string;
-  /** Tool name. */
-  name: string;
-  /** prompt, allow, deny or cancel. */
-  action: string;
-  /** Tool safety metadata. */
-  permission: string;
-  /** Whether the call may proceed. */
-  permission_granted: boolean;
-  /** Permission mode. */
-  permission_mode?: string;
-  /** Side effect. */
-  side_effect?: string;
-  /** Engine reason. */
-  reason?: string;
-  /** Who or what decided. */
-  decision_reason?: string;
-  /** Risk. */
-  risk?: StreamRisk;
-  /** Block, when the decision has one. */
-  block?: StreamBlock;
-  /** A grant decided it. */
-  grant_matched?: boolean;
-  /** The grant. */
-  grant?: StreamGrant;
-}
+/**
+ * One line of `--output-format json`: the snake_case records stream-json's JSON output uses. Every
+ * run ends with `{"type":"done","exit_code":N}`.
+ */
+export type JsonRecord = { type: string } & Record<string, unknown>;
 
-/** The single document `--output-format json` prints when the run ends. */
-export interface JsonRunDocument {
-  /** Always 2. */
-  schema_version: 2;
-  /** The run id. */
-  run_id: string;
-  /** run_end status. */
-  status: 'success' | 'error' | 'denied';
-  /** run_end exit code. */
-  exit_code: number;
-  /** Working directory, when the run started. */
-  cwd?: string;
-  /** Final text, when there is one. */
-  final?: string;
-  /** Tool calls. */
-  tool_calls: Array<{ id: string; name: string; args: Record<string, unknown>; side_effect: string }>;
-  /** Tool results. */
-  tool_results: Array<{ tool_call_id: string; status: string; output: string; truncated: boolean; block?: StreamBlock; meta?: ToolResultMeta }>;
-  /** Permission events. */
-  permissions: JsonPermissionRecord[];
-  /** Errors. */
-  errors: Array<{ code: string; message: string; recoverable: boolean; line?: number; field?: string }>;
-}
-
-function buildPermissionRecord(event: PermissionRequestEvent | PermissionDecisionEvent): JsonPermissionRecord {
-  const record: JsonPermissionRecord = {
-    type: event.type,
+function permissionRecord(event: PermissionRequestEvent | PermissionDecisionEvent): JsonRecord {
+  const record: JsonRecord = {
+    type: 'permission',
     tool_call_id: event.id,
     name: event.name,
     action: event.action,
-    permission: event.permission,
-    permission_granted: event.type === 'permission_decision' ? event.permissionGranted : false,
+    permission: event.permission ?? '',
+    permission_granted: event.permissionGranted === true,
+    permission_mode: event.permissionMode ?? '',
+    autonomy: event.autonomy ?? '',
+    side_effect: event.sideEffect ?? '',
+    reason: event.reason ?? '',
+    decision_reason: event.decisionReason ?? '',
+    risk: event.risk ?? null,
   };
-  if (event.permissionMode !== undefined) record.permission_mode = event.permissionMode;
-  if (event.sideEffect !== undefined) record.side_effect = event.sideEffect;
-  if (event.reason !== undefined) record.reason = event.reason;
-  if (event.type === 'permission_decision' && event.decisionReason !== undefined) record.decision_reason = event.decisionReason;
-  if (event.risk !== undefined) record.risk = event.risk;
   if (event.block !== undefined) record.block = event.block;
-  if (event.grantMatched !== undefined) record.grant_matched = event.grantMatched;
+  if (event.grantMatched === true) record.grant_matched = true;
   if (event.grant !== undefined) record.grant = event.grant;
   return record;
 }
 
-/** Builds the json format's document from a finished run's events (which must end with run_end). */
-export function buildJsonDocument(events: readonly OutputEvent[]): JsonRunDocument {
-  const end = [...events].reverse().find((event) => event.type === 'run_end');
-  if (end === undefined || end.type !== 'run_end') throw new Error('stream-json: buildJsonDocument needs a finished run (no run_end event)');
-  const start = events.find((event) => event.type === 'run_start');
-  const final = [...events].reverse().find((event) => event.type === 'final');
-  const doc: JsonRunDocument = {
-    schema_version: 2,
-    run_id: end.runId,
-    status: end.status,
-    exit_code: end.exitCode,
-    ...(start?.type === 'run_start' ? { cwd: start.cwd } : {}),
-    ...(final?.type === 'final' ? { final: final.text } : {}),
-    tool_calls: [],
-    tool_results: [],
-    permissions: [],
-    errors: [],
-  };
-  for (const event of events) {
-    switch (event.type) {
-      case 'tool_call':
-        doc.tool_calls.push({ id: event.id, name: event.name, args: event.args, side_effect: event.sideEffect });
-        break;
-      case 'tool_result': {
-        const result: JsonRunDocument['tool_results'][number] = { tool_call_id: event.id, status: event.status, output: event.output, truncated: event.truncated };
-        if (event.block !== undefined) result.block = event.block;
-        if (event.meta !== undefined) result.meta = event.meta;
-        doc.tool_results.push(result);
-        break;
-      }
-      case 'permission_request':
-      case 'permission_decision':
-        doc.permissions.push(buildPermissionRecord(event));
-        break;
-      case 'error': {
-        const error: JsonRunDocument['errors'][number] = { code: event.code, message: event.message, recoverable: event.recoverable };
-        if (event.line !== undefined) error.line = event.line;
-        if (event.field !== undefined) error.field = event.field;
-        doc.errors.push(error);
-        break;
-      }
-      default:
-        break;
+/** The json format's record for one event (undefined: the event has none, e.g. run_end's is `done`). */
+export function buildJsonRecord(event: OutputEvent): JsonRecord | undefined {
+  switch (event.type) {
+    case 'run_start':
+      return { type: 'run_start', cwd: event.cwd ?? '', provider: event.provider ?? '', model: event.model ?? '', api_model: event.apiModel ?? '', permission_mode: '' };
+    case 'text':
+    case 'reasoning':
+      return { type: event.type, delta: event.delta ?? '' };
+    case 'tool_call':
+      return { type: 'tool_call', id: event.id, name: event.name, arguments: JSON.stringify(event.args ?? {}) };
+    case 'tool_result': {
+      const record: JsonRecord = { type: 'tool_result', tool_call_id: event.id, name: event.name ?? '', status: event.status, output: event.output ?? '' };
+      if (event.meta !== undefined && Object.keys(event.meta).length > 0) record.meta = event.meta;
+      if (event.truncated === true) record.truncated = true;
+      if (event.redacted === true) record.redacted = true;
+      if (event.changedFiles !== undefined && event.changedFiles.length > 0) record.changed_files = event.changedFiles;
+      if (event.display !== undefined) record.display = { summary: event.display.summary ?? '', kind: event.display.kind ?? '' };
+      return record;
     }
+    case 'permission_request':
+    case 'permission_decision':
+      return permissionRecord(event);
+    case 'usage':
+      return { type: 'usage', prompt_tokens: event.promptTokens ?? 0, completion_tokens: event.completionTokens ?? 0, total_tokens: event.totalTokens ?? 0 };
+    case 'final':
+      return { type: 'final', text: event.text ?? '' };
+    case 'warning':
+      return { type: 'warning', message: event.message ?? '' };
+    case 'error':
+      return { type: 'error', code: event.code, message: event.message };
+    case 'run_end':
+      return { type: 'done', exit_code: event.exitCode };
+    default:
+      return undefined;
   }
-  return doc;
 }
 
 /** The stream-json format: one line per event, written as it happens. */
@@ -145,12 +85,14 @@ export function createStreamJsonSink(io: FormatIo): EventSink {
   return { write: (event) => io.stdout(`${JSON.stringify(event)}\n`), finish: () => undefined };
 }
 
-/** The json format: nothing until run_end, then one document. */
+/** The json format: one snake_case record per line as it happens, ending with `done`. */
 export function createJsonSink(io: FormatIo): EventSink {
-  const events: OutputEvent[] = [];
   return {
-    write: (event) => void events.push(event),
-    finish: () => io.stdout(`${JSON.stringify(buildJsonDocument(events), null, 2)}\n`),
+    write: (event) => {
+      const record = buildJsonRecord(event);
+      if (record !== undefined) io.stdout(`${JSON.stringify(record)}\n`);
+    },
+    finish: () => undefined,
   };
 }
 
@@ -166,8 +108,10 @@ export function createTextSink(io: FormatIo, prefix: string): EventSink {
           io.stderr(`[permission] ${event.name} ${event.action}: ${event.decisionReason ?? event.reason ?? ''}\n`);
           break;
         case 'tool_result':
-          if (event.status === 'denied') io.stderr(`${prefix}: ${event.output}\n`);
-          else if (event.meta !== undefined) io.stdout(event.output);
+          // A call the permission flow stopped: stderr; a command that ran: its output on stdout
+          // (a run that failed before that is reported by its error event).
+          if (event.meta?.permission_action !== undefined) io.stderr(`${prefix}: ${event.output ?? ''}\n`);
+          else if (event.meta?.exit_code !== undefined) io.stdout(event.output ?? '');
           if (event.truncated) io.stderr(`${prefix}: output truncated\n`);
           break;
         case 'error':

@@ -9,7 +9,8 @@ export type RawPermissionEvent = Record<string, unknown>;
 /** How the approval flow ended. */
 export type PermissionOutcome = 'allowed' | 'denied' | 'approval_required';
 
-type PermissionBody = Extract<OutputEventBody, { type: 'permission_request' | 'permission_decision' }>;
+/** A permission event body (before stamping). */
+export type PermissionBody = Extract<OutputEventBody, { type: 'permission_request' | 'permission_decision' }>;
 
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 

@@ -20,6 +20,16 @@ const callId = z.string().min(1).describe('Tool call id, e.g. "call_1"; links to
 // ---------------------------------------------------------------------------------------------
 // Input events
 
+/** An image attached to a message: a MIME type and standard base64 data (no `data:` prefix). */
+export const InputImageSchema = z
+  .strictObject({
+    mediaType: z.string().describe('MIME type, e.g. "image/png".'),
+    data: z.string().describe('Standard base64 of the image bytes, without a data: prefix.'),
+  })
+  .describe('An input image.');
+/** An input image. */
+export type InputImage = z.infer<typeof InputImageSchema>;
+
 /** A user message; its content becomes part of the script. */
 export const MessageInputEventSchema = z
   .strictObject({
@@ -27,7 +37,7 @@ export const MessageInputEventSchema = z
     type: z.literal('message').describe('Event type.'),
     role: z.literal('user').describe('Only user messages are accepted.'),
     content: z.string().describe('Text; for zero-sandbox exec, shell script text.'),
-    images: z.array(z.string()).optional().describe('Image paths (accepted by the protocol; zero-sandbox exec refuses non-empty lists).'),
+    images: z.array(InputImageSchema).optional().describe('Images (accepted by the protocol; zero-sandbox exec refuses non-empty lists).'),
   })
   .describe('Input: a user message.');
 /** Input: a user message. */
@@ -73,29 +83,37 @@ export const StreamGrantSchema = GrantSchema.strict().describe('Sandbox grant.')
 /** Sandbox grant. */
 export type StreamGrant = z.infer<typeof StreamGrantSchema>;
 
-/** Sandbox facts of a shell tool result (snake_case keys, as the reference's `meta`). */
-export const ToolResultMetaSchema = z
-  .strictObject({
-    sandbox_backend: z.string().describe('Backend that ran the command, e.g. "linux-native".'),
-    sandbox_wrapped: z.boolean().describe('Whether the command ran inside the sandbox.'),
-    sandbox_network: z.enum(['deny', 'allow']).describe('Network mode the command ran with.'),
-    sandbox_enforcement_level: z.enum(['native', 'unelevated', 'degraded', 'disabled']).describe('How the policy was enforced.'),
-    sandbox_cwd: z.string().describe('Working directory (the workspace).'),
-    sandbox_exit_code: z.number().int().nullable().describe('Exit code of the command; null when it was killed by a signal.'),
-    sandbox_signal: z.string().optional().describe('Signal that ended the command, if any.'),
-    sandbox_timed_out: z.boolean().optional().describe('True when the command was killed on timeout.'),
-    sandbox_duration_ms: z.number().nonnegative().optional().describe('Wall-clock duration in milliseconds.'),
-    sandbox_protected_path_violations: z
-      .array(z.string())
-      .optional()
-      .describe('Protected paths (.git/hooks, .zero, ...) the command created; they were removed when it ended.'),
-  })
-  .describe('Sandbox facts of a shell result.');
-/** Sandbox facts of a shell result. */
+/**
+ * Facts of a tool result: a map of strings (`"exit_code": "0"`, `"sandbox_wrapped": "true"`), as
+ * every stream-json client decodes it. The keys zero-sandbox sets are listed in the README.
+ */
+export const ToolResultMetaSchema = z.record(z.string(), z.string()).describe('Tool result facts: every value a string.');
+/** Tool result facts: every value a string. */
 export type ToolResultMeta = z.infer<typeof ToolResultMetaSchema>;
+
+/** A compact summary of a tool result. */
+export const DisplaySchema = z
+  .strictObject({ summary: z.string().optional().describe('One-line summary.'), kind: z.string().optional().describe('Kind of result.') })
+  .describe('Display summary.');
+
+/** A file checkpoint or restore (agents only). */
+export const CheckpointSchema = z
+  .strictObject({
+    sequence: z.number().int().optional(),
+    tool: z.string().optional(),
+    files: z.array(z.string()).optional(),
+    filesRestored: z.number().int().optional(),
+    filesDeleted: z.number().int().optional(),
+    skipped: z.array(z.string()).optional(),
+  })
+  .describe('Checkpoint facts.');
 
 // ---------------------------------------------------------------------------------------------
 // Output events
+//
+// Field names, JSON types and enum values are those every stream-json client decodes. A field
+// the protocol marks as omitted when empty is optional here. zero-sandbox's additions are extra
+// keys only (`error.detail`, `error.line`, `error.field`), which such clients ignore.
 
 const out = <T extends string>(type: T) => ({ schemaVersion, type: z.literal(type).describe('Event type.'), runId });
 
@@ -104,9 +122,9 @@ export const RunStartEventSchema = z
   .strictObject({
     ...out('run_start'),
     sessionId: z.string().optional().describe('Session id, when the run belongs to one.'),
-    cwd: z.string().describe('Working directory of the run (the workspace).'),
-    provider: z.string().optional().describe('Model provider (agents only).'),
-    model: z.string().optional().describe('Model (agents only).'),
+    cwd: z.string().optional().describe('Working directory of the run (the workspace).'),
+    provider: z.string().optional().describe('Model provider (agents only; zero-sandbox reports "none").'),
+    model: z.string().optional().describe('Model (agents only; zero-sandbox reports "none").'),
     apiModel: z.string().optional().describe('API model name (agents only).'),
   })
   .describe('Output: the run started.');
@@ -114,9 +132,14 @@ export const RunStartEventSchema = z
 export type RunStartEvent = z.infer<typeof RunStartEventSchema>;
 
 /** Streamed text. */
-export const TextEventSchema = z.strictObject({ ...out('text'), delta: z.string().describe('Text fragment.') }).describe('Output: text delta.');
+export const TextEventSchema = z.strictObject({ ...out('text'), delta: z.string().optional().describe('Text fragment.') }).describe('Output: text delta.');
 /** Output: text delta. */
 export type TextEvent = z.infer<typeof TextEventSchema>;
+
+/** Streamed reasoning (agents only). */
+export const ReasoningEventSchema = z.strictObject({ ...out('reasoning'), delta: z.string().optional().describe('Reasoning fragment.') }).describe('Output: reasoning delta.');
+/** Output: reasoning delta. */
+export type ReasoningEvent = z.infer<typeof ReasoningEventSchema>;
 
 /** A tool is about to be called. */
 export const ToolCallEventSchema = z
@@ -124,29 +147,31 @@ export const ToolCallEventSchema = z
     ...out('tool_call'),
     id: callId,
     name: z.string().min(1).describe('Tool name; "bash" for shell scripts.'),
-    args: z.record(z.string(), z.unknown()).describe('Tool arguments, e.g. {"command": "..."}.'),
-    sideEffect: z.string().describe('Side effect: read, write, shell, network, ...'),
+    args: z.unknown().optional().describe('Tool arguments, e.g. {"command": "..."}.'),
+    sideEffect: z.string().optional().describe('Side effect: read, write, shell, network, none or unknown.'),
   })
   .describe('Output: tool call.');
 /** Output: tool call. */
 export type ToolCallEvent = z.infer<typeof ToolCallEventSchema>;
 
 const permissionCore = {
+  sessionId: z.string().optional().describe('Session id, when the run belongs to one.'),
   id: callId,
   name: z.string().min(1).describe('Tool name.'),
-  permission: z.enum(PERMISSIONS).describe('Tool safety metadata.'),
+  permission: z.enum(PERMISSIONS).optional().describe('Tool safety metadata.'),
+  permissionGranted: z.boolean().optional().describe('Whether the call may proceed (false while a request is open).'),
   permissionMode: z.string().optional().describe('Permission mode: auto, ask, unsafe, ...'),
   autonomy: z.string().optional().describe('Autonomy level (agents only).'),
   sideEffect: z.string().optional().describe('Side effect of the tool call.'),
   reason: z.string().optional().describe('Why the engine decided as it did.'),
+  decisionReason: z.string().optional().describe('Who or what decided, and why.'),
   risk: StreamRiskSchema.optional(),
   block: StreamBlockSchema.optional(),
   grantMatched: z.boolean().optional().describe('A grant or approved command prefix decided it.'),
   grant: StreamGrantSchema.optional(),
-  sessionId: z.string().optional().describe('Session id, when the run belongs to one.'),
 };
 
-/** The engine asks for approval. Headless runs have no responder: a denied tool_result follows. */
+/** The engine asks for approval. Headless runs have no responder: an error tool_result follows. */
 export const PermissionRequestEventSchema = z
   .strictObject({ ...out('permission_request'), ...permissionCore, action: z.literal('prompt').describe('Always "prompt".') })
   .describe('Output: approval requested.');
@@ -155,25 +180,30 @@ export type PermissionRequestEvent = z.infer<typeof PermissionRequestEventSchema
 
 /** A permission was decided (by the engine's hard deny, or by a user on interactive surfaces). */
 export const PermissionDecisionEventSchema = z
-  .strictObject({
-    ...out('permission_decision'),
-    ...permissionCore,
-    action: z.enum(['allow', 'deny', 'cancel']).describe('The decision.'),
-    permissionGranted: z.boolean().describe('Whether the call may proceed.'),
-    decisionReason: z.string().optional().describe('Who or what decided, and why.'),
-  })
+  .strictObject({ ...out('permission_decision'), ...permissionCore, action: z.enum(['allow', 'deny', 'cancel']).describe('The decision.') })
   .describe('Output: permission decided.');
 /** Output: permission decided. */
 export type PermissionDecisionEvent = z.infer<typeof PermissionDecisionEventSchema>;
+
+/** Any other permission event (agents only). */
+export const PermissionEventSchema = z
+  .strictObject({ ...out('permission'), ...permissionCore, action: z.string().optional().describe('The permission action.') })
+  .describe('Output: permission event.');
+/** Output: permission event. */
+export type PermissionEvent = z.infer<typeof PermissionEventSchema>;
 
 /** The result of a tool call. */
 export const ToolResultEventSchema = z
   .strictObject({
     ...out('tool_result'),
     id: callId,
-    status: z.enum(['ok', 'error', 'denied']).describe('ok: ran and succeeded; error: ran and failed or could not run; denied: never ran (permission).'),
-    output: z.string().describe('stdout then stderr of the command (redacted), or the denial message.'),
-    truncated: z.boolean().describe('True when output was cut at the output bound.'),
+    name: z.string().min(1).optional().describe('Tool name; "bash" for shell scripts.'),
+    status: z.enum(['ok', 'error']).describe('ok: ran and succeeded; error: failed, could not run, or was denied (meta.permission_action "deny").'),
+    output: z.string().optional().describe('The command output (redacted), or why it did not run.'),
+    truncated: z.boolean().optional().describe('True when output was cut.'),
+    redacted: z.boolean().optional().describe('True when secrets were removed from the output.'),
+    changedFiles: z.array(z.string()).optional().describe('Files the tool changed (agents only).'),
+    display: DisplaySchema.optional(),
     block: StreamBlockSchema.optional(),
     meta: ToolResultMetaSchema.optional(),
   })
@@ -181,43 +211,64 @@ export const ToolResultEventSchema = z
 /** Output: tool result. */
 export type ToolResultEvent = z.infer<typeof ToolResultEventSchema>;
 
+/** A checkpoint was taken, or restored (agents only). */
+export const CheckpointEventSchema = z.strictObject({ ...out('checkpoint'), checkpoint: CheckpointSchema.optional() }).describe('Output: checkpoint.');
+/** Output: checkpoint. */
+export type CheckpointEvent = z.infer<typeof CheckpointEventSchema>;
+/** A checkpoint was restored (agents only). */
+export const RestoreEventSchema = z.strictObject({ ...out('restore'), checkpoint: CheckpointSchema.optional() }).describe('Output: restore.');
+/** Output: restore. */
+export type RestoreEvent = z.infer<typeof RestoreEventSchema>;
+
 /** Token usage (agents only; zero-sandbox never emits it). */
 export const UsageEventSchema = z
   .strictObject({
     ...out('usage'),
-    promptTokens: z.number().int().nonnegative().describe('Prompt tokens.'),
-    completionTokens: z.number().int().nonnegative().describe('Completion tokens.'),
-    totalTokens: z.number().int().nonnegative().describe('Total tokens.'),
+    promptTokens: z.number().int().optional().describe('Prompt tokens.'),
+    completionTokens: z.number().int().optional().describe('Completion tokens.'),
+    totalTokens: z.number().int().optional().describe('Total tokens.'),
+    costUsd: z.number().optional().describe('Cost in US dollars.'),
   })
   .describe('Output: token usage.');
 /** Output: token usage. */
 export type UsageEvent = z.infer<typeof UsageEventSchema>;
 
 /** Final text of the run. */
-export const FinalEventSchema = z.strictObject({ ...out('final'), text: z.string().describe('Final text (for exec: the command output or the denial).') }).describe('Output: final text.');
+export const FinalEventSchema = z.strictObject({ ...out('final'), text: z.string().optional().describe('Final text (for exec: the command output or why it did not run).') }).describe('Output: final text.');
 /** Output: final text. */
 export type FinalEvent = z.infer<typeof FinalEventSchema>;
+
+/** A warning: the run goes on (e.g. a flag that does not apply to a sandbox runtime). */
+export const WarningEventSchema = z
+  .strictObject({ ...out('warning'), message: z.string().optional().describe('What to know.'), code: z.string().optional().describe('Stable snake_case code, e.g. "flag_not_applicable".') })
+  .describe('Output: warning.');
+/** Output: warning. */
+export type WarningEvent = z.infer<typeof WarningEventSchema>;
 
 /** An error; always followed by run_end. */
 export const ErrorEventSchema = z
   .strictObject({
     ...out('error'),
-    code: z.string().min(1).describe('Stable snake_case code, e.g. "unknown_field", "sandbox_unavailable".'),
+    code: z.string().min(1).describe('Stable snake_case code, e.g. "usage_error", "interrupted", "sandbox_unavailable".'),
     message: z.string().describe('Human-readable message naming the line, field, file or flag at fault.'),
-    recoverable: z.boolean().describe('Whether retrying with different input can succeed.'),
-    line: z.number().int().positive().optional().describe('1-based input line at fault.'),
-    field: z.string().optional().describe('Input field at fault.'),
+    recoverable: z.boolean().optional().describe('Whether retrying with different input can succeed.'),
+    detail: z.string().optional().describe('zero-sandbox extension: the precise snake_case reason of a usage_error, e.g. "unknown_field", "input_too_large".'),
+    line: z.number().int().positive().optional().describe('zero-sandbox extension: 1-based input line at fault.'),
+    field: z.string().optional().describe('zero-sandbox extension: input field at fault.'),
   })
   .describe('Output: error.');
 /** Output: error. */
 export type ErrorEvent = z.infer<typeof ErrorEventSchema>;
 
+/** How a run ended. */
+export const RUN_END_STATUSES = ['success', 'error', 'interrupted', 'incomplete'] as const;
+
 /** Last line of every run. */
 export const RunEndEventSchema = z
   .strictObject({
     ...out('run_end'),
-    status: z.enum(['success', 'error', 'denied']).describe('success, error (failed or could not run) or denied (permission).'),
-    exitCode: z.number().int().min(0).max(255).describe('Exit code of the CLI process.'),
+    status: z.enum(RUN_END_STATUSES).describe('success, error (failed, denied or could not run), interrupted (a signal) or incomplete.'),
+    exitCode: z.number().int().describe('Exit code of the CLI process.'),
   })
   .describe('Output: the run ended.');
 /** Output: the run ended. */
@@ -228,12 +279,17 @@ export const OutputEventSchema = z
   .discriminatedUnion('type', [
     RunStartEventSchema,
     TextEventSchema,
+    ReasoningEventSchema,
     ToolCallEventSchema,
+    PermissionEventSchema,
     PermissionRequestEventSchema,
     PermissionDecisionEventSchema,
     ToolResultEventSchema,
+    CheckpointEventSchema,
+    RestoreEventSchema,
     UsageEventSchema,
     FinalEventSchema,
+    WarningEventSchema,
     ErrorEventSchema,
     RunEndEventSchema,
   ])

@@ -6,16 +6,18 @@ import { SandboxError } from '../errors.js';
 import type { RunOptions, SandboxCommand } from '../sandbox/options.js';
 import type { RunResult } from '../sandbox/run.js';
 import type { StreamEmitter } from './emitter.js';
-import { redactString } from './redact.js';
-import { selectPermissionEvents, type RawPermissionEvent } from './permission-events.js';
+import { redactString } from '../redact.js';
+import { truncationMarker } from '../sandbox/truncation.js';
+import { selectPermissionEvents, type PermissionBody, type RawPermissionEvent } from './permission-events.js';
+import type { SandboxDenial } from '../sandbox/denials.js';
 import type { StreamBlock, ToolResultMeta } from './schema.js';
 
 /** Exit codes of a stream-json run (also the CLI's exit status). */
 export const STREAM_EXIT = {
   ok: 0,
-  /** Internal error. */
+  /** Internal error, or stdout closed under the run. */
   failure: 1,
-  /** Malformed input or an invalid argument; nothing ran. */
+  /** Malformed input, an unknown flag or an invalid argument; nothing ran. */
   usage: 2,
   /** A config file is invalid; nothing ran. */
   config: 3,
@@ -33,8 +35,11 @@ export const STREAM_EXIT = {
   notFound: 127,
 } as const;
 
-/** Default bound on `tool_result.output`, in characters; longer output is cut and `truncated` set. */
-export const DEFAULT_MAX_OUTPUT_CHARS = 64 * 1024;
+/**
+ * Default bound on what `tool_result.output` keeps of each stream, in bytes: past it the head and
+ * tail are kept around a truncation marker. The command is never killed for its output.
+ */
+export const DEFAULT_MAX_OUTPUT_BYTES = 16 * 1024;
 
 /** What an authorized run may proceed with. */
 export interface AuthorizedOptions {
@@ -70,11 +75,14 @@ export interface SessionOptions {
   runner?: SandboxRunner;
   /** The permission engine in front of the run; without one the command runs as asked. */
   authorize?: ShellAuthorizer;
-  /** Bound on result output in characters; default DEFAULT_MAX_OUTPUT_CHARS. */
-  maxOutputChars?: number;
+  /** Bytes of each stream `tool_result.output` keeps; default DEFAULT_MAX_OUTPUT_BYTES. */
+  maxOutputBytes?: number;
+  /** Warnings to emit after run_start (flags that do not apply, ...). */
+  warnings?: Array<{ code: string; message: string }>;
 }
 
 const CALL_ID = 'call_1';
+const TOOL = 'bash';
 
 /** The denied result's text: the engine's message, and that the command never ran. */
 export function buildDeniedOutput(error: SandboxError): string {
@@ -82,12 +90,44 @@ export function buildDeniedOutput(error: SandboxError): string {
   return `${error.message}${headless}. The command did not run.`;
 }
 
-/** Joins stdout and stderr, redacts, then cuts at `max` characters (redacting first so a cut cannot expose part of a secret). */
-export function buildOutput(stdout: string, stderr: string, max: number): { output: string; truncated: boolean } {
-  const joined = stdout === '' || stderr === '' || stdout.endsWith('\n') ? stdout + stderr : `${stdout}\n${stderr}`;
-  const redacted = redactString(joined);
-  if (redacted.length <= max) return { output: redacted, truncated: false };
-  return { output: redacted.slice(0, max), truncated: true };
+/** The whole of `text` cut to at most `max` UTF-8 bytes from its start, on a character boundary. */
+function headBytes(text: string, max: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= max) return text;
+  let end = max;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString('utf8');
+}
+
+/** The last at most `max` UTF-8 bytes of `text`, starting on a character boundary. */
+function tailBytes(text: string, max: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= max) return text;
+  let start = bytes.length - max;
+  while (start < bytes.length && (bytes[start]! & 0xc0) === 0x80) start++;
+  return bytes.subarray(start).toString('utf8');
+}
+
+/**
+ * One stream as shown: redacted first (so a cut cannot expose part of a secret), then past `max`
+ * bytes its head and tail around the truncation marker, cut on character boundaries. `total` is
+ * what the command wrote (more than `text` when the capture already dropped a middle: the capture
+ * keeps several times `max`, so its own cut points, where part of a secret could sit, always fall
+ * in the middle dropped here).
+ */
+export function buildStreamOutput(text: string, total: number, max: number): { output: string; truncated: boolean; redacted: boolean } {
+  const redacted = redactString(text);
+  const changed = redacted !== text;
+  if (Buffer.byteLength(redacted) <= max) return { output: redacted, truncated: false, redacted: changed };
+  const head = headBytes(redacted, Math.floor(max / 2));
+  const tail = tailBytes(redacted, max - Math.floor(max / 2));
+  const omitted = Math.max(0, total - Buffer.byteLength(head) - Buffer.byteLength(tail));
+  return { output: head + truncationMarker(omitted) + tail, truncated: true, redacted: changed };
+}
+
+/** Joins the shown stdout and stderr (a newline between when stdout does not end with one). */
+export function joinStreams(stdout: string, stderr: string): string {
+  return stdout === '' || stderr === '' || stdout.endsWith('\n') ? stdout + stderr : `${stdout}\n${stderr}`;
 }
 
 /** The exit code a finished command maps to (as `zero-sandbox run` does). */
@@ -100,55 +140,103 @@ export function buildExitCode(result: RunResult): number {
 
 const SIGNALS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15 };
 
-function buildMeta(result: RunResult, cwd: string): ToolResultMeta {
+/** The reference keys of one structured denial, for `tool_result.meta`. */
+export function denialMeta(denial: SandboxDenial): ToolResultMeta {
   const meta: ToolResultMeta = {
+    sandbox_likely_denied: 'true',
+    sandbox_denial_kind: denial.capability.kind === 'external_network' ? 'network' : 'sandbox',
+    sandbox_denial_reason: denial.reason,
+    sandbox_denial_capability: denial.capability.kind,
+  };
+  if (denial.capability.scope !== undefined) meta.sandbox_denial_scope = denial.capability.scope;
+  return meta;
+}
+
+function buildMeta(result: RunResult, cwd: string, exitCode: number, shown: { output: string; truncated: boolean }): ToolResultMeta {
+  const meta: ToolResultMeta = {
+    exit_code: String(exitCode),
+    sandbox_wrapped: 'true',
     sandbox_backend: result.backend,
-    sandbox_wrapped: true,
-    sandbox_network: result.network,
+    sandbox_target_backend: result.backend,
     // runSandboxed fails closed: a command that ran at all ran under every native layer.
     sandbox_enforcement_level: 'native',
+    sandbox_requires_platform: 'true',
     sandbox_cwd: cwd,
-    sandbox_exit_code: result.exitCode,
-    sandbox_duration_ms: result.durationMs,
+    sandbox_network: result.network,
+    sandbox_duration_ms: String(result.durationMs),
+    raw_bytes: String(result.outputBytes.stdout + result.outputBytes.stderr),
+    emitted_bytes: String(Buffer.byteLength(shown.output)),
   };
+  if (shown.truncated) {
+    meta.truncated = 'true';
+    meta.truncation_reason = 'capture_budget';
+  }
   if (result.signal !== null) meta.sandbox_signal = result.signal;
-  if (result.timedOut) meta.sandbox_timed_out = true;
-  if (result.protectedPathViolations.length > 0) meta.sandbox_protected_path_violations = [...result.protectedPathViolations];
+  if (result.timedOut) meta.sandbox_timed_out = 'true';
+  if (result.protectedPathViolations.length > 0) meta.sandbox_protected_path_violations = result.protectedPathViolations.join('\n');
+  const first = result.denials[0];
+  if (first !== undefined) {
+    Object.assign(meta, denialMeta(first));
+    meta.sandbox_denials = JSON.stringify(result.denials);
+  }
   return meta;
 }
 
 /** Emits `error` then `run_end` and returns the exit code. */
-export function emitFailure(emitter: StreamEmitter, error: { code: string; message: string; recoverable?: boolean; line?: number; field?: string }, exitCode: number): number {
+export function emitFailure(emitter: StreamEmitter, error: { code: string; message: string; recoverable?: boolean; detail?: string; line?: number; field?: string }, exitCode: number): number {
   const event: Parameters<StreamEmitter['emit']>[0] = {
     type: 'error',
     code: error.code,
     message: error.message,
     recoverable: error.recoverable ?? false,
+    ...(error.detail === undefined ? {} : { detail: error.detail }),
     ...(error.line === undefined ? {} : { line: error.line }),
     ...(error.field === undefined ? {} : { field: error.field }),
   };
   emitter.emit(event);
-  emitter.emit({ type: 'run_end', status: 'error', exitCode });
+  emitter.emit({ type: 'run_end', status: error.code === 'interrupted' ? 'interrupted' : 'error', exitCode });
   return exitCode;
 }
 
-function emitDenied(emitter: StreamEmitter, output: string, block: StreamBlock | undefined): number {
-  emitter.emit({ type: 'tool_result', id: CALL_ID, status: 'denied', output, truncated: false, ...(block === undefined ? {} : { block }) });
+/** The structured denial of a call the permission flow stopped. */
+function permissionDenial(error: SandboxError, shown: readonly PermissionBody[], block: StreamBlock | undefined): SandboxDenial {
+  const prompt = error.code === 'approval_required';
+  // The engine's own classification says whether it was about the network: a network block, or
+  // a request whose risk has the network category.
+  const network = block?.code === 'network' || shown.some((body) => body.risk?.categories?.includes('network') === true);
+  const kind = network ? 'external_network' : block?.path !== undefined ? 'workspace_write' : 'unrestricted';
+  return {
+    capability: { kind, ...(block?.path === undefined ? {} : { scope: block.path }) },
+    source: prompt ? 'approval' : 'configured_policy',
+    reason: error.message,
+    recoverable: prompt || block?.recoverable === true,
+    nextAction: prompt ? 'request_approval' : 'change_command',
+  };
+}
+
+function emitDenied(emitter: StreamEmitter, error: SandboxError, shown: readonly PermissionBody[]): number {
+  const output = buildDeniedOutput(error);
+  const block = [...shown].reverse().find((body) => body.block !== undefined)?.block;
+  const denial = permissionDenial(error, shown, block);
+  const meta: ToolResultMeta = { permission_action: error.code === 'approval_required' ? 'prompt' : 'deny', sandbox_denials: JSON.stringify([denial]) };
+  emitter.emit({ type: 'tool_result', id: CALL_ID, name: TOOL, status: 'error', output, truncated: false, ...(block === undefined ? {} : { block }), meta });
   emitter.emit({ type: 'final', text: output });
-  emitter.emit({ type: 'run_end', status: 'denied', exitCode: STREAM_EXIT.denied });
+  emitter.emit({ type: 'run_end', status: 'error', exitCode: STREAM_EXIT.denied });
   return STREAM_EXIT.denied;
 }
 
 /**
- * Runs one session: run_start, tool_call, the permission flow (prompt without a responder →
- * permission_request and a denied result; deny → permission_decision with the block and a denied
- * result), and on allow the sandboxed run with the options the engine approved, tool_result with sandbox facts, final and run_end. Resolves to the exit
- * code (run_end's). Never throws for command or sandbox failures: they become protocol events.
+ * Runs one session: run_start, warnings, tool_call, the permission flow (prompt without a
+ * responder → permission_request and an error result; deny → permission_decision with the block
+ * and an error result), and on allow the sandboxed run with the options the engine approved,
+ * tool_result with sandbox facts, final and run_end. Resolves to the exit code (run_end's). Never
+ * throws for command or sandbox failures: they become protocol events.
  */
 export async function runStreamSession(options: SessionOptions): Promise<number> {
   const { emitter, workspace } = options;
   emitter.emit({ type: 'run_start', cwd: workspace });
-  emitter.emit({ type: 'tool_call', id: CALL_ID, name: 'bash', args: { command: options.display }, sideEffect: 'shell' });
+  for (const warning of options.warnings ?? []) emitter.emit({ type: 'warning', code: warning.code, message: warning.message });
+  emitter.emit({ type: 'tool_call', id: CALL_ID, name: TOOL, args: { command: options.display }, sideEffect: 'shell' });
   let runOptions = options.runOptions;
   let cleanup = () => {};
   if (options.authorize !== undefined) {
@@ -163,14 +251,15 @@ export async function runStreamSession(options: SessionOptions): Promise<number>
       const shown = selectPermissionEvents(raw, refused && error.code === 'approval_required' ? 'approval_required' : 'denied');
       for (const body of shown) emitter.emit(body);
       if (!refused) return failRun(emitter, error);
-      const block = [...shown].reverse().find((body) => body.block !== undefined)?.block;
-      return emitDenied(emitter, buildDeniedOutput(error), block);
+      return emitDenied(emitter, error, shown);
     }
   }
+  const max = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   let result: RunResult;
   try {
     const runner = options.runner ?? (await import('../sandbox/run.js')).runSandboxed;
-    result = await runner(options.command, runOptions);
+    // The capture keeps several times what is shown, so the cut here (after redaction) decides.
+    result = await runner(options.command, { ...runOptions, maxBuffer: runOptions.maxBuffer ?? Math.max(4 * max, 64 * 1024) });
   } catch (error) {
     return failRun(emitter, error);
   } finally {
@@ -178,18 +267,20 @@ export async function runStreamSession(options: SessionOptions): Promise<number>
   }
   // As `zero-sandbox run`: a command that created protected metadata does not count as a success.
   const exitCode = result.protectedPathViolations.length > 0 && result.exitCode === 0 && !result.timedOut ? STREAM_EXIT.failure : buildExitCode(result);
-  const max = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
   let stderr = result.stderr;
   if (result.execError !== undefined) {
-    const name = Array.isArray(options.command) ? String(options.command[0]) : '/bin/sh';
+    const name = Array.isArray(options.command) ? String(options.command[0]) : 'the shell';
     stderr += `${name}: ${result.execError.code === 'ENOENT' ? 'command not found' : `cannot execute (${result.execError.code})`}\n`;
   }
   if (result.timedOut) stderr += 'zero-sandbox: the command timed out; the sandbox was killed\n';
   for (const path of result.protectedPathViolations) stderr += `zero-sandbox: sandbox blocked creation of protected workspace metadata path ${path} (removed)\n`;
-  const { output, truncated } = buildOutput(result.stdout, stderr, max);
-  const status = exitCode === 0 ? 'ok' : 'error';
-  emitter.emit({ type: 'tool_result', id: CALL_ID, status, output, truncated, meta: buildMeta(result, resolve(workspace, runOptions.cwd ?? '.')) });
-  emitter.emit({ type: 'final', text: output });
+  const out = buildStreamOutput(result.stdout, result.outputBytes.stdout, max);
+  const err = buildStreamOutput(stderr, result.outputBytes.stderr + (Buffer.byteLength(stderr) - Buffer.byteLength(result.stderr)), max);
+  const shown = { output: joinStreams(out.output, err.output), truncated: out.truncated || err.truncated || result.truncated };
+  const redacted = out.redacted || err.redacted;
+  const meta = buildMeta(result, resolve(workspace, runOptions.cwd ?? '.'), exitCode, shown);
+  emitter.emit({ type: 'tool_result', id: CALL_ID, name: TOOL, status: exitCode === 0 ? 'ok' : 'error', output: shown.output, truncated: shown.truncated, ...(redacted ? { redacted: true } : {}), meta });
+  emitter.emit({ type: 'final', text: shown.output });
   emitter.emit({ type: 'run_end', status: exitCode === 0 ? 'success' : 'error', exitCode });
   return exitCode;
 }
@@ -199,15 +290,22 @@ const EXIT_BY_CODE: Partial<Record<string, number>> = {
   policy_invalid: STREAM_EXIT.usage,
   config_invalid: STREAM_EXIT.config,
   aborted: STREAM_EXIT.interrupted,
+  max_buffer_exceeded: STREAM_EXIT.failure,
 };
 
 function failRun(emitter: StreamEmitter, error: unknown): number {
   if (error instanceof SandboxError) {
+    // A signal ended the run: the protocol's `interrupted` (error code and run_end status), exit 130.
+    if (error.code === 'aborted') {
+      emitter.emit({ type: 'tool_result', id: CALL_ID, name: TOOL, status: 'error', output: error.message, truncated: false });
+      return emitFailure(emitter, { code: 'interrupted', message: 'run cancelled by signal; every process in the sandbox was killed', recoverable: false }, STREAM_EXIT.interrupted);
+    }
     const exitCode = EXIT_BY_CODE[error.code] ?? STREAM_EXIT.sandboxUnavailable;
-    emitter.emit({ type: 'tool_result', id: CALL_ID, status: 'error', output: error.message, truncated: false });
-    return emitFailure(emitter, { code: error.code, message: error.message, recoverable: false }, exitCode);
+    emitter.emit({ type: 'tool_result', id: CALL_ID, name: TOOL, status: 'error', output: error.message, truncated: false });
+    const code = exitCode === STREAM_EXIT.usage ? 'usage_error' : error.code;
+    return emitFailure(emitter, { code, message: error.message, recoverable: false }, exitCode);
   }
   const message = error instanceof Error ? error.message : String(error);
-  emitter.emit({ type: 'tool_result', id: CALL_ID, status: 'error', output: message, truncated: false });
+  emitter.emit({ type: 'tool_result', id: CALL_ID, name: TOOL, status: 'error', output: message, truncated: false });
   return emitFailure(emitter, { code: 'internal_error', message, recoverable: false }, STREAM_EXIT.failure);
 }

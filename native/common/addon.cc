@@ -4,6 +4,7 @@
 #include <napi.h>
 
 #include "common/backend.h"
+#include "common/hangup_watch.h"
 #include "common/js_errors.h"
 #include "common/spawn_glue.h"
 
@@ -65,6 +66,7 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod("kill", &Addon::Kill),
                              InstanceMethod("activeCount", &Addon::ActiveCount),
                              InstanceMethod("landlockAbi", &Addon::LandlockAbi),
+                             InstanceMethod("watchHangup", &Addon::WatchHangup),
                          });
   }
 
@@ -86,6 +88,8 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value LandlockAbi(const Napi::CallbackInfo& info) {
     return spawn_glue::LandlockAbi(info, spawn_state_);
   }
+
+  Napi::Value WatchHangup(const Napi::CallbackInfo& info) { return hangup_watch::WatchHangup(info); }
 
   spawn_glue::State* spawn_state_;
 

@@ -40,7 +40,8 @@ for (const c of cases) {
     const events = parseOutputStream(result.stdout);
     assert.equal(typesOf(events), ['error', 'run_end']);
     const [error] = only(events, 'error');
-    assert.is(error!.code, c.code);
+    assert.is(error!.code, 'usage_error');
+    assert.is(error!.detail, c.code);
     assert.is(error!.line, c.line + 1, 'the touch line comes first');
     assert.is(error!.field, c.field);
     assert.match(error!.message, `line ${c.line + 1}`);
@@ -53,11 +54,13 @@ test('exec: an input with no events, and images, are refused with exit 2', async
   const { workspace, env } = setup();
   const empty = await runCli([...EXEC, '--workspace', workspace], { env, input: '\n\n' });
   assert.is(empty.code, 2);
-  assert.is(only(parseOutputStream(empty.stdout), 'error')[0]!.code, 'empty_input');
-  const images = await runCli([...EXEC, '--workspace', workspace], { env, input: JSON.stringify({ schemaVersion: 2, type: 'message', role: 'user', content: 'ls', images: ['a.png'] }) });
+  assert.is(only(parseOutputStream(empty.stdout), 'error')[0]!.detail, 'empty_input');
+  const images = await runCli([...EXEC, '--workspace', workspace], { env, input: JSON.stringify({ schemaVersion: 2, type: 'message', role: 'user', content: 'ls', images: [{ mediaType: 'image/png', data: 'iVBORw0KGgo=' }] }) });
   assert.is(images.code, 2);
   const [error] = only(parseOutputStream(images.stdout), 'error');
-  assert.ok(error!.code === 'unsupported_input' && error!.field === 'images' && error!.line === 1);
+  assert.ok(error!.code === 'usage_error' && error!.detail === 'unsupported_input' && error!.field === 'images' && error!.line === 1);
+  const paths = await runCli([...EXEC, '--workspace', workspace], { env, input: JSON.stringify({ schemaVersion: 2, type: 'message', role: 'user', content: 'ls', images: ['a.png'] }) });
+  assert.is(only(parseOutputStream(paths.stdout), 'error')[0]!.field, 'images.0', 'images are {mediaType, data} objects, not paths');
 });
 
 test('exec --file: reads the file; a missing file is an error naming it', async () => {
@@ -66,7 +69,7 @@ test('exec --file: reads the file; a missing file is an error naming it', async 
   const result = await runCli([...EXEC, '--workspace', workspace, '--file', missing], { env });
   assert.is(result.code, 2);
   const [error] = only(parseOutputStream(result.stdout), 'error');
-  assert.is(error!.code, 'input_unreadable');
+  assert.ok(error!.code === 'usage_error' && error!.detail === 'input_unreadable');
   assert.match(error!.message, missing);
   const bad = join(root, 'bad.jsonl');
   writeFileSync(bad, '{"schemaVersion":2,"type":"prompt","content":"x","bogus":1}\n');
@@ -86,7 +89,7 @@ test('exec: an input over 16 MiB is refused before anything is parsed or run', a
   const viaFile = await runCli([...EXEC, '--workspace', workspace, '--file', file], { env });
   assert.is(viaFile.code, 2);
   const [error] = only(parseOutputStream(viaFile.stdout), 'error');
-  assert.ok(error!.code === 'input_too_large' && error!.message.startsWith(`--file ${file}:`));
+  assert.ok(error!.code === 'usage_error' && error!.detail === 'input_too_large' && error!.message.startsWith(`--file ${file}:`));
 });
 
 test('exec: a missing workspace is an error event naming the flag and path', async () => {
@@ -96,12 +99,27 @@ test('exec: a missing workspace is an error event naming the flag and path', asy
   assert.match(only(parseOutputStream(result.stdout), 'error')[0]!.message, `--workspace ${join(root, 'absent')}: no such directory`);
 });
 
-test('exec usage errors go to stderr only, exit 2', async () => {
+test('exec usage errors: text output on stderr; structured output as an error event (usage_error) then run_end, exit 2', async () => {
   for (const args of [['exec'], ['exec', '--input-format', 'text'], ['exec', '--input-format', 'stream-json', '--output-format', 'yaml'], ['exec', '--input-format', 'stream-json', '--bogus']]) {
     const result = await runCli(args, { input: prompt('true') });
     assert.is(result.code, 2, args.join(' '));
     assert.is(result.stdout, '');
     assert.match(result.stderr, /zero-sandbox exec: /);
+  }
+  const structured = [['--bogus'], ['--timeout', 'abc'], ['extra-operand'], ['-p', 'echo x'], ['--permission-mode', 'plan'], ['--input-format', 'yaml'], ['-f']];
+  for (const extra of structured) {
+    for (const format of ['stream-json', 'debug']) {
+      const result = await runCli(['exec', '-i', 'stream-json', '-o', format, ...extra], { input: prompt('true') });
+      assert.is(result.code, 2, extra.join(' '));
+      const events = parseOutputStream(result.stdout);
+      assert.equal(typesOf(events), ['error', 'run_end'], extra.join(' '));
+      assert.is(only(events, 'error')[0]!.code, 'usage_error');
+      assert.equal(only(events, 'run_end')[0]!.status, 'error');
+      assert.equal(only(events, 'run_end')[0]!.exitCode, 2);
+    }
+    const json = await runCli(['exec', '-i', 'stream-json', '--output-format=json', ...extra], { input: prompt('true') });
+    assert.is(json.code, 2);
+    assert.equal(json.stdout.trim().split('\n').map((line) => JSON.parse(line).type), ['error', 'done']);
   }
 });
 
@@ -117,13 +135,17 @@ test('run --output-format stream-json: a successful and a failing command, every
   const [res] = only(events, 'tool_result');
   assert.is(res!.status, 'ok');
   assert.is(res!.output, 'hello world\n');
-  assert.equal({ ...res!.meta, sandbox_duration_ms: 0 }, { sandbox_backend: 'linux-native', sandbox_wrapped: true, sandbox_network: 'deny', sandbox_enforcement_level: 'native', sandbox_cwd: workspace, sandbox_exit_code: 0, sandbox_duration_ms: 0 });
+  assert.equal({ ...res!.meta, sandbox_duration_ms: '0' }, {
+    exit_code: '0', sandbox_wrapped: 'true', sandbox_backend: 'linux-native', sandbox_target_backend: 'linux-native', sandbox_enforcement_level: 'native',
+    sandbox_requires_platform: 'true', sandbox_cwd: workspace, sandbox_network: 'deny', sandbox_duration_ms: '0', raw_bytes: '12', emitted_bytes: '12',
+  });
+  assert.is(res!.name, 'bash');
 
   const fail = await runCli(['run', '--output-format', 'stream-json', '--workspace', workspace, '-c', 'echo out; echo err >&2; exit 7'], { env });
   assert.is(fail.code, 7);
   const failed = parseOutputStream(fail.stdout);
   const [bad] = only(failed, 'tool_result');
-  assert.ok(bad!.status === 'error' && bad!.output === 'out\nerr\n' && bad!.meta?.sandbox_exit_code === 7);
+  assert.ok(bad!.status === 'error' && bad!.output === 'out\nerr\n' && bad!.meta?.exit_code === '7');
   assert.equal(only(failed, 'run_end')[0], { schemaVersion: 2, type: 'run_end', runId: failed[0]!.runId, status: 'error', exitCode: 7 });
   assert.is(fail.stderr, '');
 });
@@ -138,7 +160,8 @@ test('run --output-format stream-json: the engine is in front — a network comm
     const events = parseOutputStream(denied.stdout);
     assert.equal(typesOf(events), ['run_start', 'tool_call', 'permission_request', 'tool_result', 'final', 'run_end']);
     assert.is(only(events, 'permission_request')[0]!.reason, 'network access requires approval');
-    assert.is(only(events, 'tool_result')[0]!.status, 'denied');
+    assert.is(only(events, 'tool_result')[0]!.status, 'error');
+    assert.is(only(events, 'tool_result')[0]!.meta?.permission_action, 'prompt');
     assert.is(denied.code, 1);
     assert.is(server.connections(), 0);
     const allowed = await runCli(['run', '--output-format', 'stream-json', '--network', 'allow', '--workspace', workspace, '--', '/bin/bash', '-c', connect], { env });
@@ -168,16 +191,17 @@ test('run --output-format: secrets printed by the command do not leak through th
   }
 });
 
-test('run --output-format json prints one document; an unknown format is a usage error', async () => {
+test('run --output-format json prints snake_case records, one per line, ending with done; an unknown format is a usage error', async () => {
   if (!sandbox) return;
   const { workspace, env } = setup();
   const result = await runCli(['run', '--output-format', 'json', '--workspace', workspace, '--', '/bin/sh', '-c', 'exit 4'], { env });
   assert.is(result.code, 4);
-  const doc = JSON.parse(result.stdout) as { schema_version: number; status: string; exit_code: number; tool_results: Array<{ status: string }> };
-  assert.is(doc.schema_version, 2);
-  assert.is(doc.status, 'error');
-  assert.is(doc.exit_code, 4);
-  assert.is(doc.tool_results[0]!.status, 'error');
+  const records = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+  assert.equal(records.map((r) => r.type), ['run_start', 'tool_call', 'tool_result', 'final', 'done']);
+  assert.is(records[2]!.tool_call_id, 'call_1');
+  assert.is(records[2]!.status, 'error');
+  assert.is((records[2]!.meta as Record<string, string>).exit_code, '4');
+  assert.equal(records.at(-1), { type: 'done', exit_code: 4 });
   const usage = await runCli(['run', '--output-format', 'xml', '--', 'true'], { env });
   assert.is(usage.code, 2);
   assert.is(usage.stdout, '');
@@ -209,7 +233,7 @@ test('exec: events combined in order into one script, run sandboxed in the works
   assert.equal(call, { schemaVersion: 2, type: 'tool_call', runId: events[0]!.runId, id: 'call_1', name: 'bash', args: { command: 'echo one\n\necho two > out.txt\ncat out.txt' }, sideEffect: 'shell' });
   const [res] = only(events, 'tool_result');
   assert.ok(res!.status === 'ok' && res!.output === 'one\ntwo\n' && res!.truncated === false);
-  assert.ok(res!.meta?.sandbox_backend === 'linux-native' && res!.meta.sandbox_network === 'deny' && res!.meta.sandbox_enforcement_level === 'native' && res!.meta.sandbox_exit_code === 0);
+  assert.ok(res!.meta?.sandbox_backend === 'linux-native' && res!.meta.sandbox_network === 'deny' && res!.meta.sandbox_enforcement_level === 'native' && res!.meta.exit_code === '0');
   assert.is(readFileSync(join(workspace, 'out.txt'), 'utf8'), 'two\n');
   assert.is(only(events, 'run_start')[0]!.cwd, workspace);
 });
@@ -221,7 +245,7 @@ test('exec: a failing command reports status error and its exit code', async () 
   assert.is(result.code, 5);
   const events = parseOutputStream(result.stdout);
   const [res] = only(events, 'tool_result');
-  assert.ok(res!.status === 'error' && res!.output === 'bad\n' && res!.meta?.sandbox_exit_code === 5);
+  assert.ok(res!.status === 'error' && res!.output === 'bad\n' && res!.meta?.exit_code === '5');
   assert.equal(only(events, 'run_end')[0]!.status, 'error');
   assert.equal(only(events, 'run_end')[0]!.exitCode, 5);
 });
@@ -241,10 +265,11 @@ test('exec: a network command under the default policy is a permission_request, 
     assert.is(request!.risk?.level, 'critical');
     assert.ok(request!.risk?.categories?.includes('network'));
     const [res] = only(events, 'tool_result');
-    assert.is(res!.status, 'denied');
-    assert.is(res!.meta, undefined, 'no sandbox facts: nothing ran');
+    assert.is(res!.status, 'error');
+    assert.is(res!.meta?.permission_action, 'prompt');
+    assert.is(res!.meta?.exit_code, undefined, 'no sandbox facts: nothing ran');
     const [end] = only(events, 'run_end');
-    assert.ok(end!.status === 'denied' && end!.exitCode !== 0);
+    assert.ok(end!.status === 'error' && end!.exitCode !== 0);
     assert.is(result.code, end!.exitCode);
     assert.not.ok(existsSync(marker), 'the script never ran');
     assert.is(server.connections(), 0, 'nothing connected to the listener');
@@ -269,6 +294,7 @@ test('exec: a persistent deny grant is a permission_decision deny with the block
   assert.ok(block.code === 'persistent_deny' && block.toolName === 'bash' && block.action === 'deny');
   const [res] = only(events, 'tool_result');
   assert.equal(res!.block, block);
+  assert.is(res!.meta?.permission_action, 'deny');
   assert.is(res!.output, `Sandbox block [persistent_deny] for bash: ${block.reason}. The command did not run.`);
   assert.not.ok(existsSync(marker));
   assert.is(result.code, 1);
@@ -318,7 +344,7 @@ test('a client written against the protocol document drives a full run, and sees
   try {
     const denied = await driveRun(cli, [{ type: 'prompt', content: `curl -s http://127.0.0.1:${server.port}/` }], { cwd: workspace, env });
     assert.equal(denied.permissions.map((p) => [p.type, p.action, p.reason]), [['permission_request', 'prompt', 'network access requires approval']]);
-    assert.equal(denied.results.map((r) => r.status), ['denied']);
+    assert.equal(denied.results.map((r) => r.status), ['error']);
     assert.ok(denied.status !== 'success' && denied.exitCode !== 0 && denied.processExit === denied.exitCode);
     assert.is(server.connections(), 0);
   } finally {
@@ -348,7 +374,8 @@ test('run --output-format stream-json: SIGINT kills the sandbox and still ends t
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   const events = parseOutputStream(stdout);
   assert.equal(typesOf(events), ['run_start', 'tool_call', 'tool_result', 'error', 'run_end']);
-  assert.is(only(events, 'error')[0]!.code, 'aborted');
+  assert.is(only(events, 'error')[0]!.code, 'interrupted');
+  assert.is(only(events, 'run_end')[0]!.status, 'interrupted');
   assert.is(code, 130);
   await new Promise((resolve) => setTimeout(resolve, 3500));
   assert.not.ok(existsSync(marker), 'nothing in the sandbox outlived the interrupt');
@@ -360,9 +387,11 @@ test('exec --timeout: the sandbox is killed, meta says so, exit 124', async () =
   const result = await runCli([...EXEC, '--workspace', workspace, '--timeout', '0.5'], { env, input: prompt('echo started; sleep 5; echo finished') });
   assert.is(result.code, 124);
   const [res] = only(parseOutputStream(result.stdout), 'tool_result');
-  assert.ok(res!.status === 'error' && res!.meta?.sandbox_timed_out === true);
-  assert.match(res!.output, 'started');
-  assert.not.match(res!.output, 'finished');
+  assert.ok(res!.status === 'error' && res!.meta?.sandbox_timed_out === 'true');
+  assert.is(res!.meta?.sandbox_denial_capability, 'resource_limit');
+  assert.is(res!.meta?.sandbox_denial_scope, 'timeoutMs');
+  assert.match(res!.output!, 'started');
+  assert.not.match(res!.output!, 'finished');
 });
 
 test.run();

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
-// Redaction of stream-json output: secret-named keys and sk-/api_key=/Bearer values never get through.
+// The one redaction module every output path uses (stream-json, json, tool results, stored grant
+// reasons): secret-named keys and sk-/api_key=/Bearer values never get through. The cases grant
+// reasons were scrubbed for before the two pattern lists were merged still hold.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { buildOutputEvent } from '../../lib/stream-json/emitter.js';
-import { isSecretKey, REDACTED, redactString, redactValue } from '../../lib/stream-json/redact.js';
+import { isSecretKey, REDACTED, redactString, redactValue } from '../../lib/redact.js';
 
 const SK = 'sk-proj1234567890abcdefXYZ';
 const BEARER = 'eyJhbGciOiJIUzI1NiJ9.payload.sig';
@@ -25,6 +27,14 @@ test('api_key / api-key / apikey assignments of 12+ characters are replaced, kee
 test('Bearer tokens of 16+ characters are replaced', () => {
   assert.is(redactString(`Authorization: Bearer ${BEARER}`), `Authorization: Bearer ${REDACTED}`);
   assert.is(redactString('Bearer abc'), 'Bearer abc');
+});
+
+test('the cases of the former grant-reason scrubber still hold: spaced and quoted assignments, values with punctuation, any-case bearer', () => {
+  assert.is(redactString(`reason api_key = 'abcdefghijklmn' here`), `reason api_key = '${REDACTED}' here`);
+  assert.is(redactString('api-key:abc,defghijklmnop'), `api-key:${REDACTED}`, 'a comma inside the value does not leave its tail visible');
+  assert.is(redactString('APIKEY=ab;cdefghijklmnop next'), `APIKEY=${REDACTED} next`);
+  assert.is(redactString('bearer abcdefghijklmnop1234'), `bearer ${REDACTED}`);
+  assert.is(redactString(`use ${SK} twice ${SK}`), `use ${REDACTED} twice ${REDACTED}`);
 });
 
 test('secret-named keys are recognised case- and separator-insensitively', () => {

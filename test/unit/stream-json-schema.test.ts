@@ -47,15 +47,17 @@ test('output events need schemaVersion 2 and a runId matching the pattern', () =
 
 test('output schemas are strict: unknown fields and the schema-1 name "violation" are rejected', () => {
   assert.not.ok(OutputEventSchema.safeParse({ ...base, extra: 1 }).success);
-  const result = { schemaVersion: 2, type: 'tool_result', runId: 'r', id: 'call_1', status: 'denied', output: '', truncated: false };
+  const result = { schemaVersion: 2, type: 'tool_result', runId: 'r', id: 'call_1', status: 'error', output: '', truncated: false };
   assert.ok(ToolResultEventSchema.safeParse(result).success);
+  assert.not.ok(ToolResultEventSchema.safeParse({ ...result, status: 'denied' }).success, 'status is ok or error only');
+  assert.not.ok(OutputEventSchema.safeParse({ ...base, status: 'denied' }).success, 'run_end status is success, error, interrupted or incomplete');
   const violation = { code: 'network', action: 'prompt', risk: { level: 'critical' }, reason: 'x', recoverable: true };
   assert.not.ok(ToolResultEventSchema.safeParse({ ...result, violation }).success);
   assert.ok(ToolResultEventSchema.safeParse({ ...result, block: violation }).success);
 });
 
 test('unknown output and input types are rejected', () => {
-  assert.not.ok(OutputEventSchema.safeParse({ ...base, type: 'permission' }).success);
+  assert.not.ok(OutputEventSchema.safeParse({ ...base, type: 'bogus' }).success);
   assert.not.ok(InputEventSchema.safeParse({ schemaVersion: 2, type: 'text', content: 'x' }).success);
 });
 

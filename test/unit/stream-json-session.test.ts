@@ -7,12 +7,13 @@ import { SandboxError } from '../../lib/errors.js';
 import type { RunOptions, SandboxCommand } from '../../lib/sandbox/options.js';
 import type { RunResult } from '../../lib/sandbox/run.js';
 import { StreamEmitter } from '../../lib/stream-json/emitter.js';
-import { buildJsonDocument, createTextSink } from '../../lib/stream-json/formats.js';
+import { createSink, createTextSink } from '../../lib/stream-json/formats.js';
+import { protectedPathDenial } from '../../lib/sandbox/denials.js';
 import { OutputEventSchema, type OutputEvent } from '../../lib/stream-json/schema.js';
 import { buildPermissionDecisionEvent, buildPermissionRequestEvent } from '../../lib/policy/approval.js';
 import { formatBlockError } from '../../lib/policy/authorize.js';
 import type { Decision, Request } from '../../lib/policy/schema.js';
-import { runStreamSession, STREAM_EXIT, type ShellAuthorizer } from '../../lib/stream-json/session.js';
+import { buildStreamOutput, DEFAULT_MAX_OUTPUT_BYTES, runStreamSession, STREAM_EXIT, type ShellAuthorizer } from '../../lib/stream-json/session.js';
 
 const WS = '/ws';
 
@@ -24,7 +25,8 @@ function recorder() {
 }
 
 function result(overrides: Partial<RunResult> = {}): RunResult {
-  return { exitCode: 0, signal: null, stdout: '', stderr: '', truncated: false, outputBytes: { stdout: 0, stderr: 0 }, denials: [], timedOut: false, durationMs: 5, backend: 'linux-native', network: 'deny', protectedPathViolations: [], prewarmed: false, ...overrides };
+  const outputBytes = { stdout: Buffer.byteLength(overrides.stdout ?? ''), stderr: Buffer.byteLength(overrides.stderr ?? '') };
+  return { exitCode: 0, signal: null, stdout: '', stderr: '', truncated: false, outputBytes, denials: [], timedOut: false, durationMs: 5, backend: 'linux-native', network: 'deny', protectedPathViolations: [], prewarmed: false, ...overrides };
 }
 
 function fakeRunner(res: RunResult | Error) {
@@ -84,20 +86,24 @@ test('allow: run_start, tool_call, tool_result with sandbox facts, final, run_en
   validate(events);
   assert.equal(types(events), ['run_start', 'tool_call', 'tool_result', 'final', 'run_end'], 'an automatic allow nobody was asked about is not a permission event');
   assert.equal(auth.seen, [{ command: ['/bin/bash', '-c', 'echo hello'], options: { workspace: WS } }]);
-  assert.equal(calls, [{ command: ['/bin/bash', '-c', 'echo hello'], options: { workspace: WS, allowWrite: ['/extra'], network: 'deny' } }]);
+  assert.equal(calls, [{ command: ['/bin/bash', '-c', 'echo hello'], options: { workspace: WS, allowWrite: ['/extra'], network: 'deny', maxBuffer: 4 * DEFAULT_MAX_OUTPUT_BYTES } }]);
   assert.is(auth.cleanups(), 1, 'turn approvals end when the command has finished');
   const res = events[2]!;
   assert.ok(res.type === 'tool_result');
   if (res.type !== 'tool_result') return;
   assert.is(res.status, 'ok');
   assert.is(res.output, 'hello\n');
-  assert.equal(res.meta, { sandbox_backend: 'linux-native', sandbox_wrapped: true, sandbox_network: 'deny', sandbox_enforcement_level: 'native', sandbox_cwd: WS, sandbox_exit_code: 0, sandbox_duration_ms: 5 });
+  assert.is(res.name, 'bash');
+  assert.equal(res.meta, {
+    exit_code: '0', sandbox_wrapped: 'true', sandbox_backend: 'linux-native', sandbox_target_backend: 'linux-native', sandbox_enforcement_level: 'native',
+    sandbox_requires_platform: 'true', sandbox_cwd: WS, sandbox_network: 'deny', sandbox_duration_ms: '5', raw_bytes: '6', emitted_bytes: '6',
+  });
   assert.equal(events[1], { schemaVersion: 2, type: 'tool_call', runId: 'run_test', id: 'call_1', name: 'bash', args: { command: 'echo hello' }, sideEffect: 'shell' });
   assert.equal(events.at(-1), { schemaVersion: 2, type: 'run_end', runId: 'run_test', status: 'success', exitCode: 0 });
   assert.is(finished(), 1);
 });
 
-test('prompt (headless): permission_request then a denied result; no synthetic decision; the runner is never called', async () => {
+test('prompt (headless): permission_request then an error result (permission_action prompt); no synthetic decision; the runner is never called', async () => {
   const { emitter, events } = recorder();
   const { runner, calls } = fakeRunner(result());
   const code = await runStreamSession({ emitter, command: 'curl https://example.com', display: 'curl https://example.com', workspace: WS, runOptions: {}, runner, authorize: fakeAuthorizer(NETWORK_PROMPT).authorize });
@@ -112,10 +118,12 @@ test('prompt (headless): permission_request then a denied result; no synthetic d
   assert.is(request.reason, 'network access requires approval');
   assert.equal(request.risk?.categories, ['network', 'shell']);
   const res = events[3]!;
-  assert.ok(res.type === 'tool_result' && res.status === 'denied');
+  assert.ok(res.type === 'tool_result' && res.status === 'error');
   if (res.type !== 'tool_result') return;
   assert.is(res.output, 'Sandbox approval required for bash: network access requires approval; there is no approval responder in headless mode. The command did not run.');
-  assert.equal(events.at(-1), { schemaVersion: 2, type: 'run_end', runId: 'run_test', status: 'denied', exitCode: 1 });
+  assert.is(res.meta?.permission_action, 'prompt');
+  assert.equal(JSON.parse(res.meta!.sandbox_denials!), [{ capability: { kind: 'external_network' }, source: 'approval', reason: 'Sandbox approval required for bash: network access requires approval', recoverable: true, nextAction: 'request_approval' }]);
+  assert.equal(events.at(-1), { schemaVersion: 2, type: 'run_end', runId: 'run_test', status: 'error', exitCode: 1 });
 });
 
 test('prompt answered (e.g. --network allow): request and decision are both shown, then the run', async () => {
@@ -130,7 +138,7 @@ test('prompt answered (e.g. --network allow): request and decision are both show
   assert.ok(decision.type === 'permission_decision' && decision.action === 'allow' && decision.permissionGranted && decision.decisionReason === 'answered allow');
 });
 
-test('deny: permission_decision with action deny and the block, then a denied result carrying the block', async () => {
+test('deny: permission_decision with action deny and the block, then an error result carrying the block and permission_action deny', async () => {
   const { emitter, events } = recorder();
   const { runner, calls } = fakeRunner(result());
   const code = await runStreamSession({ emitter, command: 'cat > /etc/passwd', display: 'cat > /etc/passwd', workspace: WS, runOptions: {}, runner, authorize: fakeAuthorizer(OUTSIDE_DENY).authorize });
@@ -149,6 +157,8 @@ test('deny: permission_decision with action deny and the block, then a denied re
   assert.ok(res.type === 'tool_result');
   if (res.type !== 'tool_result') return;
   assert.equal(res.block, block);
+  assert.is(res.status, 'error');
+  assert.is(res.meta?.permission_action, 'deny');
   assert.is(res.output, 'Sandbox block [outside_workspace] for bash at /etc/passwd: /etc/passwd is outside the workspace. The command did not run.');
 });
 
@@ -158,22 +168,27 @@ test('a failing command: status error, its exit code in meta and run_end, stderr
   const code = await runStreamSession({ emitter, command: 'false', display: 'false', workspace: WS, runOptions: {}, runner });
   assert.is(code, 3);
   const res = events.find((e) => e.type === 'tool_result')!;
-  assert.ok(res.type === 'tool_result' && res.status === 'error' && res.output === 'partial\nboom\n' && res.meta?.sandbox_exit_code === 3);
+  assert.ok(res.type === 'tool_result' && res.status === 'error' && res.output === 'partial\nboom\n' && res.meta?.exit_code === '3');
   assert.equal(events.at(-1), { schemaVersion: 2, type: 'run_end', runId: 'run_test', status: 'error', exitCode: 3 });
 });
 
-test('protected paths the command created are reported in meta and fail the run', async () => {
+test('protected paths the command created are reported in meta, as a structured denial, and fail the run', async () => {
   const { emitter, events } = recorder();
-  const { runner } = fakeRunner(result({ protectedPathViolations: ['/ws/.zero'] }));
+  const { runner } = fakeRunner(result({ protectedPathViolations: ['/ws/.zero'], denials: [protectedPathDenial('/ws/.zero')] }));
   const code = await runStreamSession({ emitter, command: 'mkdir .zero', display: 'mkdir .zero', workspace: WS, runOptions: {}, runner });
   assert.is(code, 1, 'not a success, as in zero-sandbox run');
   validate(events);
   const res = events.find((e) => e.type === 'tool_result')!;
   assert.ok(res.type === 'tool_result');
   if (res.type !== 'tool_result') return;
-  assert.equal(res.meta?.sandbox_protected_path_violations, ['/ws/.zero']);
+  assert.is(res.meta?.sandbox_protected_path_violations, '/ws/.zero');
+  assert.is(res.meta?.sandbox_likely_denied, 'true');
+  assert.is(res.meta?.sandbox_denial_kind, 'sandbox');
+  assert.is(res.meta?.sandbox_denial_capability, 'protected_metadata');
+  assert.is(res.meta?.sandbox_denial_scope, '/ws/.zero');
+  assert.match(res.meta!.sandbox_denial_reason!, '/ws/.zero');
   assert.is(res.status, 'error');
-  assert.match(res.output, 'protected workspace metadata path /ws/.zero (removed)');
+  assert.match(res.output!, 'protected workspace metadata path /ws/.zero (removed)');
 });
 
 test('signal, timeout and not-found map to 128+N, 124 and 127', async () => {
@@ -190,17 +205,34 @@ test('signal, timeout and not-found map to 128+N, 124 and 127', async () => {
   }
 });
 
-test('output beyond the bound is cut with truncated: true, after redaction (no half secret survives)', async () => {
+test('output beyond the bound keeps head and tail around the marker, after redaction (no half secret survives)', async () => {
   const secret = 'sk-abcdefghijklmnopqrstuvwxyz0123';
   const { emitter, events } = recorder();
-  const { runner } = fakeRunner(result({ stdout: `${'x'.repeat(10)} ${secret} ${'y'.repeat(100)}` }));
-  await runStreamSession({ emitter, command: 'x', display: 'x', workspace: WS, runOptions: {}, runner, maxOutputChars: 21 });
+  const stdout = `${'x'.repeat(200)} ${secret} ${'y'.repeat(500)} ${secret} ${'z'.repeat(200)}\n`;
+  const { runner } = fakeRunner(result({ stdout, outputBytes: { stdout: stdout.length, stderr: 0 } }));
+  await runStreamSession({ emitter, command: 'x', display: 'x', workspace: WS, runOptions: {}, runner, maxOutputBytes: 512 });
+  validate(events);
   const res = events.find((e) => e.type === 'tool_result')!;
   assert.ok(res.type === 'tool_result');
   if (res.type !== 'tool_result') return;
   assert.is(res.truncated, true);
-  assert.is(res.output, 'xxxxxxxxxx [REDACTED]');
+  assert.is(res.redacted, true);
+  assert.is(res.meta?.truncated, 'true');
+  assert.ok(res.output!.startsWith(`${'x'.repeat(200)} [REDACTED] yyy`));
+  assert.ok(res.output!.endsWith(`yyy [REDACTED] ${'z'.repeat(200)}\n`));
+  assert.match(res.output!, /\n\[zero\] output truncated: \d+ bytes omitted from the middle — /);
   assert.not.ok(JSON.stringify(events).includes('sk-abcdefghij'));
+});
+
+test('cuts of multi-byte output fall on character boundaries: no lone surrogate', () => {
+  for (const max of [300, 301, 302, 303]) {
+    const text = `a${'😀'.repeat(200)}`;
+    const shown = buildStreamOutput(text, Buffer.byteLength(text), max);
+    assert.ok(shown.truncated);
+    const kept = shown.output.replace(/\n\[zero\] output truncated: [^\n]*\n/, '');
+    assert.ok(/^a(?:😀)+$/u.test(kept), `max ${max}`);
+    assert.not.ok(shown.output.includes('\uFFFD'));
+  }
 });
 
 test('a sandbox that cannot be set up becomes an error result, an error event and run_end 125', async () => {
@@ -212,6 +244,18 @@ test('a sandbox that cannot be set up becomes an error result, an error event an
   assert.equal(types(events), ['run_start', 'tool_call', 'tool_result', 'error', 'run_end']);
   const error = events[3]!;
   assert.ok(error.type === 'error' && error.code === 'sandbox_unavailable' && error.message === 'Landlock is missing');
+});
+
+test('an aborted run (a signal) ends with error code interrupted, run_end status interrupted, exit 130', async () => {
+  const { emitter, events } = recorder();
+  const { runner } = fakeRunner(new SandboxError('aborted', 'the sandboxed command was aborted'));
+  const code = await runStreamSession({ emitter, command: 'sleep 9', display: 'sleep 9', workspace: WS, runOptions: {}, runner });
+  assert.is(code, 130);
+  validate(events);
+  assert.equal(types(events), ['run_start', 'tool_call', 'tool_result', 'error', 'run_end']);
+  const error = events[3]!;
+  assert.ok(error.type === 'error' && error.code === 'interrupted');
+  assert.equal(events.at(-1), { schemaVersion: 2, type: 'run_end', runId: 'run_test', status: 'interrupted', exitCode: 130 });
 });
 
 test('an authorizer failing for another reason runs nothing and ends the run with an error', async () => {
@@ -232,19 +276,21 @@ test('nothing may follow run_end', async () => {
   assert.throws(() => emitter.emit({ type: 'final', text: '' }), /after run_end/);
 });
 
-test('json document: snake_case permission records and results', async () => {
-  const { emitter, events } = recorder();
+test('json format: snake_case records, one per line, ending with done', async () => {
+  const lines: string[] = [];
+  const emitter = new StreamEmitter(createSink('json', { stdout: (t) => void lines.push(t), stderr: () => undefined }, 'zero-sandbox exec'), 'run_t');
   await runStreamSession({ emitter, command: 'x', display: 'x', workspace: WS, runOptions: {}, runner: fakeRunner(result()).runner, authorize: fakeAuthorizer(OUTSIDE_DENY).authorize });
-  const doc = buildJsonDocument(events);
-  assert.is(doc.status, 'denied');
-  assert.is(doc.exit_code, 1);
-  assert.is(doc.cwd, WS);
-  assert.equal(doc.permissions, [{
-    type: 'permission_decision', tool_call_id: 'call_1', name: 'bash', action: 'deny', permission: 'prompt', permission_granted: false,
-    decision_reason: OUTSIDE_DENY.reason!, risk: { level: 'high' }, block: { ...OUTSIDE_DENY.block!, risk: { level: 'high', reason: 'high' } }, 
-  }]);
-  assert.equal(doc.tool_results.map((r) => r.status), ['denied']);
-  assert.throws(() => buildJsonDocument(events.slice(0, -1)), /no run_end/);
+  assert.ok(lines.every((line) => line.endsWith('\n') && !line.slice(0, -1).includes('\n')));
+  const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  assert.equal(records.map((r) => r.type), ['run_start', 'tool_call', 'permission', 'tool_result', 'final', 'done']);
+  assert.equal(records[1], { type: 'tool_call', id: 'call_1', name: 'bash', arguments: '{"command":"x"}' });
+  assert.equal(records[2], {
+    type: 'permission', tool_call_id: 'call_1', name: 'bash', action: 'deny', permission: 'prompt', permission_granted: false, permission_mode: '',
+    autonomy: '', side_effect: '', reason: '', decision_reason: OUTSIDE_DENY.reason!, risk: { level: 'high' }, block: { ...OUTSIDE_DENY.block!, risk: { level: 'high', reason: 'high' } },
+  });
+  assert.equal(Object.keys(records[3]!).sort(), ['meta', 'name', 'output', 'status', 'tool_call_id', 'type']);
+  assert.is(records[3]!.status, 'error');
+  assert.equal(records.at(-1), { type: 'done', exit_code: 1 });
 });
 
 test('text format: output on stdout, permission lines on stderr', async () => {

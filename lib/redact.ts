@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Redaction applied to every stream-json output line: secret-named keys and secret-looking strings.
+// The one secret redaction of every output path: stream-json and json events, tool results,
+// grant reasons stored on disk. Secret-named keys and secret-looking strings, one pattern list.
 
 /** What a redacted secret is replaced with. */
 export const REDACTED = '[REDACTED]';
@@ -11,13 +12,14 @@ const SECRET_KEYS = new Set(['token', 'password', 'passwd', 'secret', 'apikey', 
 const SECRET_SUFFIXES = ['apikey', 'clientsecret', 'accesstoken', 'refreshtoken', 'idtoken', 'authtoken', 'privatekey', 'password', 'secretkey', 'secretaccesskey', 'sessiontoken'];
 
 /**
- * String patterns, applied in order. Thresholds follow the reference: `sk-` keys of 16+ characters,
- * `api_key=`/`api-key:` assignments of 12+, `Bearer` tokens of 16+. Shorter values are left alone
- * so ordinary words that merely start with `sk-` survive.
+ * String patterns, applied in order: `sk-` keys of 16+ characters, `api_key=`/`api-key:`
+ * assignments of 12+ (quoted or not, the quotes kept; the value runs to the next space or quote,
+ * so a value with `,` or `;` in it is hidden whole), `Bearer` tokens of 16+ (any case). Shorter
+ * values are left alone so ordinary words that merely start with `sk-` survive.
  */
 const SECRET_PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
   [/\bsk-[A-Za-z0-9_-]{16,}/g, REDACTED],
-  [/\b(api[_-]?key["']?\s*[=:]\s*)(["']?)[^\s"',;&]{12,}\2/gi, `$1$2${REDACTED}$2`],
+  [/\b(api[_-]?key["']?\s*[=:]\s*)(["']?)[^\s"']{12,}\2/gi, `$1$2${REDACTED}$2`],
   [/\b(Bearer\s+)[A-Za-z0-9._~+/=-]{16,}/gi, `$1${REDACTED}`],
 ];
 
