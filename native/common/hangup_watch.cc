@@ -4,13 +4,14 @@
 // whose last reader closed, a socket whose peer shut down). It never keeps the loop alive.
 #include "common/hangup_watch.h"
 
-#include <uv.h>
-
 #ifndef _WIN32
 #include <unistd.h>
+#include <uv.h>
 #endif
 
 namespace hangup_watch {
+
+#ifndef _WIN32
 namespace {
 
 struct Watch {
@@ -39,13 +40,12 @@ void OnPoll(uv_poll_t* handle, int status, int events) {
   } catch (...) {
     // the environment is going away: nobody is left to tell
   }
-#ifndef _WIN32
   close(watch->fd);
-#endif
   uv_close(reinterpret_cast<uv_handle_t*>(handle), OnClosed);
 }
 
 }  // namespace
+#endif
 
 Napi::Value WatchHangup(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
