@@ -34,6 +34,8 @@ Options:
       --timeout SECONDS         kill the sandbox after SECONDS
       --max-output BYTES        bytes of each stream tool_result.output keeps (default 16384): past
                                 it the head and tail, around a truncation marker
+      --keep-output             also keep all of the output in a new private file under the temp
+                                dir; its path is tool_result.meta.spill_path
   -h, --help                    show this help
 
 Flags about models, providers and agent loops (-m/--model, --provider, --max-turns, --mode,
@@ -67,6 +69,7 @@ const FLAGS: FlagSpec[] = [
   { name: 'skip-permissions-unsafe', type: 'boolean' },
   { name: 'timeout', type: 'string' },
   { name: 'max-output', type: 'string' },
+  { name: 'keep-output', type: 'boolean' },
   ...NOT_APPLICABLE_VALUES.map((name): FlagSpec => ({ name, type: 'string', ...(name === 'model' ? { short: 'm' } : name === 'reasoning-effort' ? { short: 'r' } : {}) })),
   ...NOT_APPLICABLE_SWITCHES.map((name): FlagSpec => ({ name, type: 'boolean' })),
 ];
@@ -108,6 +111,7 @@ interface ParsedExec {
   timeoutMs?: number;
   maxOutputBytes?: number;
   addDirs: string[];
+  keepOutput: boolean;
   permissionMode?: 'auto' | 'ask' | 'unsafe';
   warnings: Array<{ code: string; message: string }>;
 }
@@ -125,7 +129,7 @@ function parseExec(argv: string[]): ParsedExec | 'help' {
   const cwd = flagString(args, 'cwd');
   const workspace = flagString(args, 'workspace');
   if (cwd !== undefined && workspace !== undefined && cwd !== workspace) throw new UsageError('give either -C/--cwd or --workspace, not both');
-  const parsed: ParsedExec = { input, format, addDirs: flagList(args, 'add-dir'), warnings: [] };
+  const parsed: ParsedExec = { input, format, addDirs: flagList(args, 'add-dir'), keepOutput: flagBool(args, 'keep-output'), warnings: [] };
   if (input === 'stream-json' && words.join(' ').trim() !== '') {
     throw new UsageError('stream-json input does not accept script text as arguments or --prompt: send it as input events on standard input or with --file');
   }
@@ -189,6 +193,7 @@ export async function runExec(argv: string[], io: CliIo): Promise<number> {
     io,
     readStdin,
     addDirs: parsed.addDirs,
+    keepOutput: parsed.keepOutput,
     warnings: parsed.warnings,
     ...(parsed.script === undefined ? {} : { script: parsed.script }),
     ...(parsed.file === undefined ? {} : { file: parsed.file }),

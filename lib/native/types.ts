@@ -42,6 +42,8 @@ export interface NativeExit {
   /** Past `maxBuffer`: the kept end of the stream (starts on a character boundary). */
   stdoutTail?: string;
   stderrTail?: string;
+  /** A write to the spill file failed. */
+  spillFailed?: boolean;
   /** The captured stream that went over `maxBuffer` first; the sandbox was killed. */
   overflow?: 'stdout' | 'stderr';
 }

@@ -46,6 +46,12 @@ export interface RunOptions extends SandboxOptions {
   /** The command reads this process's own standard input instead of `input` (the CLI's exec). */
   inheritStdin?: boolean;
   /**
+   * Also keep all of the output, whatever maxBuffer keeps in memory: stdout and stderr in the
+   * order they arrived, in a new file of a new private directory under the OS temp dir
+   * (`RunResult.outputFile`; the caller removes it).
+   */
+  keepOutputFile?: boolean;
+  /**
    * Bytes of stdout and of stderr kept, each (default 64 MiB). Past it the command keeps running
    * and the first and last halves are kept, joined by a truncation marker (`truncated` is true).
    */

@@ -45,7 +45,7 @@ export interface SpawnSandboxedOptions extends SandboxOptions {
    * @internal runSandboxed: the addon collects stdout and stderr itself and delivers them with the
    * exit (see `capturedOutput()`); stdin gets `input` (then EOF). `stdio` is ignored.
    */
-  capture?: { input: Uint8Array; maxBuffer: number; overflowKill?: boolean; inheritStdin?: boolean };
+  capture?: { input: Uint8Array; maxBuffer: number; overflowKill?: boolean; inheritStdin?: boolean; spill?: number };
 }
 
 /** One captured stream: all of it, or its head and tail with the byte count in between. */
@@ -64,6 +64,8 @@ export interface CapturedOutput {
   stderr: CapturedStream;
   /** With overflowKill: the stream that went over maxBuffer first (the sandbox was killed), if any. */
   overflow?: 'stdout' | 'stderr';
+  /** With a spill file: a write to it failed, so it holds only part of the output. */
+  spillFailed?: boolean;
 }
 
 function capturedStream(head: string | undefined, tail: string | undefined, bytes: number | undefined): CapturedStream {
@@ -233,6 +235,7 @@ export class SandboxedProcess extends EventEmitter {
           stderr: capturedStream(raw.stderr, raw.stderrTail, raw.stderrBytes),
         };
         if (raw.overflow !== undefined) this.#captured.overflow = raw.overflow;
+        if (raw.spillFailed === true) this.#captured.spillFailed = true;
       }
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
@@ -274,7 +277,7 @@ export class SandboxedProcess extends EventEmitter {
     const warm = key === undefined ? undefined : prewarmPool.take(key);
     if (warm !== undefined) {
       warm.listener = onExit;
-      const launch = { argv: spec.argv, env: spec.env, cwd: spec.cwd, stdio: spec.stdio, rlimits: spec.linux.rlimits, maxBuffer: capture?.maxBuffer, overflowKill: capture?.overflowKill === true };
+      const launch = { argv: spec.argv, env: spec.env, cwd: spec.cwd, stdio: spec.stdio, rlimits: spec.linux.rlimits, maxBuffer: capture?.maxBuffer, overflowKill: capture?.overflowKill === true, ...(capture?.spill === undefined ? {} : { spill: capture.spill }) };
       native = callNative((binding) => binding.launch(warm.pid, launch));
       if (native === null) {
         warm.listener = undefined; // it died before it could be used: start cold instead
@@ -287,6 +290,7 @@ export class SandboxedProcess extends EventEmitter {
         const full = {
           ...spec,
           ...(capture === undefined ? {} : { maxBuffer: capture.maxBuffer, overflowKill: capture.overflowKill === true }),
+          ...(capture?.spill === undefined ? {} : { spill: capture.spill }),
           ...(script === undefined ? {} : { script }),
         };
         native = callNative((binding) => binding.spawn(full, onExit));

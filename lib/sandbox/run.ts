@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
 // runSandboxed(): run a command inside the sandbox to completion and collect its output.
+import { closeSync, constants, mkdtempSync, openSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { SandboxError } from '../errors.js';
 import type { SandboxBackendName } from '../backend/types.js';
 import type { EngineOptions } from './authorize.js';
@@ -35,10 +39,24 @@ export interface RunResult {
   protectedPathViolations: string[];
   /** A sandbox prewarmed for the same plan ran the command. */
   prewarmed: boolean;
+  /** With keepOutputFile: the file holding all of the output, and whether every byte got there. */
+  outputFile?: { path: string; complete: boolean };
 }
 
 const DEFAULT_MAX_BUFFER = 64 * 1024 * 1024;
 const EMPTY = new Uint8Array(0);
+
+/**
+ * A new file for all of a run's output, in a new private directory under the OS temp dir: created
+ * here (exclusive, no symlink followed, mode 0600) before the command exists, so nothing the
+ * command does decides where the host writes.
+ */
+function openOutputFile(): { fd: number; path: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'zero-sandbox-output-'));
+  const path = join(dir, 'output.log');
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_APPEND;
+  return { fd: openSync(path, flags, 0o600), path };
+}
 
 /** A captured stream as text: whole, or head + marker + tail. */
 export function joinCaptured(stream: CapturedStream): string {
@@ -77,7 +95,14 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
   if (options.onMaxBuffer !== undefined && options.onMaxBuffer !== 'kill' && options.onMaxBuffer !== 'truncate') {
     throw new SandboxError('invalid_argument', 'options.onMaxBuffer must be "truncate" or "kill"');
   }
-  const child = spawnSandboxed(command, { ...options, capture: { input, maxBuffer, overflowKill, inheritStdin: options.inheritStdin === true } });
+  const spill = options.keepOutputFile === true ? openOutputFile() : undefined;
+  let child;
+  try {
+    child = spawnSandboxed(command, { ...options, capture: { input, maxBuffer, overflowKill, inheritStdin: options.inheritStdin === true, ...(spill === undefined ? {} : { spill: spill.fd }) } });
+  } finally {
+    // The addon holds its own descriptors for the file.
+    if (spill !== undefined) closeSync(spill.fd);
+  }
   // Only an input larger than a page needs a stdin stream (its errors are ignored by the process).
   child.stdin?.end(input);
   const exit = await child.exited;
@@ -110,5 +135,6 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
     prewarmed: child.prewarmed,
   };
   if (exit.execError !== undefined) result.execError = exit.execError;
+  if (spill !== undefined) result.outputFile = { path: spill.path, complete: output.spillFailed !== true };
   return result;
 }

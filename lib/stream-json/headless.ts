@@ -39,6 +39,8 @@ export interface ExecOptions {
   workspaceFlag?: string;
   /** Extra writable directories (--add-dir). */
   addDirs?: string[];
+  /** Keep all of the output in a file (meta.spill_path). */
+  keepOutput?: boolean;
   /** Permission mode of the request (default ask). */
   permissionMode?: 'auto' | 'ask' | 'unsafe';
   /** Kill the command after this many milliseconds. */
@@ -181,6 +183,7 @@ export async function runExecStream(options: ExecOptions): Promise<number> {
   if (options.timeoutMs !== undefined) runOptions.timeoutMs = options.timeoutMs;
   if (options.addDirs !== undefined && options.addDirs.length > 0) runOptions.allowWrite = options.addDirs.map((dir) => resolve(workspace, dir));
   if (options.permissionMode !== undefined) runOptions.permissionMode = options.permissionMode;
+  if (options.keepOutput === true) runOptions.keepOutputFile = true;
   // The caller's standard input goes to the command unless the input was read from it.
   if (input === 'text' || options.file !== undefined) runOptions.inheritStdin = true;
   const ran = script;

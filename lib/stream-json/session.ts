@@ -171,6 +171,10 @@ function buildMeta(result: RunResult, cwd: string, exitCode: number, shown: { ou
     meta.truncated = 'true';
     meta.truncation_reason = 'capture_budget';
   }
+  if (result.outputFile !== undefined) {
+    meta.spill_path = result.outputFile.path;
+    if (!result.outputFile.complete) meta.spill_incomplete = 'true';
+  }
   if (result.signal !== null) meta.sandbox_signal = result.signal;
   if (result.timedOut) meta.sandbox_timed_out = 'true';
   if (result.protectedPathViolations.length > 0) meta.sandbox_protected_path_violations = result.protectedPathViolations.join('\n');

@@ -91,6 +91,13 @@ StdioMode ParseStdio(const Napi::Value& v, int index) {
   return mode;
 }
 
+int SpillFd(const Napi::Object& obj, const std::string& w) {
+  Napi::Value v = obj.Get("spill");
+  if (v.IsUndefined()) return -1;
+  if (!v.IsNumber() || v.As<Napi::Number>().Int32Value() < 0) throw Napi::TypeError::New(obj.Env(), w + ".spill must be a descriptor");
+  return v.As<Napi::Number>().Int32Value();
+}
+
 double MaxBuffer(const Napi::Object& obj, const std::string& w) {
   Napi::Value v = obj.Get("maxBuffer");
   if (v.IsUndefined()) return 0;
@@ -174,6 +181,7 @@ ParsedSpawn ParseSpawnSpec(const Napi::Object& obj) {
   ParseCommon(obj, "spec", &parsed.spec.argv, &parsed.spec.envp, &parsed.spec.cwd, parsed.stdio);
   parsed.max_buffer = MaxBuffer(obj, "spec");
   parsed.overflow_kill = obj.Get("overflowKill").ToBoolean().Value();
+  parsed.spill_fd = SpillFd(obj, "spec");
   Napi::Value script = obj.Get("script");
   if (!script.IsUndefined()) {
     if (!script.IsTypedArray() || script.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
@@ -193,6 +201,7 @@ ParsedLaunch ParseLaunchSpec(const Napi::Object& obj) {
   ParseCommon(obj, "launch", &parsed.argv, &parsed.envp, &parsed.cwd, parsed.stdio);
   parsed.max_buffer = MaxBuffer(obj, "launch");
   parsed.overflow_kill = obj.Get("overflowKill").ToBoolean().Value();
+  parsed.spill_fd = SpillFd(obj, "launch");
   parsed.rlimits = ParseRlimits(obj, "launch");
   if (parsed.rlimits.size() > 8) throw Napi::TypeError::New(obj.Env(), "launch.rlimits has more than 8 entries");
   return parsed;

@@ -2,6 +2,9 @@
 // Head-and-tail capture of one output stream (see capture_buffer.h).
 #include "common/capture_buffer.h"
 
+#include <errno.h>
+#include <unistd.h>
+
 #include <algorithm>
 
 namespace capture_buffer {
@@ -22,6 +25,17 @@ size_t SequenceLength(unsigned char lead) {
 
 void BoundedBuffer::Append(const char* data, size_t n) {
   total_ += static_cast<double>(n);
+  for (size_t done = 0; spill_fd_ >= 0 && done < n;) {
+    ssize_t w = write(spill_fd_, data + done, n - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      close(spill_fd_);
+      spill_fd_ = -1;
+      spill_failed_ = true;
+      break;
+    }
+    done += static_cast<size_t>(w);
+  }
   if (!truncated_) {
     if (cap_ == 0 || head_.size() + n <= cap_) {
       head_.append(data, n);
@@ -92,6 +106,8 @@ std::string BoundedBuffer::Tail() const {
 }
 
 void BoundedBuffer::Clear() {
+  if (spill_fd_ >= 0) close(spill_fd_);
+  spill_fd_ = -1;
   std::string().swap(head_);
   std::string().swap(ring_);
   ring_pos_ = ring_fill_ = 0;

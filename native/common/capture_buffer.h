@@ -14,6 +14,13 @@ class BoundedBuffer {
  public:
   // `cap` bytes are kept in all; 0 keeps everything (no bound).
   void SetCap(size_t cap) { cap_ = cap; }
+  // Also writes every byte, as it arrives, to `fd` (owned from now on; closed by Clear()).
+  void SetSpill(int fd) {
+    spill_fd_ = fd;
+    spill_failed_ = fd < 0;
+  }
+  // A write to the spill file failed: from then on it holds only part of the stream.
+  bool spill_failed() const { return spill_failed_; }
   void Append(const char* data, size_t n);
   // Bytes the stream produced.
   double total() const { return total_; }
@@ -25,7 +32,7 @@ class BoundedBuffer {
   size_t HeadSize() const;
   // The kept end of the stream (empty when not truncated), starting on a UTF-8 character boundary.
   std::string Tail() const;
-  // Frees the memory.
+  // Frees the memory and closes the spill file.
   void Clear();
 
  private:
@@ -38,6 +45,8 @@ class BoundedBuffer {
   std::string ring_;     // the last cap_ - head_.size() bytes, once truncated
   size_t ring_pos_ = 0;  // next write position in ring_
   size_t ring_fill_ = 0;
+  int spill_fd_ = -1;
+  bool spill_failed_ = false;
 };
 
 }  // namespace capture_buffer

@@ -77,7 +77,7 @@ void Registry::Add(long long pid, int pidfd, int report_fd, net_holders::Holder 
   if (control_fd >= 0) SetRef(watch, false);
 }
 
-void Registry::StartCapture(Watch* watch, const int* fds, double max_buffer, bool overflow_kill) {
+void Registry::StartCapture(Watch* watch, const int* fds, double max_buffer, bool overflow_kill, int spill_fd) {
   uv_loop_t* loop = nullptr;
   napi_get_uv_event_loop(env_, &loop);
   watch->max_buffer = max_buffer;
@@ -89,6 +89,7 @@ void Registry::StartCapture(Watch* watch, const int* fds, double max_buffer, boo
     capture->fd = fds[i];
     capture->eof = false;
     capture->buffer.SetCap(overflow_kill ? 0 : static_cast<size_t>(max_buffer));
+    if (spill_fd >= 0) capture->buffer.SetSpill(fcntl(spill_fd, F_DUPFD_CLOEXEC, 3));
     fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
     uv_poll_init(loop, &capture->poll, fds[i]);
     capture->poll.data = capture;
@@ -124,6 +125,7 @@ void Registry::CloseCaptures(Watch* watch) {
     uv_poll_stop(&capture.poll);
     close(capture.fd);
     capture.fd = -1;
+    capture.buffer.Clear();
     uv_close(reinterpret_cast<uv_handle_t*>(&capture.poll), OnCaptureClosed);
   }
 }
@@ -231,6 +233,7 @@ Napi::Object Registry::BuildExit(Watch* watch, const InitEnd& end, const ReportR
     result.Set(name, Napi::String::New(env, capture.buffer.head_data(), capture.buffer.HeadSize()));
     result.Set(name + "Bytes", Napi::Number::New(env, capture.buffer.total()));
     if (capture.buffer.truncated()) result.Set(name + "Tail", Napi::String::New(env, capture.buffer.Tail()));
+    if (capture.buffer.spill_failed()) result.Set("spillFailed", Napi::Boolean::New(env, true));
     capture.buffer.Clear();
   }
   if (watch->overflow != 0) result.Set("overflow", Napi::String::New(env, names[watch->overflow - 1]));

@@ -72,14 +72,16 @@ class Registry {
 
   // Starts watching; `callback` receives {exitCode, signal, execErrno, commandExited} once, plus
   // for captured streams {stdout, stderr, stdoutBytes, stderrBytes} and, when cut,
-  // {stdoutTail, stderrTail} (or `overflow` when overflow_kill killed the sandbox).
+  // {stdoutTail, stderrTail} (or `overflow` when overflow_kill killed the sandbox), and
+  // `spillFailed` when the spill file could not take everything.
   // A prewarmed sandbox also hands over its launch socket and starts unreferenced (idle).
   void Add(long long pid, int pidfd, int report_fd, net_holders::Holder holder, Napi::Function callback,
            int control_fd = -1);
   Watch* Find(long long pid);
   // Reads `fds` (stdout, stderr; -1 for a stream not captured) into the watch until EOF. Takes
-  // ownership of the descriptors.
-  void StartCapture(Watch* watch, const int* fds, double max_buffer, bool overflow_kill);
+  // ownership of the descriptors. With `spill_fd` (>= 0, not taken over) every byte also goes to
+  // that file as it arrives.
+  void StartCapture(Watch* watch, const int* fds, double max_buffer, bool overflow_kill, int spill_fd);
   // Whether the watch keeps the event loop alive (idle prewarmed sandboxes do not).
   void SetRef(Watch* watch, bool ref);
   // Sends a signal through the pidfd (immune to pid reuse). False once the init has been reaped.

@@ -176,7 +176,7 @@ Napi::Value Spawn(const Napi::CallbackInfo& info, State* state) {
     throw js_errors::FromStatus(env, s);
   }
   state->registry.Add(result.pid, result.pidfd, result.report_fd, HolderOf(result), info[1].As<Napi::Function>());
-  state->registry.StartCapture(state->registry.Find(result.pid), pipes.capture_ends, parsed.max_buffer, parsed.overflow_kill);
+  state->registry.StartCapture(state->registry.Find(result.pid), pipes.capture_ends, parsed.max_buffer, parsed.overflow_kill, parsed.spill_fd);
   pipes.capture_ends[0] = pipes.capture_ends[1] = -1;
   return SpawnedToJs(env, result.pid, pipes);
 }
@@ -352,7 +352,7 @@ Napi::Value Launch(const Napi::CallbackInfo& info, State* state) {
     return env.Null();
   }
   state->registry.SetRef(watch, true);
-  state->registry.StartCapture(watch, pipes.capture_ends, launch.max_buffer, launch.overflow_kill);
+  state->registry.StartCapture(watch, pipes.capture_ends, launch.max_buffer, launch.overflow_kill, launch.spill_fd);
   pipes.capture_ends[0] = pipes.capture_ends[1] = -1;
   return SpawnedToJs(env, pid, pipes);
 }

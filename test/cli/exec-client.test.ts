@@ -3,10 +3,10 @@
 // decodes with the published struct's field types (strict: a known field of another JSON type, an
 // unknown event type or status fails), with the reference's flag spellings; through interrupts,
 // usage errors, a 200 KiB script, 70 MB of output and a reader that closes the pipe early.
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { spawn, spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -92,7 +92,7 @@ test('70 MB of output: the command is not killed; head and tail of each stream w
   if (!sandbox) return;
   const { workspace, env } = setup();
   const script = 'echo FIRST; head -c 70000000 /dev/zero | tr "\\0" x; echo; echo LAST; echo "the reason it failed" >&2; exit 3';
-  const result = await runCli(['exec', '-o', 'stream-json', '-C', workspace, '-p', script], { env, timeoutMs: 120_000 });
+  const result = await runCli(['exec', '-o', 'stream-json', '-C', workspace, '--keep-output', '-p', script], { env, timeoutMs: 120_000 });
   assert.is(result.code, 3, result.stderr);
   const events = decode(result.stdout);
   const [res] = ofType(events, 'tool_result');
@@ -104,6 +104,8 @@ test('70 MB of output: the command is not killed; head and tail of each stream w
   const meta = res!.meta as Record<string, string>;
   assert.ok(meta.exit_code === '3' && meta.truncated === 'true' && meta.raw_bytes === String(6 + 70_000_000 + 1 + 5 + 21));
   assert.ok(Buffer.byteLength(output) < 64 * 1024);
+  assert.is(statSync(meta.spill_path!).size, 6 + 70_000_000 + 1 + 5 + 21, 'all of it was kept on request');
+  rmSync(dirname(meta.spill_path!), { recursive: true });
   assert.equal(ofType(events, 'run_end')[0], { schemaVersion: 2, type: 'run_end', runId: events[0]!.runId, status: 'error', exitCode: 3 });
 });
 

@@ -1,6 +1,8 @@
 // Output over maxBuffer never kills the command: each stream keeps its head and tail around a
 // truncation marker cut on character boundaries, reports the bytes it produced, and the run gets
 // `truncated` and a typed output-cap denial. Killing stays available as an explicit option.
+import { readFileSync, rmSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
@@ -33,6 +35,28 @@ sandboxTest('past maxBuffer the command runs to its end; head, marker and tail o
       ['resource_limit', 'maxBuffer.stderr', 'configured_policy', 'change_command'],
     ]);
     for (const denial of r.denials) SandboxDenialSchema.parse(denial);
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('keepOutputFile: all of the output, both streams in arrival order, in a new private file', async () => {
+  const t = makeTree();
+  try {
+    const r = await sh(t, 'echo first; head -c 2000000 /dev/zero | tr "\\0" y; echo; echo err >&2; echo last', { maxBuffer: 10_000, keepOutputFile: true });
+    assert.ok(r.truncated);
+    assert.ok(r.outputFile !== undefined && r.outputFile.complete);
+    const file = r.outputFile!.path;
+    assert.is(statSync(file).mode & 0o777, 0o600);
+    assert.is(statSync(dirname(file)).mode & 0o777, 0o700);
+    const all = readFileSync(file, 'utf8');
+    // The two streams are separate pipes: within each the order holds, between them it may not.
+    assert.is(all.length, 6 + 2_000_000 + 1 + 4 + 5, 'every byte of both streams');
+    assert.ok(all.startsWith(`first\n${'y'.repeat(2_000_000)}\n`), 'stdout whole and in order');
+    assert.ok(all.endsWith('err\nlast\n') || all.endsWith('last\nerr\n'), 'stderr and the end of stdout');
+    rmSync(dirname(file), { recursive: true });
+    const none = await sh(t, 'echo x');
+    assert.is(none.outputFile, undefined);
   } finally {
     t.cleanup();
   }
