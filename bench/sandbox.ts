@@ -3,7 +3,8 @@
 // child_process.spawn('/bin/true') and vs bubblewrap with equivalent namespaces; 64 concurrent
 // runs (no leaked descriptors or zombies); CLI cold start vs `node -e 0`. Prints ratios.
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { runSandboxed } from '../lib/sandbox/run.js';
@@ -22,9 +23,9 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
-function spawnOnce(cmd: string, args: string[]): Promise<void> {
+function spawnOnce(cmd: string, args: string[], cwd?: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: 'ignore' });
+    const child = spawn(cmd, args, { stdio: 'ignore', ...(cwd === undefined ? {} : { cwd }) });
     child.on('error', reject);
     child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} exited ${code}`))));
   });
@@ -119,7 +120,16 @@ function zombieChildren(): number {
 const BLOCK = 40;
 
 export async function benchSandbox(cliPath: string, runs = 60): Promise<BenchLine[]> {
-  const workspace = process.cwd();
+  // A fresh directory: the repository itself is zero-sandbox's own package, never a workspace.
+  const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'zs-bench-sandbox-')));
+  try {
+    return await benchIn(workspace, cliPath, runs);
+  } finally {
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+async function benchIn(workspace: string, cliPath: string, runs: number): Promise<BenchLine[]> {
   const lines: BenchLine[] = [];
   // Warm up both paths (addon load, probe, page cache).
   for (let i = 0; i < 5; i++) {
@@ -185,7 +195,7 @@ export async function benchSandbox(cliPath: string, runs = 60): Promise<BenchLin
   const zombies = zombieChildren();
   lines.push({ name: '64 concurrent runSandboxed: zombie children', value: zombies, unit: 'processes', target: '0', ok: zombies === 0 });
 
-  const cold = await timeEach(Math.min(runs, 30), () => spawnOnce(process.execPath, [cliPath, 'run', '--', '/bin/true']));
+  const cold = await timeEach(Math.min(runs, 30), () => spawnOnce(process.execPath, [cliPath, 'run', '--', '/bin/true'], workspace));
   const nodeBare = await timeEach(Math.min(runs, 30), () => spawnOnce(process.execPath, ['-e', '0']));
   lines.push({ name: 'node -e 0 median', value: nodeBare, unit: 'ms' });
   lines.push({ name: 'zero-sandbox run -- /bin/true median (cold start)', value: cold, unit: 'ms' });
