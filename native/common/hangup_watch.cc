@@ -23,9 +23,11 @@ struct Watch {
 
 void OnClosed(uv_handle_t* handle) { delete static_cast<Watch*>(handle->data); }
 
-void OnPoll(uv_poll_t* handle, int status, int events) {
+// No readiness was asked for, so any wakeup is the end of the reader: an error (a pipe without
+// readers), a hangup (a terminal gone, a socket closed) or the peer shutting down. The poll is
+// stopped in every case, since the kernel keeps reporting such a state.
+void OnPoll(uv_poll_t* handle, int, int) {
   Watch* watch = static_cast<Watch*>(handle->data);
-  if (status == 0 && (events & UV_DISCONNECT) == 0) return;
   uv_poll_stop(handle);
   Napi::FunctionReference callback = std::move(watch->callback);
   // A libuv callback has no JavaScript frame above it: nothing may escape as a C++ exception.
