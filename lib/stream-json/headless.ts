@@ -8,6 +8,8 @@ import { callNative } from '../native/load.js';
 import type { RunOptions, SandboxCommand } from '../sandbox/options.js';
 import { commandText } from '../sandbox/authorize.js';
 import { assertNotHostHandover } from '../sandbox/host-handover.js';
+import { resolveWriteRoot } from '../sandbox/plan.js';
+import { HostFacts } from '../host-facts.js';
 import type { EngineAuthority } from './engine-adapter.js';
 import { StreamEmitter } from './emitter.js';
 import { createSink, type FormatIo, type OutputFormat } from './formats.js';
@@ -162,6 +164,16 @@ export async function runExecStream(options: ExecOptions): Promise<number> {
   const emitter = new StreamEmitter(createSink(options.format, options.io, 'zero-sandbox exec'), options.runId);
   const workspace = checkWorkspace(options.workspace, options.workspaceFlag ?? '--cwd');
   if (typeof workspace !== 'string') return emitFailure(emitter, { code: 'usage_error', detail: 'invalid_argument', message: workspace.message }, STREAM_EXIT.usage);
+  // Each --add-dir is checked as the write root it becomes (no symlink hop, no host handover),
+  // with the flag named in the message.
+  for (const dir of options.addDirs ?? []) {
+    try {
+      resolveWriteRoot(dir, '--add-dir', workspace, new HostFacts());
+    } catch (error) {
+      if (!(error instanceof SandboxError)) throw error;
+      return emitFailure(emitter, { code: 'usage_error', detail: 'invalid_argument', message: error.message }, STREAM_EXIT.usage);
+    }
+  }
   const input = options.input ?? 'stream-json';
   let script = options.script;
   if (script === undefined) {

@@ -1,7 +1,7 @@
-// `zero-sandbox run` and `exec` refuse a workspace or --allow-write directory that would hand the
+// `zero-sandbox run` and `exec` refuse a workspace, --allow-write or --add-dir directory that would hand the
 // host over (the filesystem root, the home directory, /dev, the shared /tmp itself, zero-sandbox's
 // own package): exit 2 and a message naming the flag, the path and why; nothing runs.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -51,6 +51,25 @@ test('run and exec with structured output refuse the home workspace with exit 2'
   const exec = await runCli(['exec', '--input-format', 'stream-json', '--workspace', '/', '--output-format', 'stream-json'], { input });
   assert.is(exec.code, 2);
   assert.match(exec.stdout, '--workspace / is the root of a file system');
+});
+
+test('exec: --add-dir through a symlink or onto /etc exits 2 naming the flag; nothing ran', async () => {
+  const base = mkdtempSync(join(TREE_BASE, 'zs-handover-'));
+  try {
+    const ws = join(base, 'ws');
+    mkdirSync(ws);
+    symlinkSync(base, join(ws, 'link'));
+    const input = `${JSON.stringify({ schemaVersion: 2, type: 'prompt', content: 'touch ran' })}\n`;
+    const etc = await runCli(['exec', '--input-format', 'stream-json', '--add-dir', '/etc', '-o', 'stream-json'], { input, cwd: ws });
+    assert.is(etc.code, 2);
+    assert.match(etc.stdout, '"message":"--add-dir /etc is /etc, system state the host runs from"');
+    const link = await runCli(['exec', '--input-format', 'stream-json', '--add-dir', 'link', '-o', 'stream-json'], { input, cwd: ws });
+    assert.is(link.code, 2);
+    assert.match(link.stdout, `"message":"--add-dir link reaches ${realpathSync(base)} through a symlink`);
+    assert.not.ok(existsSync(join(ws, 'ran')));
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
 });
 
 test.run();
