@@ -57,7 +57,7 @@
             "native/windows/windows_backend.cc"
           ],
           "defines": ["UNICODE", "_UNICODE", "_WIN32_WINNT=0x0A00", "WINVER=0x0A00"],
-          "libraries": ["userenv.lib", "advapi32.lib"],
+          "libraries": ["advapi32.lib"],
           "msvs_settings": {
             "VCCLCompilerTool": {
               "AdditionalOptions": ["/std:c++17", "/guard:cf", "/sdl", "/W3", "/Qspectre"]

@@ -3,11 +3,55 @@
 #include "windows/app_container.h"
 
 #include <sddl.h>
-#include <userenv.h>
 
 #include "windows/wide.h"
 
 namespace app_container {
+namespace {
+
+using CreateProfileFn = HRESULT(WINAPI*)(PCWSTR, PCWSTR, PCWSTR, PSID_AND_ATTRIBUTES, DWORD, PSID*);
+using DeriveSidFn = HRESULT(WINAPI*)(PCWSTR, PSID*);
+
+struct Userenv {
+  CreateProfileFn create = nullptr;
+  DeriveSidFn derive = nullptr;
+};
+
+// The AppContainer functions are looked up at run time instead of imported: a Windows without
+// them (before 8) then reports the layer as missing instead of failing to load the addon.
+// Wine exports them as stubs that abort the whole process when called, so under Wine (ntdll
+// exports wine_get_version) they are never called and the layer is reported as missing: the
+// backend refuses instead of crashing node or running the command outside a container.
+status::Status LoadUserenv(Userenv* out) {
+  HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
+  if (ntdll != nullptr && GetProcAddress(ntdll, "wine_get_version") != nullptr) {
+    return status::Fail("sandbox_unavailable", 0, "CreateAppContainerProfile(Wine stub)",
+                        "this is Wine, whose userenv implements no AppContainer (its "
+                        "CreateAppContainerProfile is a stub that aborts the process)",
+                        "appcontainer");
+  }
+  HMODULE userenv = LoadLibraryExW(L"userenv.dll", nullptr, LOAD_LIBRARY_SEARCH_SYSTEM32);
+  if (userenv == nullptr) {
+    return status::Fail("sandbox_unavailable", static_cast<int>(GetLastError()),
+                        "LoadLibraryExW(userenv.dll)", "userenv.dll cannot be loaded",
+                        "appcontainer");
+  }
+  // The module stays loaded for the life of the process (no FreeLibrary): these pointers are
+  // used by every later launch.
+  out->create = reinterpret_cast<CreateProfileFn>(
+      reinterpret_cast<void*>(GetProcAddress(userenv, "CreateAppContainerProfile")));
+  out->derive = reinterpret_cast<DeriveSidFn>(
+      reinterpret_cast<void*>(GetProcAddress(userenv, "DeriveAppContainerSidFromAppContainerName")));
+  if (out->create == nullptr || out->derive == nullptr) {
+    return status::Fail("sandbox_unavailable", static_cast<int>(ERROR_PROC_NOT_FOUND),
+                        "GetProcAddress(CreateAppContainerProfile)",
+                        "this Windows has no AppContainer API (Windows 8 or later is required)",
+                        "appcontainer");
+  }
+  return status::Ok();
+}
+
+}  // namespace
 
 Identity::~Identity() {
   for (SID_AND_ATTRIBUTES& cap : capability_list_) LocalFree(cap.Sid);
@@ -19,11 +63,14 @@ status::Status Identity::Open(const std::wstring& name, const std::wstring& disp
     return status::Fail("invalid_argument", 0, "CreateAppContainerProfile",
                         "container name must have 1 to 64 characters", "appcontainer");
   }
-  HRESULT hr = CreateAppContainerProfile(name.c_str(), display_name.c_str(), display_name.c_str(),
+  Userenv userenv;
+  status::Status loaded = LoadUserenv(&userenv);
+  if (!loaded.ok()) return loaded;
+  HRESULT hr = userenv.create(name.c_str(), display_name.c_str(), display_name.c_str(),
                                          nullptr, 0, &sid_);
   if (hr == HRESULT_FROM_WIN32(ERROR_ALREADY_EXISTS)) {
     // The profile persists per workspace; a second run opens it by deriving the same SID.
-    hr = DeriveAppContainerSidFromAppContainerName(name.c_str(), &sid_);
+    hr = userenv.derive(name.c_str(), &sid_);
     if (FAILED(hr)) {
       sid_ = nullptr;
       return status::Fail("sandbox_unavailable", HRESULT_CODE(hr),
