@@ -2,10 +2,14 @@
 // The one subtree test every path decision uses: is `child` the `parent` itself or beneath it.
 import { sep } from 'node:path';
 
-/** True when `child` equals `parent` or lies beneath it (both absolute and clean). */
-export function isWithin(parent: string, child: string): boolean {
+/**
+ * True when `child` equals `parent` or lies beneath it (both absolute and clean). `separator` is
+ * this OS's by default; a builder for another OS's paths passes its own (the seatbelt profile
+ * builder always passes '/', so it gives the same answer when it runs on Windows).
+ */
+export function isWithin(parent: string, child: string, separator: string = sep): boolean {
   if (child === parent) return true;
-  return child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
+  return child.startsWith(parent.endsWith(separator) ? parent : parent + separator);
 }
 
 /** An absolute path with no empty, `.` or `..` component and no trailing separator (`/` itself is clean). */

@@ -2,6 +2,7 @@
 // Self-test ("prove the wall"): real canaries run inside a real sandbox — read a denied file,
 // write outside the workspace, connect to a listener on the host's loopback, open a host Unix
 // socket — and each layer is reported as enforced or not, with what was observed.
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -38,9 +39,9 @@ function listen(server: Server, ...args: unknown[]): Promise<void> {
   });
 }
 
-/** Picks a base directory that stays visible inside the sandbox (the private /tmp hides tmpdir). */
-function canaryBase(): string {
-  for (const candidate of ['/var/tmp', tmpdir()]) {
+/** Picks a base directory that stays visible inside the sandbox (Linux's private /tmp hides tmpdir). */
+function canaryBase(platform: string): string {
+  for (const candidate of platform === 'win32' ? [tmpdir()] : ['/var/tmp', tmpdir()]) {
     try {
       return mkdtempSync(join(candidate, 'zero-sandbox-selftest-'));
     } catch {
@@ -50,14 +51,23 @@ function canaryBase(): string {
   throw new Error('no writable directory for the self-test');
 }
 
+/**
+ * Where the host's local-socket listener listens: a Unix socket file beside the canaries, or on
+ * Windows a named pipe (node:net cannot listen on a file path there). Exported for tests.
+ */
+export function hostSocketAddress(base: string, platform: string, nonce: string): string {
+  return platform === 'win32' ? `\\\\.\\pipe\\zero-sandbox-selftest-${nonce}` : join(base, 'host.sock');
+}
+
 /** Runs every canary once inside a sandbox with the default policy (network deny). */
 export async function runSelfTest(): Promise<CanaryResult[]> {
-  const base = canaryBase();
+  const platform = process.platform;
+  const base = canaryBase(platform);
   const ws = join(base, 'ws');
   mkdirSync(ws);
   const secret = join(base, 'secret.txt');
   const outside = join(base, 'outside.txt');
-  const sock = join(base, 'host.sock');
+  const sock = hostSocketAddress(base, platform, randomBytes(12).toString('hex'));
   writeFileSync(secret, 'canary-secret');
   writeFileSync(outside, 'untouched');
   let tcpHits = 0;

@@ -9,8 +9,9 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const root = new URL('..', import.meta.url).pathname;
+const root = fileURLToPath(new URL('..', import.meta.url));
 const cxx = process.env.ZERO_SANDBOX_ARM64_CXX ?? 'aarch64-linux-gnu-g++';
 const qemu = process.env.ZERO_SANDBOX_QEMU_ARM64 ?? 'qemu-aarch64-static';
 const outDir = join(root, 'build', 'check-arm64');

@@ -5,8 +5,9 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const root = new URL('..', import.meta.url).pathname;
+const root = fileURLToPath(new URL('..', import.meta.url));
 const helpers = process.platform === 'linux' ? ['zero_sandbox_init'] : [];
 const target = join(root, 'prebuilds', `${process.platform}-${process.arch}`);
 mkdirSync(target, { recursive: true });

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -29,8 +29,13 @@ function collect(dir) {
   return out;
 }
 
+/** A test file's path below dist/test with '/' separators on every OS (selectors use '/'). */
+function testPath(file) {
+  return relative(testRoot, file).split(sep).join('/');
+}
+
 function groupOf(file) {
-  return relative(testRoot, file).split('/')[0];
+  return testPath(file).split('/')[0];
 }
 
 const ANSI = /\u001b\[[0-9;]*m/g;
@@ -100,7 +105,7 @@ async function pool(files, width) {
 }
 
 const all = collect(testRoot).filter(
-  (file) => filters.length === 0 || filters.some((f) => relative(testRoot, file).includes(f)),
+  (file) => filters.length === 0 || filters.some((f) => testPath(file).includes(f)),
 );
 const parallel = all.filter((file) => !SERIAL_GROUPS.has(groupOf(file)));
 const serial = all.filter((file) => SERIAL_GROUPS.has(groupOf(file)));

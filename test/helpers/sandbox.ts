@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Helpers for tests that run real sandboxes and then look at the host.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test as uvuTest } from 'uvu';
 
@@ -12,8 +13,11 @@ import { linuxSandboxTestsEnabled } from './probe.js';
 export const sandboxTest = (name: string, fn: () => Promise<void> | void): void =>
   linuxSandboxTestsEnabled() ? uvuTest(name, fn) : uvuTest.skip(name, fn);
 
-/** Base for test trees: visible (read-only) inside the sandbox, unlike the private /tmp. */
-export const TREE_BASE = process.env.ZERO_SANDBOX_TEST_BASE ?? '/var/tmp';
+/**
+ * Base for test trees: visible (read-only) inside the sandbox, unlike Linux's private /tmp.
+ * Windows has no /var/tmp; its temp directory is not hidden from the command there.
+ */
+export const TREE_BASE = process.env.ZERO_SANDBOX_TEST_BASE ?? (process.platform === 'win32' ? tmpdir() : '/var/tmp');
 
 export interface Tree {
   base: string;

@@ -86,8 +86,12 @@ class FakeBinding {
 }
 
 let pipeCount = 0;
+/** A listening address: a named pipe on Windows (where node:net cannot listen on a file path), a Unix socket elsewhere. */
+function pipeAt(name: string): string {
+  return process.platform === 'win32' ? `\\\\.\\pipe\\zs-dispatch-win-${process.pid}-${name}` : join(base, `${name}.sock`);
+}
 function deps(binding: FakeBinding, ok = true): PlatformDeps {
-  return { platform: 'win32', probe: () => winProbe(ok), binding, pipeAddress: () => join(base, `pipe-${pipeCount++}.sock`) };
+  return { platform: 'win32', probe: () => winProbe(ok), binding, pipeAddress: () => pipeAt(`pipe-${pipeCount++}`) };
 }
 
 const exited = (code: number) => ({ exitCode: code, signal: null, execErrno: 0, commandExited: true });
@@ -216,7 +220,7 @@ test('spawn: timeoutMs and abort kill the job and are reported', async () => {
 });
 
 test('spawn: a failing native spawn closes the pipes and surfaces its error', async () => {
-  const address = join(base, 'failing.sock');
+  const address = pipeAt('failing');
   const failing = { spawn: () => { throw new SandboxError('sandbox_unavailable', 'CreateAppContainerProfile failed', { layer: 'appcontainer' }); }, kill: () => false };
   try {
     startWindows(winPlan(), {}, TMP, { platform: 'win32', probe: () => winProbe(true), binding: failing, pipeAddress: () => address });
