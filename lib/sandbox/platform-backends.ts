@@ -5,7 +5,7 @@
 import { spawn as spawnChild } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { existsSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, win32 } from 'node:path';
@@ -98,6 +98,17 @@ export function buildPlatformArgv(command: SandboxCommand, platform: string, env
   if (platform !== 'win32' || typeof command !== 'string') return argv;
   const root = env.SystemRoot ?? env.SYSTEMROOT ?? 'C:\\Windows';
   return [env.ComSpec ?? env.COMSPEC ?? win32.join(root, 'System32', 'cmd.exe'), '/d', '/s', '/c', command];
+}
+
+/**
+ * macOS: a protected path inside a write root (.git/hooks, .git/config) gets its deny rule only
+ * when it exists now. One that does not exist yet is a repository the command creates itself
+ * (git init, git clone url .), which must work as on Linux; when the .git directory already
+ * exists, missingProtectedPaths watches the absent ones and what the command created there is
+ * removed and reported when it ends. Pure apart from `exists`.
+ */
+export function keepExistingReadOnly(plan: SandboxPlan, exists: (path: string) => boolean): SandboxPlan {
+  return { ...plan, writeRoots: plan.writeRoots.map((w) => ({ ...w, readOnlySubpaths: w.readOnlySubpaths.filter(exists) })) };
 }
 
 /** Validation, environment scrub (with the private temp dir) and plan, as on Linux. */
@@ -201,8 +212,13 @@ function killGroup(pid: number | undefined): boolean {
   }
 }
 
+/** The plan the seatbelt profile is built from: deny rules only for protected paths that exist. */
+function seatbeltPlan(plan: SandboxPlan): SandboxPlan {
+  return keepExistingReadOnly(plan, (path) => lstatSync(path, { throwIfNoEntry: false }) !== undefined);
+}
+
 function spawnDarwin(plan: SandboxPlan, options: SpawnSandboxedOptions, tmpDir: string, deps: PlatformDeps): PlatformProcess {
-  const args = buildSandboxExecArgs(plan, { tmpDir });
+  const args = buildSandboxExecArgs(seatbeltPlan(plan), { tmpDir });
   const watched = missingProtectedPaths(plan.writeRoots);
   const program = deps.sandboxExecPath ?? SANDBOX_EXEC;
   // detached: the command leads its own process group, so one kill reaches all it started.
@@ -240,7 +256,7 @@ function spawnDarwin(plan: SandboxPlan, options: SpawnSandboxedOptions, tmpDir: 
 async function runDarwin(plan: SandboxPlan, options: RunOptions, tmpDir: string, deps: PlatformDeps, started: number): Promise<RunResult> {
   const watched = missingProtectedPaths(plan.writeRoots);
   try {
-    const out = await runSeatbelt(plan, {
+    const out = await runSeatbelt(seatbeltPlan(plan), {
       tmpDir,
       platform: 'darwin',
       ...(deps.sandboxExecPath === undefined ? {} : { sandboxExecPath: deps.sandboxExecPath }),

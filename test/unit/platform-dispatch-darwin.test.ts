@@ -198,5 +198,28 @@ contract('spawn: a .zero the command creates is removed and reported', async () 
   assert.not.ok(existsSync(join(ws, '.zero')));
 });
 
+contract('run: git init in the workspace root is allowed (no deny rule on a .git/hooks or .git/config that does not exist yet)', async () => {
+  const fresh = join(base, 'fresh');
+  mkdirSync(fresh);
+  await runOnPlatform(['/bin/true'], { workspace: fresh, env }, deps);
+  const none = Object.entries(recordedParams()).filter(([name]) => name.startsWith('PROTECTED_')).map(([, value]) => value);
+  assert.not.ok(none.some((p) => p.includes('/.git/')), none.join(' '));
+  // An existing repository keeps its hooks and config read-only.
+  mkdirSync(join(fresh, '.git', 'hooks'), { recursive: true });
+  writeFileSync(join(fresh, '.git', 'config'), '[core]\n');
+  await runOnPlatform(['/bin/true'], { workspace: fresh, env }, deps);
+  const some = Object.entries(recordedParams()).filter(([name]) => name.startsWith('PROTECTED_')).map(([, value]) => value);
+  assert.ok(some.includes(join(fresh, '.git', 'hooks')) && some.includes(join(fresh, '.git', 'config')), some.join(' '));
+});
+
+contract('spawn: a hook planted in an existing .git whose hooks dir was missing is removed and reported', async () => {
+  const repo = join(base, 'repo');
+  mkdirSync(join(repo, '.git'), { recursive: true });
+  const child = spawnOnPlatform(['/bin/sh', '-c', 'mkdir .git/hooks && echo evil > .git/hooks/pre-commit'], { workspace: repo, env }, deps);
+  const exit = await child.exited;
+  assert.ok(exit.protectedPathViolations.includes(join(repo, '.git', 'hooks')), exit.protectedPathViolations.join(' '));
+  assert.not.ok(existsSync(join(repo, '.git', 'hooks')));
+});
+
 test.after(() => rmSync(base, { recursive: true, force: true }));
 test.run();

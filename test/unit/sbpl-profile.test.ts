@@ -96,7 +96,7 @@ const KNOWN_OPERATIONS = new Set([
   'iokit-open', 'ipc-posix-sem', 'ipc-posix-shm-read*', 'ipc-posix-shm-write-create',
   'ipc-posix-shm-write-data', 'user-preference-read', 'pseudo-tty', 'mach-lookup', 'file-read*',
   'file-read-metadata', 'file-write*', 'file-write-data', 'file-write-unlink', 'file-ioctl',
-  'file-map-executable', 'network*', 'network-outbound', 'network-bind',
+  'file-map-executable', 'network*', 'network-outbound', 'network-bind', 'mach-priv-task-port', 'system-socket',
 ]);
 // Filter name → how many arguments and of which kind ('path' = string or (param "...")).
 const KNOWN_FILTERS: Record<string, 'path' | 'string' | 'regex' | 'symbol' | 'socket'> = {
@@ -106,6 +106,7 @@ const KNOWN_FILTERS: Record<string, 'path' | 'string' | 'regex' | 'symbol' | 'so
   regex: 'regex',
   'global-name': 'string',
   'sysctl-name': 'string',
+  'sysctl-name-prefix': 'string',
   'iokit-registry-entry-class': 'string',
   'ipc-posix-name-prefix': 'string',
   target: 'symbol',
@@ -150,12 +151,17 @@ function checkSbpl(text: string): Checked {
       }
       const want = KNOWN_FILTERS[name.value];
       if (want === 'socket') {
-        // (remote unix-socket) or (remote unix-socket (path-literal "/abs/path")).
+        // (remote unix-socket), (remote unix-socket (path-literal "/abs/path")) or
+        // (remote unix-socket (subpath (param "NAME"))).
         const inner = extra[0];
-        const ok = arg?.kind === 'symbol' && arg.value === 'unix-socket' && extra.length <= 1 &&
-          (inner === undefined || (inner.kind === 'list' && inner.items.length === 2 && inner.items[0]?.kind === 'symbol' &&
-            inner.items[0].value === 'path-literal' && inner.items[1]?.kind === 'string' && inner.items[1].value.startsWith('/')));
-        if (!ok) throw new Error(`line ${item.line}: ${name.value} needs unix-socket and an optional (path-literal "/...")`);
+        const literal = inner?.kind === 'list' && inner.items.length === 2 && inner.items[0]?.kind === 'symbol' &&
+          inner.items[0].value === 'path-literal' && inner.items[1]?.kind === 'string' && inner.items[1].value.startsWith('/');
+        const param = inner?.kind === 'list' && inner.items.length === 2 && inner.items[0]?.kind === 'symbol' && inner.items[0].value === 'subpath' &&
+          inner.items[1]?.kind === 'list' && inner.items[1].items[0]?.kind === 'symbol' && inner.items[1].items[0].value === 'param' &&
+          inner.items[1].items[1]?.kind === 'string';
+        if (param) paramsUsed.add((inner.items[1] as { items: Array<{ value: string }> }).items[1]!.value);
+        const ok = arg?.kind === 'symbol' && arg.value === 'unix-socket' && extra.length <= 1 && (inner === undefined || literal || param);
+        if (!ok) throw new Error(`line ${item.line}: ${name.value} needs unix-socket and an optional (path-literal "/...") or (subpath (param "NAME"))`);
         continue;
       }
       if (arg === undefined || extra.length > 0) throw new Error(`line ${item.line}: ${name.value} takes one argument`);
@@ -310,8 +316,32 @@ test('every deny comes after every allow of the plan section, and deny-read also
   assert.ok(rendered.includes('(allow mach-lookup (global-name "com.apple.dnssd.service"))'));
   // blockUnixSockets under network allow: Unix sockets stay closed after the network allow.
   assert.ok(rendered.indexOf('(deny network-outbound (remote unix-socket))') > rendered.indexOf('(allow network*)'));
-  const open = renderParams(buildSeatbeltProfile({ ...p.plan, blockUnixSockets: false }, { tmpDir: p.tmpDir }).profile, built.params);
-  assert.not.ok(open.includes('unix-socket'));
+  assert.ok(rendered.includes('(deny network-bind (local unix-socket))'));
+});
+
+test('attack: under network allow a host daemon socket (docker.sock, ssh-agent) stays unreachable; own sockets work', () => {
+  const p = CASES['deny-lists-network-allow']!;
+  const open = buildSeatbeltProfile({ ...p.plan, blockUnixSockets: false }, { tmpDir: p.tmpDir });
+  const rendered = renderParams(open.profile, open.params);
+  const deny = rendered.indexOf('(deny network-outbound (remote unix-socket))');
+  assert.ok(deny > rendered.indexOf('(allow network*)'), 'the Unix-socket deny follows the network allow');
+  // Nothing after the deny re-opens a path outside the command's own trees (docker.sock is in /var/run).
+  const after = rendered.slice(deny).split('\n').filter((l) => l.startsWith('(allow network-outbound'));
+  const reopened = after.map((l) => /\((?:subpath|path-literal) "([^"]+)"\)/.exec(l)?.[1]);
+  assert.equal(reopened, ['/private/var/run/mDNSResponder', '/Users/dev/project', '/Users/dev/shared-lib', p.tmpDir]);
+  assert.not.ok(rendered.includes('(deny network-bind (local unix-socket))'));
+});
+
+test('attack: other processes\' environments (sysctl kern.procargs2, ps -E) and the keychain services are out of reach', () => {
+  const code = SEATBELT_BASE_PROFILE.split('\n').filter((line) => !line.startsWith(';')).join('\n');
+  assert.ok(code.indexOf('(deny sysctl-read (sysctl-name-prefix "kern.procargs"))') > code.indexOf('(allow sysctl-read)'));
+  for (const service of ['com.apple.SecurityServer', 'com.apple.securityd', 'com.apple.coreservices.launchservicesd', 'com.apple.pasteboard.1']) {
+    assert.not.ok(code.includes(`"${service}`), service);
+  }
+  for (const service of ['com.apple.bsd.dirhelper', 'com.apple.FSEvents', 'com.apple.trustd.agent']) {
+    assert.ok(code.includes(`(allow mach-lookup (global-name "${service}"))`), service);
+  }
+  assert.ok(code.includes('(allow mach-priv-task-port (target same-sandbox))'));
 });
 
 test('attack: renaming a parent directory cannot carry a denied or protected path out of its rule', () => {

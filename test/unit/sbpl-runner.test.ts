@@ -9,7 +9,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { SandboxError } from '../../lib/errors.js';
-import { buildSandboxExecArgs, runSeatbelt, spawnSeatbelt } from '../../lib/backend/macos/run.js';
+import { buildSandboxExecArgs, runSeatbelt, sandboxExecSetupFailure, spawnSeatbelt } from '../../lib/backend/macos/run.js';
 import type { SandboxPlan } from '../../lib/backend/types.js';
 import { posixPlan } from '../fixtures/sbpl/plans.js';
 
@@ -115,6 +115,37 @@ contract('kill() ends the whole group; abort rejects with aborted', async () => 
   const already = new AbortController();
   already.abort();
   assert.is((await rejection(runSeatbelt(plan(['/bin/true']), { ...fakeOptions, signal: already.signal }))).code, 'aborted');
+});
+
+contract('a process that left the group (new session) holding stdout does not hang the run past the exit', async () => {
+  // The grandchild starts a new session (detached) with our stdout; it outlives the command.
+  const script = "const c = require('child_process').spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { detached: true, stdio: ['ignore', 1, 2] }); c.unref(); console.log(c.pid);";
+  const result = await runSeatbelt(plan([process.execPath, '-e', script]), fakeOptions);
+  const pid = Number(result.stdout.trim());
+  try {
+    assert.ok(pid > 0, result.stdout);
+    assert.is(result.exitCode, 0);
+    // The run settled while the escaped process still held the pipe.
+    assert.ok(alive(pid), 'the escaped process was already gone: the check proves nothing');
+  } finally {
+    if (pid > 0) process.kill(pid, 'SIGKILL');
+  }
+});
+
+contract("sandbox-exec's own failure (a profile that does not compile) is a setup error, not the command's exit", async () => {
+  const broken = join(base, 'broken-sandbox-exec');
+  writeFileSync(broken, '#!/bin/sh\necho "sandbox-exec: unbound variable: TMPDIR_0" >&2\nexit 65\n');
+  chmodSync(broken, 0o755);
+  const error = await rejection(runSeatbelt(plan(['/bin/true']), { ...fakeOptions, sandboxExecPath: broken }));
+  assert.is(error.code, 'spawn_failed');
+  assert.is(error.layer, 'seatbelt');
+  assert.match(error.message, /nothing ran \(exit 65\): unbound variable: TMPDIR_0/);
+  // The command's own failures stay its exit status, including a failed exec of the program.
+  const own = await runSeatbelt(plan(['/bin/sh', '-c', 'echo "not sandbox-exec" >&2; exit 65']), fakeOptions);
+  assert.is(own.exitCode, 65);
+  assert.is(sandboxExecSetupFailure(71, "sandbox-exec: execvp() of 'nope' failed: No such file or directory\n"), undefined);
+  assert.is(sandboxExecSetupFailure(71, 'sandbox-exec: sandbox_apply: Operation not permitted\n'), 'sandbox_apply: Operation not permitted');
+  assert.is(sandboxExecSetupFailure(0, 'sandbox-exec: whatever\n'), undefined);
 });
 
 contract('maxBuffer, a missing sandbox-exec, resource limits and another platform fail with their codes', async () => {

@@ -16,13 +16,18 @@ export const SEATBELT_BASE_PROFILE = `(version 1)
 ; Pipelines, subshells and build tools fork.
 (allow process-fork)
 ; Signals only inside this sandbox: a command cannot signal the caller or any other process of
-; the user (decisions.md, isolation rule 7).
+; the user.
 (allow signal (target same-sandbox))
 ; Process inspection (ps, job control) likewise only inside this sandbox.
 (allow process-info* (target same-sandbox))
+; Task ports (task_for_pid: debuggers, profilers, crash reporters) of this sandbox's processes only.
+(allow mach-priv-task-port (target same-sandbox))
 
 ; libc, the Objective-C runtime and most tools read kernel parameters (hw.ncpu, kern.osrelease).
 (allow sysctl-read)
+; ...but not other processes' argument and environment blocks (kern.procargs2 is what ps -E reads):
+; the environment of the user's other programs holds the secrets the scrubbed environment removed.
+(deny sysctl-read (sysctl-name-prefix "kern.procargs"))
 ; Rosetta and universal binaries set the preferred CPU type for their children.
 (allow sysctl-write (sysctl-name "kern.grade_cputype"))
 ; Power-management queries made by Foundation at start-up.
@@ -40,7 +45,7 @@ export const SEATBELT_BASE_PROFILE = `(version 1)
 
 ; Deliberately absent: pseudo-tty, /dev/ptmx and /dev/ttys*. Seatbelt cannot tell a pty the
 ; command allocated from the user's own terminals, and opening those would let a command write
-; to (and, as root, inject input into) the caller's terminal (decisions.md, isolation rule 7).
+; to (and, as root, inject input into) the caller's terminal.
 
 ; Directory services: user and group lookups (getpwuid, id, whoami).
 (allow mach-lookup (global-name "com.apple.system.opendirectoryd.libinfo"))
@@ -54,14 +59,10 @@ export const SEATBELT_BASE_PROFILE = `(version 1)
 (allow mach-lookup (global-name "com.apple.cfprefsd.daemon"))
 ; The preferences daemon (user domain).
 (allow mach-lookup (global-name "com.apple.cfprefsd.agent"))
-; Certificate and keychain evaluation used by TLS clients.
-(allow mach-lookup (global-name "com.apple.SecurityServer"))
 ; Certificate trust evaluation used by TLS clients.
 (allow mach-lookup (global-name "com.apple.trustd.agent"))
 ; Directory services API, used by dscl-based lookups and some installers.
 (allow mach-lookup (global-name "com.apple.system.opendirectoryd.api"))
-; Keychain and code-signing checks made through the securityd XPC service.
-(allow mach-lookup (global-name "com.apple.securityd.xpc"))
 ; Certificate trust evaluation (system daemon side).
 (allow mach-lookup (global-name "com.apple.trustd"))
 ; Network configuration reads (proxy settings); no network access by itself.
@@ -70,11 +71,18 @@ export const SEATBELT_BASE_PROFILE = `(version 1)
 (allow mach-lookup (global-name "com.apple.SystemConfiguration.DNSConfiguration"))
 ; Launch Services database, read by tools that resolve bundles.
 (allow mach-lookup (global-name "com.apple.lsd.mapdb"))
-; Launch Services daemon, asked by tools that open or identify applications.
-(allow mach-lookup (global-name "com.apple.coreservices.launchservicesd"))
 ; Darwin notifications (notify_register_*), used by libc time-zone and preference caches.
 (allow mach-lookup (global-name "com.apple.system.notification_center"))
+; The per-user temp and cache directories (confstr DARWIN_USER_TEMP_DIR, used by clang, xcrun,
+; Swift) are created on first use through this helper.
+(allow mach-lookup (global-name "com.apple.bsd.dirhelper"))
+; File-system event streams: the watchers of build tools and test runners (FSEvents API).
+(allow mach-lookup (global-name "com.apple.FSEvents"))
 ; Deliberately absent: com.apple.pasteboard.1 (the clipboard is a way out and a way in).
+; Deliberately absent: com.apple.SecurityServer and com.apple.securityd.xpc (security
+; find-generic-password and git credential-osxkeychain would read the user's keychain items).
+; Deliberately absent: com.apple.coreservices.launchservicesd (open -a would start an
+; application outside the sandbox).
 
 ; Executable mappings: system frameworks and libraries.
 (allow file-map-executable (subpath "/System/Library") (subpath "/usr/lib"))

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
-// What the seatbelt backend enforces and the honest limits of it, for the loss report (rule 10).
+// What the seatbelt backend enforces and the honest limits of it, for the loss report.
 
 /** Capabilities the seatbelt profile and runner enforce, with the mechanism of each. */
 export const SEATBELT_ENFORCED: ReadonlyArray<{ capability: string; by: string[] }> = [
   { capability: 'writes only inside write roots and the private temp dir', by: ['seatbelt file-write* allow list'] },
-  { capability: '.git/hooks, .git/config read-only; .zero and .agents cannot be created', by: ['seatbelt deny rules after the allows'] },
+  { capability: 'existing .git/hooks, .git/config read-only; .zero and .agents cannot be created', by: ['seatbelt deny rules after the allows'] },
+  { capability: "host daemons' Unix sockets (docker.sock, ssh-agent) unreachable, also under network allow", by: ['seatbelt (deny network-outbound (remote unix-socket))'] },
+  { capability: "other processes' command lines and environments unreadable", by: ['seatbelt (deny sysctl-read kern.procargs*)'] },
+  { capability: 'no keychain access and no application launch outside the sandbox', by: ['seatbelt mach-lookup allow list without SecurityServer, securityd, launchservicesd'] },
   { capability: 'deny-read paths unreadable, not unlinkable, and their parents not renamable', by: ['seatbelt deny file-read*, file-write-unlink'] },
   { capability: 'network deny: no TCP/UDP and no Unix-socket contact, host loopback included', by: ['seatbelt (deny network*)'] },
   { capability: 'signals and process inspection limited to the sandbox', by: ['seatbelt (target same-sandbox)'] },
@@ -18,5 +21,8 @@ export const SEATBELT_LIMITATIONS: readonly string[] = [
   'commands cannot allocate pseudo-terminals (script, expect): seatbelt cannot separate new ptys from the user\'s own terminals, which must stay out of reach',
   'resource limits (cpu seconds, memory, file size, open files, processes) are not available; a run that asks for them is refused',
   'the shared /tmp stays visible read-only; scripts that hard-code /tmp/x cannot write there (TMPDIR is the private directory)',
-  'other processes remain listable (ps reads pids and names through sysctl kern.proc); they cannot be signalled or inspected further',
+  'other processes remain listable (ps reads pids and names through sysctl kern.proc); they cannot be signalled, and their command lines and environments cannot be read',
+  'a .git/hooks or .git/config that does not exist yet can be created (git init, git clone url .): seatbelt cannot guard a path that does not exist without creating it; in an existing .git, what the command creates there is removed and reported when it ends',
+  'under network allow, Unix sockets outside the write roots and the private temp dir are unreachable (docker, ssh-agent, database sockets in /tmp or /var/run): tools that need them fail',
+  'git credential-osxkeychain and security find-* fail: the keychain services are out of reach',
 ];

@@ -3,7 +3,10 @@
 import { SandboxError } from '../../errors.js';
 import type { SandboxPlan } from '../types.js';
 import { SEATBELT_BASE_PROFILE } from './base-profile.js';
-import { isWithin } from '../../path-within.js';
+import { isWithin as isWithinOs } from '../../path-within.js';
+
+// macOS paths are POSIX paths whatever OS builds the profile (the unit tests run it on Windows too).
+const isWithin = (parent: string, child: string): boolean => isWithinOs(parent, child, '/');
 
 /** Inputs the seatbelt profile needs beyond the plan. */
 export interface SeatbeltOptions {
@@ -94,7 +97,8 @@ const ref = (name: string): string => `(param ${buildSbplString(name)})`;
  * Builds the seatbelt profile for one command. Order (later rules win): the static base, reads of
  * the read roots, writes to the write roots and the private temp dir, deny-read rules (which also
  * deny unlink and executable mapping), protected paths, deny-write rules, then network last
- * (under network allow, `blockUnixSockets` adds Unix-socket denies after the network allow).
+ * (under network allow, host Unix sockets are denied after the network allow, except the
+ * resolver's and those inside the command's writable trees).
  * Ancestors of every denied or protected path inside a writable tree are frozen against unlink,
  * so renaming a parent directory cannot move a denied path out from under its rule.
  */
@@ -154,7 +158,7 @@ export function buildSeatbeltProfile(plan: SandboxPlan, options: SeatbeltOptions
   lines.push(`(allow file-write* file-read* file-map-executable (subpath ${ref(table.add('TMPDIR', options.tmpDir))}))`);
 
   lines.push("; Terminal devices stay out of reach even under read-all: reading another terminal would");
-  lines.push("; steal the user's keystrokes, writing or ioctl would inject into it (isolation rule 7).");
+  lines.push("; steal the user's keystrokes, writing or ioctl would inject into it.");
   lines.push(TERMINAL_DEVICE_RULE);
 
   // Parents of a denied or protected path that lie inside a writable tree cannot be unlinked or
@@ -208,15 +212,24 @@ export function buildSeatbeltProfile(plan: SandboxPlan, options: SeatbeltOptions
   }
 
   if (plan.network === 'allow') {
+    lines.push('; Routing and interface sockets (AF_ROUTE, AF_SYSTEM: getifaddrs, scutil) under network allow.');
+    lines.push('(allow system-socket)');
     lines.push('; Network allow: name resolution through mDNSResponder, then every socket operation.');
     lines.push('(allow mach-lookup (global-name "com.apple.dnssd.service"))');
     lines.push('(allow network*)');
+    lines.push("; Host daemons' Unix sockets stay closed even under network allow: docker.sock is root on the");
+    lines.push('; host, ssh-agent signs as the user. Only the resolver socket that name lookups go through');
+    lines.push("; and sockets inside the command's own writable trees (its own servers) are reachable.");
+    lines.push('(deny network-outbound (remote unix-socket))');
+    lines.push(`(allow network-outbound (remote unix-socket (path-literal ${buildSbplString(MDNS_RESPONDER_SOCKET)})))`);
     if (plan.blockUnixSockets) {
-      lines.push('; No Unix-domain sockets: no connect to host daemons (docker, ssh-agent), no bind;');
-      lines.push('; only the resolver socket that name lookups under network allow go through.');
-      lines.push('(deny network-outbound (remote unix-socket))');
+      lines.push('; blockUnixSockets: no Unix-domain socket of its own either (no bind).');
       lines.push('(deny network-bind (local unix-socket))');
-      lines.push(`(allow network-outbound (remote unix-socket (path-literal ${buildSbplString(MDNS_RESPONDER_SOCKET)})))`);
+    } else {
+      for (const root of writable) {
+        const name = table.add(root === options.tmpDir ? 'TMPDIR' : 'WRITE_ROOT', root);
+        lines.push(`(allow network-outbound (remote unix-socket (subpath ${ref(name)})))`);
+      }
     }
   } else {
     lines.push('; Network deny, last so that nothing above re-opens it (no loopback exception: seatbelt');

@@ -7,7 +7,7 @@ import { SandboxError } from '../../errors.js';
 import type { SandboxPlan } from '../types.js';
 import { buildSeatbeltProfile, type SeatbeltOptions } from './profile.js';
 
-/** The absolute sandbox-exec path; never looked up on PATH (house-style: pin system tools). */
+/** The absolute sandbox-exec path; never looked up on PATH (a planted sandbox-exec would run unsandboxed). */
 export const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
 
 /** Options of one seatbelt run. */
@@ -56,7 +56,7 @@ export function buildSandboxExecArgs(plan: SandboxPlan, options: SeatbeltOptions
     throw new SandboxError('invalid_argument', 'seatbelt run: argv[0] (the program) is empty');
   }
   // Seatbelt has no resource limits and child_process cannot set rlimits on the child: refuse
-  // rather than run without limits the caller asked for (decisions.md, isolation rules 1 and 8).
+  // rather than run without limits the caller asked for (running weaker than asked is refused).
   const limits = Object.entries(plan.limits).filter(([, value]) => value !== undefined).map(([name]) => name);
   if (limits.length > 0) {
     throw new SandboxError('sandbox_unavailable', `macos-seatbelt cannot enforce the limits ${limits.join(', ')}; remove them or run on Linux`, { layer: 'limits' });
@@ -66,6 +66,24 @@ export function buildSandboxExecArgs(plan: SandboxPlan, options: SeatbeltOptions
   for (const [name, value] of Object.entries(params)) args.push('-D', `${name}=${value}`);
   args.push('--', ...plan.argv);
   return args;
+}
+
+/**
+ * How long output is still collected after the command has exited. A process that left the group
+ * (setsid) can hold the pipes open forever; the run settles on the exit, not on the pipes closing.
+ */
+const OUTPUT_GRACE_MS = 250;
+
+/**
+ * sandbox-exec's own failure: it prints `sandbox-exec: <why>` and exits non-zero when the profile
+ * does not compile or cannot be applied (then nothing ran). A failed exec of the command itself
+ * (`execvp() of ... failed`) is the command's exit status, as on the other backends.
+ */
+export function sandboxExecSetupFailure(exitCode: number | null, stderr: string): string | undefined {
+  if (exitCode === null || exitCode === 0) return undefined;
+  const first = stderr.split('\n', 1)[0] ?? '';
+  if (!first.startsWith('sandbox-exec: ') || first.includes('execvp()')) return undefined;
+  return first.slice('sandbox-exec: '.length);
 }
 
 function killGroup(pid: number, signal: NodeJS.Signals): void {
@@ -136,23 +154,40 @@ export function spawnSeatbelt(plan: SandboxPlan, options: SeatbeltRunOptions): S
         ...(error.errno !== undefined ? { errno: -error.errno } : {}),
       });
     });
-    // Nothing outlives the call: when the command exits, whatever it left in its group goes too
-    // (also the background jobs that would otherwise hold the output pipes open).
-    child.on('exit', () => kill());
-    child.on('close', (exitCode, signal) => {
+    let exit: { exitCode: number | null; signal: NodeJS.Signals | null } | undefined;
+    let grace: NodeJS.Timeout | undefined;
+    let settled = false;
+    const settle = (): void => {
+      if (settled) return;
+      settled = true;
       if (timer !== undefined) clearTimeout(timer);
+      if (grace !== undefined) clearTimeout(grace);
       options.signal?.removeEventListener('abort', onAbort);
+      // Whatever still holds the pipes (a process that left the group) is not waited for.
+      child.stdout.destroy();
+      child.stderr.destroy();
       if (failure !== undefined) {
         reject(failure);
         return;
       }
-      resolve({
-        exitCode,
-        signal,
-        stdout: Buffer.concat(out).toString('utf8'),
-        stderr: Buffer.concat(err).toString('utf8'),
-        timedOut,
-      });
+      const stderr = Buffer.concat(err).toString('utf8');
+      const setup = sandboxExecSetupFailure(exit?.exitCode ?? null, stderr);
+      if (setup !== undefined) {
+        reject(new SandboxError('spawn_failed', `sandbox-exec could not apply the seatbelt profile, so nothing ran (exit ${exit?.exitCode}): ${setup}`, { layer: 'seatbelt', syscall: 'sandbox_init' }));
+        return;
+      }
+      resolve({ exitCode: exit?.exitCode ?? null, signal: exit?.signal ?? null, stdout: Buffer.concat(out).toString('utf8'), stderr, timedOut });
+    };
+    // Nothing outlives the call: when the command exits, whatever it left in its group goes too
+    // (also the background jobs that would otherwise hold the output pipes open).
+    child.on('exit', (exitCode, signal) => {
+      exit = { exitCode, signal };
+      kill();
+      grace = setTimeout(settle, OUTPUT_GRACE_MS);
+    });
+    child.on('close', (exitCode, signal) => {
+      exit ??= { exitCode, signal };
+      settle();
     });
   });
   return { pid: child.pid ?? -1, result, kill };

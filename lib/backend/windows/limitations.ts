@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// What the AppContainer backend enforces and the honest limits of it, for the loss report (rule 10).
+// What the AppContainer backend enforces and the honest limits of it, for the loss report.
 
 /** Capabilities the AppContainer backend enforces, with the mechanism of each. */
 export const APPCONTAINER_ENFORCED: ReadonlyArray<{ capability: string; by: string[] }> = [
@@ -18,5 +18,6 @@ export const APPCONTAINER_LIMITATIONS: readonly string[] = [
   'ACEs granted to the workspace container stay on the files after the run (they name only that container SID); a write root removed from the policy keeps its grant until the ACE is removed',
   'a path whose parent is a symbolic link or junction, or that lies on a mapped drive letter, is refused when its ACL is applied (the resolved path differs); pass the resolved or UNC path',
   'no loopback inside the sandbox under network deny (AppContainer loopback isolation also blocks connections to its own listeners)',
+  'no loopback under network allow either: AppContainer loopback isolation blocks connections to 127.0.0.1 and ::1 (local dev servers, test databases) unless an administrator exempts the container (CheckNetIsolation LoopbackExempt)',
   'cpu seconds, file size and open-file limits are not available (a job object limits memory and process count only); a run that asks for them is refused',
 ];
