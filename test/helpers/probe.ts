@@ -18,3 +18,13 @@ export function linuxSandboxTestsEnabled(): boolean {
   if (MUST_WORK) return true;
   return probeReport().canEnforceDefaultPolicy;
 }
+
+/**
+ * True when this OS's own sandbox (Linux namespaces, macOS seatbelt, Windows AppContainer) can run
+ * here, or when CI demands that it must: the tests that apply on every OS then run for real.
+ */
+export function platformSandboxTestsEnabled(): boolean {
+  if (!['linux', 'darwin', 'win32'].includes(process.platform)) return false;
+  if (MUST_WORK) return true;
+  return probeReport().canEnforceDefaultPolicy;
+}

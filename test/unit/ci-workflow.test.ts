@@ -3,12 +3,14 @@
 // machine has it, else an indentation-aware reader of this file's subset), and it holds the OS
 // matrix, the smoke-test steps per OS, the cross-compile check and the prebuild upload legs.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-const path = fileURLToPath(new URL('../../../.github/workflows/ci.yml', import.meta.url));
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const path = join(root, '.github', 'workflows', 'ci.yml');
 const text = readFileSync(path, 'utf8');
 
 type Yaml = string | number | boolean | null | Yaml[] | { [key: string]: Yaml };
@@ -66,8 +68,8 @@ if (parsed !== undefined) {
   test('real sandbox smoke tests run on each OS', () => {
     const steps: Array<{ run?: string; if?: string }> = parsed.jobs.test.steps;
     for (const os of ['Linux', 'macOS', 'Windows']) {
-      const step = steps.find((s) => s.if === `runner.os == '${os}'` && s.run?.includes('run-tests.mjs native attacks'));
-      assert.ok(step, `no smoke-test step for ${os}`);
+      const step = steps.find((s) => s.if === `runner.os == '${os}'` && /run-tests\.mjs .*(attacks|every-os-escapes)/.test(s.run ?? ''));
+      assert.ok(step, `no attack-test step for ${os}`);
     }
   });
 
@@ -91,6 +93,54 @@ if (parsed !== undefined) {
     assert.equal(pkg.needs, 'prebuild');
     assert.ok(pkg.steps.some((s: { uses?: string; with?: Record<string, unknown> }) =>
       s.uses?.startsWith('actions/download-artifact') && s.with?.['merge-multiple'] === true));
+  });
+
+  const runs = (): string[] => (Object.values(parsed.jobs) as Array<{ steps: Array<{ run?: string }> }>)
+    .flatMap((job) => job.steps.map((s) => s.run ?? ''));
+
+  test('every `node <path>` the workflow runs names a file that exists (after npm run compile)', () => {
+    const paths = runs().flatMap((run) => [...run.matchAll(/\bnode ([\w./-]+\.m?js)\b/g)].map((m) => m[1]!));
+    assert.ok(paths.length >= 3, paths.join(' '));
+    for (const file of paths) assert.ok(existsSync(join(root, file)), `node ${file}: no such file`);
+  });
+
+  test('every test selector given to run-tests.mjs matches a test file (as scripts/run-tests.mjs filters)', () => {
+    const tests: string[] = [];
+    const walk = (dir: string): void => {
+      for (const name of readdirSync(dir)) {
+        const full = join(dir, name);
+        if (statSync(full).isDirectory()) walk(full);
+        else if (name.endsWith('.test.ts')) tests.push(relative(join(root, 'test'), full).split(/[\\/]/).join('/').replace(/\.ts$/, '.js'));
+      }
+    };
+    walk(join(root, 'test'));
+    const selectors = runs().flatMap((run) => [...run.matchAll(/run-tests\.mjs((?: [\w./-]+)*)/g)].flatMap((m) => m[1]!.trim().split(/\s+/).filter((x) => x !== '')));
+    assert.ok(selectors.length >= 4, selectors.join(' '));
+    for (const selector of selectors) assert.ok(tests.some((t) => t.includes(selector)), `run-tests.mjs ${selector} selects no test file`);
+    // The matcher is not vacuous.
+    assert.not.ok(tests.some((t) => t.includes('no-such-selector')));
+  });
+
+  test('runner images are current: no retired label (macos-13 and older, ubuntu-20.04, windows-2019)', () => {
+    const current = new Set(['ubuntu-24.04', 'ubuntu-24.04-arm', 'ubuntu-22.04', 'macos-14', 'macos-15', 'macos-15-intel', 'macos-26', 'windows-2022', 'windows-2025']);
+    const test = parsed.jobs.test.strategy.matrix.os as string[];
+    const prebuild = (parsed.jobs.prebuild.strategy.matrix.include as Array<{ os: string }>).map((leg) => leg.os);
+    const others = Object.values(parsed.jobs as Record<string, { 'runs-on': string }>).map((job) => job['runs-on']).filter((r) => !r.includes('${{'));
+    for (const label of [...test, ...prebuild, ...others]) assert.ok(current.has(label), `runner image ${label} is retired or unknown`);
+    assert.ok(test.includes('macos-15-intel') && test.includes('macos-15'), 'both macOS architectures are tested');
+  });
+
+  test('the macOS and Windows legs run the real attack tests that apply there, which cannot skip under ZERO_SANDBOX_MUST_WORK=1', () => {
+    const steps: Array<{ run?: string; if?: string }> = parsed.jobs.test.steps;
+    assert.is(parsed.jobs.test.env.ZERO_SANDBOX_MUST_WORK, '1');
+    for (const os of ['macOS', 'Windows']) {
+      const step = steps.find((s) => s.if === `runner.os == '${os}'` && s.run?.includes('run-tests.mjs'));
+      assert.ok(step?.run?.includes('every-os-escapes'), `the ${os} leg does not run the every-OS attack tests`);
+    }
+    const attacks = readFileSync(join(root, 'test', 'attacks', 'every-os-escapes.test.ts'), 'utf8');
+    assert.match(attacks, /platformSandboxTestsEnabled\(\)/);
+    const helper = readFileSync(join(root, 'test', 'helpers', 'probe.ts'), 'utf8');
+    assert.match(helper, /platformSandboxTestsEnabled[\s\S]*if \(MUST_WORK\) return true;/);
   });
 
   test('every script the workflow runs exists in package.json', () => {
