@@ -67,6 +67,19 @@ std::wstring WithoutVerbatimPrefix(const std::wstring& path) {
   return path;
 }
 
+// Expands 8.3 short components (C:\Users\RUNNER~1, the usual TEMP on CI runners) to long names.
+// GetFinalPathNameByHandleW reports long names, and a short name is not a reparse point, so the
+// comparison below must not take one for a junction. Unchanged when the call fails.
+std::wstring LongPath(const std::wstring& path) {
+  DWORD need = GetLongPathNameW(path.c_str(), nullptr, 0);
+  if (need == 0) return path;
+  std::wstring out(need, L'\0');
+  DWORD n = GetLongPathNameW(path.c_str(), &out[0], need);
+  if (n == 0 || n >= need) return path;
+  out.resize(n);
+  return out;
+}
+
 struct Snapshot {
   HANDLE handle;
   PSECURITY_DESCRIPTOR descriptor;  // owns `dacl`
@@ -122,7 +135,7 @@ status::Status OpenNoFollow(const std::string& path, bool optional, HANDLE* out,
     return Fail("sandbox_unavailable", err, "GetFinalPathNameByHandleW", path, "");
   }
   std::wstring resolved = WithoutVerbatimPrefix(std::wstring(final_path.data(), n));
-  if (_wcsicmp(resolved.c_str(), wpath.c_str()) != 0) {
+  if (_wcsicmp(resolved.c_str(), LongPath(wpath).c_str()) != 0) {
     CloseHandle(h);
     return Fail("sandbox_unavailable", ERROR_REPARSE_ATTRIBUTE_CONFLICT,
                 "GetFinalPathNameByHandleW", path,

@@ -72,6 +72,20 @@ test('container name: stable, case-insensitive, distinct per workspace, valid fo
   assert.match(a, /^zero-sandbox\.[0-9a-f]{32}$/);
 });
 
+test('attack: narrowing allowWrite or allowRead gets a new container SID, so the ACEs of the wider policy grant nothing', () => {
+  const wide = buildAppContainerSpec(plan({ writeRoots: [writeRoot(WS), writeRoot('D:\\shared\\lib')], readRoots: ['C:\\', 'D:\\tools'] }), { tmpDir: TMP });
+  const narrowWrite = buildAppContainerSpec(plan({ readRoots: ['C:\\', 'D:\\tools'] }), { tmpDir: TMP });
+  const narrowRead = buildAppContainerSpec(plan({ writeRoots: [writeRoot(WS), writeRoot('D:\\shared\\lib')], readRoots: ['C:\\'] }), { tmpDir: TMP });
+  assert.is.not(narrowWrite.containerName, wide.containerName);
+  assert.is.not(narrowRead.containerName, wide.containerName);
+  assert.is.not(narrowRead.containerName, narrowWrite.containerName);
+  // One policy keeps one container across runs, whatever its private temp dir and spelling.
+  const again = buildAppContainerSpec(plan({ writeRoots: [writeRoot('c:\\users\\DEV\\project'), writeRoot('d:\\SHARED\\lib')], readRoots: ['C:\\', 'D:\\TOOLS'] }), { tmpDir: `${TMP}-other` });
+  assert.is(again.containerName, wide.containerName);
+  // A write grant and a read grant of one path are different policies.
+  assert.is.not(buildContainerName(WS, ['allow-read:D:\\x']), buildContainerName(WS, ['allow-write:D:\\x']));
+});
+
 test('capabilities: none for network deny, internetClient and privateNetworkClientServer for allow', () => {
   const deny = buildAppContainerSpec(plan(), { tmpDir: TMP });
   assert.equal(deny.capabilities, []);
@@ -114,6 +128,23 @@ test('ACL plan: allow-write per write root and temp, deny-write for protected pa
   assert.is(native.jobMemoryBytes, 1073741824);
   assert.is(native.aclKinds.length, native.aclPaths.length);
   assert.is(native.aclKinds[native.aclPaths.indexOf(`${WS}\\.zero`)], 'deny-write?');
+});
+
+test('attack: a volume root as a write root (C:\\, a share root, the temp dir) is refused, not granted drive-wide', () => {
+  for (const [overrides, tmpDir, field] of [
+    [{ writeRoots: [writeRoot('C:\\')] }, TMP, 'writeRoots[0].root'],
+    [{ writeRoots: [writeRoot(WS), writeRoot('\\\\srv\\share\\')] }, TMP, 'writeRoots[1].root'],
+    [{}, 'D:\\', 'tmpDir'],
+  ] as Array<[Partial<SandboxPlan>, string, string]>) {
+    try {
+      buildAppContainerSpec(plan(overrides), { tmpDir });
+      assert.unreachable(`accepted ${field}`);
+    } catch (error) {
+      assert.instance(error, SandboxError);
+      assert.is((error as SandboxError).code, 'invalid_argument');
+      assert.match((error as SandboxError).message, new RegExp(`${field.replace(/[[\]]/g, '\\$&')} .* is a volume root`));
+    }
+  }
 });
 
 test('job limits and the environment block', () => {

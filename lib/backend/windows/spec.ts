@@ -38,7 +38,7 @@ export interface AclEntry {
   /**
    * What to do when the path does not exist. `fail`: refuse to run (sandbox_unavailable).
    * `skip`: nothing to protect yet; used for protected names inside a write root, which Windows
-   * ACLs cannot guard before they exist (decisions.md forbids creating placeholders).
+   * ACLs cannot guard before they exist (creating a placeholder on the host is not done).
    */
   ifMissing: 'fail' | 'skip';
 }
@@ -55,7 +55,7 @@ export interface JobLimits {
 
 /** Everything native/windows/ needs; field for field the `WindowsSpec` of native/common/backend.h. */
 export interface AppContainerSpec {
-  /** Profile name: `zero-sandbox.` + 32 hex digits of SHA-256 of the lower-cased workspace. */
+  /** Profile name: `zero-sandbox.` + 32 hex digits of SHA-256 of the lower-cased workspace and granted roots. */
   containerName: string;
   /** Human-readable profile name shown by Windows tools. */
   displayName: string;
@@ -80,9 +80,15 @@ export interface AppContainerOptions {
   tmpDir: string;
 }
 
-/** The container name for a workspace: stable across runs and case-insensitive, like the paths. */
-export function buildContainerName(workspace: string): string {
-  const key = win32.normalize(workspace).toLowerCase();
+/**
+ * The container name for a workspace and the roots it is granted: stable across runs with one
+ * policy and case-insensitive, like the paths. The grants are part of the name because the allow
+ * ACEs of a run stay on the files: a policy that later narrows allowWrite or allowRead gets a new
+ * container SID, which the old ACEs do not name, instead of silently keeping the wider grants.
+ */
+export function buildContainerName(workspace: string, grantedRoots: readonly string[] = []): string {
+  const roots = [...new Set(grantedRoots.map((root) => win32.normalize(root).toLowerCase()))].sort();
+  const key = [win32.normalize(workspace).toLowerCase(), ...roots].join('\0');
   const digest = createHash('sha256').update(key, 'utf8').digest('hex').slice(0, 32);
   return `zero-sandbox.${digest}`;
 }
@@ -109,6 +115,16 @@ function isVolumeRoot(path: string): boolean {
   return /^[A-Za-z]:\\$/.test(path) || /^\\\\[^\\]+\\[^\\]+\\?$/.test(path);
 }
 
+/**
+ * A write root on a whole drive or share would put an inheritable allow ACE at its top: the
+ * container could write everywhere on it, and applying it rewrites every ACL below. Refused.
+ */
+function refuseVolumeRoot(field: string, path: string): void {
+  if (isVolumeRoot(path)) {
+    throw new SandboxError('invalid_argument', `appcontainer spec: ${field} ${JSON.stringify(path)} is a volume root; a write root must be a directory below it (granting the container the whole drive would rewrite every ACL on it)`, { path });
+  }
+}
+
 /** Lists the entries for one plan, checking each path once. */
 function buildAclPlan(plan: SandboxPlan, tmpDir: string): AclEntry[] {
   const entries: AclEntry[] = [];
@@ -129,9 +145,11 @@ function buildAclPlan(plan: SandboxPlan, tmpDir: string): AclEntry[] {
   });
   plan.writeRoots.forEach((w, i) => {
     checkWindowsPath(`writeRoots[${i}].root`, w.root);
+    refuseVolumeRoot(`writeRoots[${i}].root`, w.root);
     add('allow-write', w.root, 'fail');
   });
   checkWindowsPath('tmpDir', tmpDir);
+  refuseVolumeRoot('tmpDir', tmpDir);
   add('allow-write', tmpDir, 'fail');
   plan.writeRoots.forEach((w, i) => {
     w.readOnlySubpaths.forEach((sub, j) => {
@@ -221,12 +239,15 @@ export function buildAppContainerSpec(plan: SandboxPlan, options: AppContainerOp
   const capabilities: AppContainerCapability[] =
     plan.network === 'allow' ? ['internetClient', 'privateNetworkClientServer'] : [];
   const base = win32.basename(plan.workspace) || plan.workspace;
+  const aclPlan = buildAclPlan(plan, options.tmpDir);
+  // The per-run temp dir is granted too but is not part of the policy (it differs every run).
+  const granted = aclPlan.filter((e) => e.kind.startsWith('allow') && e.path !== options.tmpDir).map((e) => `${e.kind}:${e.path}`);
   return {
-    containerName: buildContainerName(plan.workspace),
+    containerName: buildContainerName(plan.workspace, granted),
     displayName: `zero-sandbox: ${base}`.slice(0, 256),
     capabilities,
     capabilitySids: capabilities.map((name) => CAPABILITY_SIDS[name]),
-    aclPlan: buildAclPlan(plan, options.tmpDir),
+    aclPlan,
     commandLine: buildWindowsCommandLine(plan.argv),
     cwd: plan.cwd,
     env: buildEnvBlock(plan.env),
@@ -257,7 +278,7 @@ export interface NativeWindowsSpec {
   jobProcessLimit: number;
 }
 
-/** Flattens a spec for the native boundary (house-style 4.3: C++ receives one flat object). */
+/** Flattens a spec for the native boundary (C++ receives one flat, validated object). */
 export function buildNativeWindowsSpec(spec: AppContainerSpec): NativeWindowsSpec {
   return {
     containerName: spec.containerName,
