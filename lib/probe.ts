@@ -2,6 +2,7 @@
 // probe(): what this machine can enforce, measured by the native addon trying each layer in a
 // short-lived child, then explained here (reasons and fixes are decisions, so they live in TS).
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { constants } from 'node:os';
 
 import { callNative, callNativeAsync } from './native/load.js';
@@ -328,7 +329,11 @@ export async function probe(): Promise<ProbeReport> {
   if (cachedNative === undefined) {
     cachedNative = await callNativeAsync((native) => native.probe());
   }
-  return buildProbeReport(cachedNative);
+  if (needsSeatbeltProfile(cachedNative)) {
+    const { checkSeatbeltProfile } = await import('./backend/macos/profile-check.js');
+    addProbeFacts({ seatbeltProfile: checkSeatbeltProfile() });
+  }
+  return buildProbeReport(cachedNative!);
 }
 
 /** The synchronous form of `probe()`, for callers that cannot await. */
@@ -336,5 +341,35 @@ export function probeSync(): ProbeReport {
   if (cachedNative === undefined) {
     cachedNative = callNative((native) => native.probeSync());
   }
+  if (needsSeatbeltProfile(cachedNative)) {
+    // The macOS backends measure it themselves when they load (platform-backends.ts); here it is
+    // loaded synchronously where require(esm) works, and otherwise left unmeasured (unavailable).
+    try {
+      const check = createRequire(import.meta.url)('./backend/macos/profile-check.js') as typeof import('./backend/macos/profile-check.js');
+      addProbeFacts({ seatbeltProfile: check.checkSeatbeltProfile() });
+    } catch {
+      // unmeasured: the seatbelt layer reports seatbeltProfile as not measured
+    }
+  }
   return buildProbeReport(cachedNative);
+}
+
+/**
+ * macOS: the native probe applies a trivial profile; the real one this package builds must also
+ * compile and run a command (seatbeltProfile, measured once in TS by profile-check.ts), so a rule
+ * this macOS rejects is a refusal at the probe, not a failure of every command.
+ */
+function needsSeatbeltProfile(native: NativeProbe): boolean {
+  return native.platform === 'darwin' && native.facts.sandboxExec?.ok === true && native.facts.seatbeltProfile === undefined;
+}
+
+/** Adds facts measured outside the addon to the cached measurement (macOS backends only). */
+export function addProbeFacts(facts: Record<string, NativeFact>): void {
+  if (cachedNative === undefined) cachedNative = callNative((native) => native.probeSync());
+  cachedNative = { ...cachedNative, facts: { ...cachedNative.facts, ...facts } };
+}
+
+/** Whether the cached measurement still lacks the macOS real-profile check. */
+export function seatbeltProfileUnmeasured(): boolean {
+  return cachedNative !== undefined && needsSeatbeltProfile(cachedNative);
 }

@@ -17,8 +17,11 @@ export interface BackendSelectionInput {
   linuxMissing?: ReadonlyArray<{ layer: string; reason: string }>;
 }
 
-/** macOS facts the seatbelt backend needs: sandbox-exec ran a profile, and a deny rule denied. */
-export const MACOS_REQUIRED_FACTS = ['sandboxExec', 'seatbeltEnforced'] as const;
+/**
+ * macOS facts the seatbelt backend needs: sandbox-exec ran a profile, a deny rule denied, and the
+ * real profile this package builds compiled and ran a command (measured in TS, profile-check.ts).
+ */
+export const MACOS_REQUIRED_FACTS = ['sandboxExec', 'seatbeltEnforced', 'seatbeltProfile'] as const;
 
 /** Windows facts the AppContainer backend needs, each tried for real by the probe. */
 export const WINDOWS_REQUIRED_FACTS = [
@@ -34,6 +37,7 @@ const FACT_HELP: Record<string, string> = {
   sandboxExec:
     '/usr/bin/sandbox-exec could not run a trivial profile (missing, or this process is already sandboxed)',
   seatbeltEnforced: 'a seatbelt profile denying one file did not stop cat from reading it',
+  seatbeltProfile: 'the seatbelt profile zero-sandbox builds did not compile or run /usr/bin/true under sandbox-exec on this macOS',
   appContainerProfile:
     'no AppContainer profile could be created or opened (CreateAppContainerProfile; needs Windows 8 or later and a user profile)',
   securityCapabilities:

@@ -2,10 +2,8 @@
 // runSandboxed/spawnSandboxed on macOS (seatbelt through sandbox-exec) and Windows (AppContainer
 // through the native addon): same plan, same result shapes, fail closed elsewhere. Loaded only off
 // Linux, through lib/sandbox/platforms.ts.
-import { spawn as spawnChild } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { EventEmitter } from 'node:events';
-import { existsSync, lstatSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, statSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, win32 } from 'node:path';
@@ -15,15 +13,21 @@ import { SandboxError } from '../errors.js';
 import { buildSandboxEnv } from '../env.js';
 import { callNative } from '../native/load.js';
 import type { NativeBinding, NativeExit } from '../native/types.js';
-import { probeSync, type ProbeReport } from '../probe.js';
-import { buildSandboxExecArgs, runSeatbelt, SANDBOX_EXEC } from '../backend/macos/run.js';
+import { addProbeFacts, probeSync, seatbeltProfileUnmeasured, type ProbeReport } from '../probe.js';
+import { checkSeatbeltProfile } from '../backend/macos/profile-check.js';
 import { buildMacToolPath } from '../backend/macos/tool-path.js';
+import type { DarwinUserDirs } from '../backend/macos/user-dirs.js';
 import { buildWindowsCommandLine } from '../backend/windows/command-line.js';
 import { buildAppContainerSpec, buildNativeWindowsSpec, type NativeWindowsSpec } from '../backend/windows/spec.js';
 import type { SandboxBackendName, SandboxPlan } from '../backend/types.js';
 import { checkOptions, normalizeCommand, type RunOptions, type SandboxCommand, type SandboxOptions } from './options.js';
 import { resolvePlan } from './plan.js';
 import { missingProtectedPaths, removeCreatedProtectedPaths } from './protected.js';
+import { runDarwin, spawnDarwin } from './platform-darwin.js';
+import { PlatformProcess, removeTmpDir, watchLimits } from './platform-process.js';
+
+export { keepExistingReadOnly } from './platform-darwin.js';
+export { PlatformProcess } from './platform-process.js';
 import type { SandboxedProcess, SandboxExit, SpawnSandboxedOptions } from './process.js';
 import type { RunResult } from './run.js';
 import { protectedPathDenial } from './denials.js';
@@ -42,11 +46,24 @@ export interface PlatformDeps {
   pipeAddress?: (index: number) => string;
   /** Where private temp directories are created (default `os.tmpdir()`). */
   tmpRoot?: string;
+  /** macOS: the per-user temp and cache directories (default: read with /usr/bin/getconf). */
+  darwinUserDirs?: () => DarwinUserDirs;
+}
+
+/**
+ * probeSync, with the macOS real-profile check (seatbeltProfile) measured here when the probe
+ * could not load it: this module is loaded on macOS anyway, so the check costs no extra load.
+ */
+function probeWithPlatformFacts(): ProbeReport {
+  const report = probeSync();
+  if (!seatbeltProfileUnmeasured()) return report;
+  addProbeFacts({ seatbeltProfile: checkSeatbeltProfile() });
+  return probeSync();
 }
 
 /** The production dependencies. */
 export function defaultPlatformDeps(): PlatformDeps {
-  return { platform: process.platform, probe: probeSync };
+  return { platform: process.platform, probe: probeWithPlatformFacts };
 }
 
 const DEFAULT_MAX_BUFFER = 64 * 1024 * 1024;
@@ -70,13 +87,14 @@ export function assertPlatformBackend(deps: PlatformDeps): SandboxBackendName {
   return backend.name;
 }
 
-/** A private temp directory for one command, symlink-resolved (macOS /var is /private/var). */
+/**
+ * A private temp directory for one command, symlink-resolved (macOS /var is /private/var). On
+ * Windows the native resolver also expands 8.3 short names (TEMP is C:\Users\RUNNER~1\... on CI),
+ * so the path matches the long one the ACL code reads back from the handle.
+ */
 function makeTmpDir(deps: PlatformDeps): string {
-  return realpathSync(mkdtempSync(join(realpathSync(deps.tmpRoot ?? tmpdir()), 'zero-sandbox-')));
-}
-
-function removeTmpDir(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
+  const real = process.platform === 'win32' ? realpathSync.native : realpathSync;
+  return real(mkdtempSync(join(real(deps.tmpRoot ?? tmpdir()), 'zero-sandbox-')));
 }
 
 /** Windows names environment variables case-insensitively: one spelling each, PATH upper-cased. */
@@ -100,17 +118,6 @@ export function buildPlatformArgv(command: SandboxCommand, platform: string, env
   return [env.ComSpec ?? env.COMSPEC ?? win32.join(root, 'System32', 'cmd.exe'), '/d', '/s', '/c', command];
 }
 
-/**
- * macOS: a protected path inside a write root (.git/hooks, .git/config) gets its deny rule only
- * when it exists now. One that does not exist yet is a repository the command creates itself
- * (git init, git clone url .), which must work as on Linux; when the .git directory already
- * exists, missingProtectedPaths watches the absent ones and what the command created there is
- * removed and reported when it ends. Pure apart from `exists`.
- */
-export function keepExistingReadOnly(plan: SandboxPlan, exists: (path: string) => boolean): SandboxPlan {
-  return { ...plan, writeRoots: plan.writeRoots.map((w) => ({ ...w, readOnlySubpaths: w.readOnlySubpaths.filter(exists) })) };
-}
-
 /** Validation, environment scrub (with the private temp dir) and plan, as on Linux. */
 function preparePlan(command: SandboxCommand, options: SandboxOptions, backend: SandboxBackendName, platform: string, tmpDir: string): SandboxPlan {
   const checked = checkOptions(options);
@@ -127,160 +134,6 @@ function preparePlan(command: SandboxCommand, options: SandboxOptions, backend: 
 function precheck(command: SandboxCommand, options: SandboxOptions): void {
   normalizeCommand(command);
   checkOptions(options);
-}
-
-/** The SandboxedProcess contract for the macOS and Windows backends. */
-export class PlatformProcess extends EventEmitter {
-  /** The command's pid (macOS: also its process-group id). */
-  readonly pid: number;
-  /** The command's stdin when spawned with 'pipe', else null. */
-  readonly stdin: Writable | null;
-  /** The command's stdout when spawned with 'pipe', else null. */
-  readonly stdout: Readable | null;
-  /** The command's stderr when spawned with 'pipe', else null. */
-  readonly stderr: Readable | null;
-  /** `macos-seatbelt` or `windows-appcontainer`. */
-  readonly backend: SandboxBackendName;
-  /** The network mode the command runs under. */
-  readonly network: 'deny' | 'allow';
-  /** Always false: prewarming exists on Linux only. */
-  readonly prewarmed = false;
-  /** Resolves once the command and everything it started are gone. */
-  readonly exited: Promise<SandboxExit>;
-  readonly #kill: () => boolean;
-  #done = false;
-
-  /** @internal */
-  constructor(init: {
-    pid: number;
-    streams: [Writable | null, Readable | null, Readable | null];
-    backend: SandboxBackendName;
-    network: 'deny' | 'allow';
-    kill: () => boolean;
-    exited: Promise<SandboxExit>;
-  }) {
-    super();
-    this.pid = init.pid;
-    [this.stdin, this.stdout, this.stderr] = init.streams;
-    this.stdin?.on('error', () => {}); // a command that exits without reading its input
-    this.backend = init.backend;
-    this.network = init.network;
-    this.#kill = init.kill;
-    this.exited = init.exited.then((exit) => {
-      this.#done = true;
-      this.emit('exit', exit);
-      return exit;
-    });
-  }
-
-  /** Kills every process of the command (any signal kills: the platforms have no signal choice here). */
-  kill(signal: NodeJS.Signals | number = 'SIGKILL'): boolean {
-    if (typeof signal === 'string' && !/^SIG[A-Z0-9]+$/.test(signal)) throw new SandboxError('invalid_argument', `unknown signal ${signal}`);
-    if (this.#done) return false;
-    return this.#kill();
-  }
-}
-
-/** Timeout and abort for one process: both kill it and are remembered for the exit record. */
-function watchLimits(options: SandboxOptions, kill: () => void): { flags: { timedOut: boolean; aborted: boolean }; stop: () => void } {
-  const flags = { timedOut: false, aborted: false };
-  const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => {
-    flags.timedOut = true;
-    kill();
-  }, options.timeoutMs);
-  const onAbort = (): void => {
-    flags.aborted = true;
-    kill();
-  };
-  if (options.signal?.aborted === true) onAbort();
-  else options.signal?.addEventListener('abort', onAbort, { once: true });
-  return { flags, stop: () => {
-    if (timer !== undefined) clearTimeout(timer);
-    options.signal?.removeEventListener('abort', onAbort);
-  } };
-}
-
-// ---- macOS ----------------------------------------------------------------------------------
-
-function killGroup(pid: number | undefined): boolean {
-  if (pid === undefined) return false;
-  try {
-    process.kill(-pid, 'SIGKILL');
-    return true;
-  } catch {
-    return false; // ESRCH: the group is gone
-  }
-}
-
-/** The plan the seatbelt profile is built from: deny rules only for protected paths that exist. */
-function seatbeltPlan(plan: SandboxPlan): SandboxPlan {
-  return keepExistingReadOnly(plan, (path) => lstatSync(path, { throwIfNoEntry: false }) !== undefined);
-}
-
-function spawnDarwin(plan: SandboxPlan, options: SpawnSandboxedOptions, tmpDir: string, deps: PlatformDeps): PlatformProcess {
-  const args = buildSandboxExecArgs(seatbeltPlan(plan), { tmpDir });
-  const watched = missingProtectedPaths(plan.writeRoots);
-  const program = deps.sandboxExecPath ?? SANDBOX_EXEC;
-  // detached: the command leads its own process group, so one kill reaches all it started.
-  const child = spawnChild(program, args, { cwd: plan.cwd, env: plan.env, detached: true, stdio: options.stdio ?? ['pipe', 'pipe', 'pipe'] });
-  const limits = watchLimits(options, () => killGroup(child.pid));
-  const exited = new Promise<SandboxExit>((resolve) => {
-    let done = false;
-    const finish = (exitCode: number | null, signal: NodeJS.Signals | null, startError?: NodeJS.ErrnoException): void => {
-      if (done) return;
-      done = true;
-      limits.stop();
-      // Whatever the command left in its group goes too (and releases the pipes).
-      killGroup(child.pid);
-      const exit: SandboxExit = { exitCode, signal, ...limits.flags, protectedPathViolations: removeCreatedProtectedPaths(watched) };
-      if (startError !== undefined) exit.execError = { errno: -(startError.errno ?? 0), code: startError.code ?? 'UNKNOWN' };
-      removeTmpDir(tmpDir);
-      resolve(exit);
-    };
-    // sandbox-exec itself could not start (missing, not executable): nothing ran.
-    child.on('error', (error: NodeJS.ErrnoException) => {
-      if (child.pid === undefined) finish(127, null, error);
-    });
-    child.on('exit', (exitCode, signal) => finish(exitCode, signal));
-  });
-  return new PlatformProcess({
-    pid: child.pid ?? -1,
-    streams: [child.stdin, child.stdout, child.stderr],
-    backend: 'macos-seatbelt',
-    network: plan.network,
-    kill: () => killGroup(child.pid),
-    exited,
-  });
-}
-
-async function runDarwin(plan: SandboxPlan, options: RunOptions, tmpDir: string, deps: PlatformDeps, started: number): Promise<RunResult> {
-  const watched = missingProtectedPaths(plan.writeRoots);
-  try {
-    const out = await runSeatbelt(seatbeltPlan(plan), {
-      tmpDir,
-      platform: 'darwin',
-      ...(deps.sandboxExecPath === undefined ? {} : { sandboxExecPath: deps.sandboxExecPath }),
-      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-      ...(options.input === undefined ? {} : { input: Buffer.from(options.input) }),
-      ...(options.maxBuffer === undefined ? {} : { maxBuffer: options.maxBuffer }),
-    });
-    const protectedPathViolations = removeCreatedProtectedPaths(watched);
-    return {
-      ...out,
-      truncated: false,
-      outputBytes: { stdout: Buffer.byteLength(out.stdout), stderr: Buffer.byteLength(out.stderr) },
-      denials: protectedPathViolations.map(protectedPathDenial),
-      durationMs: Math.round((performance.now() - started) * 1000) / 1000,
-      backend: 'macos-seatbelt',
-      network: plan.network,
-      protectedPathViolations,
-      prewarmed: false,
-    };
-  } finally {
-    removeCreatedProtectedPaths(watched);
-    removeTmpDir(tmpDir);
-  }
 }
 
 // ---- Windows --------------------------------------------------------------------------------

@@ -30,25 +30,29 @@ test('linux: a missing layer makes it unavailable and the message names the laye
   assert.is(info.message, 'userns: AppArmor restricts unprivileged user namespaces');
 });
 
-test('darwin: macos-seatbelt, available when sandbox-exec ran a profile and a deny rule denied', () => {
-  const info = selectBackend({ platform: 'darwin', facts: { sandboxExec: ok(), seatbeltEnforced: ok(), sandboxInit: ok() } });
+test('darwin: macos-seatbelt, available when sandbox-exec ran a profile, a deny rule denied and the real profile ran', () => {
+  const info = selectBackend({ platform: 'darwin', facts: { sandboxExec: ok(), seatbeltEnforced: ok(), seatbeltProfile: ok(), sandboxInit: ok() } });
   assert.is(info.name, 'macos-seatbelt');
   assert.is(info.available, true);
   assert.is(info.message, undefined);
 });
 
 test('darwin: sandbox-exec failing (already sandboxed) or absent is unavailable, with the reason', () => {
-  const enforcedOnly = { seatbeltEnforced: ok() };
+  const enforcedOnly = { seatbeltEnforced: ok(), seatbeltProfile: ok() };
   const nested = selectBackend({ platform: 'darwin', facts: { ...enforcedOnly, sandboxExec: failed(1, 'sandbox-exec exit 71') } });
   assert.is(nested.available, false);
   assert.match(nested.message ?? '', /^sandboxExec failed \(sandbox-exec exit 71, error 1\): .*already sandboxed/);
   const absent = selectBackend({ platform: 'darwin', facts: { ...enforcedOnly, sandboxExec: notTried() } });
   assert.is(absent.available, false);
   assert.match(absent.message ?? '', /^sandboxExec not measured/);
-  const notEnforced = selectBackend({ platform: 'darwin', facts: { sandboxExec: ok(), seatbeltEnforced: failed(0, 'sandbox-exec deny exit 0') } });
+  const notEnforced = selectBackend({ platform: 'darwin', facts: { sandboxExec: ok(), seatbeltProfile: ok(), seatbeltEnforced: failed(0, 'sandbox-exec deny exit 0') } });
   assert.is(notEnforced.available, false);
   assert.match(notEnforced.message ?? '', /^seatbeltEnforced failed .*did not stop cat/);
   assert.is(selectBackend({ platform: 'darwin', facts: {} }).available, false);
+  // The real profile this package builds did not compile on this macOS: refused, with the reason.
+  const badProfile = selectBackend({ platform: 'darwin', facts: { sandboxExec: ok(), seatbeltEnforced: ok(), seatbeltProfile: failed(65, 'sandbox-exec with the network deny profile: unknown operation') } });
+  assert.is(badProfile.available, false);
+  assert.match(badProfile.message ?? '', /^seatbeltProfile failed \(sandbox-exec with the network deny profile: unknown operation, error 65\): the seatbelt profile zero-sandbox builds/);
 });
 
 test('win32: windows-appcontainer, available only when every required fact holds', () => {

@@ -25,10 +25,11 @@ chmodSync(fake, 0o755);
 
 const fact = (ok: boolean) => ({ attempted: true, ok, errno: ok ? 0 : 1, value: 0 });
 function darwinProbe(ok: boolean) {
-  return buildProbeReport({ platform: 'darwin', arch: 'arm64', release: '24.0.0', uid: 501, facts: { sandboxExec: fact(ok), seatbeltEnforced: fact(ok) } }, {});
+  return buildProbeReport({ platform: 'darwin', arch: 'arm64', release: '24.0.0', uid: 501, facts: { sandboxExec: fact(ok), seatbeltEnforced: fact(ok), seatbeltProfile: fact(ok) } }, {});
 }
 
-const deps: PlatformDeps = { platform: 'darwin', probe: () => darwinProbe(true), sandboxExecPath: fake, tmpRoot };
+const userDirs = { temp: '/private/var/folders/zz/abc123/T', cache: '/private/var/folders/zz/abc123/C' };
+const deps: PlatformDeps = { platform: 'darwin', probe: () => darwinProbe(true), sandboxExecPath: fake, tmpRoot, darwinUserDirs: () => userDirs };
 const env = { PATH: '/usr/bin:/bin', HOME: base, OPENAI_API_KEY: 'sk-secret', GITHUB_TOKEN: 'ghp-secret', KEEP_ME: 'kept' };
 
 /** The argument after each `-D`, as a name → value map. */
@@ -79,6 +80,10 @@ contract('run: seatbelt profile, scrubbed environment, private TMPDIR, tool PATH
   const params = recordedParams();
   assert.is(params.TMPDIR_0, tmp);
   assert.is(params.WRITE_ROOT_0, ws);
+  // The per-user temp and cache directories under /var/folders are writable (clang, xcrun, Swift).
+  assert.is(params.DARWIN_USER_TEMP_DIR, userDirs.temp);
+  assert.is(params.DARWIN_USER_CACHE_DIR, userDirs.cache);
+  assert.match(args, /\(allow file-write\* file-read\* \(subpath \(param "DARWIN_USER_TEMP_DIR"\)\)\)/);
   // Removed after the run.
   assert.not.ok(existsSync(tmp), 'private TMPDIR removed');
   assert.equal(readdirSync(tmpRoot), []);

@@ -13,7 +13,7 @@ import { buildProbeReport, type LayerName, type ProbeReport } from '../../lib/pr
 const fact = (ok: boolean) => ({ attempted: true, ok, errno: ok ? 0 : 1, value: 0 });
 
 function darwin(ok: boolean): ProbeReport {
-  return buildProbeReport({ platform: 'darwin', arch: 'arm64', release: '24.0.0', uid: 501, facts: { sandboxExec: fact(ok), seatbeltEnforced: fact(true) } }, {});
+  return buildProbeReport({ platform: 'darwin', arch: 'arm64', release: '24.0.0', uid: 501, facts: { sandboxExec: fact(ok), seatbeltEnforced: fact(true), seatbeltProfile: fact(true) } }, {});
 }
 
 function windows(ok: boolean): ProbeReport {

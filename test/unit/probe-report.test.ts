@@ -78,11 +78,11 @@ test('other platforms report themselves without a Linux layer table', () => {
 
 test('macOS and Windows are judged from their measured facts through the backend selection', () => {
   const ok = { attempted: true, ok: true, errno: 0, value: 0 };
-  const mac = buildProbeReport({ platform: 'darwin', arch: 'arm64', release: '24.0.0', uid: 501, facts: { sandboxExec: ok, seatbeltEnforced: ok } }, {});
+  const mac = buildProbeReport({ platform: 'darwin', arch: 'arm64', release: '24.0.0', uid: 501, facts: { sandboxExec: ok, seatbeltEnforced: ok, seatbeltProfile: ok } }, {});
   assert.ok(mac.canEnforceDefaultPolicy);
   assert.is(mac.backend, 'macos-seatbelt');
   assert.ok(mac.layers.seatbelt?.available);
-  const macOff = buildProbeReport({ platform: 'darwin', arch: 'arm64', release: '24.0.0', uid: 501, facts: { sandboxExec: ok, seatbeltEnforced: ok } }, { ZERO_SANDBOX_TEST_DISABLE_LAYERS: 'seatbelt' });
+  const macOff = buildProbeReport({ platform: 'darwin', arch: 'arm64', release: '24.0.0', uid: 501, facts: { sandboxExec: ok, seatbeltEnforced: ok, seatbeltProfile: ok } }, { ZERO_SANDBOX_TEST_DISABLE_LAYERS: 'seatbelt' });
   assert.not.ok(macOff.canEnforceDefaultPolicy);
   const win = buildProbeReport({ platform: 'win32', arch: 'x64', release: '', uid: -1, facts: { appContainerProfile: ok } }, {});
   assert.not.ok(win.canEnforceDefaultPolicy);

@@ -383,6 +383,23 @@ test('network deny has no DNS service and no allow network rule; the shared /tmp
   assert.ok(rendered.includes(`(allow file-write* file-read* file-map-executable (subpath "${TMP}"))`));
 });
 
+test('the per-user temp and cache directories (/var/folders/<x>/<y>/T and C) are writable as params; sockets there stay closed', () => {
+  const dirs = { temp: '/private/var/folders/zz/abc/T', cache: '/private/var/folders/zz/abc/C' };
+  const built = buildSeatbeltProfile(plan({ network: 'allow', blockUnixSockets: false }), { tmpDir: TMP, darwinUserDirs: dirs });
+  assert.is(built.params.DARWIN_USER_TEMP_DIR, dirs.temp);
+  assert.is(built.params.DARWIN_USER_CACHE_DIR, dirs.cache);
+  const { paramsUsed } = checkSbpl(built.profile);
+  assert.ok(paramsUsed.has('DARWIN_USER_TEMP_DIR') && paramsUsed.has('DARWIN_USER_CACHE_DIR'));
+  const rendered = renderParams(built.profile, built.params);
+  assert.ok(rendered.includes(`(allow file-write* file-read* (subpath "${dirs.temp}"))`));
+  // Other programs' sockets live there too: no unix-socket connect is re-allowed for these dirs.
+  assert.not.ok(rendered.includes(`(remote unix-socket (subpath "${dirs.temp}"))`));
+  const without = buildSeatbeltProfile(plan(), { tmpDir: TMP });
+  assert.not.ok(Object.keys(without.params).some((name) => name.startsWith('DARWIN_USER')));
+  assert.not.ok(without.profile.includes('(param "DARWIN_USER'));
+  assert.throws(() => buildSeatbeltProfile(plan(), { tmpDir: TMP, darwinUserDirs: { temp: '/Users/dev' } }), /DARWIN_USER_TEMP_DIR "\/Users\/dev" is not under \/private\/var\/folders/);
+});
+
 test('invalid plans fail with invalid_argument naming the field', () => {
   const cases: Array<[Partial<SandboxPlan>, string, RegExp]> = [
     [{ denyRead: ['relative/path'] }, TMP, /denyRead\[0\] "relative\/path" is not an absolute path/],

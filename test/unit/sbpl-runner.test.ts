@@ -12,6 +12,7 @@ import { SandboxError } from '../../lib/errors.js';
 import { buildSandboxExecArgs, runSeatbelt, sandboxExecSetupFailure, spawnSeatbelt } from '../../lib/backend/macos/run.js';
 import type { SandboxPlan } from '../../lib/backend/types.js';
 import { posixPlan } from '../fixtures/sbpl/plans.js';
+import { checkSeatbeltProfile } from '../../lib/backend/macos/profile-check.js';
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), 'zs-sbpl-runner-')));
 const ws = join(base, 'ws');
@@ -146,6 +147,27 @@ contract("sandbox-exec's own failure (a profile that does not compile) is a setu
   assert.is(sandboxExecSetupFailure(71, "sandbox-exec: execvp() of 'nope' failed: No such file or directory\n"), undefined);
   assert.is(sandboxExecSetupFailure(71, 'sandbox-exec: sandbox_apply: Operation not permitted\n'), 'sandbox_apply: Operation not permitted');
   assert.is(sandboxExecSetupFailure(0, 'sandbox-exec: whatever\n'), undefined);
+});
+
+contract('the probe check runs the real profile (both network modes) and reports a sandbox-exec that rejects it', () => {
+  const recorded = join(base, 'profile-check-args.txt');
+  const recording = join(base, 'recording-sandbox-exec');
+  writeFileSync(recording, `#!/bin/sh\nprintf "%s\\n" "$@" >> "${recorded}"\nwhile [ "$1" != "--" ]; do shift; done\nshift\nexec "$@"\n`);
+  chmodSync(recording, 0o755);
+  rmSync(recorded, { force: true });
+  const good = checkSeatbeltProfile(recording, {});
+  assert.equal(good, { attempted: true, ok: true, errno: 0, value: 0 });
+  const args = readFileSync(recorded, 'utf8');
+  assert.is(args.split('\n').filter((line) => line === '(version 1)').length, 2, 'both profiles were given');
+  assert.match(args, /\(deny network\*\)/);
+  assert.match(args, /\(allow network\*\)/);
+  const rejecting = join(base, 'rejecting-sandbox-exec');
+  writeFileSync(rejecting, '#!/bin/sh\necho "sandbox-exec: unknown operation: system-socket" >&2\nexit 65\n');
+  chmodSync(rejecting, 0o755);
+  const bad = checkSeatbeltProfile(rejecting, {});
+  assert.is(bad.ok, false);
+  assert.is(bad.errno, 65);
+  assert.match(bad.syscall ?? '', /network deny profile: sandbox-exec: unknown operation: system-socket/);
 });
 
 contract('maxBuffer, a missing sandbox-exec, resource limits and another platform fail with their codes', async () => {

@@ -25,4 +25,5 @@ export const SEATBELT_LIMITATIONS: readonly string[] = [
   'a .git/hooks or .git/config that does not exist yet can be created (git init, git clone url .): seatbelt cannot guard a path that does not exist without creating it; in an existing .git, what the command creates there is removed and reported when it ends',
   'under network allow, Unix sockets outside the write roots and the private temp dir are unreachable (docker, ssh-agent, database sockets in /tmp or /var/run): tools that need them fail',
   'git credential-osxkeychain and security find-* fail: the keychain services are out of reach',
+  "the per-user temp and cache directories (/var/folders/<x>/<y>/T and C, shared by all the user's programs) are writable, since compilers and Xcode tools write there whatever TMPDIR says: files other programs keep there can be changed",
 ];

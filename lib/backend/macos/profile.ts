@@ -12,6 +12,12 @@ const isWithin = (parent: string, child: string): boolean => isWithinOs(parent, 
 export interface SeatbeltOptions {
   /** The command's private temp directory (absolute, symlink-resolved): writable, used as TMPDIR. */
   tmpDir: string;
+  /**
+   * The per-user temp and cache directories (confstr DARWIN_USER_TEMP_DIR and
+   * DARWIN_USER_CACHE_DIR, under /private/var/folders), absolute and symlink-resolved: writable,
+   * because clang's module cache, xcrun and Swift write there whatever TMPDIR says.
+   */
+  darwinUserDirs?: { temp?: string; cache?: string };
 }
 
 /** A profile ready for `sandbox-exec -p <profile> -D<name>=<value>…`. */
@@ -104,6 +110,14 @@ const ref = (name: string): string => `(param ${buildSbplString(name)})`;
  */
 export function buildSeatbeltProfile(plan: SandboxPlan, options: SeatbeltOptions): SeatbeltProfile {
   checkPath('tmpDir', options.tmpDir);
+  const userDirs = Object.entries({ DARWIN_USER_TEMP_DIR: options.darwinUserDirs?.temp, DARWIN_USER_CACHE_DIR: options.darwinUserDirs?.cache })
+    .filter((entry): entry is [string, string] => entry[1] !== undefined);
+  for (const [name, path] of userDirs) {
+    checkPath(name, path);
+    if (!path.startsWith('/private/var/folders/')) {
+      throw new SandboxError('invalid_argument', `seatbelt profile: ${name} ${JSON.stringify(path)} is not under /private/var/folders`, { path });
+    }
+  }
   plan.readRoots.forEach((p, i) => checkPath(`readRoots[${i}]`, p));
   plan.writeRoots.forEach((w, i) => {
     checkPath(`writeRoots[${i}].root`, w.root);
@@ -156,6 +170,14 @@ export function buildSeatbeltProfile(plan: SandboxPlan, options: SeatbeltOptions
   }
   lines.push("; The command's private temp directory (TMPDIR); the shared /tmp stays read-only.");
   lines.push(`(allow file-write* file-read* file-map-executable (subpath ${ref(table.add('TMPDIR', options.tmpDir))}))`);
+  if (userDirs.length > 0) {
+    lines.push("; The per-user temp and cache directories under /var/folders: clang's module cache, xcrun and");
+    lines.push('; Swift write there whatever TMPDIR says (files, not Unix sockets: no connect is allowed there).');
+    for (const [name, path] of userDirs) {
+      table.params[name] = path;
+      lines.push(`(allow file-write* file-read* (subpath ${ref(name)}))`);
+    }
+  }
 
   lines.push("; Terminal devices stay out of reach even under read-all: reading another terminal would");
   lines.push("; steal the user's keystrokes, writing or ioctl would inject into it.");

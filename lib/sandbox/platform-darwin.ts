@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+// runSandboxed/spawnSandboxed on macOS: the prepared plan under sandbox-exec with the seatbelt
+// profile, protected paths watched, the private temp dir removed when the command has ended.
+import { spawn as spawnChild } from 'node:child_process';
+import { lstatSync } from 'node:fs';
+
+import { buildSandboxExecArgs, runSeatbelt, SANDBOX_EXEC } from '../backend/macos/run.js';
+import { readDarwinUserDirs } from '../backend/macos/user-dirs.js';
+import type { SandboxPlan } from '../backend/types.js';
+import type { RunOptions } from './options.js';
+import { protectedPathDenial } from './denials.js';
+import { PlatformProcess, removeTmpDir, watchLimits } from './platform-process.js';
+import type { PlatformDeps } from './platform-backends.js';
+import type { SandboxExit, SpawnSandboxedOptions } from './process.js';
+import { missingProtectedPaths, removeCreatedProtectedPaths } from './protected.js';
+import type { RunResult } from './run.js';
+
+/**
+ * macOS: a protected path inside a write root (.git/hooks, .git/config) gets its deny rule only
+ * when it exists now. One that does not exist yet is a repository the command creates itself
+ * (git init, git clone url .), which must work as on Linux; when the .git directory already
+ * exists, missingProtectedPaths watches the absent ones and what the command created there is
+ * removed and reported when it ends. Pure apart from `exists`.
+ */
+export function keepExistingReadOnly(plan: SandboxPlan, exists: (path: string) => boolean): SandboxPlan {
+  return { ...plan, writeRoots: plan.writeRoots.map((w) => ({ ...w, readOnlySubpaths: w.readOnlySubpaths.filter(exists) })) };
+}
+
+function killGroup(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  try {
+    process.kill(-pid, 'SIGKILL');
+    return true;
+  } catch {
+    return false; // ESRCH: the group is gone
+  }
+}
+
+/** The plan the seatbelt profile is built from: deny rules only for protected paths that exist. */
+function seatbeltPlan(plan: SandboxPlan): SandboxPlan {
+  return keepExistingReadOnly(plan, (path) => lstatSync(path, { throwIfNoEntry: false }) !== undefined);
+}
+
+export function spawnDarwin(plan: SandboxPlan, options: SpawnSandboxedOptions, tmpDir: string, deps: PlatformDeps): PlatformProcess {
+  const args = buildSandboxExecArgs(seatbeltPlan(plan), { tmpDir, darwinUserDirs: (deps.darwinUserDirs ?? readDarwinUserDirs)() });
+  const watched = missingProtectedPaths(plan.writeRoots);
+  const program = deps.sandboxExecPath ?? SANDBOX_EXEC;
+  // detached: the command leads its own process group, so one kill reaches all it started.
+  const child = spawnChild(program, args, { cwd: plan.cwd, env: plan.env, detached: true, stdio: options.stdio ?? ['pipe', 'pipe', 'pipe'] });
+  const limits = watchLimits(options, () => killGroup(child.pid));
+  const exited = new Promise<SandboxExit>((resolve) => {
+    let done = false;
+    const finish = (exitCode: number | null, signal: NodeJS.Signals | null, startError?: NodeJS.ErrnoException): void => {
+      if (done) return;
+      done = true;
+      limits.stop();
+      // Whatever the command left in its group goes too (and releases the pipes).
+      killGroup(child.pid);
+      const exit: SandboxExit = { exitCode, signal, ...limits.flags, protectedPathViolations: removeCreatedProtectedPaths(watched) };
+      if (startError !== undefined) exit.execError = { errno: -(startError.errno ?? 0), code: startError.code ?? 'UNKNOWN' };
+      removeTmpDir(tmpDir);
+      resolve(exit);
+    };
+    // sandbox-exec itself could not start (missing, not executable): nothing ran.
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      if (child.pid === undefined) finish(127, null, error);
+    });
+    child.on('exit', (exitCode, signal) => finish(exitCode, signal));
+  });
+  return new PlatformProcess({
+    pid: child.pid ?? -1,
+    streams: [child.stdin, child.stdout, child.stderr],
+    backend: 'macos-seatbelt',
+    network: plan.network,
+    kill: () => killGroup(child.pid),
+    exited,
+  });
+}
+
+export async function runDarwin(plan: SandboxPlan, options: RunOptions, tmpDir: string, deps: PlatformDeps, started: number): Promise<RunResult> {
+  const watched = missingProtectedPaths(plan.writeRoots);
+  try {
+    const out = await runSeatbelt(seatbeltPlan(plan), {
+      tmpDir,
+      darwinUserDirs: (deps.darwinUserDirs ?? readDarwinUserDirs)(),
+      platform: 'darwin',
+      ...(deps.sandboxExecPath === undefined ? {} : { sandboxExecPath: deps.sandboxExecPath }),
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+      ...(options.input === undefined ? {} : { input: Buffer.from(options.input) }),
+      ...(options.maxBuffer === undefined ? {} : { maxBuffer: options.maxBuffer }),
+    });
+    const protectedPathViolations = removeCreatedProtectedPaths(watched);
+    return {
+      ...out,
+      truncated: false,
+      outputBytes: { stdout: Buffer.byteLength(out.stdout), stderr: Buffer.byteLength(out.stderr) },
+      denials: protectedPathViolations.map(protectedPathDenial),
+      durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+      backend: 'macos-seatbelt',
+      network: plan.network,
+      protectedPathViolations,
+      prewarmed: false,
+    };
+  } finally {
+    removeCreatedProtectedPaths(watched);
+    removeTmpDir(tmpDir);
+  }
+}
