@@ -17,7 +17,7 @@ import { addProbeFacts, probeSync, seatbeltProfileUnmeasured, type ProbeReport }
 import { checkSeatbeltProfile } from '../backend/macos/profile-check.js';
 import { buildMacToolPath } from '../backend/macos/tool-path.js';
 import type { DarwinUserDirs } from '../backend/macos/user-dirs.js';
-import { buildWindowsCommandLine } from '../backend/windows/command-line.js';
+import { buildBatchCommandLine, buildWindowsCommandLine } from '../backend/windows/command-line.js';
 import { buildAppContainerSpec, buildNativeWindowsSpec, type NativeWindowsSpec } from '../backend/windows/spec.js';
 import type { SandboxBackendName, SandboxPlan } from '../backend/types.js';
 import { checkOptions, normalizeCommand, type RunOptions, type SandboxCommand, type SandboxOptions } from './options.js';
@@ -179,6 +179,11 @@ export function buildWindowsSpawnSpec(plan: SandboxPlan, tmpDir: string, stdio: 
   // cmd.exe parses its own command line: `/s /c "text"` strips the outer quotes and runs text as typed.
   const shell = rest.length === 4 && rest[0] === '/d' && rest[1] === '/s' && rest[2] === '/c' && /cmd\.exe$/i.test(program ?? '');
   if (shell) spec.commandLine = `${buildWindowsCommandLine([program ?? ''])} /d /s /c "${rest[3] ?? ''}"`;
+  else if (/\.(?:cmd|bat)$/i.test(program ?? '')) {
+    // A batch file runs under cmd.exe, which re-parses its arguments: quoted for cmd.exe, or refused.
+    const root = plan.env.SystemRoot ?? plan.env.SYSTEMROOT ?? 'C:\\Windows';
+    spec.commandLine = buildBatchCommandLine(plan.env.ComSpec ?? plan.env.COMSPEC ?? win32.join(root, 'System32', 'cmd.exe'), plan.argv);
+  }
   return { env: spec.env, cwd: spec.cwd, stdio, windows: buildNativeWindowsSpec(spec) };
 }
 

@@ -179,6 +179,13 @@ void WaitForExit(std::shared_ptr<Registry> registry, long long pid, std::shared_
   WaitForSingleObject(sandbox->process, INFINITE);
   auto* report = new ExitReport();
   if (!GetExitCodeProcess(sandbox->process, &report->exit_code)) report->exit_code = 1;
+  // Out of the registry while the process handle is still open, so the pid cannot have been
+  // reused yet; and only this sandbox's entry: a later sandbox given the same pid stays killable.
+  {
+    std::lock_guard<std::mutex> lock(registry->mu);
+    auto it = registry->active.find(pid);
+    if (it != registry->active.end() && it->second == sandbox) registry->active.erase(it);
+  }
   {
     std::lock_guard<std::mutex> lock(sandbox->mu);
     TerminateJobObject(sandbox->job, 1);
@@ -188,10 +195,6 @@ void WaitForExit(std::shared_ptr<Registry> registry, long long pid, std::shared_
     sandbox->process = nullptr;
     sandbox->done = true;
     report->killed = sandbox->killed;
-  }
-  {
-    std::lock_guard<std::mutex> lock(registry->mu);
-    registry->active.erase(pid);
   }
   napi_status status = tsfn.BlockingCall(report, [](Napi::Env env, Napi::Function callback, ExitReport* r) {
     Napi::Object exit = Napi::Object::New(env);

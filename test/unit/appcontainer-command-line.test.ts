@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { SandboxError } from '../../lib/errors.js';
-import { buildWindowsArgument, buildWindowsCommandLine } from '../../lib/backend/windows/command-line.js';
+import { buildBatchCommandLine, buildWindowsArgument, buildWindowsCommandLine } from '../../lib/backend/windows/command-line.js';
 
 /** Splits a command line the way the MSVC runtime does (documented rules, post-2008 behaviour). */
 function splitCommandLine(line: string): string[] {
@@ -117,6 +117,51 @@ test('argv[0] with spaces is quoted; with a quote or empty it is refused', () =>
     }
   }
   assert.throws(() => buildWindowsArgument('a\0b'), /NUL/);
+});
+
+const CMD = 'C:\\Windows\\System32\\cmd.exe';
+const NPM = 'C:\\Program Files\\nodejs\\npm.cmd';
+
+/** What cmd.exe /s /c runs: the text between the first and the last double quote after /c. */
+function cmdPayload(line: string): string {
+  const rest = line.slice(line.indexOf(' /d /s /c ') + ' /d /s /c '.length);
+  assert.ok(rest.startsWith('"') && rest.endsWith('"'), rest);
+  return rest.slice(1, -1);
+}
+
+/** cmd.exe's operators that start another command or redirect, outside double quotes. */
+function unquotedOperators(text: string): string[] {
+  const found: string[] = [];
+  let quoted = false;
+  for (const ch of text) {
+    if (ch === '"') quoted = !quoted;
+    else if (!quoted && '&|<>^()'.includes(ch)) found.push(ch);
+  }
+  return found;
+}
+
+test('batch files (.cmd, .bat) run through cmd.exe /d /s /c with every operator quoted', () => {
+  const line = buildBatchCommandLine(CMD, [NPM, 'install', 'a&calc', 'x|y', 'p>q', 'two words', '(x)', '^', '']);
+  assert.ok(line.startsWith(`${CMD} /d /s /c ""${NPM}" install `), line);
+  const payload = cmdPayload(line);
+  assert.equal(unquotedOperators(payload), [], payload);
+  assert.ok(payload.includes('"a&calc"') && payload.includes('"two words"') && payload.endsWith(' ""'), payload);
+  // The checker is not vacuous.
+  assert.equal(unquotedOperators('"npm" a&calc'), ['&']);
+});
+
+test('attack: batch-file arguments cmd.exe would interpret even inside quotes are refused, not run', () => {
+  for (const arg of ['"&calc', 'a"&calc"', '%PATH%', '!x!', 'a\r\ncalc', 'x\ncalc']) {
+    try {
+      buildBatchCommandLine(CMD, [NPM, 'run', arg]);
+      assert.unreachable(`accepted ${JSON.stringify(arg)}`);
+    } catch (error) {
+      assert.instance(error, SandboxError);
+      assert.is((error as SandboxError).code, 'invalid_argument');
+      assert.match((error as SandboxError).message, /argument 2 .* of batch file .*npm\.cmd holds a character cmd\.exe would interpret/);
+    }
+  }
+  assert.throws(() => buildBatchCommandLine(CMD, ['C:\\x\\100%.bat']), /batch file path/);
 });
 
 test.run();

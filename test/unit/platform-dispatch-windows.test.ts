@@ -219,6 +219,15 @@ test('spawn: timeoutMs and abort kill the job and are reported', async () => {
   assert.is(binding.kills.length, 2);
 });
 
+test('spec: a resolved .cmd program runs through cmd.exe with its arguments quoted for cmd.exe, or is refused', () => {
+  const spec = buildWindowsSpawnSpec(winPlan({ argv: ['C:\\Tools\\npm.cmd', 'install', 'a&b'] }), TMP, ['ignore', 'ignore', 'ignore']);
+  assert.is(spec.windows.commandLine, 'C:\\Windows\\System32\\cmd.exe /d /s /c ""C:\\Tools\\npm.cmd" install "a&b""');
+  assert.throws(() => buildWindowsSpawnSpec(winPlan({ argv: ['C:\\Tools\\build.BAT', '%USERPROFILE%'] }), TMP, ['ignore', 'ignore', 'ignore']), /cmd\.exe would interpret/);
+  // An .exe keeps the MSVC quoting.
+  const exe = buildWindowsSpawnSpec(winPlan({ argv: ['C:\\Tools\\git.exe', 'a&b'] }), TMP, ['ignore', 'ignore', 'ignore']);
+  assert.is(exe.windows.commandLine, 'C:\\Tools\\git.exe a&b');
+});
+
 test('spawn: a failing native spawn closes the pipes and surfaces its error', async () => {
   const address = pipeAt('failing');
   const failing = { spawn: () => { throw new SandboxError('sandbox_unavailable', 'CreateAppContainerProfile failed', { layer: 'appcontainer' }); }, kill: () => false };

@@ -47,3 +47,30 @@ export function buildWindowsCommandLine(argv: readonly string[]): string {
   const head = /[ \t]/.test(program) ? `"${program}"` : program;
   return [head, ...args.map(buildWindowsArgument)].join(' ');
 }
+
+/**
+ * The command line for a batch file (.cmd, .bat). Windows runs a batch file through cmd.exe,
+ * which re-parses the whole line with its own rules: `&`, `|`, `<`, `>`, `^` and parentheses in
+ * an argument would start another command unless quoted, and `%` expands a variable (and `"`
+ * toggles quoting) even inside quotes. So the batch file is run explicitly as
+ * `cmd.exe /d /s /c ""prog" args"`; each argument holding a space or one of those operators is
+ * quoted, and an argument holding `"`, `%`, `!`, CR or LF (which no quoting makes literal to
+ * cmd.exe) is refused with invalid_argument instead of being passed on as another command.
+ */
+export function buildBatchCommandLine(cmdExe: string, argv: readonly string[]): string {
+  const [program, ...args] = argv;
+  if (program === undefined || program === '') {
+    throw new SandboxError('invalid_argument', 'windows command line: argv[0] (the program) is empty');
+  }
+  const unsafe = /["%!\r\n\0]/;
+  if (unsafe.test(program)) {
+    throw new SandboxError('invalid_argument', `windows command line: the batch file path ${JSON.stringify(program)} holds a character cmd.exe would interpret (" % ! CR LF)`);
+  }
+  const quoted = args.map((arg, i) => {
+    if (unsafe.test(arg)) {
+      throw new SandboxError('invalid_argument', `windows command line: argument ${i + 1} ${JSON.stringify(arg)} of batch file ${program} holds a character cmd.exe would interpret even inside quotes (" % ! CR LF); run the program the batch file wraps instead`);
+    }
+    return arg === '' || /[ \t&|<>^(),;=]/.test(arg) ? `"${arg}"` : arg;
+  });
+  return `${buildWindowsCommandLine([cmdExe])} /d /s /c "${[`"${program}"`, ...quoted].join(' ')}"`;
+}
