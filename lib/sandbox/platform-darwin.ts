@@ -2,8 +2,10 @@
 // runSandboxed/spawnSandboxed on macOS: the prepared plan under sandbox-exec with the seatbelt
 // profile, protected paths watched, the private temp dir removed when the command has ended.
 import { spawn as spawnChild } from 'node:child_process';
-import { lstatSync } from 'node:fs';
+import { lstatSync, readdirSync } from 'node:fs';
 
+import { buildCredentialBaseline } from '../credentials.js';
+import { isWithin } from '../path-within.js';
 import { buildSandboxExecArgs, runSeatbelt, SANDBOX_EXEC } from '../backend/macos/run.js';
 import { readDarwinUserDirs } from '../backend/macos/user-dirs.js';
 import type { SandboxPlan } from '../backend/types.js';
@@ -36,13 +38,44 @@ function killGroup(pid: number | undefined): boolean {
   }
 }
 
-/** The plan the seatbelt profile is built from: deny rules only for protected paths that exist. */
-function seatbeltPlan(plan: SandboxPlan): SandboxPlan {
-  return keepExistingReadOnly(plan, (path) => lstatSync(path, { throwIfNoEntry: false }) !== undefined);
+/**
+ * macOS: seatbelt can deny a path that does not exist yet, so the credential baseline's missing
+ * candidates are denied too: a credential file created while the command runs (aws configure in
+ * another terminal) stays unreadable. (Linux masks only what exists at start: a mount needs a
+ * target.) A candidate that is not a clean absolute path, or that holds or lies in a write root,
+ * is left out, as plan.ts leaves out those that would hide a write root. Pure apart from `exists`.
+ */
+export function withMissingCredentials(plan: SandboxPlan, candidates: readonly string[], exists: (path: string) => boolean): SandboxPlan {
+  const clean = (p: string): boolean => p.startsWith('/') && !p.endsWith('/') && !p.includes('//') && !p.split('/').some((c) => c === '.' || c === '..') && !p.includes('\0');
+  const touchesRoot = (p: string): boolean => plan.writeRoots.some((w) => isWithin(p, w.root, '/') || isWithin(w.root, p, '/'));
+  const extra = [...new Set(candidates)].filter((p) => clean(p) && !plan.denyRead.includes(p) && !touchesRoot(p) && !exists(p));
+  return extra.length === 0 ? plan : { ...plan, denyRead: [...plan.denyRead, ...extra] };
+}
+
+/**
+ * The plan the seatbelt profile is built from: deny rules only for protected paths that exist,
+ * and for the credential candidates that do not exist yet. `envs` are those the plan's baseline
+ * was computed from (ours and the command's).
+ */
+function seatbeltPlan(plan: SandboxPlan, envs: ReadonlyArray<Readonly<Record<string, string | undefined>>>): SandboxPlan {
+  const exists = (path: string): boolean => lstatSync(path, { throwIfNoEntry: false }) !== undefined;
+  const list = (dir: string): string[] | undefined => {
+    try {
+      return readdirSync(dir);
+    } catch {
+      return undefined;
+    }
+  };
+  const candidates = envs.flatMap((env) => buildCredentialBaseline({ env, list }));
+  return withMissingCredentials(keepExistingReadOnly(plan, exists), candidates, exists);
+}
+
+function envsOf(options: { env?: Record<string, string | undefined> }): Array<Readonly<Record<string, string | undefined>>> {
+  return options.env === undefined ? [process.env] : [process.env, options.env];
 }
 
 export function spawnDarwin(plan: SandboxPlan, options: SpawnSandboxedOptions, tmpDir: string, deps: PlatformDeps): PlatformProcess {
-  const args = buildSandboxExecArgs(seatbeltPlan(plan), { tmpDir, darwinUserDirs: (deps.darwinUserDirs ?? readDarwinUserDirs)() });
+  const args = buildSandboxExecArgs(seatbeltPlan(plan, envsOf(options)), { tmpDir, darwinUserDirs: (deps.darwinUserDirs ?? readDarwinUserDirs)() });
   const watched = missingProtectedPaths(plan.writeRoots);
   const program = deps.sandboxExecPath ?? SANDBOX_EXEC;
   // detached: the command leads its own process group, so one kill reaches all it started.
@@ -80,7 +113,7 @@ export function spawnDarwin(plan: SandboxPlan, options: SpawnSandboxedOptions, t
 export async function runDarwin(plan: SandboxPlan, options: RunOptions, tmpDir: string, deps: PlatformDeps, started: number): Promise<RunResult> {
   const watched = missingProtectedPaths(plan.writeRoots);
   try {
-    const out = await runSeatbelt(seatbeltPlan(plan), {
+    const out = await runSeatbelt(seatbeltPlan(plan, envsOf(options)), {
       tmpDir,
       darwinUserDirs: (deps.darwinUserDirs ?? readDarwinUserDirs)(),
       platform: 'darwin',

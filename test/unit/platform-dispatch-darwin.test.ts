@@ -11,6 +11,7 @@ import { rejection } from '../helpers/sandbox.js';
 import { drive } from '../fixtures/platform-dispatch.js';
 import { buildProbeReport } from '../../lib/probe.js';
 import { runOnPlatform, spawnOnPlatform, type PlatformDeps } from '../../lib/sandbox/platform-backends.js';
+import { withMissingCredentials } from '../../lib/sandbox/platform-darwin.js';
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), 'zs-dispatch-darwin-')));
 const ws = join(base, 'ws');
@@ -224,6 +225,24 @@ contract('spawn: a hook planted in an existing .git whose hooks dir was missing 
   const exit = await child.exited;
   assert.ok(exit.protectedPathViolations.includes(join(repo, '.git', 'hooks')), exit.protectedPathViolations.join(' '));
   assert.not.ok(existsSync(join(repo, '.git', 'hooks')));
+});
+
+contract('attack: a credential file created while the command runs is denied too (seatbelt denies missing paths)', async () => {
+  const home = join(base, 'home-missing-creds');
+  mkdirSync(home);
+  await runOnPlatform(['/bin/true'], { workspace: ws, env: { ...env, HOME: home } }, deps);
+  const denied = Object.entries(recordedParams()).filter(([name]) => name.startsWith('DENY_READ_')).map(([, value]) => value);
+  for (const rel of ['.aws', '.git-credentials', '.npmrc', '.netrc', '.docker/config.json', '.kube/config']) {
+    assert.ok(denied.includes(join(home, rel)), `${rel} not denied: ${denied.join(' ')}`);
+  }
+});
+
+test('withMissingCredentials: only missing, clean candidates that neither hold nor lie in a write root', () => {
+  const p = { argv: ['/bin/true'], cwd: '/w/ws', env: {}, network: 'deny' as const, workspace: '/w/ws', readRoots: ['/'],
+    writeRoots: [{ root: '/w/ws', readOnlySubpaths: [], protectedNames: [] }], denyRead: ['/h/.aws'], denyWrite: [], blockUnixSockets: true, limits: {} };
+  const out = withMissingCredentials(p, ['/h/.aws', '/h/.netrc', '/h/.npmrc', '/w', '/w/ws/.env', 'rel/x', '/h/../etc', '/h/.netrc'], (x) => x === '/h/.npmrc');
+  assert.equal(out.denyRead, ['/h/.aws', '/h/.netrc']);
+  assert.is(withMissingCredentials(p, ['/h/.npmrc'], () => true), p);
 });
 
 test.after(() => rmSync(base, { recursive: true, force: true }));
