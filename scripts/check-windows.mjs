@@ -19,7 +19,9 @@ const triple = process.env.ZERO_SANDBOX_MINGW_TRIPLE ?? 'x86_64-w64-mingw32';
 const cxx = process.env.ZERO_SANDBOX_MINGW_CXX ?? `${triple}-g++-posix`;
 const dlltool = `${triple}-dlltool`;
 const objdump = `${triple}-objdump`;
-const outDir = join(root, 'build', 'check-windows');
+// Another output directory for a caller that must not share this one (test-wine.mjs runs while
+// the unit test of this script may rebuild build/check-windows).
+const outDir = process.env.ZERO_SANDBOX_WINDOWS_OUT ?? join(root, 'build', 'check-windows');
 
 function fail(message) {
   process.stderr.write(`check:windows: ${message}\n`);

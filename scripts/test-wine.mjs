@@ -19,10 +19,13 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 // Node 20 is the oldest line package.json supports; Node 20 runs under Wine 8 (Debian 12's).
 const NODE_WIN_VERSION = process.env.ZERO_SANDBOX_WINE_NODE ?? '20.20.2';
-const cache = join(root, 'build', 'wine');
+// Outside build/: node-gyp rebuild (npm run build:native, the pack tests) empties that.
+const cache = join(root, 'node_modules', '.cache', 'zero-sandbox-wine');
 const nodeExe = join(cache, `node-v${NODE_WIN_VERSION}`, 'node.exe');
 const prefix = join(cache, 'prefix');
-const addon = join(root, 'build', 'check-windows', 'zero_sandbox.node');
+// Its own build directory: the windows-cross-compile unit test rebuilds build/check-windows.
+const addonDir = join(cache, 'addon');
+const addon = join(addonDir, 'zero_sandbox.node');
 const knownFile = join(root, 'test', 'fixtures', 'windows', 'wine-unit-known-failures.json');
 
 function fail(message) {
@@ -77,7 +80,7 @@ if (!existsSync(nodeExe)) {
 }
 
 step('cross-compiling the addon (scripts/check-windows.mjs)');
-must(process.execPath, [join(root, 'scripts', 'check-windows.mjs')]);
+must(process.execPath, [join(root, 'scripts', 'check-windows.mjs')], { env: { ...process.env, ZERO_SANDBOX_WINDOWS_OUT: addonDir } });
 if (!existsSync(join(root, 'dist', 'lib', 'index.js'))) fail('dist/lib is missing: run npm run compile first');
 
 const wineEnv = {
