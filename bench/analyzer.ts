@@ -2,6 +2,10 @@
 // Benchmark: classifications per second on a mix of realistic agent commands, and p99 latency.
 // Run: npm run compile && node dist/bench/analyzer.js [seconds]
 import { classifyRisk } from '../lib/bash/risk.js';
+import { loadShellParser } from '../lib/bash/parse.js';
+
+// The WebAssembly parser instantiates asynchronously; the analysis below is synchronous.
+await loadShellParser();
 
 const COMMANDS = [
   'git status',

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // analyzeCommand/analyzeArgv: every simple command in a shell command, after wrappers and
 // launchers, with the network, destructive, interactive and too-complex flags and their reasons.
-import { parseShell, type ShNode } from './parse.js';
+import { loadShellParser, parserStatus, parseShell, parsesWanted, type ParserStatus, type ShNode } from './parse.js';
 import { destructiveReason, networkReason } from './rules.js';
 import { interactiveMatch, type InteractiveMatch } from './interactive-rules.js';
 import { resolveWords, SHELLS } from './resolve.js';
@@ -21,6 +21,8 @@ export interface AnalysisDetail {
   recovered: { network?: string; destructive?: string };
   /** The first interactive match, with the command it was found in. */
   interactive: InteractiveMatch | undefined;
+  /** A parse was needed and the parser could not be loaded (or is not loaded yet). */
+  parserUnavailable: boolean;
 }
 
 const NOT_WORDS = new Set(['variable_assignment', 'file_redirect', 'herestring_redirect', 'heredoc_redirect', 'comment']);
@@ -70,6 +72,7 @@ class Walker {
   readonly recovered: { network?: string; destructive?: string } = {};
   pipedInstaller: string | undefined;
   interactive: InteractiveMatch | undefined;
+  parserUnavailable = false;
   private readonly firstOf = new Map<ShNode, SimpleCommand>();
 
   constructor(private readonly platform: NodeJS.Platform) {}
@@ -106,6 +109,7 @@ class Walker {
     if (source.trim() === '') return;
     const parsed = parseShell(source);
     if (!parsed.ok) {
+      if (parsed.unavailable === true) this.parserUnavailable = true;
       const where = via.length === 0 ? '' : ` (in the script given to ${via[via.length - 1] as string})`;
       this.tooComplex(`${parsed.reason}${where}`);
       if (parsed.root !== undefined) this.walk(parsed.root, source, via, depth, true);
@@ -228,6 +232,7 @@ class Walker {
       pipedInstaller: this.pipedInstaller,
       recovered: this.recovered,
       interactive: this.interactive,
+      parserUnavailable: this.parserUnavailable,
     };
   }
 }
@@ -247,8 +252,15 @@ function safeDetail(run: (walker: Walker) => void, options: AnalyzeOptions | und
 export function analyzeCommandDetail(text: string, options?: AnalyzeOptions): AnalysisDetail {
   const source = typeof text === 'string' ? text : String(text);
   const words = plainWords(source);
-  if (words !== undefined) return analyzeArgvDetail(words, options);
-  return safeDetail((walker) => walker.text(source, [], 0, false), options);
+  const detail = words !== undefined ? analyzeArgvDetail(words, options) : safeDetail((walker) => walker.text(source, [], 0, false), options);
+  // Fail closed: once the parser is known to be broken, no shell string counts as fully analyzed.
+  const status = parserStatus();
+  if (status.state === 'failed' && !detail.analysis.tooComplex) {
+    detail.analysis.tooComplex = true;
+    detail.analysis.reasons.tooComplex = `the shell parser could not be loaded: ${status.reason}`;
+  }
+  if (status.state === 'failed') detail.parserUnavailable = true;
+  return detail;
 }
 
 // Characters that never change how bash splits or expands a word: no quotes, `$`, backquotes,
@@ -288,4 +300,18 @@ export function analyzeCommand(text: string, options?: AnalyzeOptions): CommandA
 /** {@link analyzeCommand} for a command given as an argv array (no shell parsing of the argv itself). */
 export function analyzeArgv(argv: readonly string[], options?: AnalyzeOptions): CommandAnalysis {
   return analyzeArgvDetail(argv, options).analysis;
+}
+
+/**
+ * Loads the shell parser if analyzing `command` (a shell string, or an argv whose launcher
+ * payloads are shell strings) needs it, so that the synchronous analysis that follows is complete.
+ * Commands the analyzer reads without the parser leave it unloaded (the CLI's cold start).
+ */
+export async function prepareShellParser(command: string | readonly string[]): Promise<ParserStatus> {
+  const status = parserStatus();
+  if (status.state !== 'not_loaded') return status;
+  const before = parsesWanted();
+  if (typeof command === 'string') analyzeCommandDetail(command);
+  else analyzeArgvDetail(command);
+  return parsesWanted() === before ? status : loadShellParser();
 }

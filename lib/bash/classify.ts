@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // classifyCommand: the command-level part of the risk (AST flags, raw-text patterns, fail-closed fallback).
 import { analyzeCommandDetail } from './analyze.js';
-import { destructivePattern, pipedInstallerPattern, unparseableNetworkPattern } from './patterns.js';
+import { destructivePattern, pipedInstallerPattern, unparseableDestructivePattern, unparseableNetworkPattern } from './patterns.js';
 import type { AnalyzeOptions, CommandAnalysis, RiskCategory } from './types.js';
 
 /** The command-level categories with the reason each was added. */
@@ -39,6 +39,8 @@ export function classifyCommand(text: string, options?: AnalyzeOptions): Command
       add('network', detail.recovered.network);
       add('destructive', detail.recovered.destructive);
       add('network', unparseableNetworkPattern(source));
+      // Without a parser nothing was read, so any data-destroying program name counts.
+      if (detail.parserUnavailable) add('destructive', unparseableDestructivePattern(source));
     }
   } catch (error) {
     patternError = error instanceof Error ? error.message : String(error);

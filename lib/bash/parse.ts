@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The tree-sitter-bash wrapper: loads the parser lazily, parses under size/time/depth limits, and
+// The tree-sitter-bash wrapper (WebAssembly, through web-tree-sitter): loads the parser on demand, parses under size/time/depth limits, and
 // copies the tree into plain objects so the analysis never calls into the native parser again.
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+import { PACKAGE_ROOT } from '../native/load.js';
 
 /** A syntax node copied out of tree-sitter. Offsets are UTF-16 indexes into the parsed text. */
 export interface ShNode {
@@ -18,7 +22,7 @@ export interface ShNode {
 /** The outcome of parsing: a tree (possibly with recovered errors) or a reason there is none. */
 export type ParseResult =
   | { ok: true; root: ShNode; text: string }
-  | { ok: false; root: ShNode | undefined; text: string; reason: string };
+  | { ok: false; root: ShNode | undefined; text: string; reason: string; unavailable?: true };
 
 /** Inputs longer than this (UTF-16 units) are not parsed: they are reported as too complex. */
 export const MAX_PARSE_LENGTH = 256 * 1024;
@@ -36,67 +40,140 @@ interface TsCursor {
   gotoFirstChild(): boolean;
   gotoNextSibling(): boolean;
   gotoParent(): boolean;
+  delete(): void;
 }
 interface TsTree {
   rootNode: { hasError: boolean; descendantCount: number };
   walk(): TsCursor;
+  delete(): void;
 }
 interface TsParser {
-  parse(input: string, oldTree: null, options: { progressCallback: () => boolean }): TsTree | undefined;
+  parse(input: (index: number) => string, oldTree: null, options: { progressCallback: () => boolean }): TsTree | null;
   reset(): void;
+  setLanguage(language: unknown): void;
 }
+interface WebTreeSitter {
+  Parser: { init(options?: { wasmBinary?: Uint8Array }): Promise<void>; new (): TsParser };
+  Language: { load(bytes: Uint8Array): Promise<{ abiVersion: number }> };
+}
+
+/** Where the bash grammar (tree-sitter-bash compiled to WebAssembly) ships inside the package. */
+export const GRAMMAR_PATH = join(PACKAGE_ROOT, 'dist', 'lib', 'bash', 'tree-sitter-bash.wasm');
+
+/** How to restore the analyzer when the parser does not load (doctor prints it). */
+export const PARSER_FIX =
+  'reinstall zero-sandbox (npm install zero-sandbox) so that its web-tree-sitter dependency and ' +
+  'dist/lib/bash/tree-sitter-bash.wasm are present; until then every shell command needs approval';
 
 let parser: TsParser | undefined;
 let loadError: string | undefined;
+let loading: Promise<ParserStatus> | undefined;
+let wanted = 0;
 
-function getParser(): TsParser | undefined {
-  if (parser !== undefined || loadError !== undefined) return parser;
-  try {
-    const require = createRequire(import.meta.url);
-    const Parser = require('tree-sitter') as new () => TsParser & { setLanguage(lang: unknown): void };
-    const bash = require('tree-sitter-bash') as unknown;
-    const instance = new Parser();
-    instance.setLanguage(bash);
-    parser = instance;
-  } catch (error) {
-    loadError = error instanceof Error ? error.message.split('\n')[0] ?? 'unknown error' : String(error);
-  }
-  return parser;
+/** Whether the parser is ready, still to be loaded, or could not be loaded (with the reason). */
+export type ParserStatus = { state: 'ready' } | { state: 'not_loaded' } | { state: 'failed'; reason: string };
+
+function firstLine(error: unknown): string {
+  return error instanceof Error ? (error.message.split('\n')[0] ?? 'unknown error') : String(error);
 }
 
-/** Whether the native parser loads on this machine (the reason when it does not). */
-export function parserStatus(): { available: true } | { available: false; reason: string } {
-  return getParser() !== undefined ? { available: true } : { available: false, reason: loadError ?? 'unknown error' };
+/**
+ * Loads the WebAssembly parser once (web-tree-sitter's runtime and the bash grammar, ~1.5 MB of
+ * WebAssembly, no native code, so nothing needs a compiler or a particular libc). WebAssembly
+ * instantiation is asynchronous, so every entry point that parses awaits this first; a parse
+ * before it resolves fails closed. Never rejects: a failure is `{ state: 'failed', reason }`.
+ */
+export function loadShellParser(): Promise<ParserStatus> {
+  loading ??= (async (): Promise<ParserStatus> => {
+    try {
+      const require = createRequire(import.meta.url);
+      const ts = require('web-tree-sitter') as WebTreeSitter;
+      const grammar = readFileSync(GRAMMAR_PATH);
+      await ts.Parser.init();
+      const language = await ts.Language.load(grammar);
+      const instance = new ts.Parser();
+      instance.setLanguage(language);
+      parser = instance;
+      return { state: 'ready' };
+    } catch (error) {
+      loadError = firstLine(error);
+      return { state: 'failed', reason: loadError };
+    }
+  })();
+  return loading;
 }
 
+/** The parser's state now (synchronous; {@link loadShellParser} changes it). */
+export function parserStatus(): ParserStatus {
+  if (parser !== undefined) return { state: 'ready' };
+  if (loadError !== undefined) return { state: 'failed', reason: loadError };
+  return { state: 'not_loaded' };
+}
+
+/** How many parses were asked for before the parser was loaded (callers then load it and retry). */
+export function parsesWanted(): number {
+  return wanted;
+}
+
+/** Why a parse cannot happen now, or undefined when the parser is ready. */
+export function parserUnavailableReason(): string | undefined {
+  if (parser !== undefined) return undefined;
+  if (loadError !== undefined) return `the shell parser could not be loaded: ${loadError}`;
+  return 'the shell parser is not loaded yet (await loadShellParser() first)';
+}
+
+/**
+ * Copies the tree into plain objects, iteratively. A `list` (`a && b || c`) nests one level per
+ * operator in the grammar; its left-nested lists are merged into one flat list here, so chains of
+ * any length keep a constant depth and only real nesting (subshells, substitutions, groups,
+ * control flow) counts against {@link MAX_TREE_DEPTH}.
+ */
 function copyTree(tree: TsTree): { root: ShNode; tooBig: string | undefined } {
   const cursor = tree.walk();
-  const root: ShNode = { type: cursor.nodeType, start: cursor.startIndex, end: cursor.endIndex, children: [] };
-  const stack: ShNode[] = [root];
-  let count = 1;
-  for (;;) {
-    if (cursor.gotoFirstChild()) {
-      const node: ShNode = { type: cursor.nodeType, start: cursor.startIndex, end: cursor.endIndex, children: [] };
-      (stack[stack.length - 1] as ShNode).children.push(node);
-      stack.push(node);
-      count++;
-      if (stack.length > MAX_TREE_DEPTH) return { root, tooBig: `nesting deeper than ${MAX_TREE_DEPTH} levels` };
-      if (count > MAX_TREE_NODES) return { root, tooBig: `more than ${MAX_TREE_NODES} syntax nodes` };
-      continue;
-    }
-    for (;;) {
-      if (cursor.gotoNextSibling()) {
-        stack.pop();
-        const node: ShNode = { type: cursor.nodeType, start: cursor.startIndex, end: cursor.endIndex, children: [] };
-        (stack[stack.length - 1] as ShNode).children.push(node);
-        stack.push(node);
-        count++;
-        if (count > MAX_TREE_NODES) return { root, tooBig: `more than ${MAX_TREE_NODES} syntax nodes` };
-        break;
+  try {
+    const root: ShNode = { type: cursor.nodeType, start: cursor.startIndex, end: cursor.endIndex, children: [] };
+    // One entry per cursor level; a merged list repeats its parent's entry.
+    const stack: ShNode[] = [root];
+    let depth = 1;
+    let count = 1;
+    const enter = (first: boolean): string | undefined => {
+      const parent = stack[stack.length - 1] as ShNode;
+      const type = cursor.nodeType;
+      if (first && type === 'list' && parent.type === 'list') {
+        stack.push(parent);
+        return undefined;
       }
-      if (!cursor.gotoParent()) return { root, tooBig: undefined };
-      stack.pop();
+      const node: ShNode = { type, start: cursor.startIndex, end: cursor.endIndex, children: [] };
+      parent.children.push(node);
+      stack.push(node);
+      depth++;
+      if (++count > MAX_TREE_NODES) return `more than ${MAX_TREE_NODES} syntax nodes`;
+      if (depth > MAX_TREE_DEPTH) return `nesting deeper than ${MAX_TREE_DEPTH} levels`;
+      return undefined;
+    };
+    const leave = (): void => {
+      const node = stack.pop() as ShNode;
+      if (stack[stack.length - 1] !== node) depth--;
+    };
+    for (;;) {
+      if (cursor.gotoFirstChild()) {
+        const tooBig = enter(true);
+        if (tooBig !== undefined) return { root, tooBig };
+        continue;
+      }
+      for (;;) {
+        if (cursor.gotoNextSibling()) {
+          leave();
+          const tooBig = enter(false);
+          if (tooBig !== undefined) return { root, tooBig };
+          break;
+        }
+        if (!cursor.gotoParent()) return { root, tooBig: undefined };
+        leave();
+      }
     }
+  } finally {
+    cursor.delete();
   }
 }
 
@@ -105,31 +182,41 @@ export function parseShell(text: string): ParseResult {
   if (text.length > MAX_PARSE_LENGTH) {
     return { ok: false, root: undefined, text, reason: `command is longer than ${MAX_PARSE_LENGTH} characters` };
   }
-  const instance = getParser();
+  const instance = parser;
   if (instance === undefined) {
-    return { ok: false, root: undefined, text, reason: `the shell parser could not be loaded: ${loadError ?? 'unknown error'}` };
+    if (loadError === undefined) wanted++;
+    return { ok: false, root: undefined, text, reason: parserUnavailableReason() ?? 'no parser', unavailable: true };
   }
-  let tree: TsTree | undefined;
+  let tree: TsTree | null = null;
   const deadline = performance.now() + PARSE_TIMEOUT_MS;
+  // The parser reads the text in bounded slices (not one copy of the rest per call).
+  const read = (index: number): string => text.slice(index, index + 4096);
   try {
-    tree = instance.parse(text, null, { progressCallback: () => performance.now() > deadline });
-  } catch {
-    tree = undefined;
+    tree = instance.parse(read, null, { progressCallback: () => performance.now() > deadline });
+  } catch (error) {
+    return { ok: false, root: undefined, text, reason: `the shell parser failed: ${firstLine(error)}` };
   }
-  if (tree === undefined || tree === null) {
+  if (tree === null) {
     try {
       instance.reset();
     } catch {
-      // A parser that cannot reset is replaced on the next call.
+      // A parser that cannot reset is not used again: every later parse fails closed.
       parser = undefined;
+      loadError = 'the parser could not be reset after a timeout';
     }
     return { ok: false, root: undefined, text, reason: `parsing took longer than ${PARSE_TIMEOUT_MS} ms` };
   }
-  if (tree.rootNode.descendantCount > MAX_TREE_NODES) {
-    return { ok: false, root: undefined, text, reason: `command too complex to analyze: more than ${MAX_TREE_NODES} syntax nodes` };
+  try {
+    if (tree.rootNode.descendantCount > MAX_TREE_NODES) {
+      return { ok: false, root: undefined, text, reason: `command too complex to analyze: more than ${MAX_TREE_NODES} syntax nodes` };
+    }
+    const { root, tooBig } = copyTree(tree);
+    if (tooBig !== undefined) return { ok: false, root: undefined, text, reason: `command too complex to analyze: ${tooBig}` };
+    if (tree.rootNode.hasError) return { ok: false, root, text, reason: 'command has a syntax error' };
+    return { ok: true, root, text };
+  } catch (error) {
+    return { ok: false, root: undefined, text, reason: `the shell parser failed: ${firstLine(error)}` };
+  } finally {
+    tree.delete();
   }
-  const { root, tooBig } = copyTree(tree);
-  if (tooBig !== undefined) return { ok: false, root: undefined, text, reason: `command too complex to analyze: ${tooBig}` };
-  if (tree.rootNode.hasError) return { ok: false, root, text, reason: 'command has a syntax error' };
-  return { ok: true, root, text };
 }

@@ -114,3 +114,14 @@ export function unparseableNetworkPattern(text: string): string | undefined {
   }
   return undefined;
 }
+
+const UNPARSEABLE_DESTRUCTIVE = new RegExp(`(?:^|[\\s;&|(\`'"/\\\\])(rm|rmdir|shred|unlink|dd|mkfs(?:\\.[a-z0-9]+)?|wipefs|truncate|git\\s+(?:\\S+\\s+){0,4}?(?:clean|reset\\s+--hard))${EXE}(?=$|[\\s;&|)\`'"])`, 'i');
+
+/**
+ * When the parser is unavailable: why the text names a program that destroys data (fail closed: any `rm`,
+ * `dd`, `shred`, ... counts, whatever its arguments), or undefined.
+ */
+export function unparseableDestructivePattern(text: string): string | undefined {
+  const match = UNPARSEABLE_DESTRUCTIVE.exec(text);
+  return match === null ? undefined : `the unparseable command runs "${(match[1] as string).replace(/\s+/g, ' ').slice(0, 40)}", which can destroy data`;
+}

@@ -3,6 +3,8 @@
 import { classifyCommand } from '../bash/classify.js';
 import { detectInteractiveCommand } from '../bash/interactive.js';
 import { classifyRisk } from '../bash/risk.js';
+import { prepareShellParser } from '../bash/analyze.js';
+import { warnParserFailure } from './io.js';
 import { flagBool, flagString, parseArgs, UsageError } from './args.js';
 import type { CliIo } from './io.js';
 
@@ -10,7 +12,7 @@ import type { CliIo } from './io.js';
 export const ANALYZE_HELP = `Usage: zero-sandbox analyze [--json] [--platform linux|darwin|win32] -- 'COMMAND STRING'
        echo 'COMMAND STRING' | zero-sandbox analyze [--json]
 
-Parses a shell command with tree-sitter-bash and prints every simple command it runs
+Parses a shell command (tree-sitter-bash, compiled to WebAssembly) and prints every simple command it runs
 (through wrappers such as sudo/env/timeout and launchers such as bash -c, find -exec,
 xargs, pwsh -Command, cmd /c), whether it uses the network, destroys data, needs a
 terminal or is too complex to analyze, and the risk of running it as a bash tool call.
@@ -63,6 +65,8 @@ export async function runAnalyze(argv: string[], io: CliIo): Promise<number> {
     command = await readStdin();
   }
   if (command.trim() === '') throw new UsageError('the command is empty');
+  const parser = await prepareShellParser(command);
+  if (parser.state === 'failed') warnParserFailure(io, 'analyze', parser.reason);
   const classification = classifyCommand(command, { platform });
   const risk = classifyRisk({ toolName: 'bash', sideEffect: 'shell', args: { command } });
   const interactive = detectInteractiveCommand(command, { platform });

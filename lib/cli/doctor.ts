@@ -9,7 +9,8 @@ export const DOCTOR_HELP = `Usage: zero-sandbox doctor [--json]
 
 Measures which isolation layers this machine can enforce by trying each one in a
 short-lived child process (user, mount, pid, network, IPC and UTS namespaces,
-Landlock, seccomp), and says why a missing layer is missing and how to fix it.
+Landlock, seccomp) and whether the shell command analyzer loads, and says why a missing
+layer is missing and how to fix it.
 Then runs real canaries inside a sandbox (read a denied file, write outside the
 workspace, connect to a host listener, open a host Unix socket) and reports each
 as enforced or not.
@@ -25,7 +26,25 @@ usage errors.
 
 const LAYER_ORDER: LayerName[] = ['userns', 'mountns', 'pidns', 'netns', 'ipcns', 'utsns', 'landlock', 'seccomp'];
 
-type DoctorReport = ProbeReport & { canaries: CanaryResult[]; canariesSkipped?: string };
+/** The shell command analyzer's layer: the parser every shell-string decision depends on. */
+interface AnalyzerLayer {
+  available: boolean;
+  measuredBy: string;
+  reason?: string;
+  fix?: string;
+}
+
+type DoctorReport = ProbeReport & { canaries: CanaryResult[]; canariesSkipped?: string; analyzer: AnalyzerLayer };
+
+/** Loads the shell parser and parses one command, as the engine would. */
+async function probeAnalyzer(): Promise<AnalyzerLayer> {
+  const { loadShellParser, parseShell, PARSER_FIX } = await import('../bash/parse.js');
+  const status = await loadShellParser();
+  const probe = status.state === 'ready' ? parseShell('true && echo "$(printf ok)"') : undefined;
+  if (probe?.ok === true) return { available: true, measuredBy: 'parsed a test command with tree-sitter-bash (WebAssembly)' };
+  const reason = status.state === 'failed' ? status.reason : (probe?.ok === false ? probe.reason : 'the parser did not load');
+  return { available: false, measuredBy: 'loading tree-sitter-bash (WebAssembly)', reason, fix: PARSER_FIX };
+}
 
 function formatText(report: DoctorReport): string {
   const lines: string[] = [];
@@ -34,18 +53,18 @@ function formatText(report: DoctorReport): string {
   lines.push(`user       ${report.isRoot ? 'root' : 'not root'} (uid ${report.uid})`);
   lines.push(`backend    ${report.backend}`);
   lines.push('');
-  const rows = LAYER_ORDER.filter((name) => report.layers[name] !== undefined).map((name) => {
+  const rows: (readonly [string, string, string])[] = LAYER_ORDER.filter((name) => report.layers[name] !== undefined).map((name) => {
     const layer = report.layers[name]!;
     let state = layer.available ? 'ok' : 'MISSING';
     if (name === 'landlock' && layer.available) state = `ok (ABI ${report.landlockAbi})`;
     const detail = layer.available ? layer.measuredBy : `${layer.reason ?? ''}`;
     return [name, state, detail] as const;
   });
-  if (rows.length > 0) {
-    lines.push(`${'layer'.padEnd(10)}${'status'.padEnd(12)}detail`);
-    for (const [name, state, detail] of rows) lines.push(`${name.padEnd(10)}${state.padEnd(12)}${detail}`);
-    lines.push('');
-  }
+  const analyzer = report.analyzer;
+  rows.push(['analyzer', analyzer.available ? 'ok' : 'MISSING', analyzer.available ? analyzer.measuredBy : (analyzer.reason ?? '')]);
+  lines.push(`${'layer'.padEnd(10)}${'status'.padEnd(12)}detail`);
+  for (const [name, state, detail] of rows) lines.push(`${name.padEnd(10)}${state.padEnd(12)}${detail}`);
+  lines.push('');
   if (!report.macos.applicable) lines.push('macos      not this platform');
   if (!report.windows.applicable) lines.push('windows    not this platform');
   if (report.disabledForTesting.length > 0) {
@@ -60,6 +79,11 @@ function formatText(report: DoctorReport): string {
     lines.push(`canaries   skipped: ${report.canariesSkipped}`);
   }
   lines.push('');
+  if (!analyzer.available) {
+    lines.push(`Analyzer: shell commands cannot be analyzed, so every one needs approval (headless: denied).`);
+    lines.push(`  missing analyzer: ${analyzer.reason ?? ''}`);
+    lines.push(`    fix: ${analyzer.fix ?? ''}`);
+  }
   const breached = report.canaries.filter((c) => !c.enforced);
   if (breached.length > 0) {
     lines.push(`Result: ${breached.length} canary got through (${breached.map((c) => c.name).join(', ')}); do not rely on this sandbox here.`);
@@ -82,7 +106,7 @@ export async function runDoctor(argv: string[], io: CliIo): Promise<number> {
     return 0;
   }
   const probed = await probe();
-  const report: DoctorReport = { ...probed, canaries: [] };
+  const report: DoctorReport = { ...probed, canaries: [], analyzer: await probeAnalyzer() };
   if (probed.canEnforceDefaultPolicy) {
     const { runSelfTest } = await import('../selftest.js');
     report.canaries = await runSelfTest();
@@ -94,5 +118,5 @@ export async function runDoctor(argv: string[], io: CliIo): Promise<number> {
   } else {
     io.stdout(formatText(report));
   }
-  return report.canEnforceDefaultPolicy && report.canaries.every((c) => c.enforced) ? 0 : 1;
+  return report.canEnforceDefaultPolicy && report.canaries.every((c) => c.enforced) && report.analyzer.available ? 0 : 1;
 }

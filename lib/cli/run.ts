@@ -5,6 +5,8 @@ import { resolve } from 'node:path';
 
 import * as risk from '../bash/risk.js';
 import * as prefix from '../bash/prefix.js';
+import * as parse from '../bash/parse.js';
+import { prepareShellParser } from '../bash/analyze.js';
 import { SandboxError } from '../errors.js';
 import { buildAnalyzer } from '../policy/analyzer.js';
 import { createEngine } from '../policy/create-engine.js';
@@ -14,6 +16,7 @@ import { loadPlatformBackends } from '../sandbox/platforms.js';
 import type { SandboxOptions } from '../sandbox/options.js';
 import { UsageError, flagList, flagString, parseArgs, parseTimeout } from './args.js';
 import { isTerminal } from './terminal.js';
+import { warnParserFailure } from './io.js';
 import type { CliIo } from './io.js';
 
 export const RUN_HELP = `Usage: zero-sandbox run [options] -- CMD [ARGS...]
@@ -153,9 +156,11 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
  * instead of a chain of dynamic imports (the cold-start budget).
  */
 async function authorize(command: string | string[], options: SandboxOptions, workspace: string | undefined, io: CliIo) {
+  const parser = await prepareShellParser(command);
+  if (parser.state === 'failed') warnParserFailure(io, 'run', parser.reason);
   const engine = await createEngine({
     workspaceRoot: resolve(workspace ?? process.cwd()),
-    analyzer: buildAnalyzer({ risk, prefix }),
+    analyzer: buildAnalyzer({ risk, prefix, parse }),
     ...(process.platform === 'linux' ? { backend: quickBackendInfo() } : {}),
   });
   for (const warning of engine.config?.warnings ?? []) io.stderr(`zero-sandbox run: warning: ${warning}\n`);

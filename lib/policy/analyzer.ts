@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The engine's view of the shell analyzer (lib/bash): risk classification and command-prefix rules.
-// Loaded lazily so that importing the engine does not load tree-sitter.
+// Loaded lazily so that importing the engine does not load the shell parser.
 
 /** Risk as the analyzer reports it. */
 export interface AnalyzerRisk {
@@ -42,6 +42,11 @@ export interface Analyzer {
   ) => { prefix: string[]; session: boolean } | undefined;
   /** The prefix to offer for approving a shell call, or undefined. */
   proposeCommandPrefix?: (toolName: string, args: Record<string, unknown>) => string[] | undefined;
+  /**
+   * Why the shell parser could not be loaded, or undefined when it works. While it is set, no shell
+   * command can be analyzed, so the engine asks before running any (fail closed).
+   */
+  parserFailure?: () => string | undefined;
 }
 
 /** The parts of lib/bash an analyzer is built from: the modules themselves, or stand-ins. */
@@ -50,19 +55,29 @@ export interface AnalyzerModules {
   risk: Pick<typeof import('../bash/risk.js'), 'classifyRisk'>;
   /** lib/bash/prefix.js. */
   prefix: Pick<typeof import('../bash/prefix.js'), 'validateCommandPrefix' | 'matchCommandPrefix' | 'proposeCommandPrefix'>;
+  /** lib/bash/parse.js (optional: without it the engine cannot tell a failed parser from a complex command). */
+  parse?: Pick<typeof import('../bash/parse.js'), 'parserStatus'>;
 }
 
 let loaded: Promise<Analyzer> | undefined;
 
 /** Loads lib/bash once. */
 export function loadAnalyzer(): Promise<Analyzer> {
-  loaded ??= Promise.all([import('../bash/risk.js'), import('../bash/prefix.js')]).then(([risk, prefix]) => buildAnalyzer({ risk, prefix }));
+  loaded ??= Promise.all([import('../bash/risk.js'), import('../bash/prefix.js'), import('../bash/parse.js')]).then(async ([risk, prefix, parse]) => {
+    // The WebAssembly parser instantiates asynchronously: ready before the first classification.
+    await parse.loadShellParser();
+    return buildAnalyzer({ risk, prefix, parse });
+  });
   return loaded;
 }
 
 /** The analyzer over lib/bash modules a caller already has (the CLI imports them statically). */
-export function buildAnalyzer({ risk, prefix }: AnalyzerModules): Analyzer {
+export function buildAnalyzer({ risk, prefix, parse }: AnalyzerModules): Analyzer {
   return {
+    parserFailure: () => {
+      const status = parse?.parserStatus();
+      return status?.state === 'failed' ? status.reason : undefined;
+    },
     classifyRisk: (request, context) => risk.classifyRisk(request, context ?? {}),
     validateCommandPrefix: (p) => prefix.validateCommandPrefix(p).ok,
     matchCommandPrefix: (command, persistent, session) => {

@@ -284,6 +284,14 @@ export class Engine {
       if (mode !== 'unsafe') return failClosed({ action: 'prompt', reason: REASON_DESTRUCTIVE, risk });
       return failClosed(deny(risk, 'destructive_command', toolName, 'destructive shell command denied in unsafe mode'));
     }
+    // A shell command that could not be analyzed because the parser itself failed to load is never
+    // auto-allowed: the user decides (headless: denied), as for a destructive command.
+    const parserFailure = isShell && !granted ? this.analyzer.parserFailure?.() : undefined;
+    if (parserFailure !== undefined) {
+      const reason = `the shell command analyzer is unavailable (${parserFailure}), so the command needs approval`;
+      if (mode !== 'unsafe') return failClosed({ action: 'prompt', reason, risk });
+      return failClosed(deny(risk, 'denied_permission', toolName, reason));
+    }
     // 15: escalation out of the sandbox.
     if (isShell && args.sandbox_permissions === 'require_escalated' && !granted) {
       if (mode !== 'unsafe') return failClosed({ action: 'prompt', reason: REASON_ESCALATED_SANDBOX_REQUIRED, risk });

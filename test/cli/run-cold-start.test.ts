@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Cold-start contract of the shipped CLI (bin + bundle + code cache): `run -- CMD` loads neither zod
 // nor tree-sitter nor the Node modules only other paths need, yet a config file is still validated
-// (zod loads) and a shell string that needs parsing still gets tree-sitter; the code cache is used
+// (zod loads) and a shell string that needs parsing still gets the tree-sitter parser; the code cache is used
 // when it fits and harmless when it does not. Timing is checked by `npm run bench`, not here.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
@@ -94,7 +94,7 @@ sandboxTest('run -- /bin/true loads neither zod, tree-sitter nor crypto/net/stre
     const loaded = runLoaded(tree, ['--', '/bin/true']);
     assert.is(loaded.status, 0, loaded.stderr);
     assert.not.ok(requiredPackage(loaded, 'zod'), 'zod was loaded');
-    assert.not.ok(requiredPackage(loaded, 'tree-sitter'), 'tree-sitter was loaded');
+    assert.not.ok(requiredPackage(loaded, 'web-tree-sitter'), 'web-tree-sitter was loaded');
     assert.equal(loaded.builtins.filter((name) => NOT_ON_RUN_PATH.includes(name)), []);
   } finally {
     tree.cleanup();
@@ -118,12 +118,12 @@ sandboxTest('control: a project config file is still validated with zod, and an 
   }
 });
 
-sandboxTest('control: a shell string that needs parsing loads tree-sitter', () => {
+sandboxTest('control: a shell string that needs parsing loads the tree-sitter parser (web-tree-sitter)', () => {
   const tree = makeTree();
   try {
     const loaded = runLoaded(tree, ['-c', 'echo "$(printf ok)"']);
     assert.is(loaded.status, 0, loaded.stderr);
-    assert.ok(requiredPackage(loaded, 'tree-sitter'), 'tree-sitter was not loaded');
+    assert.ok(requiredPackage(loaded, 'web-tree-sitter'), 'web-tree-sitter was not loaded');
   } finally {
     tree.cleanup();
   }

@@ -3,6 +3,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { analyzeArgv, analyzeCommand } from '../../lib/bash/analyze.js';
+import { loadShellParser } from '../../lib/bash/parse.js';
+
+// The WebAssembly parser instantiates asynchronously; the analysis below is synchronous.
+await loadShellParser();
 
 type Flag = 'network' | 'destructive' | 'interactive' | 'tooComplex';
 

@@ -6,6 +6,10 @@ import * as assert from 'uvu/assert';
 import { analyzeCommand } from '../../lib/bash/analyze.js';
 import { classifyRisk } from '../../lib/bash/risk.js';
 import { REPO_ROOT } from '../helpers/cli.js';
+import { loadShellParser } from '../../lib/bash/parse.js';
+
+// The WebAssembly parser instantiates asynchronously; the analysis below is synchronous.
+await loadShellParser();
 
 interface Vector {
   id: string;

@@ -8,6 +8,10 @@ import { detectInteractiveCommand } from '../../lib/bash/interactive.js';
 import { isKnownSafeSegment, isMsysProneCommandName } from '../../lib/bash/known-safe.js';
 import { isUnsafePrefix, matchCommandPrefix, normalizeLauncherName, proposeCommandPrefix, validateCommandPrefix } from '../../lib/bash/prefix.js';
 import { REPO_ROOT } from '../helpers/cli.js';
+import { loadShellParser } from '../../lib/bash/parse.js';
+
+// The WebAssembly parser instantiates asynchronously; the analysis below is synchronous.
+await loadShellParser();
 
 type Any = Record<string, any>;
 const load = (name: string): Any[] => JSON.parse(readFileSync(`${REPO_ROOT}/test/fixtures/bash/${name}`, 'utf8')) as Any[];

@@ -6,6 +6,10 @@ import { analyzeCommand } from '../../lib/bash/analyze.js';
 import { detectInteractiveCommand } from '../../lib/bash/interactive.js';
 import { proposeCommandPrefix } from '../../lib/bash/prefix.js';
 import { classifyRisk } from '../../lib/bash/risk.js';
+import { loadShellParser } from '../../lib/bash/parse.js';
+
+// The WebAssembly parser instantiates asynchronously; the analysis below is synchronous.
+await loadShellParser();
 
 function timed<T>(run: () => T): { value: T; ms: number } {
   const started = performance.now();

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Cold-start contract: the package entry and analyzeArgv do not load tree-sitter until a launcher payload needs parsing.
+// Cold-start contract: the package entry and the analysis of commands the analyzer reads without
+// the parser do not load web-tree-sitter; a command that needs the parser fails closed until
+// loadShellParser()/prepareShellParser() has loaded it, and is analyzed after.
 import { spawnSync } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -13,16 +15,20 @@ const lib = await import(${JSON.stringify(`${REPO_ROOT}/dist/lib/index.js`)});
 const steps = [loaded()];
 lib.analyzeArgv(['/bin/true']);
 lib.analyzeArgv(['sudo', '-u', 'x', 'curl', 'https://x.test']);
-steps.push(loaded());
-const nested = lib.analyzeArgv(['bash', '-lc', 'curl https://x.test']);
-steps.push(loaded(), nested.network);
+lib.analyzeCommand('git status');
+steps.push(loaded(), lib.parserStatus().state);
+const early = lib.analyzeCommand('for f in *; do curl "$f"; done');
+steps.push(early.tooComplex, loaded());
+steps.push((await lib.prepareShellParser('for f in *; do curl "$f"; done')).state, loaded());
+const late = lib.analyzeCommand('for f in *; do curl "$f"; done');
+steps.push(late.tooComplex, late.network);
 console.log(JSON.stringify(steps));
 `;
 
-test('importing the package and analyzing a plain argv leave tree-sitter unloaded', () => {
+test('plain commands leave the parser unloaded; a command that needs it fails closed until it is loaded', () => {
   const result = spawnSync(process.execPath, ['--input-type=module', '-e', SCRIPT], { encoding: 'utf8' });
   assert.is(result.status, 0, result.stderr);
-  assert.equal(JSON.parse(result.stdout.trim()), [false, false, true, true]);
+  assert.equal(JSON.parse(result.stdout.trim()), [false, false, 'not_loaded', true, false, 'ready', true, false, true]);
 });
 
 test.run();

@@ -4,6 +4,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { analyzeArgvDetail, analyzeCommandDetail, plainWords } from '../../lib/bash/analyze.js';
+import { loadShellParser } from '../../lib/bash/parse.js';
+
+// The WebAssembly parser instantiates asynchronously; the analysis below is synchronous.
+await loadShellParser();
 
 const PLAIN = [
   '/bin/true', 'ls -la', 'curl https://example.com/x', 'npm install', 'npm --version', 'git status',

@@ -4,6 +4,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isKnownSafeSegment } from '../../lib/bash/known-safe.js';
 import { matchCommandPrefix, normalizeLauncherName, proposeCommandPrefix, validateCommandPrefix } from '../../lib/bash/prefix.js';
+import { loadShellParser } from '../../lib/bash/parse.js';
+
+// The WebAssembly parser instantiates asynchronously; the analysis below is synchronous.
+await loadShellParser();
 
 test('known-safe segments: the always list and the conditional tools', () => {
   const safe = [['ls', '-la'], ['/bin/cat', 'x'], ['git', 'status'], ['git', '--no-pager', 'log', '-5'], ['git', '-c', 'color.ui=never', 'diff'],

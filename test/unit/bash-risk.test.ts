@@ -4,6 +4,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { classifyCommand } from '../../lib/bash/classify.js';
 import { classifyRisk } from '../../lib/bash/risk.js';
+import { loadShellParser } from '../../lib/bash/parse.js';
+
+// The WebAssembly parser instantiates asynchronously; the analysis below is synchronous.
+await loadShellParser();
 
 const shell = (command: string) => classifyRisk({ toolName: 'bash', sideEffect: 'shell', args: { command } });
 

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+// Attack: make the shell parser fail to load (an install without the WebAssembly grammar, a broken
+// web-tree-sitter) and hope the analyzer fails open, so that `run -c 'true && rm -rf build'` or a
+// loop the analyzer cannot read runs at once inside the workspace and deletes or writes files.
+// Fix: without a parser a shell command is unparseable, any data-destroying program name in it is
+// classified destructive, the engine asks (headless: denies) for every shell command it could not
+// read, the CLI warns once, and doctor reports the analyzer as a missing layer with the fix.
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { REPO_ROOT } from '../helpers/cli.js';
+import { makeTree, sandboxTest, TREE_BASE } from '../helpers/sandbox.js';
+
+/** A copy of the built package whose bash grammar (tree-sitter-bash.wasm) is missing. */
+function packageWithoutGrammar(): { root: string; cli: string; cleanup(): void } {
+  const root = mkdtempSync(join(TREE_BASE, 'zs-noparser-'));
+  cpSync(join(REPO_ROOT, 'dist'), join(root, 'dist'), { recursive: true });
+  cpSync(join(REPO_ROOT, 'package.json'), join(root, 'package.json'));
+  symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'));
+  if (existsSync(join(REPO_ROOT, 'build'))) symlinkSync(join(REPO_ROOT, 'build'), join(root, 'build'));
+  rmSync(join(root, 'dist', 'lib', 'bash', 'tree-sitter-bash.wasm'));
+  return { root, cli: join(root, 'dist', 'cli', 'main.js'), cleanup: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+function cli(path: string, args: string[], cwd: string, config: string) {
+  // stdin is not a terminal: a prompt is a denial.
+  return spawnSync(process.execPath, [path, ...args], {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, XDG_CONFIG_HOME: join(config, 'config'), ZERO_SANDBOX_GRANTS_PATH: join(config, 'grants.json') },
+    timeout: 60_000,
+  });
+}
+
+sandboxTest('without a parser, run -c "true && rm -rf build" is denied and build/ survives', () => {
+  const pkg = packageWithoutGrammar();
+  const tree = makeTree();
+  try {
+    mkdirSync(join(tree.ws, 'build'));
+    writeFileSync(join(tree.ws, 'build', 'out.o'), 'object');
+    const result = cli(pkg.cli, ['run', '--workspace', tree.ws, '-c', 'true && rm -rf build'], tree.ws, tree.base);
+    assert.is(result.status, 1, result.stderr);
+    assert.ok(existsSync(join(tree.ws, 'build', 'out.o')), 'build/ was deleted');
+    assert.match(result.stderr, /destructive|approval/);
+  } finally {
+    tree.cleanup();
+    pkg.cleanup();
+  }
+});
+
+sandboxTest('without a parser, a command only the parser could read is denied, with one warning', () => {
+  const pkg = packageWithoutGrammar();
+  const tree = makeTree();
+  try {
+    const result = cli(pkg.cli, ['run', '--workspace', tree.ws, '-c', 'for f in made; do touch "$f"; done'], tree.ws, tree.base);
+    assert.is(result.status, 1, result.stderr);
+    assert.not.ok(existsSync(join(tree.ws, 'made')), 'the command ran');
+    assert.is(result.stderr.match(/warning: the shell command analyzer is unavailable/g)?.length, 1, result.stderr);
+    assert.match(result.stderr, /analyzer is unavailable/);
+    // Control: the same command with the package as built runs.
+    const control = cli(join(REPO_ROOT, 'dist', 'cli', 'main.js'), ['run', '--workspace', tree.ws, '-c', 'for f in made; do touch "$f"; done'], tree.ws, tree.base);
+    assert.is(control.status, 0, control.stderr);
+    assert.ok(existsSync(join(tree.ws, 'made')), 'the control did not run');
+  } finally {
+    tree.cleanup();
+    pkg.cleanup();
+  }
+});
+
+test('without a parser, analyze reports unparseable plus destructive and doctor reports the analyzer missing with the fix', () => {
+  const pkg = packageWithoutGrammar();
+  try {
+    const analyzed = cli(pkg.cli, ['analyze', '--json', '--', 'if true; then rm -f a; curl x; fi'], pkg.root, pkg.root);
+    assert.is(analyzed.status, 0, analyzed.stderr);
+    const out = JSON.parse(analyzed.stdout) as { risk: { categories: string[] } };
+    assert.equal(out.risk.categories, ['destructive', 'network', 'shell', 'unparseable_command']);
+    assert.match(analyzed.stderr, /warning: the shell command analyzer is unavailable/);
+    const doctor = cli(pkg.cli, ['doctor', '--json'], pkg.root, pkg.root);
+    assert.is(doctor.status, 1, doctor.stderr);
+    const report = JSON.parse(doctor.stdout) as { analyzer: { available: boolean; reason: string; fix: string } };
+    assert.is(report.analyzer.available, false);
+    assert.match(report.analyzer.reason, /tree-sitter-bash\.wasm/);
+    assert.match(report.analyzer.fix, /reinstall zero-sandbox/);
+  } finally {
+    pkg.cleanup();
+  }
+});
+
+test.run();
