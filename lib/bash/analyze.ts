@@ -21,8 +21,52 @@ export interface AnalysisDetail {
   recovered: { network?: string; destructive?: string };
   /** The first interactive match, with the command it was found in. */
   interactive: InteractiveMatch | undefined;
-  /** A parse was needed and the parser could not be loaded (or is not loaded yet). */
-  parserUnavailable: boolean;
+  /**
+   * Some shell text was not read at all: the parser could not be loaded (or is not loaded yet), or
+   * a limit (length, nesting, nodes, time) stopped it. Program names are then all there is to go on.
+   */
+  unread: boolean;
+  /**
+   * The top-level text with the quoted and heredoc text that programs which never run their
+   * arguments receive blanked out (data, never a command), for the raw-text checks.
+   */
+  codeText: string | undefined;
+}
+
+/**
+ * Programs that take quoted text as data and never run it as a command, so `echo "rm -rf /"` or a
+ * commit message is not matched by the raw-text checks. Any other program (an interpreter, ssh,
+ * docker, an unknown tool) keeps its quoted text visible to them.
+ */
+const DATA_PROGRAMS = new Set([
+  'echo', 'printf', 'cat', 'grep', 'egrep', 'fgrep', 'rg', 'ag', 'ack', 'touch', 'mkdir', 'ls', 'wc', 'head', 'tail', 'sort', 'uniq',
+  'cut', 'tr', 'tee', 'test', 'true', 'false', 'jq', 'column', 'logger', 'basename', 'dirname', 'realpath', 'stat', 'diff', 'cmp',
+  'git', 'gh',
+]);
+const QUOTED = new Set(['string', 'raw_string', 'ansi_c_string', 'translated_string', 'heredoc_body']);
+const CODE_INSIDE_QUOTES = new Set(['command_substitution', 'process_substitution']);
+
+/** The ranges of a quoted node that are data: all of it but nested command or process substitutions. */
+function dataRanges(node: ShNode, out: [number, number][]): void {
+  let cursor = node.start;
+  const visit = (parent: ShNode): void => {
+    for (const child of parent.children) {
+      if (CODE_INSIDE_QUOTES.has(child.type)) {
+        if (child.start > cursor) out.push([cursor, child.start]);
+        cursor = Math.max(cursor, child.end);
+      } else {
+        visit(child);
+      }
+    }
+  };
+  visit(node);
+  if (node.end > cursor) out.push([cursor, node.end]);
+}
+
+/** Whether a program's quoted arguments are data (git with `-c` can define a shell alias: not data). */
+function takesQuotedData(command: SimpleCommand): boolean {
+  if (!DATA_PROGRAMS.has(command.program)) return false;
+  return command.program !== 'git' || !command.argv.some((arg) => arg === '-c' || arg.startsWith('--config-env') || arg.startsWith('alias.'));
 }
 
 const NOT_WORDS = new Set(['variable_assignment', 'file_redirect', 'herestring_redirect', 'heredoc_redirect', 'comment']);
@@ -72,7 +116,10 @@ class Walker {
   readonly recovered: { network?: string; destructive?: string } = {};
   pipedInstaller: string | undefined;
   interactive: InteractiveMatch | undefined;
-  parserUnavailable = false;
+  unread = false;
+  /** Data ranges of the top-level text (see {@link AnalysisDetail.codeText}). */
+  readonly data: [number, number][] = [];
+  private topSource: string | undefined;
   private readonly firstOf = new Map<ShNode, SimpleCommand>();
 
   constructor(private readonly platform: NodeJS.Platform) {}
@@ -86,7 +133,7 @@ class Walker {
     const args = command.argv.slice(1);
     // A word built at run time is never taken as a literal flag or subcommand of an interactive form.
     const staticArgs = words.slice(1).map((word) => (word.dynamic ? '\u0000' : word.text));
-    const network = networkReason(command.program, args);
+    const network = networkReason(command.program, args, staticArgs);
     const destructive = destructiveReason(command.program, args);
     const bucket = recovered ? this.recovered : this.reasons;
     if (network !== undefined) bucket.network ??= network;
@@ -107,9 +154,10 @@ class Walker {
       return;
     }
     if (source.trim() === '') return;
+    if (depth === 0 && via.length === 0) this.topSource = source;
     const parsed = parseShell(source);
     if (!parsed.ok) {
-      if (parsed.unavailable === true) this.parserUnavailable = true;
+      if (parsed.unread === true) this.unread = true;
       const where = via.length === 0 ? '' : ` (in the script given to ${via[via.length - 1] as string})`;
       this.tooComplex(`${parsed.reason}${where}`);
       if (parsed.root !== undefined) this.walk(parsed.root, source, via, depth, true);
@@ -154,8 +202,10 @@ class Walker {
     const body = node.children[0];
     const command = body === undefined ? undefined : this.firstOf.get(body);
     if (command === undefined) return;
+    const top = depth === 0 && takesQuotedData(command);
     for (const redirect of node.children.slice(1)) {
       if (redirect.type === 'heredoc_redirect' || redirect.type === 'herestring_redirect') this.stdinScript(command, redirect, source, depth, recovered);
+      if (top) this.quotedData(redirect);
     }
   }
 
@@ -190,8 +240,18 @@ class Walker {
     const first = this.words(words, via, depth, recovered);
     if (first === undefined) return;
     this.firstOf.set(node, first);
+    const top = depth === 0 && takesQuotedData(first);
     for (const child of node.children) {
       if (child.type === 'herestring_redirect' || child.type === 'heredoc_redirect') this.stdinScript(first, child, source, depth, recovered);
+      if (top) this.quotedData(child);
+    }
+  }
+
+  /** Records the quoted parts of a word or redirect of a data program as data. */
+  private quotedData(node: ShNode): void {
+    if (QUOTED.has(node.type)) dataRanges(node, this.data);
+    else if (node.type === 'concatenation' || node.type === 'heredoc_redirect' || node.type === 'herestring_redirect') {
+      for (const child of node.children) this.quotedData(child);
     }
   }
 
@@ -232,8 +292,24 @@ class Walker {
       pipedInstaller: this.pipedInstaller,
       recovered: this.recovered,
       interactive: this.interactive,
-      parserUnavailable: this.parserUnavailable,
+      unread: this.unread,
+      codeText: this.codeText(),
     };
+  }
+
+  private codeText(): string | undefined {
+    const source = this.topSource;
+    if (source === undefined || this.data.length === 0) return source;
+    let out = '';
+    let cursor = 0;
+    for (const [start, end] of this.data.sort((a, b) => a[0] - b[0])) {
+      if (end <= cursor) continue;
+      const from = Math.max(start, cursor);
+      // Blanked with spaces, so offsets and word boundaries stay where they were.
+      out += source.slice(cursor, from) + ' '.repeat(end - from);
+      cursor = end;
+    }
+    return out + source.slice(cursor);
   }
 }
 
@@ -259,7 +335,7 @@ export function analyzeCommandDetail(text: string, options?: AnalyzeOptions): An
     detail.analysis.tooComplex = true;
     detail.analysis.reasons.tooComplex = `the shell parser could not be loaded: ${status.reason}`;
   }
-  if (status.state === 'failed') detail.parserUnavailable = true;
+  if (status.state === 'failed') detail.unread = true;
   return detail;
 }
 

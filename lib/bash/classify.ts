@@ -33,14 +33,17 @@ export function classifyCommand(text: string, options?: AnalyzeOptions): Command
   add('piped_installer', detail.pipedInstaller);
   let patternError: string | undefined;
   try {
-    add('destructive', destructivePattern(source));
-    add('piped_installer', pipedInstallerPattern(source));
+    // Quoted and heredoc text given to a program that only reads it is data, never a command; when
+    // the command could not be analyzed completely, the whole text is checked (fail closed).
+    const code = analysis.tooComplex ? source : (detail.codeText ?? source);
+    add('destructive', destructivePattern(code));
+    add('piped_installer', pipedInstallerPattern(code));
     if (analysis.tooComplex) {
       add('network', detail.recovered.network);
       add('destructive', detail.recovered.destructive);
       add('network', unparseableNetworkPattern(source));
-      // Without a parser nothing was read, so any data-destroying program name counts.
-      if (detail.parserUnavailable) add('destructive', unparseableDestructivePattern(source));
+      // Text the parser never read (no parser, or past a limit): any data-destroying program name counts.
+      if (detail.unread) add('destructive', unparseableDestructivePattern(source));
     }
   } catch (error) {
     patternError = error instanceof Error ? error.message : String(error);

@@ -5,7 +5,9 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
+import { BoundedMemo } from '../bounded-memo.js';
 import { PACKAGE_ROOT } from '../native/load.js';
+import { fastParse } from './fast-parse.js';
 
 /** A syntax node copied out of tree-sitter. Offsets are UTF-16 indexes into the parsed text. */
 export interface ShNode {
@@ -22,12 +24,14 @@ export interface ShNode {
 /** The outcome of parsing: a tree (possibly with recovered errors) or a reason there is none. */
 export type ParseResult =
   | { ok: true; root: ShNode; text: string }
-  | { ok: false; root: ShNode | undefined; text: string; reason: string; unavailable?: true };
+  // `unread`: nothing of the text was read (no parser, a limit, a parser failure), unlike a syntax
+  // error, where the recovered tree is still analyzed.
+  | { ok: false; root: ShNode | undefined; text: string; reason: string; unread?: true };
 
 /** Inputs longer than this (UTF-16 units) are not parsed: they are reported as too complex. */
 export const MAX_PARSE_LENGTH = 256 * 1024;
 /** Parsing stops after this many milliseconds. */
-export const PARSE_TIMEOUT_MS = 250;
+export const PARSE_TIMEOUT_MS = 500;
 /** Trees nested deeper than this are not analyzed. */
 export const MAX_TREE_DEPTH = 400;
 /** Trees with more nodes than this are not analyzed. */
@@ -177,16 +181,51 @@ function copyTree(tree: TsTree): { root: ShNode; tooBig: string | undefined } {
   }
 }
 
-/** Parses a shell command. Never throws: every failure is a `{ ok: false, reason }`. */
+let fastPath = true;
+
+/** Turns the fast path off (tests compare both paths) and returns the previous setting. */
+export function setFastPath(enabled: boolean): boolean {
+  const previous = fastPath;
+  fastPath = enabled;
+  return previous;
+}
+
+// The analysis and the risk classifier (and the interactive check, and prefix matching) each ask
+// for the tree of the same command in turn: the last few trees are kept, so a command is parsed
+// once. Trees are shared, and nothing that reads them changes them.
+const recent = new BoundedMemo<ParseResult>(32);
+const MEMO_MAX_LENGTH = 16 * 1024;
+
+/**
+ * Parses a shell command: with the fast path (lib/bash/fast-parse.ts) when the text is in its
+ * subset, else with tree-sitter. Never throws: every failure is a `{ ok: false, reason }`.
+ */
 export function parseShell(text: string): ParseResult {
   if (text.length > MAX_PARSE_LENGTH) {
-    return { ok: false, root: undefined, text, reason: `command is longer than ${MAX_PARSE_LENGTH} characters` };
+    return { ok: false, root: undefined, text, reason: `command is longer than ${MAX_PARSE_LENGTH} characters`, unread: true };
   }
+  if (fastPath) {
+    const root = fastParse(text);
+    if (root !== undefined) return { ok: true, root, text };
+  }
+  if (parser === undefined || text.length > MEMO_MAX_LENGTH) return treeSitterParse(text);
+  return recent.get(text, () => treeSitterParse(text));
+}
+
+let treeSitterRuns = 0;
+
+/** How many texts tree-sitter has parsed in this process (tests check that a command is parsed once). */
+export function treeSitterParses(): number {
+  return treeSitterRuns;
+}
+
+function treeSitterParse(text: string): ParseResult {
   const instance = parser;
   if (instance === undefined) {
     if (loadError === undefined) wanted++;
-    return { ok: false, root: undefined, text, reason: parserUnavailableReason() ?? 'no parser', unavailable: true };
+    return { ok: false, root: undefined, text, reason: parserUnavailableReason() ?? 'no parser', unread: true };
   }
+  treeSitterRuns++;
   let tree: TsTree | null = null;
   const deadline = performance.now() + PARSE_TIMEOUT_MS;
   // The parser reads the text in bounded slices (not one copy of the rest per call).
@@ -194,7 +233,7 @@ export function parseShell(text: string): ParseResult {
   try {
     tree = instance.parse(read, null, { progressCallback: () => performance.now() > deadline });
   } catch (error) {
-    return { ok: false, root: undefined, text, reason: `the shell parser failed: ${firstLine(error)}` };
+    return { ok: false, root: undefined, text, reason: `the shell parser failed: ${firstLine(error)}`, unread: true };
   }
   if (tree === null) {
     try {
@@ -204,18 +243,18 @@ export function parseShell(text: string): ParseResult {
       parser = undefined;
       loadError = 'the parser could not be reset after a timeout';
     }
-    return { ok: false, root: undefined, text, reason: `parsing took longer than ${PARSE_TIMEOUT_MS} ms` };
+    return { ok: false, root: undefined, text, reason: `parsing took longer than ${PARSE_TIMEOUT_MS} ms`, unread: true };
   }
   try {
     if (tree.rootNode.descendantCount > MAX_TREE_NODES) {
-      return { ok: false, root: undefined, text, reason: `command too complex to analyze: more than ${MAX_TREE_NODES} syntax nodes` };
+      return { ok: false, root: undefined, text, reason: `command too complex to analyze: more than ${MAX_TREE_NODES} syntax nodes`, unread: true };
     }
     const { root, tooBig } = copyTree(tree);
-    if (tooBig !== undefined) return { ok: false, root: undefined, text, reason: `command too complex to analyze: ${tooBig}` };
+    if (tooBig !== undefined) return { ok: false, root: undefined, text, reason: `command too complex to analyze: ${tooBig}`, unread: true };
     if (tree.rootNode.hasError) return { ok: false, root, text, reason: 'command has a syntax error' };
     return { ok: true, root, text };
   } catch (error) {
-    return { ok: false, root: undefined, text, reason: `the shell parser failed: ${firstLine(error)}` };
+    return { ok: false, root: undefined, text, reason: `the shell parser failed: ${firstLine(error)}`, unread: true };
   } finally {
     tree.delete();
   }

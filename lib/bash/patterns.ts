@@ -118,7 +118,7 @@ export function unparseableNetworkPattern(text: string): string | undefined {
 const UNPARSEABLE_DESTRUCTIVE = new RegExp(`(?:^|[\\s;&|(\`'"/\\\\])(rm|rmdir|shred|unlink|dd|mkfs(?:\\.[a-z0-9]+)?|wipefs|truncate|git\\s+(?:\\S+\\s+){0,4}?(?:clean|reset\\s+--hard))${EXE}(?=$|[\\s;&|)\`'"])`, 'i');
 
 /**
- * When the parser is unavailable: why the text names a program that destroys data (fail closed: any `rm`,
+ * For text the parser did not read: why it names a program that destroys data (fail closed: any `rm`,
  * `dd`, `shred`, ... counts, whatever its arguments), or undefined.
  */
 export function unparseableDestructivePattern(text: string): string | undefined {

@@ -124,8 +124,11 @@ function python(args: Args): string | undefined {
   return undefined;
 }
 
-/** Why the command uses the network, or undefined when it does not. */
-export function networkReason(program: string, args: Args): string | undefined {
+/**
+ * Why the command uses the network, or undefined when it does not. `literal` is `args` with every
+ * word built at run time replaced by a NUL (default: all literal).
+ */
+export function networkReason(program: string, args: Args, literal: Args = args): string | undefined {
   if (NETWORK_PROGRAMS.has(program)) return `${program} contacts the network`;
   if (DEV_SERVERS.has(program)) return `${program} starts a network server`;
   if (JS_PACKAGE_MANAGERS.has(program)) return jsPackageManager(program, args);
@@ -141,9 +144,46 @@ export function networkReason(program: string, args: Args): string | undefined {
   const table = SUBCOMMAND_NETWORK[program];
   if (table !== undefined) {
     const sub = subcommandMatch(table.subs, positionals(args, table.values, 2));
+    if (sub === 'clone' && program === 'git' && gitCloneIsLocal(literal)) return undefined;
     return sub === undefined ? undefined : `${program} ${sub} contacts the network`;
   }
   return undefined;
+}
+
+/** `git clone` options that take a separate value. */
+const GIT_CLONE_VALUES = new Set([
+  '-b', '--branch', '-o', '--origin', '-u', '--upload-pack', '--reference', '--reference-if-able', '--depth', '-c', '--config',
+  '--template', '--separate-git-dir', '-j', '--jobs', '--filter', '--shallow-since', '--shallow-exclude', '--server-option',
+  '--bundle-uri', '--ref-format',
+]);
+/** A literal local source: an absolute or explicitly relative path, a home path, or a file:// URL. */
+const LOCAL_SOURCE = /^(?:\/|\.\.?(?:\/|$)|~\/|file:\/\/|[A-Za-z]:[\\/]|\.\.?\\)/;
+
+/**
+ * Whether `git clone` copies a repository from this machine: the source is a literal local path
+ * and no option fetches submodules (which may be remote). A URL, `host:path`, or a source built at
+ * run time (marked by a NUL in its static text) stays network. (The reference treats every clone
+ * as network; a local clone is not.)
+ */
+function gitCloneIsLocal(args: Args): boolean {
+  const at = args.indexOf('clone');
+  if (at === -1) return false;
+  let source: string | undefined;
+  for (let i = at + 1; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === '--recurse-submodules' || arg === '--recursive' || arg.startsWith('--recurse-submodules=')) return false;
+    if (arg === '--') {
+      source = args[i + 1];
+      break;
+    }
+    if (arg.startsWith('-')) {
+      if (GIT_CLONE_VALUES.has(arg)) i++;
+      continue;
+    }
+    source = arg;
+    break;
+  }
+  return source !== undefined && !source.includes('\u0000') && LOCAL_SOURCE.test(source);
 }
 
 const DESTRUCTIVE_PROGRAMS = new Set([
@@ -181,5 +221,36 @@ export function destructiveReason(program: string, args: Args): string | undefin
     }
   }
   if (program === 'find' && args.includes('-delete')) return 'find -delete deletes every match';
+  if (program === 'chmod') return chmodReason(args);
   return undefined;
+}
+
+/** Modes that make a tree unusable (000) or writable and executable by everyone (777). */
+const HARMFUL_MODE = /^(?:0?0?000|0?0?777|[ugoa]*=|[ugoa]*[-=]rwx|[ugoa]*\+rwx|a\+w|o\+w)$/;
+/** `/`, a home, or a system tree itself (`/etc`, `/usr/`, `/var/*`). */
+const SYSTEM_TREE = /^(?:\/+\*?|~\/?\*?|\$HOME\/?\*?|\/(?:etc|usr|bin|sbin|lib|lib32|lib64|libx32|var|boot|opt|root|sys|proc|dev|srv|home|System|Library|Applications)\/?\*?)$/;
+/** Below a system tree, a path whose last part has no file extension: a directory such as `/usr/local` or `/etc/ssh`. */
+const SYSTEM_DIR = /^\/(?:etc|usr|bin|sbin|lib|lib32|lib64|libx32|var|boot|opt|root|sys|proc|dev|srv|System|Library|Applications)\/(?:[^/]+\/)*[^/.]+\/?\*?$/;
+
+/**
+ * chmod that breaks a system or a whole tree: a 000/777-style mode recursively (`chmod -R 000 .`),
+ * or on `/`, a home, a system tree or a directory in one (`chmod 777 /usr/local`); a single file
+ * such as `/opt/app/run.sh` is not.
+ */
+function chmodReason(args: Args): string | undefined {
+  let recursive = false;
+  let mode: string | undefined;
+  const targets: string[] = [];
+  let options = true;
+  for (const arg of args) {
+    if (options && arg === '--') options = false;
+    else if (options && (arg === '-R' || arg === '--recursive' || /^-[A-Za-z]*R[A-Za-z]*$/.test(arg))) recursive = true;
+    else if (options && arg.startsWith('-') && !HARMFUL_MODE.test(arg) && !/^-[rwxXst]+$/.test(arg)) continue;
+    else if (mode === undefined) mode = arg;
+    else targets.push(arg);
+  }
+  if (mode === undefined || !HARMFUL_MODE.test(mode)) return undefined;
+  if (recursive) return `chmod -R ${mode} changes the permissions of a whole tree`;
+  const system = targets.find((target) => SYSTEM_TREE.test(target) || SYSTEM_DIR.test(target));
+  return system === undefined ? undefined : `chmod ${mode} on ${system} breaks or opens a system tree`;
 }

@@ -117,6 +117,7 @@ export function normalizeProgramToken(token: string): string {
     const slash = value.lastIndexOf('/');
     if (slash !== -1) value = value.slice(slash + 1);
   }
-  value = value.toLowerCase();
+  // A drive-relative Windows path (`C:curl.exe`) names the program after the drive letter.
+  value = value.toLowerCase().replace(/^[a-z]:/, '');
   return value.replace(EXEC_SUFFIX, '');
 }

@@ -37,12 +37,13 @@ test('the command is the first non-empty of command, cmd, script, shell, for any
   assert.ok(classifyRisk({ toolName: 'write_file', sideEffect: 'write', args: { shell: 'rm -rf /' } }).categories.includes('destructive'));
 });
 
-test('raw-text destructive patterns fire even inside quotes; single-file chmod 777 does not', () => {
-  for (const command of ['echo rm -rf /', 'git commit -m "rm -rf /"', 'rm ~', 'rm *', 'rm -rf "$HOME"', 'chown -R u /srv', 'chmod -R 777 .',
+test('raw-text destructive patterns fire on unquoted text and on quoted text a program may run; single-file chmod 777 does not', () => {
+  for (const command of ['echo rm -rf /', 'ssh host "rm -rf /"', 'python3 -c "import os; os.system(\'rm -rf ~\')"', 'rm ~', 'rm *', 'rm -rf "$HOME"', 'chown -R u /srv', 'chmod -R 777 .',
     'chmod 777 /usr/', 'chmod 0777 "/etc/*"', ':(){ :|:& };:', 'cat x > /dev/sda', 'echo mkfs.ext4', 'dd if=/dev/zero of=/dev/nvme0n1']) {
     assert.ok(shell(command).categories.includes('destructive'), command);
   }
-  for (const command of ['chmod 777 ./run', 'chmod 777 /tmp/build.sh', 'chmod 777 /opt/app/run.sh', 'rm -i notes.txt', 'docker run --rm -it alpine sh', 'echo perform -rf /x', 'chmod 755 -R src']) {
+  for (const command of ['chmod 777 ./run', 'chmod 777 /tmp/build.sh', 'chmod 777 /opt/app/run.sh', 'rm -i notes.txt', 'docker run --rm -it alpine sh', 'echo perform -rf /x', 'chmod 755 -R src',
+    'git commit -m "rm -rf /"', 'echo "rm -rf /"', "printf '%s' 'mkfs.ext4 /dev/sda'"]) {
     assert.not.ok(shell(command).categories.includes('destructive'), command);
   }
 });
