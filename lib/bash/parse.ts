@@ -193,7 +193,12 @@ export function setFastPath(enabled: boolean): boolean {
 // The analysis and the risk classifier (and the interactive check, and prefix matching) each ask
 // for the tree of the same command in turn: the last few trees are kept, so a command is parsed
 // once. Trees are shared, and nothing that reads them changes them.
-const recent = new BoundedMemo<ParseResult>(32);
+let recent = new BoundedMemo<ParseResult>(32);
+
+/** Forgets the kept trees (benchmarks measure parsing, not the memo). */
+export function forgetRecentTrees(): void {
+  recent = new BoundedMemo<ParseResult>(32);
+}
 const MEMO_MAX_LENGTH = 16 * 1024;
 
 /**

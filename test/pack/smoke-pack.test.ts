@@ -1,5 +1,6 @@
 // The packed tarball installs into an empty directory, where npm 11 does not run our install
-// script, and works there from its bundled prebuild: import('zero-sandbox') and probe().
+// script, with only node, npm and sh on PATH (no compiler), and works there from its bundled prebuild:
+// import('zero-sandbox'), probe(), and `analyze` with the WebAssembly shell parser it ships.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -21,7 +22,17 @@ test('npm pack → install into an empty dir → import and probe()', () => {
     installed: string[];
     probe: { platform: string; canEnforceDefaultPolicy: boolean; exports: string[]; ran: string | null };
     doctorPlatform: string;
+    dependencies: string[];
+    compilers: string[];
+    analysis: { categories: string[]; programs: string[] };
   };
+  if (process.platform !== 'win32') assert.equal(result.compilers, [], 'no compiler, make or python may be reachable during the install');
+  assert.ok(result.files.includes('dist/lib/bash/tree-sitter-bash.wasm'), 'the bash grammar ships');
+  assert.ok(result.dependencies.includes('web-tree-sitter'));
+  assert.not.ok(result.dependencies.includes('tree-sitter') || result.dependencies.includes('tree-sitter-bash'), 'no native parser is installed');
+  // Parsed for real (a for loop is beyond the fast parser): network, not unparseable.
+  assert.equal(result.analysis.categories, ['network', 'shell']);
+  assert.equal(result.analysis.programs, ['curl']);
   assert.ok(result.files.some((f) => f.startsWith('prebuilds/') && f.endsWith('.node')), 'the tarball carries a prebuild');
   assert.ok(result.files.includes('dist/lib/index.js'));
   assert.not.ok(result.files.some((f) => f.startsWith('dist/test/')), 'tests are not published');
