@@ -31,7 +31,7 @@ export type ParseResult =
 /** Inputs longer than this (UTF-16 units) are not parsed: they are reported as too complex. */
 export const MAX_PARSE_LENGTH = 256 * 1024;
 /** Parsing stops after this many milliseconds. */
-export const PARSE_TIMEOUT_MS = 500;
+export const PARSE_TIMEOUT_MS = 250;
 /** Trees nested deeper than this are not analyzed. */
 export const MAX_TREE_DEPTH = 400;
 /** Trees with more nodes than this are not analyzed. */
@@ -194,10 +194,13 @@ export function setFastPath(enabled: boolean): boolean {
 // for the tree of the same command in turn: the last few trees are kept, so a command is parsed
 // once. Trees are shared, and nothing that reads them changes them.
 let recent = new BoundedMemo<ParseResult>(32);
+// Long scripts: only the last two, so memory stays bounded (a tree of 256 KiB is a few MB).
+let recentLong = new BoundedMemo<ParseResult>(2);
 
 /** Forgets the kept trees (benchmarks measure parsing, not the memo). */
 export function forgetRecentTrees(): void {
   recent = new BoundedMemo<ParseResult>(32);
+  recentLong = new BoundedMemo<ParseResult>(2);
 }
 const MEMO_MAX_LENGTH = 16 * 1024;
 
@@ -213,8 +216,8 @@ export function parseShell(text: string): ParseResult {
     const root = fastParse(text);
     if (root !== undefined) return { ok: true, root, text };
   }
-  if (parser === undefined || text.length > MEMO_MAX_LENGTH) return treeSitterParse(text);
-  return recent.get(text, () => treeSitterParse(text));
+  if (parser === undefined) return treeSitterParse(text);
+  return (text.length > MEMO_MAX_LENGTH ? recentLong : recent).get(text, () => treeSitterParse(text));
 }
 
 let treeSitterRuns = 0;

@@ -10,7 +10,7 @@ import { prepareShellParser } from '../bash/analyze.js';
 import { SandboxError } from '../errors.js';
 import { buildAnalyzer } from '../policy/analyzer.js';
 import { createEngine } from '../policy/create-engine.js';
-import { authorizeRun } from '../sandbox/authorize.js';
+import { authorizeRun, commandText } from '../sandbox/authorize.js';
 import { quickBackendInfo, spawnSandboxed } from '../sandbox/process.js';
 import { loadPlatformBackends } from '../sandbox/platforms.js';
 import type { SandboxOptions } from '../sandbox/options.js';
@@ -156,7 +156,8 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
  * instead of a chain of dynamic imports (the cold-start budget).
  */
 async function authorize(command: string | string[], options: SandboxOptions, workspace: string | undefined, io: CliIo) {
-  const parser = await prepareShellParser(command);
+  // Prepared for the text the engine will classify: an argv is quoted into one shell string.
+  const parser = await prepareShellParser(commandText(command));
   if (parser.state === 'failed') warnParserFailure(io, 'run', parser.reason);
   const engine = await createEngine({
     workspaceRoot: resolve(workspace ?? process.cwd()),

@@ -20,7 +20,8 @@ function packageWithoutGrammar(): { root: string; cli: string; cleanup(): void }
   cpSync(join(REPO_ROOT, 'dist'), join(root, 'dist'), { recursive: true });
   cpSync(join(REPO_ROOT, 'package.json'), join(root, 'package.json'));
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'));
-  if (existsSync(join(REPO_ROOT, 'build'))) symlinkSync(join(REPO_ROOT, 'build'), join(root, 'build'));
+  // The addon, wherever this checkout has it (node-gyp build or prebuildify output).
+  for (const dir of ['build', 'prebuilds']) if (existsSync(join(REPO_ROOT, dir))) symlinkSync(join(REPO_ROOT, dir), join(root, dir));
   rmSync(join(root, 'dist', 'lib', 'bash', 'tree-sitter-bash.wasm'));
   return { root, cli: join(root, 'dist', 'cli', 'main.js'), cleanup: () => rmSync(root, { recursive: true, force: true }) };
 }
