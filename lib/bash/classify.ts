@@ -36,14 +36,15 @@ export function classifyCommand(text: string, options?: AnalyzeOptions): Command
     // Quoted and heredoc text given to a program that only reads it is data, never a command; when
     // the command could not be analyzed completely, the whole text is checked (fail closed).
     const code = analysis.tooComplex ? source : (detail.codeText ?? source);
-    add('destructive', destructivePattern(code));
+    // Text the parser never read (no parser, or past a limit): any data-destroying program name counts.
+    if (detail.unread) add('destructive', unparseableDestructivePattern(source));
+    // The raw scan is the slow part on long texts: skipped once the command is known destructive.
+    if (reasons.destructive === undefined) add('destructive', destructivePattern(code));
     add('piped_installer', pipedInstallerPattern(code));
     if (analysis.tooComplex) {
       add('network', detail.recovered.network);
       add('destructive', detail.recovered.destructive);
       add('network', unparseableNetworkPattern(source));
-      // Text the parser never read (no parser, or past a limit): any data-destroying program name counts.
-      if (detail.unread) add('destructive', unparseableDestructivePattern(source));
     }
   } catch (error) {
     patternError = error instanceof Error ? error.message : String(error);

@@ -22,6 +22,12 @@ const OWN_NODE_TYPES = new Set(['export', 'local', 'declare', 'readonly', 'types
 
 class Unsupported extends Error {}
 
+/**
+ * The fast parser reads texts of up to this many simple commands; longer ones go to tree-sitter,
+ * whose time limit bounds the cost of a hostile text (thousands of commands are analyzed one by one).
+ */
+export const FAST_MAX_COMMANDS = 2500;
+
 const leaf = (type: string, start: number, end: number): ShNode => ({ type, start, end, children: [] });
 
 class Scanner {
@@ -143,8 +149,11 @@ class Scanner {
     return { type: 'file_redirect', start, end: this.pos, children };
   }
 
+  private commands = 0;
+
   /** A simple command: assignments, the program word and arguments, then redirections. */
   command(): { node: ShNode; redirects: ShNode[] } {
+    if (++this.commands > FAST_MAX_COMMANDS) this.fail();
     const start = this.pos;
     const children: ShNode[] = [];
     const redirects: ShNode[] = [];
