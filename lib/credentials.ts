@@ -1,10 +1,178 @@
 // SPDX-License-Identifier: MIT
-// The credential deny-read baseline: the reference's list (cloud, registry, forge and cluster
-// credentials, git credential stores, Zero's own config dir) plus SSH private keys.
+// The credential deny-read list: one table of the credential stores developers have (cloud,
+// registry, forge, cluster and password-manager credentials, private keys, shell and database
+// histories, browser profiles and keyrings), shared by every backend. Linux masks and withholds
+// Landlock read grants for them, the macOS profile denies them, the Windows spec denies them, and
+// `policy --json` reports the table. Paths are templates expanded against the environment.
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 
 import { BoundedMemo } from './bounded-memo.js';
+
+/** The operating systems a store applies on. */
+export type CredentialOs = 'linux' | 'darwin' | 'win32';
+
+/**
+ * One credential store. `path` starts with `~/` (the home directory) or `$<base>/`, `$<base>`
+ * being one of CREDENTIAL_BASES (a directory an environment variable can move). `os` limits it
+ * to the systems where the path exists; absent means every system.
+ */
+export interface CredentialStore {
+  path: string;
+  holds: string;
+  os?: readonly CredentialOs[];
+}
+
+/** Directories an environment variable can move: the variable, and where it defaults to. */
+export const CREDENTIAL_BASES: Readonly<Record<string, { variable: string; fallback: string; alsoFallback?: boolean }>> = {
+  // XDG directories: both the variable's and the default are listed (tools disagree on honouring it).
+  config: { variable: 'XDG_CONFIG_HOME', fallback: '~/.config', alsoFallback: true },
+  data: { variable: 'XDG_DATA_HOME', fallback: '~/.local/share', alsoFallback: true },
+  cargo: { variable: 'CARGO_HOME', fallback: '~/.cargo' },
+  docker: { variable: 'DOCKER_CONFIG', fallback: '~/.docker' },
+  gh: { variable: 'GH_CONFIG_DIR', fallback: '$config/gh' },
+  gcloud: { variable: 'CLOUDSDK_CONFIG', fallback: '$config/gcloud' },
+  gnupg: { variable: 'GNUPGHOME', fallback: '~/.gnupg' },
+  azure: { variable: 'AZURE_CONFIG_DIR', fallback: '~/.azure' },
+  passwordStore: { variable: 'PASSWORD_STORE_DIR', fallback: '~/.password-store' },
+  npmrc: { variable: 'NPM_CONFIG_USERCONFIG', fallback: '~/.npmrc' },
+  netrc: { variable: 'NETRC', fallback: '~/.netrc' },
+  appdata: { variable: 'APPDATA', fallback: '~/AppData/Roaming' },
+  localappdata: { variable: 'LOCALAPPDATA', fallback: '~/AppData/Local' },
+};
+
+const MAC: readonly CredentialOs[] = ['darwin'];
+const WIN: readonly CredentialOs[] = ['win32'];
+const UNIX: readonly CredentialOs[] = ['linux', 'darwin'];
+
+/** Every credential store, in a stable order. */
+export const CREDENTIAL_STORES: readonly CredentialStore[] = [
+  // Clouds.
+  { path: '~/.aws', holds: 'AWS CLI credentials and SSO tokens' },
+  { path: '$azure', holds: 'Azure CLI tokens' },
+  { path: '$gcloud', holds: 'Google Cloud SDK credentials' },
+  { path: '~/.oci', holds: 'Oracle Cloud API keys' },
+  { path: '$config/doctl', holds: 'DigitalOcean tokens' },
+  { path: '$config/hcloud', holds: 'Hetzner Cloud tokens' },
+  { path: '~/.boto', holds: 'Google Cloud Storage / boto keys' },
+  { path: '~/.s3cfg', holds: 's3cmd keys' },
+  { path: '$config/rclone/rclone.conf', holds: 'rclone remotes with keys' },
+  { path: '~/.pulumi/credentials.json', holds: 'Pulumi tokens' },
+  { path: '~/.terraform.d/credentials.tfrc.json', holds: 'Terraform Cloud tokens' },
+  { path: '~/.terraformrc', holds: 'Terraform CLI credentials blocks' },
+  { path: '~/.vault-token', holds: 'HashiCorp Vault token' },
+  { path: '~/.databrickscfg', holds: 'Databricks tokens' },
+  { path: '~/.fly', holds: 'Fly.io tokens' },
+  { path: '~/.cloudflared', holds: 'Cloudflare tunnel credentials' },
+  { path: '$config/.wrangler', holds: 'Cloudflare Wrangler tokens' },
+  { path: '~/.kube', holds: 'Kubernetes configs and caches (every kubeconfig there)' },
+  // Forges, registries, package managers.
+  { path: '~/.git-credentials', holds: 'git credential store' },
+  { path: '$config/git/credentials', holds: 'git credential store (XDG)' },
+  { path: '$gh/hosts.yml', holds: 'GitHub CLI tokens' },
+  { path: '$config/hub', holds: 'hub tokens' },
+  { path: '$config/glab-cli', holds: 'GitLab CLI tokens' },
+  { path: '$config/github-copilot', holds: 'GitHub Copilot tokens' },
+  { path: '$npmrc', holds: 'npm tokens (a sanitized copy is given instead)' },
+  { path: '~/.yarnrc.yml', holds: 'Yarn npmAuthToken' },
+  { path: '$netrc', holds: 'machine logins' },
+  { path: '$docker/config.json', holds: 'container registry logins' },
+  { path: '~/.dockercfg', holds: 'container registry logins (legacy)' },
+  { path: '$cargo/credentials', holds: 'crates.io token' },
+  { path: '$cargo/credentials.toml', holds: 'crates.io token' },
+  { path: '~/.pypirc', holds: 'PyPI tokens' },
+  { path: '~/.gem/credentials', holds: 'RubyGems API key' },
+  { path: '~/.m2/settings.xml', holds: 'Maven server passwords' },
+  { path: '~/.m2/settings-security.xml', holds: 'Maven master password' },
+  { path: '~/.gradle/gradle.properties', holds: 'Gradle publishing credentials' },
+  { path: '~/.composer/auth.json', holds: 'Composer tokens' },
+  { path: '$config/composer/auth.json', holds: 'Composer tokens (XDG)' },
+  { path: '$config/configstore', holds: 'tokens of CLIs built on configstore (Firebase, ...)' },
+  { path: '~/.kaggle', holds: 'Kaggle API key' },
+  { path: '~/.huggingface/token', holds: 'Hugging Face token' },
+  { path: '~/.cache/huggingface/token', holds: 'Hugging Face token' },
+  { path: '~/.circleci/cli.yml', holds: 'CircleCI token' },
+  { path: '~/.sentryclirc', holds: 'Sentry token' },
+  // Coding agents.
+  { path: '~/.claude/.credentials.json', holds: 'Claude Code credentials' },
+  { path: '~/.codex/auth.json', holds: 'Codex credentials' },
+  { path: '~/.gemini/oauth_creds.json', holds: 'Gemini CLI credentials' },
+  // Keys, password managers, keyrings.
+  { path: '$gnupg/private-keys-v1.d', holds: 'GnuPG private keys' },
+  { path: '$gnupg/secring.gpg', holds: 'GnuPG private keys (legacy)' },
+  { path: '$passwordStore', holds: 'pass password store' },
+  { path: '$config/op', holds: '1Password CLI sessions' },
+  { path: '~/.op', holds: '1Password CLI sessions (legacy)' },
+  { path: '$data/keyrings', holds: 'GNOME keyrings' },
+  { path: '$data/kwalletd', holds: 'KDE wallets' },
+  { path: '~/.pgpass', holds: 'PostgreSQL passwords' },
+  { path: '~/.my.cnf', holds: 'MySQL passwords' },
+  // Histories: secrets typed on command lines and in database shells.
+  { path: '~/.bash_history', holds: 'bash history' },
+  { path: '~/.zsh_history', holds: 'zsh history' },
+  { path: '~/.zhistory', holds: 'zsh history' },
+  { path: '~/.zsh_sessions', holds: 'zsh session histories', os: MAC },
+  { path: '~/.history', holds: 'shell history' },
+  { path: '~/.sh_history', holds: 'shell history' },
+  { path: '$data/fish/fish_history', holds: 'fish history' },
+  { path: '~/.python_history', holds: 'Python REPL history' },
+  { path: '~/.node_repl_history', holds: 'Node REPL history' },
+  { path: '~/.psql_history', holds: 'psql history' },
+  { path: '~/.mysql_history', holds: 'mysql history' },
+  { path: '~/.sqlite_history', holds: 'sqlite history' },
+  { path: '~/.rediscli_history', holds: 'redis-cli history' },
+  { path: '~/.irb_history', holds: 'irb history' },
+  { path: '~/.lesshst', holds: 'less search history' },
+  { path: '$appdata/Microsoft/Windows/PowerShell/PSReadLine', holds: 'PowerShell history', os: WIN },
+  // Browser profiles (cookies, saved passwords).
+  { path: '~/.mozilla', holds: 'Firefox profiles', os: UNIX },
+  { path: '$config/google-chrome', holds: 'Chrome profiles', os: ['linux'] },
+  { path: '$config/chromium', holds: 'Chromium profiles', os: ['linux'] },
+  { path: '$config/BraveSoftware', holds: 'Brave profiles', os: ['linux'] },
+  { path: '$config/microsoft-edge', holds: 'Edge profiles', os: ['linux'] },
+  { path: '$config/vivaldi', holds: 'Vivaldi profiles', os: ['linux'] },
+  { path: '$config/opera', holds: 'Opera profiles', os: ['linux'] },
+  { path: '~/snap/firefox', holds: 'Firefox (snap) profiles', os: ['linux'] },
+  { path: '~/snap/chromium', holds: 'Chromium (snap) profiles', os: ['linux'] },
+  { path: '~/Library/Application Support/Google/Chrome', holds: 'Chrome profiles', os: MAC },
+  { path: '~/Library/Application Support/Firefox', holds: 'Firefox profiles', os: MAC },
+  { path: '~/Library/Application Support/BraveSoftware', holds: 'Brave profiles', os: MAC },
+  { path: '~/Library/Application Support/Microsoft Edge', holds: 'Edge profiles', os: MAC },
+  { path: '~/Library/Cookies', holds: 'Safari and system cookies', os: MAC },
+  { path: '~/Library/Safari', holds: 'Safari data', os: MAC },
+  { path: '~/Library/Keychains', holds: 'login keychains', os: MAC },
+  { path: '$localappdata/Google/Chrome/User Data', holds: 'Chrome profiles', os: WIN },
+  { path: '$localappdata/Microsoft/Edge/User Data', holds: 'Edge profiles', os: WIN },
+  { path: '$localappdata/BraveSoftware', holds: 'Brave profiles', os: WIN },
+  { path: '$appdata/Mozilla', holds: 'Firefox profiles', os: WIN },
+  { path: '$appdata/gcloud', holds: 'Google Cloud SDK credentials', os: WIN },
+  { path: '$appdata/GitHub CLI/hosts.yml', holds: 'GitHub CLI tokens', os: WIN },
+];
+
+/**
+ * Variables that name a credential file or directory (a list for KUBECONFIG): what they name is
+ * denied as well, whatever the table says.
+ */
+export const CREDENTIAL_ENV_FILES: readonly { variable: string; holds: string; list?: boolean }[] = [
+  { variable: 'GOOGLE_APPLICATION_CREDENTIALS', holds: 'Google service account key' },
+  { variable: 'KUBECONFIG', holds: 'Kubernetes configs', list: true },
+  { variable: 'AWS_SHARED_CREDENTIALS_FILE', holds: 'AWS credentials' },
+  { variable: 'PGPASSFILE', holds: 'PostgreSQL passwords' },
+  { variable: 'TF_CLI_CONFIG_FILE', holds: 'Terraform CLI credentials' },
+  { variable: 'HISTFILE', holds: 'shell history' },
+  { variable: 'ZERO_OAUTH_TOKENS_PATH', holds: "Zero's OAuth tokens" },
+  { variable: 'ZERO_MCP_OAUTH_TOKENS_PATH', holds: "Zero's MCP OAuth tokens" },
+];
+
+/**
+ * Directories denied entry by entry, except names a predicate keeps readable: ~/.ssh (public keys,
+ * known_hosts and client config stay readable) and Zero's own config directory (its plugins,
+ * specialists and commands stay readable). An entry created there later is denied too.
+ */
+export const CREDENTIAL_GUARDED_DIRS: readonly { path: string; holds: string; keeps: string }[] = [
+  { path: '~/.ssh', holds: 'SSH private keys', keeps: 'known_hosts, known_hosts.old, config, authorized_keys, *.pub' },
+  { path: '$config/zero', holds: "Zero's grants and tokens", keeps: 'plugins, specialists, commands' },
+];
 
 /** Files directly in ~/.ssh that stay readable: host keys, client config and public keys. */
 export function isSshPublicEntry(name: string): boolean {
@@ -17,11 +185,17 @@ export function isSshPublicEntry(name: string): boolean {
   );
 }
 
+function isZeroCarveOut(name: string): boolean {
+  return name === 'plugins' || name === 'specialists' || name === 'commands';
+}
+
 export interface CredentialSource {
   env: Readonly<Record<string, string | undefined>>;
   home?: string;
   /** Lists a directory (names only), or undefined when it does not exist. Injected for tests. */
   list(dir: string): string[] | undefined;
+  /** The system whose stores apply (default: this one). */
+  platform?: string;
 }
 
 function fromEnv(env: CredentialSource['env'], name: string): string | undefined {
@@ -29,89 +203,102 @@ function fromEnv(env: CredentialSource['env'], name: string): string | undefined
   return value === undefined || value.trim() === '' ? undefined : value;
 }
 
-/** The variables the baseline reads. */
+/** The variables the list reads. */
 const CREDENTIAL_ENV_NAMES = [
-  'HOME', 'XDG_CONFIG_HOME', 'CARGO_HOME', 'GOOGLE_APPLICATION_CREDENTIALS', 'NPM_CONFIG_USERCONFIG',
-  'npm_config_userconfig', 'NETRC', 'KUBECONFIG', 'DOCKER_CONFIG', 'GH_CONFIG_DIR', 'CLOUDSDK_CONFIG',
-  'ZERO_OAUTH_TOKENS_PATH', 'ZERO_MCP_OAUTH_TOKENS_PATH',
-] as const;
+  'HOME', 'npm_config_userconfig',
+  ...Object.values(CREDENTIAL_BASES).map((base) => base.variable),
+  ...CREDENTIAL_ENV_FILES.map((entry) => entry.variable),
+];
 
-/** The part of the baseline that follows from the environment alone (no directory listing). */
-interface BaselineShape {
-  /** Candidates before Zero's config dir entries. */
-  fixed: string[];
-  /** Zero's config dirs, whose entries are candidates. */
-  zeroDirs: string[];
-  /** Token files named by variables. */
-  tokens: string[];
-  /** ~/.ssh, whose private entries are candidates. */
-  ssh: string;
+/** A guarded directory, expanded: its path and which entry names stay readable. */
+export interface GuardedDir {
+  dir: string;
+  keeps(name: string): boolean;
+}
+
+/** The part of the list that follows from the environment alone (no directory listing). */
+export interface CredentialShape {
+  /** Every store's path (absolute, made absolute literally; existence not checked). */
+  paths: string[];
+  guarded: GuardedDir[];
 }
 
 // Shapes by the values they were built from (a pure function of them); a few environments per process.
-const shapes = new BoundedMemo<BaselineShape>(32);
+const shapes = new BoundedMemo<CredentialShape>(32);
 
-function buildBaselineShape(env: CredentialSource['env'], givenHome: string | undefined): BaselineShape {
+function buildShape(env: CredentialSource['env'], givenHome: string | undefined, platform: string): CredentialShape {
   const home = givenHome ?? fromEnv(env, 'HOME') ?? homedir();
-  const config = fromEnv(env, 'XDG_CONFIG_HOME') ?? join(home, '.config');
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(p));
-  const out: string[] = [
-    join(home, '.aws'),
-    join(home, '.azure'),
-    join(home, '.git-credentials'),
-    join(config, 'git', 'credentials'),
-    join(home, '.config', 'git', 'credentials'),
+  const bases = new Map<string, string[]>();
+  // Expands one template to its directories (a base may stand for two).
+  const expand = (template: string): string[] => {
+    if (template === '~') return [home];
+    if (template.startsWith('~/')) return [join(home, template.slice(2))];
+    const match = /^\$([A-Za-z]+)(\/.*)?$/.exec(template);
+    if (match === null) throw new Error(`credential template ${template} starts with neither ~/ nor $base`);
+    const rest = match[2] === undefined ? '' : match[2].slice(1);
+    return baseDirs(match[1] as string).map((dir) => (rest === '' ? dir : join(dir, rest)));
+  };
+  const baseDirs = (name: string): string[] => {
+    const known = bases.get(name);
+    if (known !== undefined) return known;
+    const base = CREDENTIAL_BASES[name];
+    if (base === undefined) throw new Error(`credential template base $${name} is not defined`);
+    let value = fromEnv(env, base.variable);
+    if (name === 'npmrc') value ??= fromEnv(env, 'npm_config_userconfig');
+    const dirs = value === undefined ? expand(base.fallback) : [abs(value), ...(base.alsoFallback === true ? expand(base.fallback) : [])];
+    const unique = [...new Set(dirs)];
+    bases.set(name, unique);
+    return unique;
+  };
+  const paths: string[] = [];
+  for (const store of CREDENTIAL_STORES) {
+    if (store.os !== undefined && !store.os.includes(platform as CredentialOs)) continue;
+    paths.push(...expand(store.path));
+  }
+  for (const entry of CREDENTIAL_ENV_FILES) {
+    const value = fromEnv(env, entry.variable);
+    if (value === undefined) continue;
+    const items = entry.list === true ? value.split(platform === 'win32' ? ';' : ':') : [value];
+    for (const item of items) if (item !== '') paths.push(abs(item));
+  }
+  const guarded: GuardedDir[] = [
+    ...expand('~/.ssh').map((dir) => ({ dir, keeps: isSshPublicEntry })),
+    ...expand('$config/zero').map((dir) => ({ dir, keeps: isZeroCarveOut })),
   ];
-  // Pure credential stores of other package registries (their config files stay readable).
-  const cargo = abs(fromEnv(env, 'CARGO_HOME') ?? join(home, '.cargo'));
-  out.push(join(cargo, 'credentials'), join(cargo, 'credentials.toml'), join(home, '.pypirc'), join(home, '.gem', 'credentials'));
-  const gac = fromEnv(env, 'GOOGLE_APPLICATION_CREDENTIALS');
-  if (gac !== undefined) out.push(abs(gac));
-  out.push(abs(fromEnv(env, 'NPM_CONFIG_USERCONFIG') ?? fromEnv(env, 'npm_config_userconfig') ?? join(home, '.npmrc')));
-  out.push(abs(fromEnv(env, 'NETRC') ?? join(home, '.netrc')));
-  const kube = fromEnv(env, 'KUBECONFIG');
-  if (kube !== undefined) {
-    for (const entry of kube.split(':')) if (entry !== '') out.push(abs(entry));
-  } else {
-    out.push(join(home, '.kube', 'config'));
-  }
-  out.push(join(abs(fromEnv(env, 'DOCKER_CONFIG') ?? join(home, '.docker')), 'config.json'));
-  out.push(join(abs(fromEnv(env, 'GH_CONFIG_DIR') ?? join(config, 'gh')), 'hosts.yml'));
-  const gcloud = fromEnv(env, 'CLOUDSDK_CONFIG');
-  if (gcloud !== undefined) out.push(abs(gcloud));
-  else out.push(join(config, 'gcloud'), join(home, '.config', 'gcloud'));
-  const tokens: string[] = [];
-  for (const name of ['ZERO_OAUTH_TOKENS_PATH', 'ZERO_MCP_OAUTH_TOKENS_PATH']) {
-    const path = fromEnv(env, name);
-    if (path !== undefined) tokens.push(abs(path));
-  }
-  return { fixed: out, zeroDirs: [...new Set([join(config, 'zero'), join(home, '.config', 'zero')])], tokens, ssh: join(home, '.ssh') };
+  return { paths: [...new Set(paths)], guarded };
+}
+
+/** The environment-derived part of the list, remembered by the values it was built from. */
+export function buildCredentialShape(env: CredentialSource['env'], home?: string, platform: string = process.platform): CredentialShape {
+  const values = CREDENTIAL_ENV_NAMES.map((name) => env[name]);
+  // Relative overrides resolve against the working directory; without HOME, the account's home.
+  const fallbackHome = home === undefined && fromEnv(env, 'HOME') === undefined ? homedir() : '';
+  const key = JSON.stringify([home ?? null, fallbackHome, process.cwd(), platform, values]);
+  return shapes.get(key, () => buildShape(env, home, platform));
 }
 
 /**
- * Candidate paths to deny reading, in a stable order. Override variables are used literally
- * (made absolute); missing paths are filtered later by whoever can see the filesystem. The
- * directories are listed on every call; what follows from the environment alone is remembered by
- * the values it was built from.
+ * Candidate paths to deny reading, in a stable order: every store's path, files named by
+ * variables, and the entries of the guarded directories that are not kept readable. Override
+ * variables are used literally (made absolute); missing paths are filtered later by whoever can
+ * see the filesystem. The guarded directories are listed on every call.
  */
 export function buildCredentialBaseline(source: CredentialSource): string[] {
-  const env = source.env;
-  const values = CREDENTIAL_ENV_NAMES.map((name) => env[name]);
-  // Relative overrides resolve against the working directory; without HOME, the account's home.
-  const fallbackHome = source.home === undefined && fromEnv(env, 'HOME') === undefined ? homedir() : '';
-  const key = JSON.stringify([source.home ?? null, fallbackHome, process.cwd(), values]);
-  const shape = shapes.get(key, () => buildBaselineShape(env, source.home));
-  const out = [...shape.fixed];
-  // Zero's own config dir (grants, tokens) except the carve-outs the reference re-allows.
-  for (const zeroDir of shape.zeroDirs) {
-    const entries = source.list(zeroDir);
-    if (entries === undefined) continue;
-    for (const name of entries) {
-      if (name === 'plugins' || name === 'specialists' || name === 'commands') continue;
-      out.push(join(zeroDir, name));
-    }
+  const shape = buildCredentialShape(source.env, source.home, source.platform);
+  const out = [...shape.paths];
+  for (const { dir, keeps } of shape.guarded) {
+    for (const name of source.list(dir) ?? []) if (!keeps(name)) out.push(join(dir, name));
   }
-  out.push(...shape.tokens);
-  for (const name of source.list(shape.ssh) ?? []) if (!isSshPublicEntry(name)) out.push(join(shape.ssh, name));
   return [...new Set(out)];
+}
+
+/** The table as `policy --json` reports it. */
+export function buildCredentialListJson(): Record<string, unknown> {
+  return {
+    stores: CREDENTIAL_STORES.map((store) => ({ ...store })),
+    bases: Object.fromEntries(Object.entries(CREDENTIAL_BASES).map(([name, base]) => [name, { ...base }])),
+    namedByVariables: CREDENTIAL_ENV_FILES.map((entry) => ({ ...entry })),
+    guardedDirs: CREDENTIAL_GUARDED_DIRS.map((entry) => ({ ...entry })),
+  };
 }

@@ -3,6 +3,7 @@
 // enforces natively and what it cannot (then runs are refused, never weakened).
 import { probeSync } from '../probe.js';
 import { existingCredentialPaths } from '../sandbox/plan.js';
+import { buildCredentialListJson } from '../credentials.js';
 import { openCliEngine } from '../policy/cli-support.js';
 import type { EngineWithConfig } from '../policy/create-engine.js';
 import { buildEnforcementReport, type EnforcementReport } from '../backend/enforcement.js';
@@ -47,6 +48,7 @@ function buildPlan(engine: EngineWithConfig, enforcement: EnforcementReport): Re
         })),
         ...(lists.denyRead.length > 0 ? { denyRead: lists.denyRead } : {}),
         denyReadIfExists: existingCredentialPaths([process.env], writeRoots),
+        credentialList: buildCredentialListJson(),
         ...(lists.denyWrite.length > 0 ? { denyWrite: lists.denyWrite } : {}),
         includePlatformRoots: true,
         privateTemp: true,

@@ -30,10 +30,10 @@ test('credential baseline: the reference list, overrides used literally, SSH pri
     '/h/.config/zero': ['sandbox-grants.json', 'plugins', 'commands', 'oauth-tokens.json'],
   };
   const paths = buildCredentialBaseline({ env: { KUBECONFIG: '/k1:/k2', DOCKER_CONFIG: '/d' }, home: '/h', list: (dir) => lists[dir] });
-  for (const expected of ['/h/.aws', '/h/.azure', '/h/.git-credentials', '/h/.config/git/credentials', '/h/.npmrc', '/h/.netrc', '/k1', '/k2', '/d/config.json', '/h/.config/gh/hosts.yml', '/h/.config/gcloud', '/h/.config/zero/sandbox-grants.json', '/h/.config/zero/oauth-tokens.json', '/h/.ssh/id_rsa', '/h/.ssh/deploy_key', '/h/.cargo/credentials.toml', '/h/.pypirc', '/h/.gem/credentials']) {
+  for (const expected of ['/h/.aws', '/h/.azure', '/h/.git-credentials', '/h/.config/git/credentials', '/h/.npmrc', '/h/.netrc', '/k1', '/k2', '/d/config.json', '/h/.config/gh/hosts.yml', '/h/.config/gcloud', '/h/.config/zero/sandbox-grants.json', '/h/.config/zero/oauth-tokens.json', '/h/.ssh/id_rsa', '/h/.ssh/deploy_key', '/h/.cargo/credentials.toml', '/h/.pypirc', '/h/.gem/credentials', '/h/.kube', '/h/.gnupg/private-keys-v1.d', '/h/.password-store', '/h/.bash_history', '/h/.config/google-chrome']) {
     assert.ok(paths.includes(expected), expected);
   }
-  for (const absent of ['/h/.kube/config', '/h/.ssh/id_rsa.pub', '/h/.ssh/known_hosts', '/h/.ssh/config', '/h/.config/zero/plugins', '/h/.config/zero/commands']) {
+  for (const absent of ['/h/Library/Keychains', '/h/.ssh/id_rsa.pub', '/h/.ssh/known_hosts', '/h/.ssh/config', '/h/.config/zero/plugins', '/h/.config/zero/commands']) {
     assert.not.ok(paths.includes(absent), absent);
   }
   assert.ok(isSshPublicEntry('id_ed25519.pub'));

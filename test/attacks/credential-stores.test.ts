@@ -1,0 +1,67 @@
+// Attack: a sandboxed command reads the credential stores a developer's home directory holds
+// (cloud, forge, registry, cluster, password-manager and agent credentials, private keys,
+// shell and database histories, browser profiles, keyrings), including stores outside the old
+// fixed baseline and kube configs other than ~/.kube/config. Fix: one credential table
+// (lib/credentials.ts) shared by every backend, masked on Linux. The host copy of every store is
+// checked to be unchanged afterwards.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { runSandboxed } from '../../lib/sandbox/run.js';
+import { makeTree, sandboxTest } from '../helpers/sandbox.js';
+
+const SECRET = 'TOPSECRET-STORE-7731';
+
+/** Files a developer's home holds, relative to it. More than the table names one by one. */
+export const STORE_FILES = [
+  '.aws/credentials', '.aws/sso/cache/token.json', '.azure/msal_token_cache.json', '.config/gcloud/application_default_credentials.json',
+  '.docker/config.json', '.git-credentials', '.config/git/credentials', '.config/gh/hosts.yml', '.config/hub',
+  '.local/share/keyrings/login.keyring', '.mozilla/firefox/p.default/cookies.sqlite',
+  '.config/google-chrome/Default/Cookies', '.config/chromium/Default/Login Data',
+  '.bash_history', '.zsh_history', '.python_history', '.psql_history', '.mysql_history', '.node_repl_history',
+  '.local/share/fish/fish_history', '.m2/settings.xml', '.gradle/gradle.properties', '.cargo/credentials.toml',
+  '.cargo/credentials', '.pypirc', '.gem/credentials', '.config/op/config', '.kube/config', '.kube/prod-cluster.yaml',
+  '.kube/cache/discovery/token', '.gnupg/private-keys-v1.d/ABCDEF.key', '.password-store/email.gpg', '.vault-token',
+  '.terraform.d/credentials.tfrc.json', '.claude/.credentials.json', '.codex/auth.json', '.pgpass', '.my.cnf',
+  '.yarnrc.yml', '.npmrc', '.netrc', '.ssh/id_ed25519', '.ssh/id_ecdsa_sk', '.ssh/work_key', '.config/zero/oauth-tokens.json',
+  '.config/glab-cli/config.yml', '.config/configstore/firebase-tools.json', '.kaggle/kaggle.json', '.huggingface/token',
+  '.cache/huggingface/token', '.pulumi/credentials.json', '.oci/config', '.config/doctl/config.yaml', '.s3cfg', '.boto',
+  '.config/rclone/rclone.conf', '.databrickscfg', '.composer/auth.json', '.config/github-copilot/hosts.json',
+  '.gemini/oauth_creds.json', '.terraformrc', '.fly/config.yml', '.m2/settings-security.xml',
+];
+
+/** Files that must stay readable: what the tools need that holds no secret. */
+const PUBLIC_FILES = ['.ssh/id_ed25519.pub', '.ssh/known_hosts', '.ssh/config', '.gitconfig', '.config/zero/commands/hello.md', '.cargo/config.toml', '.gnupg/pubring.kbx'];
+
+export function plantHome(base: string): string {
+  const home = join(base, 'home');
+  for (const rel of [...STORE_FILES, ...PUBLIC_FILES]) {
+    mkdirSync(join(home, rel, '..'), { recursive: true });
+    writeFileSync(join(home, rel), STORE_FILES.includes(rel) ? `${SECRET} ${rel}\n` : `public ${rel}\n`);
+  }
+  return home;
+}
+
+sandboxTest('no credential store in a developer home can be read; the public files next to them can', async () => {
+  const t = makeTree();
+  try {
+    const home = plantHome(t.base);
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home };
+    const script = [
+      'for f in "$@"; do cat "$HOME/$f" 2>/dev/null; head -c 64 "$HOME/$f" 2>/dev/null; done',
+      'find "$HOME" -type f -exec cat {} + 2>/dev/null',
+      'tar -C "$HOME" -cf - . 2>/dev/null | strings 2>/dev/null | grep TOPSECRET',
+    ].join('; ');
+    const r = await runSandboxed(['/bin/sh', '-c', script, 'sh', ...STORE_FILES], { workspace: t.ws, env });
+    assert.not.match(r.stdout, /TOPSECRET/, r.stdout.split('\n').filter((line) => line.includes('TOPSECRET')).join('\n'));
+    for (const rel of PUBLIC_FILES) assert.ok(r.stdout.includes(`public ${rel}`), `${rel} stays readable`);
+    // The host's copies are untouched.
+    for (const rel of STORE_FILES) assert.is(readFileSync(join(home, rel), 'utf8'), `${SECRET} ${rel}\n`, rel);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test.run();
