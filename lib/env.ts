@@ -25,23 +25,73 @@ export const SENSITIVE_ENV_NAMES: readonly string[] = [
 /** Name suffixes that mark a secret (decisions.md rule 2), compared in upper case. */
 export const SENSITIVE_ENV_SUFFIXES: readonly string[] = ['_API_KEY', '_TOKEN', '_SECRET', '_PASSWORD', '_CLIENT_SECRET'];
 
+/**
+ * Name patterns that mark a secret whatever the value, matched against the upper-cased name.
+ * TOKEN is not matched when a letter other than S follows (TOKENIZERS_PARALLELISM is a setting);
+ * `_PWD` catches MYSQL_PWD while PWD and OLDPWD (directories) stay; `_PAT` must end a segment
+ * (GITHUB_PAT, not LD_LIBRARY_PATH).
+ */
+export const SENSITIVE_ENV_NAME_PATTERNS: readonly RegExp[] = [
+  /TOKEN(?![A-RT-Z])/, /SECRET/, /PASSWORD/, /PASSWD/, /PASSPHRASE/, /_PWD(?![A-Z])/, /API_?KEY/, /PRIVATE_?KEY/,
+  /CREDENTIAL/, /_PAT(?![A-Z0-9])/, /(^|_)PASS$/, /^NPM_CONFIG_.*AUTH/, /COOKIE/, /WEBHOOK/, /(^|_)DSN$/,
+];
+
+/**
+ * Name patterns that mark a secret only when the value looks like one (long, no blanks, not a
+ * path, letters with digits or symbols): AUTH (XAUTHORITY and GIT_AUTHOR_* are paths and names)
+ * and names ending in _KEY (a signing, master or license key, but also a key *name*).
+ */
+const SECRET_IF_VALUE_LOOKS = [/AUTH(?!OR)/, /_KEY$/];
+
+/**
+ * Values that are secrets whatever the name: URLs with a password, well-known token shapes
+ * (GitHub, GitLab, Slack, OpenAI/Anthropic, Stripe, npm, PyPI, Hugging Face, Google, SendGrid,
+ * AWS access key ids), PEM private keys, JWTs and connection strings with a password.
+ */
+export const SECRET_VALUE = new RegExp(
+  [
+    String.raw`[a-z][a-z0-9+.-]*://[^\s/:@]*:[^\s/@]+@`,
+    String.raw`(?:^|[^A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{16,}|xox[abposr]-[A-Za-z0-9-]{8,}|sk-[A-Za-z0-9_-]{16,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{16,}|hf_[A-Za-z0-9]{20,}|AIza[A-Za-z0-9_-]{30,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|(?:AKIA|ASIA)[A-Z0-9]{16})`,
+    String.raw`-----BEGIN [A-Z ]*PRIVATE KEY`,
+    String.raw`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.`,
+    String.raw`(?:^|;)\s*(?:password|pwd)\s*=`,
+  ].join('|'),
+  'i',
+);
+
 const EXACT = new Set(SENSITIVE_ENV_NAMES.map((name) => name.toUpperCase()));
 const OAUTH_CLIENT_SECRET = /^ZERO_OAUTH_.*_CLIENT_SECRET$/;
 
 // Verdicts by name: a pure function of the name, and an environment holds the same few names
 // call after call. Bounded, so a caller inventing names cannot grow it without limit.
 const verdicts = new BoundedMemo<boolean>(4096);
+const valueChecked = new BoundedMemo<boolean>(4096);
 
 function judgeEnvName(name: string): boolean {
   const upper = name.toUpperCase();
   if (EXACT.has(upper)) return true;
   if (OAUTH_CLIENT_SECRET.test(upper)) return true;
-  return SENSITIVE_ENV_SUFFIXES.some((suffix) => upper.endsWith(suffix));
+  if (SENSITIVE_ENV_SUFFIXES.some((suffix) => upper.endsWith(suffix))) return true;
+  return SENSITIVE_ENV_NAME_PATTERNS.some((pattern) => pattern.test(upper));
 }
 
-/** True when a variable of this name must not cross into the sandbox. */
+/** True when a variable of this name must not cross into the sandbox, whatever its value. */
 export function isSensitiveEnvName(name: string): boolean {
   return verdicts.get(name, () => judgeEnvName(name));
+}
+
+/** A value that looks like a secret: 12+ characters, no blanks, not a path, mixed character classes. */
+function looksSecret(value: string): boolean {
+  if (value.length < 12 || /\s/.test(value) || value.startsWith('/') || value.startsWith('~')) return false;
+  return /[0-9]/.test(value) ? /[A-Za-z]/.test(value) : /[A-Za-z]/.test(value) && /[^A-Za-z]/.test(value);
+}
+
+/** True when this variable must not cross into the sandbox, judged by its name and its value. */
+export function isSensitiveEnv(name: string, value: string): boolean {
+  if (isSensitiveEnvName(name)) return true;
+  const upper = name.toUpperCase();
+  if (valueChecked.get(upper, () => SECRET_IF_VALUE_LOOKS.some((pattern) => pattern.test(upper))) && looksSecret(value)) return true;
+  return SECRET_VALUE.test(value);
 }
 
 export const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin';
@@ -58,9 +108,11 @@ export interface SandboxEnvOptions {
   tmpDir?: string;
   /** Extra variables the runtime sets (managed caches), applied after scrubbing. */
   overrides?: Readonly<Record<string, string>>;
+  /** Receives the name of every variable scrubbed (never its value), in the source's order. */
+  scrubbed?: string[];
 }
 
-/** Scrubs secrets, then sets PATH/TERM defaults, temp variables, overrides and the markers. */
+/** Scrubs secrets (by name, then by value), then sets PATH/TERM defaults, temp variables, overrides and the markers. */
 export function buildSandboxEnv(
   source: Readonly<Record<string, string | undefined>>,
   options: SandboxEnvOptions,
@@ -71,9 +123,17 @@ export function buildSandboxEnv(
   // Names first, then one read each: process.env answers every access with a lookup.
   for (const name of Object.keys(source)) {
     if (name === '' || name.includes('=')) continue;
-    if (isSensitiveEnvName(name) && !pass?.has(name.toUpperCase())) continue;
-    const value = source[name]; // a secret's value is never even read
+    const passed = pass?.has(name.toUpperCase()) === true;
+    if (!passed && isSensitiveEnvName(name)) {
+      options.scrubbed?.push(name); // a secret's value is never even read
+      continue;
+    }
+    const value = source[name];
     if (value === undefined || value.includes('\0')) continue;
+    if (!passed && isSensitiveEnv(name, value)) {
+      options.scrubbed?.push(name);
+      continue;
+    }
     env[name] = value;
   }
   if (env.PATH === undefined || env.PATH === '') env.PATH = DEFAULT_PATH;

@@ -48,6 +48,8 @@ export interface SandboxPlan {
   /** Block creating AF_UNIX sockets (always on under network deny on Linux). */
   blockUnixSockets: boolean;
   limits: ResourceLimits;
+  /** Names of the caller's variables scrubbed from `env` as secrets (never their values). */
+  scrubbedEnv?: string[];
 }
 
 /** What the engine knows about the backend that would run a command. */

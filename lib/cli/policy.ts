@@ -4,6 +4,7 @@
 import { probeSync } from '../probe.js';
 import { existingCredentialPaths } from '../sandbox/plan.js';
 import { buildCredentialListJson } from '../credentials.js';
+import { buildSandboxEnv } from '../env.js';
 import { openCliEngine } from '../policy/cli-support.js';
 import type { EngineWithConfig } from '../policy/create-engine.js';
 import { buildEnforcementReport, type EnforcementReport } from '../backend/enforcement.js';
@@ -53,12 +54,16 @@ function buildPlan(engine: EngineWithConfig, enforcement: EnforcementReport): Re
         includePlatformRoots: true,
         privateTemp: true,
       };
+  // Which of this process's variables a command would not see (names only, never values).
+  const envPass = engine.config?.envPass ?? [];
+  const scrubbed: string[] = [];
+  buildSandboxEnv(process.env, { backend: backend.name, network: policy.network, pass: envPass, scrubbed });
   const plan: Record<string, unknown> = {
     backend: buildBackendJson(backend),
     targetBackend: disabled ? 'none' : backend.name,
     workspaceRoot: engine.workspaceRoot,
     policy: buildPolicyJson(policy),
-    permissionProfile: { fileSystem, network: { mode: disabled ? 'allow' : policy.network } },
+    permissionProfile: { fileSystem, network: { mode: disabled ? 'allow' : policy.network }, environment: { scrubbed, passed: [...envPass] } },
     commandWrapped: !disabled && isNative,
     enforcementLevel: disabled ? 'disabled' : isNative ? 'native' : 'unavailable',
     supportLevel: isNative ? 'native' : 'unavailable',

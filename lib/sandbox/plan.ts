@@ -196,6 +196,8 @@ export interface ResolvedPlanInput {
   envs: ReadonlyArray<Readonly<Record<string, string | undefined>>>;
   /** The final command environment (already scrubbed, markers set). */
   commandEnv: Record<string, string>;
+  /** Names of the variables the scrub removed (reported, never their values). */
+  scrubbedEnv?: string[];
   /** Extra write roots the runtime adds (managed caches). */
   runtimeWriteRoots?: string[];
   /** This call's filesystem facts, shared with the spec and protected-path steps (default: fresh). */
@@ -242,5 +244,6 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
     denyWrite,
     blockUnixSockets: options.network === 'deny',
     limits: options.limits,
+    scrubbedEnv: input.scrubbedEnv ?? [],
   };
 }

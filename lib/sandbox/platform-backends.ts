@@ -124,10 +124,11 @@ function preparePlan(command: SandboxCommand, options: SandboxOptions, backend: 
   const raw = options.env ?? process.env;
   const source = platform === 'win32' ? buildWindowsSourceEnv(raw) : raw;
   const argv = buildPlatformArgv(command, platform, source);
-  const commandEnv = buildSandboxEnv(source, { backend, network: checked.network, pass: checked.envPass, tmpDir });
+  const scrubbedEnv: string[] = [];
+  const commandEnv = buildSandboxEnv(source, { backend, network: checked.network, pass: checked.envPass, tmpDir, scrubbed: scrubbedEnv });
   if (platform === 'darwin') commandEnv.PATH = buildMacToolPath(commandEnv.PATH ?? '');
   const envs = options.env === undefined ? [process.env] : [process.env, options.env];
-  return resolvePlan({ argv, options: checked, envs, commandEnv });
+  return resolvePlan({ argv, options: checked, envs, commandEnv, scrubbedEnv });
 }
 
 /** Checks the command before anything is measured, created or run. */
@@ -286,7 +287,7 @@ export function startWindows(plan: SandboxPlan, options: SpawnSandboxedOptions, 
     removeTmpDir(tmpDir);
     return { exitCode: raw.exitCode, signal: raw.signal === null ? null : 'SIGKILL', ...limits.flags, protectedPathViolations: removeCreatedProtectedPaths(watched) };
   });
-  return new PlatformProcess({ pid: spawned.pid, streams: pipes.streams, backend: 'windows-appcontainer', network: plan.network, kill, exited });
+  return new PlatformProcess({ pid: spawned.pid, streams: pipes.streams, backend: 'windows-appcontainer', network: plan.network, kill, exited, scrubbedEnv: plan.scrubbedEnv ?? [] });
 }
 
 // ---- Dispatch -------------------------------------------------------------------------------
@@ -367,5 +368,6 @@ export async function collectPlatformRun(child: SandboxedProcess, options: RunOp
     network: child.network,
     protectedPathViolations: exit.protectedPathViolations,
     prewarmed: false,
+    scrubbedEnv: [...child.scrubbedEnv],
   };
 }

@@ -107,6 +107,7 @@ export function spawnDarwin(plan: SandboxPlan, options: SpawnSandboxedOptions, t
     network: plan.network,
     kill: () => killGroup(child.pid),
     exited,
+    scrubbedEnv: plan.scrubbedEnv ?? [],
   });
 }
 
@@ -134,6 +135,7 @@ export async function runDarwin(plan: SandboxPlan, options: RunOptions, tmpDir: 
       network: plan.network,
       protectedPathViolations,
       prewarmed: false,
+      scrubbedEnv: plan.scrubbedEnv ?? [],
     };
   } finally {
     removeCreatedProtectedPaths(watched);

@@ -31,6 +31,8 @@ export class PlatformProcess extends EventEmitter {
   readonly network: 'deny' | 'allow';
   /** Always false: prewarming exists on Linux only. */
   readonly prewarmed = false;
+  /** Names of the caller's variables scrubbed as secrets (never their values). */
+  readonly scrubbedEnv: readonly string[];
   /** Resolves once the command and everything it started are gone. */
   readonly exited: Promise<SandboxExit>;
   readonly #kill: () => boolean;
@@ -44,8 +46,10 @@ export class PlatformProcess extends EventEmitter {
     network: 'deny' | 'allow';
     kill: () => boolean;
     exited: Promise<SandboxExit>;
+    scrubbedEnv?: readonly string[];
   }) {
     super();
+    this.scrubbedEnv = init.scrubbedEnv ?? [];
     this.pid = init.pid;
     [this.stdin, this.stdout, this.stderr] = init.streams;
     this.stdin?.on('error', () => {}); // a command that exits without reading its input

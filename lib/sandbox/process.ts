@@ -178,6 +178,8 @@ export class SandboxedProcess extends EventEmitter {
   readonly network: 'deny' | 'allow';
   /** True when a prewarmed sandbox (set up ahead of time for the same plan) runs the command. */
   readonly prewarmed: boolean;
+  /** Names of the caller's variables scrubbed as secrets (never their values). */
+  readonly scrubbedEnv: readonly string[];
   /**
    * Resolves once the sandbox is gone (every process in it has been killed). Rejects with a
    * SandboxError when the host-side work after the exit (protected-path cleanup) failed: the
@@ -193,6 +195,7 @@ export class SandboxedProcess extends EventEmitter {
   constructor(plan: SandboxPlan, options: SpawnSandboxedOptions, context: ReturnType<typeof assertEnforceable>, script?: Buffer) {
     super();
     this.network = plan.network;
+    this.scrubbedEnv = plan.scrubbedEnv ?? [];
     const capture = options.capture;
     const modes = options.stdio ?? ['pipe', 'pipe', 'pipe'];
     const stdio: [StdioMode, StdioMode, StdioMode] = capture === undefined
@@ -352,8 +355,9 @@ export function prepareSandbox(command: SandboxCommand, options: SandboxOptions)
   resolveWorkspace(checked.workspace, facts);
   const runtime = acquireRuntimeState(checked.workspace ?? process.cwd(), { argv, lingerMs: 3000, facts });
   try {
-    const commandEnv = buildSandboxEnv(source, { backend: 'linux-native', network: checked.network, pass: checked.envPass, tmpDir: '/tmp', overrides: runtime?.env ?? {} });
-    const plan = resolvePlan({ argv, options: checked, envs: options.env === undefined ? [process.env] : [process.env, options.env], commandEnv, runtimeWriteRoots: runtime?.writeRoots ?? [], facts });
+    const scrubbedEnv: string[] = [];
+    const commandEnv = buildSandboxEnv(source, { backend: 'linux-native', network: checked.network, pass: checked.envPass, tmpDir: '/tmp', overrides: runtime?.env ?? {}, scrubbed: scrubbedEnv });
+    const plan = resolvePlan({ argv, options: checked, envs: options.env === undefined ? [process.env] : [process.env, options.env], commandEnv, scrubbedEnv, runtimeWriteRoots: runtime?.writeRoots ?? [], facts });
     attachRuntimeState(plan, runtime);
     attachHostFacts(plan, facts);
     return plan;

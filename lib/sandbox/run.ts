@@ -41,6 +41,8 @@ export interface RunResult {
   prewarmed: boolean;
   /** With keepOutputFile: the file holding all of the output, and whether every byte got there. */
   outputFile?: { path: string; complete: boolean };
+  /** Names of the caller's environment variables scrubbed as secrets (never their values). */
+  scrubbedEnv: string[];
 }
 
 const DEFAULT_MAX_BUFFER = 64 * 1024 * 1024;
@@ -133,6 +135,7 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
     network: child.network,
     protectedPathViolations: exit.protectedPathViolations,
     prewarmed: child.prewarmed,
+    scrubbedEnv: [...child.scrubbedEnv],
   };
   if (exit.execError !== undefined) result.execError = exit.execError;
   if (spill !== undefined) result.outputFile = { path: spill.path, complete: output.spillFailed !== true };
