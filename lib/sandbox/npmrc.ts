@@ -7,6 +7,7 @@ import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 
+import { isSensitiveEnvName } from '../env.js';
 import type { HostFacts } from '../host-facts.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -26,26 +27,87 @@ export function buildHostNpmrcPath(env: Env, home: string = env.HOME ?? homedir(
 }
 
 /**
- * The npmrc text without credentials: drops every setting whose key names a secret or that
- * continues onto further lines, strips user info from URLs, and keeps comments, sections and
- * everything else (registries, scope mappings, proxies, behaviour flags).
+ * A key or value as npm's ini reader decodes it: trimmed; a quoted one unquoted (single quotes
+ * dropped, then JSON-decoded, so `"_auth\u0054oken"` is `_authToken`); an unquoted one cut at the
+ * first unescaped `;` or `#`, with `\;`, `\#` and `\\` unescaped.
+ */
+export function decodeIniPart(raw: string): string {
+  let text = raw.trim();
+  const quoted = text.length > 1 && ((text.startsWith('"') && text.endsWith('"')) || (text.startsWith("'") && text.endsWith("'")));
+  if (quoted) {
+    if (text.startsWith("'")) text = text.slice(1, -1);
+    try {
+      const parsed: unknown = JSON.parse(text);
+      return typeof parsed === 'string' ? parsed : String(parsed);
+    } catch {
+      return text;
+    }
+  }
+  let out = '';
+  let escaped = false;
+  for (const c of text) {
+    if (escaped) {
+      out += '\\;#'.includes(c) ? c : `\\${c}`;
+      escaped = false;
+    } else if (c === ';' || c === '#') break;
+    else if (c === '\\') escaped = true;
+    else out += c;
+  }
+  if (escaped) out += '\\';
+  return out.trim();
+}
+
+/** `${NAME}` references npm expands in keys and values. */
+const ENV_REFERENCE = /\$\{([^}]*)\}/g;
+
+function referencesSecret(text: string): boolean {
+  for (const match of text.matchAll(ENV_REFERENCE)) if (isSensitiveEnvName(match[1] as string)) return true;
+  return false;
+}
+
+/**
+ * The npmrc text without credentials, read line by line exactly as npm's ini reader splits and
+ * decodes it (any run of CR and LF ends a line; keys and values may be quoted or escaped). Drops
+ * every setting whose decoded key names a secret, whose key is built from a `${VAR}` reference
+ * (it could resolve to anything), whose value references a secret variable, or that continues
+ * onto further lines; strips user info from URLs; keeps comments, sections and everything else
+ * (registries, scope mappings, proxies, behaviour flags). Lines are rejoined with LF.
  */
 export function buildSanitizedNpmrc(text: string): { text: string; dropped: string[] } {
   const kept: string[] = [];
   const dropped: string[] = [];
-  for (const line of text.split(/\r?\n/)) {
-    const trimmed = line.trim();
-    if (trimmed === '' || trimmed.startsWith('#') || trimmed.startsWith(';') || /^\[.*\]$/.test(trimmed)) {
+  // A section whose name carries a secret is dropped with its settings (dropping only the header
+  // would move them to the top level).
+  let skipping = false;
+  for (const line of text.split(/[\r\n]+/)) {
+    const section = /^\[([^\]]*)\]\s*$/.exec(line);
+    if (section !== null) {
+      const name = decodeIniPart(section[1] as string);
+      skipping = SECRET_KEY.test(name) || SECRET_KEY.test(section[1] as string) || name.includes('${');
+      if (skipping) dropped.push(`[${name}]`);
+      else kept.push(line);
+      continue;
+    }
+    if (line === '' || /^\s*[;#]/.test(line) || /^\s*$/.test(line)) {
       kept.push(line);
       continue;
     }
-    const eq = trimmed.indexOf('=');
-    const key = (eq === -1 ? trimmed : trimmed.slice(0, eq)).trim();
-    const value = eq === -1 ? '' : trimmed.slice(eq + 1).trim();
-    if (SECRET_KEY.test(key) || value.endsWith('\\')) dropped.push(key);
-    else if (URL_WITH_USERINFO.test(value)) {
+    if (skipping) continue;
+    const match = /^([^=]+)(=(.*))?$/.exec(line);
+    if (match === null) {
+      dropped.push('(unparsed line)'); // npm skips it too
+      continue;
+    }
+    const rawKey = match[1] as string;
+    const key = decodeIniPart(rawKey);
+    const value = match[2] === undefined ? '' : decodeIniPart(match[3] as string);
+    const rawValue = (match[3] ?? '').trim();
+    if (SECRET_KEY.test(key) || SECRET_KEY.test(rawKey) || key.includes('${') || referencesSecret(value) || rawValue.endsWith('\\')) {
+      dropped.push(key);
+    } else if (URL_WITH_USERINFO.test(value)) {
       // Keep the registry or proxy (so npm does not fall back to the public one), minus the login.
-      kept.push(`${key}=${value.replace(/(:\/\/)[^/\s@]*@/g, '$1')}`);
+      const stripped = value.replace(/(:\/\/)[^/\s@]*@/g, '$1');
+      kept.push(`${rawKey.trim()}=${/[;#"'\\]|^\s|\s$/.test(stripped) ? JSON.stringify(stripped) : stripped}`);
       dropped.push(`${key} (user info)`);
     } else kept.push(line);
   }
