@@ -32,7 +32,10 @@ const LINUX_LIMITATIONS = [
   'network namespaces are reused, one sandbox at a time, once every process of the previous sandbox is gone: its TCP connections in TIME_WAIT stay listed in /proc/net/tcp for up to a minute and can make that port busy for a server that binds without SO_REUSEADDR',
   'deny-read masks cover the paths that exist when the command starts; a credential file created later is only hidden if it is inside a masked directory',
   'git protection covers repositories at the top of a write root and one level down (the first 512 entries); deeper nested repositories are not protected',
-  'limits.processes for a root caller (whom the kernel exempts from RLIMIT_NPROC) needs a writable pids cgroup (cgroup v1 pids, or v2 with pids delegated); without one such a run is refused',
+  'limits.processes for a root caller (whom the kernel exempts from RLIMIT_NPROC) needs a writable pids cgroup (cgroup v1 pids, or v2 with pids delegated); without one such a run is refused, and the default process cap (4096) is not applied to root callers',
+  'for an unprivileged caller the process cap is RLIMIT_NPROC, counted in the sandbox\'s own user namespace on kernels 5.14 and later; on older kernels the caller\'s other processes count against it too',
+  'the process cap bounds how many processes a fork bomb holds, not the CPU they burn until the command ends or times out',
+  'a command that fills the private /tmp or /dev/shm (default caps 1 GiB and 256 MiB, less on machines with little memory) gets ENOSPC; the result does not say which cap was hit',
 ];
 
 /** The macOS and Windows backends: one layer each, with what it enforces and its limits. */

@@ -23,7 +23,12 @@ export interface ResourceLimits {
   memoryBytes?: number;
   fileSizeBytes?: number;
   openFiles?: number;
+  /** Processes and threads in the sandbox (Linux default: 4096). */
   processes?: number;
+  /** Size cap of the private /tmp in bytes (Linux default: 1 GiB or a quarter of RAM). */
+  tmpBytes?: number;
+  /** Size cap of the private /dev/shm in bytes (Linux default: 256 MiB or a sixteenth of RAM). */
+  shmBytes?: number;
 }
 
 /** Everything a backend needs to confine one command. Built by TS, validated, then applied. */

@@ -14,6 +14,7 @@ import { authorizeRun, commandText } from '../sandbox/authorize.js';
 import { quickBackendInfo, spawnSandboxed } from '../sandbox/process.js';
 import { loadPlatformBackends } from '../sandbox/platforms.js';
 import type { SandboxOptions } from '../sandbox/options.js';
+import { buildLimitsFromFlags, LIMIT_FLAG_DEFS, LIMIT_FLAGS_HELP } from './limit-flags.js';
 import { UsageError, flagList, flagString, parseArgs, parseTimeout } from './args.js';
 import { isTerminal } from './terminal.js';
 import { warnParserFailure } from './io.js';
@@ -40,7 +41,7 @@ Options:
   --deny-read P        hide P from the command (repeatable)
   --deny-write P       keep P read-only (repeatable)
   --timeout SECONDS    kill the sandbox after SECONDS
-  -c STRING            run STRING with /bin/sh -c
+${LIMIT_FLAGS_HELP}  -c STRING            run STRING with /bin/sh -c
   --output-format F    text (default: stdio passed through), stream-json (stream-json v2
                        events on stdout, output captured and redacted) or json (snake_case
                        records, one per line, ending with {"type":"done","exit_code":N})
@@ -63,6 +64,7 @@ const FLAGS = [
   { name: 'timeout', type: 'string' as const },
   { name: 'command', short: 'c', type: 'string' as const },
   { name: 'output-format', type: 'string' as const },
+  ...LIMIT_FLAG_DEFS,
 ];
 
 const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 };
@@ -91,6 +93,8 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
     denyRead: flagList(args, 'deny-read'),
     denyWrite: flagList(args, 'deny-write'),
   };
+  const limits = buildLimitsFromFlags(args);
+  if (Object.keys(limits).length > 0) options.limits = limits;
   const workspace = flagString(args, 'workspace');
   const cwd = flagString(args, 'cwd');
   if (workspace !== undefined) options.workspace = workspace;
@@ -137,6 +141,9 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
     io.stderr(`zero-sandbox run: sandbox blocked creation of protected workspace metadata path ${path} (removed)\n`);
   }
   if (exit.protectedPathViolations.length > 0 && exit.exitCode === 0) return 1;
+  if (exit.limitsHit?.includes('processes') === true) {
+    io.stderr('zero-sandbox run: the command reached the process cap (limits.processes); forks were refused. Raise it with --limit-processes N\n');
+  }
   if (exit.timedOut) {
     io.stderr(`zero-sandbox run: timed out after ${timeout} s; the sandbox was killed\n`);
     return 124;

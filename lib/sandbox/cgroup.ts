@@ -51,12 +51,16 @@ export function findPidsCgroupParent(
 }
 
 export interface PidsLimit {
-  /** cgroup.procs of the new cgroup, opened for the sandbox's first process to write "0" to. */
+  /** cgroup.procs of the cgroup, opened for the sandbox's first process to write "0" to. */
   fd: number;
   dir: string;
   /** Closes our descriptor; call once the native spawn has returned. */
   closeFd(): void;
-  /** Removes the cgroup once every process in it is gone (retries briefly while init exits). */
+  /** Moves an already running process (a prewarmed sandbox's init, before it starts anything) in. */
+  adopt(pid: number): void;
+  /** True when a fork was refused for the cap since the cgroup was handed out. */
+  hit(): boolean;
+  /** Hands the cgroup back once every process in it is gone (kept for the next run, or removed). */
   remove(): void;
 }
 
@@ -85,45 +89,131 @@ function removeOrphans(parent: string): void {
   }
 }
 
-/** Creates a pids cgroup limited to `max` processes, or refuses (fail closed) naming why. */
-export function createPidsLimit(max: number, parent = findPidsCgroupParent()): PidsLimit {
-  if (parent === undefined || !existsSync(parent)) {
-    throw new SandboxError(
-      'sandbox_unavailable',
-      'limits.processes cannot be enforced for a root caller: the kernel exempts root from RLIMIT_NPROC and no writable pids cgroup was found. Run as an ordinary user or drop the limit.',
-      { layer: 'limits' },
-    );
+let parentMemo: { value: string | undefined } | undefined;
+
+/** findPidsCgroupParent() for this process, looked up once (our cgroup does not move). */
+export function pidsCgroupParent(): string | undefined {
+  parentMemo ??= { value: findPidsCgroupParent() };
+  return parentMemo.value;
+}
+
+/** How many forks the cap refused so far ("max N" in pids.events); 0 when unreadable. */
+function refusedForks(dir: string): number {
+  try {
+    return Number(/^max (\d+)/m.exec(readFileSync(join(dir, 'pids.events'), 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
   }
-  removeOrphans(parent);
-  const dir = join(parent, `zero-sandbox-${process.pid}-${++counter}`);
+}
+
+// Emptied cgroups kept for the next run of the same cap: creating and removing one costs more
+// than a sandbox start on a loaded machine. Bounded; removed when the process exits.
+const IDLE_LIMIT = 8;
+const idle = new Map<string, string[]>();
+let exitHook = false;
+
+function removeIdleOnExit(): void {
+  if (exitHook) return;
+  exitHook = true;
+  process.once('exit', () => {
+    for (const dirs of idle.values()) {
+      for (const dir of dirs) {
+        try {
+          rmdirSync(dir);
+        } catch {
+          // still busy: the next process removes it as an orphan
+        }
+      }
+    }
+  });
+}
+
+function isEmpty(dir: string): boolean {
+  try {
+    return readFileSync(join(dir, 'pids.current'), 'utf8').trim() === '0';
+  } catch {
+    return false;
+  }
+}
+
+/** An emptied cgroup of this cap kept from an earlier run, or undefined. */
+function takeIdle(key: string): string | undefined {
+  const dirs = idle.get(key);
+  if (dirs === undefined) return undefined;
+  for (let i = 0; i < dirs.length; i++) {
+    const dir = dirs[i] as string;
+    if (isEmpty(dir)) {
+      dirs.splice(i, 1);
+      return dir;
+    }
+  }
+  return undefined;
+}
+
+function unavailable(): SandboxError {
+  return new SandboxError(
+    'sandbox_unavailable',
+    'limits.processes cannot be enforced for a root caller: the kernel exempts root from RLIMIT_NPROC and no writable pids cgroup was found. Run as an ordinary user or drop the limit.',
+    { layer: 'limits' },
+  );
+}
+
+/**
+ * A pids cgroup limited to `max` processes, or a refusal (fail closed) naming why. With
+ * `required` false (the default cap rather than one the caller asked for), no writable pids
+ * hierarchy gives undefined instead: the loss report states that edge.
+ */
+export function createPidsLimit(max: number, parent = pidsCgroupParent(), required = true): PidsLimit | undefined {
+  if (parent === undefined || !existsSync(parent)) {
+    if (!required) return undefined;
+    throw unavailable();
+  }
+  const key = `${parent}\0${max}`;
+  let dir = takeIdle(key);
   let fd = -1;
   try {
-    mkdirSync(dir, { mode: 0o755 });
-    writeFileSync(join(dir, 'pids.max'), `${max}\n`);
+    if (dir === undefined) {
+      if (counter === 0) removeOrphans(parent);
+      dir = join(parent, `zero-sandbox-${process.pid}-${++counter}`);
+      mkdirSync(dir, { mode: 0o755 });
+      writeFileSync(join(dir, 'pids.max'), `${max}\n`);
+    }
     fd = openSync(join(dir, 'cgroup.procs'), 'w');
   } catch (error) {
     try {
-      rmdirSync(dir);
+      if (dir !== undefined) rmdirSync(dir);
     } catch {
       // nothing was created
     }
-    throw new SandboxError('sandbox_unavailable', `limits.processes: cannot set up the pids cgroup ${dir}: ${(error as Error).message}`, {
+    if (!required) return undefined;
+    throw new SandboxError('sandbox_unavailable', `limits.processes: cannot set up the pids cgroup ${dir ?? parent}: ${(error as Error).message}`, {
       layer: 'limits',
-      path: dir,
+      path: dir ?? parent,
       cause: error,
     });
   }
+  const cgroup = dir;
+  const refusedBefore = refusedForks(cgroup);
+  removeIdleOnExit();
   const closeFd = () => {
     if (fd >= 0) closeSync(fd);
     fd = -1;
   };
+  const adopt = (pid: number) => writeFileSync(join(cgroup, 'cgroup.procs'), `${pid}\n`);
+  const hit = () => refusedForks(cgroup) > refusedBefore;
   const remove = (attempt = 0): void => {
+    const dirs = idle.get(key) ?? [];
+    if (dirs.length < IDLE_LIMIT) {
+      dirs.push(cgroup);
+      idle.set(key, dirs);
+      return;
+    }
     try {
-      rmdirSync(dir);
+      rmdirSync(cgroup);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'EBUSY' && attempt < 100) setTimeout(() => remove(attempt + 1), 10).unref();
     }
   };
-  return { fd, dir, closeFd, remove: () => remove() };
+  return { fd, dir: cgroup, closeFd, adopt, hit, remove: () => remove() };
 }

@@ -138,6 +138,9 @@ export interface CheckedOptions {
   timeoutMs: number | undefined;
 }
 
+/** The names `options.limits` accepts. */
+export const LIMIT_NAMES: readonly string[] = ['cpuSeconds', 'memoryBytes', 'fileSizeBytes', 'openFiles', 'processes', 'tmpBytes', 'shmBytes'];
+
 /** Type checks of the caller's options (existence checks happen when the plan is resolved). */
 export function checkOptions(options: SandboxOptions): CheckedOptions {
   if (typeof options !== 'object' || options === null) throw invalid('options must be an object');
@@ -149,8 +152,8 @@ export function checkOptions(options: SandboxOptions): CheckedOptions {
   const raw = options.limits ?? {};
   if (typeof raw !== 'object' || raw === null) throw invalid('options.limits must be an object');
   for (const key of Object.keys(raw)) {
-    if (!['cpuSeconds', 'memoryBytes', 'fileSizeBytes', 'openFiles', 'processes'].includes(key)) {
-      throw invalid(`options.limits.${key} is not a known limit (cpuSeconds, memoryBytes, fileSizeBytes, openFiles, processes)`);
+    if (!LIMIT_NAMES.includes(key)) {
+      throw invalid(`options.limits.${key} is not a known limit (${LIMIT_NAMES.join(', ')})`);
     }
     const value = positiveInt((raw as Record<string, unknown>)[key], `limits.${key}`);
     if (value !== undefined) (limits as Record<string, number>)[key] = value;

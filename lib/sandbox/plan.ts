@@ -176,7 +176,14 @@ export function existingCredentialPaths(
   const candidates = new Set(envs.flatMap((env) => buildCredentialBaseline({ env, list })));
   for (const candidate of candidates) {
     // Most candidates are absent: check without throwing (exceptions are slow) before resolving.
-    if (facts.lstat(candidate) === undefined) continue;
+    // One we may not even look up (EACCES) is unreadable to the command as well.
+    let present: boolean;
+    try {
+      present = facts.lstat(candidate) !== undefined;
+    } catch {
+      continue;
+    }
+    if (!present) continue;
     let real: string;
     try {
       real = facts.realpath(candidate);

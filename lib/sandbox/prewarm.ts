@@ -44,10 +44,11 @@ function buildSeccompJson(words: BigUint64Array): string {
 
 /**
  * Everything that shapes the sandbox itself; argv, env, cwd, stdio and limits come at launch. The
- * text is `JSON.stringify({ ...linux minus rlimits and seccomp, seccomp: words as hex })`.
+ * text is `JSON.stringify({ ...linux minus rlimits, the run's cgroup and seccomp, seccomp: words
+ * as hex })`. The pids cgroup is per run: a prewarmed init is moved into it at launch.
  */
 export function buildPrewarmKey(spec: LinuxNativeSpec): string {
-  const { rlimits: _limits, seccomp, ...rest } = spec.linux;
+  const { rlimits: _limits, cgroupProcsFd: _cgroup, seccomp, ...rest } = spec.linux;
   const head = JSON.stringify(rest);
   return `${head === '{}' ? '{' : `${head.slice(0, -1)},`}"seccomp":${buildSeccompJson(seccomp)}}`;
 }
@@ -140,7 +141,8 @@ export class PrewarmPool {
     try {
       let prepared = this.#prepared.get(key);
       if (prepared === undefined) {
-        const warmSpec: LinuxNativeSpec = { ...spec, stdio: ['ignore', 'ignore', 'ignore'] };
+        const { cgroupProcsFd: _cgroup, ...linux } = spec.linux;
+        const warmSpec: LinuxNativeSpec = { ...spec, linux, stdio: ['ignore', 'ignore', 'ignore'] };
         prepared = callNative((binding) => binding.prepareWarm(warmSpec));
         this.#prepared.set(key, prepared);
         // Bounded like the pool: the oldest policy's handle goes first.

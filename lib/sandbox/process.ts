@@ -16,6 +16,7 @@ import type { BackendInfo, SandboxBackendName, SandboxPlan } from '../backend/ty
 import { checkOptions, commandScript, normalizeCommand, type SandboxCommand, type SandboxOptions } from './options.js';
 import { resolvePlan, resolveWorkspace } from './plan.js';
 import { createPidsLimit } from './cgroup.js';
+import { DEFAULT_PROCESSES } from './default-limits.js';
 import { missingProtectedPaths, removeCreatedProtectedPaths } from './protected.js';
 import { buildPrewarmKey, prewarmEnabled, prewarmPool } from './prewarm.js';
 import type { NativeExit, NativeSpawned } from '../native/types.js';
@@ -36,6 +37,8 @@ export interface SandboxExit {
   aborted: boolean;
   /** Protected paths (.zero, .agents, .git/hooks, ...) the command created; they were removed. */
   protectedPathViolations: string[];
+  /** Caps the command ran into (`processes`: a fork was refused), when the kernel tells. */
+  limitsHit?: string[];
 }
 
 export interface SpawnSandboxedOptions extends SandboxOptions {
@@ -201,8 +204,10 @@ export class SandboxedProcess extends EventEmitter {
     const stdio: [StdioMode, StdioMode, StdioMode] = capture === undefined
       ? modes.map((mode, i): StdioMode => (mode === 'inherit' ? i : mode)) as [StdioMode, StdioMode, StdioMode]
       : [capture.inheritStdin === true ? 0 : capture.input.length <= DIRECT_INPUT_BYTES ? capture.input : 'pipe', 'capture', 'capture'];
-    // A root caller's process limit is a pids cgroup (RLIMIT_NPROC does not bind root).
-    const pids = context.isRoot && plan.limits.processes !== undefined ? createPidsLimit(plan.limits.processes) : undefined;
+    // A root caller's process limit is a pids cgroup (RLIMIT_NPROC does not bind root). The
+    // default cap is used where a writable pids hierarchy exists; one the caller set is required.
+    const processes = plan.limits.processes ?? DEFAULT_PROCESSES;
+    const pids = context.isRoot ? createPidsLimit(processes, undefined, plan.limits.processes !== undefined) : undefined;
     // The filesystem facts the plan was resolved with (this call only): each path looked up once.
     const facts = takeHostFacts(plan);
     let spec;
@@ -249,6 +254,7 @@ export class SandboxedProcess extends EventEmitter {
         aborted: this.#aborted,
         protectedPathViolations: removeCreatedProtectedPaths(watched),
       };
+      if (pids?.hit() === true) exit.limitsHit = ['processes'];
       pids?.remove();
       if (raw.execErrno !== 0) {
         const code = Object.entries(constants.errno).find(([, value]) => value === raw.execErrno)?.[0] ?? `errno ${raw.execErrno}`;
@@ -273,18 +279,29 @@ export class SandboxedProcess extends EventEmitter {
         if (this.listenerCount('error') > 0) this.emit('error', failure);
       }
     };
-    // A pids cgroup is joined, and a long script's descriptor installed, at clone time: such a run
-    // never uses a prewarmed sandbox.
-    const key = prewarmEnabled(options.prewarm) && pids === undefined && script === undefined ? buildPrewarmKey(spec) : undefined;
+    // A pids cgroup is joined at clone time (a prewarmed sandbox's init and waiting command
+    // process, which have started nothing yet, are moved into it before the launch); a long
+    // script's descriptor is installed at clone time: such a run never uses a prewarmed sandbox.
+    const key = prewarmEnabled(options.prewarm) && script === undefined ? buildPrewarmKey(spec) : undefined;
     let native: NativeSpawned | null = null;
-    const warm = key === undefined ? undefined : prewarmPool.take(key);
+    let warm = key === undefined ? undefined : prewarmPool.take(key);
+    if (warm !== undefined && pids !== undefined) {
+      try {
+        pids.adopt(warm.pid);
+      } catch {
+        const stale = warm;
+        callNative((binding) => binding.kill(stale.pid, 9));
+        warm = undefined; // start cold instead
+      }
+    }
     if (warm !== undefined) {
       warm.listener = onExit;
       const launch = { argv: spec.argv, env: spec.env, cwd: spec.cwd, stdio: spec.stdio, rlimits: spec.linux.rlimits, maxBuffer: capture?.maxBuffer, overflowKill: capture?.overflowKill === true, ...(capture?.spill === undefined ? {} : { spill: capture.spill }) };
       native = callNative((binding) => binding.launch(warm.pid, launch));
       if (native === null) {
         warm.listener = undefined; // it died before it could be used: start cold instead
-        callNative((binding) => binding.kill(warm.pid, 9));
+        const dead = warm;
+        callNative((binding) => binding.kill(dead.pid, 9));
       }
     }
     this.prewarmed = native !== null && warm !== undefined;
@@ -298,12 +315,12 @@ export class SandboxedProcess extends EventEmitter {
         };
         native = callNative((binding) => binding.spawn(full, onExit));
       } catch (error) {
+        pids?.closeFd();
         pids?.remove();
         throw explainSpawnFailure(error, plan);
-      } finally {
-        pids?.closeFd();
       }
     }
+    pids?.closeFd();
     // Warming the next sandbox waits until this call has returned its process.
     if (key !== undefined) {
       const generation = prewarmPool.generation;

@@ -43,6 +43,8 @@ export interface RunResult {
   outputFile?: { path: string; complete: boolean };
   /** Names of the caller's environment variables scrubbed as secrets (never their values). */
   scrubbedEnv: string[];
+  /** Caps the command ran into (`processes`: a fork was refused), when the kernel tells. */
+  limitsHit?: string[];
 }
 
 const DEFAULT_MAX_BUFFER = 64 * 1024 * 1024;
@@ -139,5 +141,6 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
   };
   if (exit.execError !== undefined) result.execError = exit.execError;
   if (spill !== undefined) result.outputFile = { path: spill.path, complete: output.spillFailed !== true };
+  if (exit.limitsHit !== undefined) result.limitsHit = [...exit.limitsHit];
   return result;
 }

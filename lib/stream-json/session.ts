@@ -179,6 +179,7 @@ function buildMeta(result: RunResult, cwd: string, exitCode: number, shown: { ou
   if (result.timedOut) meta.sandbox_timed_out = 'true';
   if (result.protectedPathViolations.length > 0) meta.sandbox_protected_path_violations = result.protectedPathViolations.join('\n');
   if (result.scrubbedEnv.length > 0) meta.sandbox_scrubbed_env = result.scrubbedEnv.join('\n');
+  if (result.limitsHit !== undefined) meta.sandbox_limits_hit = result.limitsHit.join('\n');
   const first = result.denials[0];
   if (first !== undefined) {
     Object.assign(meta, denialMeta(first));

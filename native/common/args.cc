@@ -138,6 +138,15 @@ void ParseLinux(const Napi::Object& obj, backend::LinuxSpec* out) {
     op.path = String(m, "path", w + ".mounts[]");
     Napi::Value slot = m.Get("slot");
     if (slot.IsNumber()) op.source = std::to_string(slot.As<Napi::Number>().Int32Value());
+    Napi::Value size = m.Get("size");
+    if (size.IsNumber()) {
+      // A tmpfs size cap in bytes: a whole positive number, else the spec is refused.
+      double bytes = size.As<Napi::Number>().DoubleValue();
+      if (!(bytes >= 1 && bytes <= 9007199254740991.0) || bytes != static_cast<double>(static_cast<int64_t>(bytes))) {
+        throw Napi::TypeError::New(m.Env(), w + ".mounts[].size must be a positive integer");
+      }
+      op.data = "mode=1777,size=" + std::to_string(static_cast<int64_t>(bytes));
+    }
     out->mounts.push_back(op);
   }
   Napi::Array rules = Array(obj, "landlockRules", w);

@@ -39,6 +39,7 @@ struct MountOp {
   std::string kind;    // see lib/backend/linux/mounts.ts for the vocabulary
   std::string path;    // target path
   std::string source;  // source path where the kind needs one
+  std::string data;    // tmpfs: mount options with the size cap ("mode=1777,size=N"), else empty
 };
 
 // One Landlock rule: `access` rights beneath `path`. `after_mounts` rules are added by the child

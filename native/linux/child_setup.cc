@@ -146,7 +146,8 @@ int ApplyMount(ChildPlan* plan, const MountStep& step, int* mask_staging) {
     case kMountReadonlyAll:
       return SetAttr(AT_FDCWD, "/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0);
     case kMountTmpfs:
-      return mount("tmpfs", step.path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+      return mount("tmpfs", step.path, "tmpfs", MS_NOSUID | MS_NODEV,
+                   step.data != nullptr ? step.data : "mode=1777");
     case kMountMkdirs:
       return MakeDirs(step.path);
     case kMountAttach:

@@ -34,7 +34,7 @@ enum Stage : int32_t {
 enum MountKind : int32_t {
   kMountDetachClone = 1,  // open_tree(path, CLONE|RECURSIVE) into slot `slot`, nosuid
   kMountReadonlyAll,      // mount_setattr("/", RECURSIVE, RDONLY|NOSUID)
-  kMountTmpfs,            // tmpfs at path, mode 1777
+  kMountTmpfs,            // tmpfs at path, mode 1777, size-capped when `data` says so
   kMountMkdirs,           // create missing directories of path (inside our own tmpfs)
   kMountAttach,           // move_mount(slot `slot`) onto path
   kMountReadonlyBind,     // bind path onto itself, read-only
@@ -49,6 +49,7 @@ struct MountStep {
   int32_t kind;
   int32_t slot;
   const char* path;
+  const char* data;  // tmpfs mount options (nullptr: "mode=1777")
 };
 
 struct LandlockStep {

@@ -337,9 +337,11 @@ int Main(int argc, char** argv, char** envp) {
     }
   }
   // Kill every process the command left behind and reap them all. (The kernel would do the same
-  // when this process exits; doing it here keeps the exit path short.)
-  SYS(kill, -1, kSigkill);
+  // when this process exits; doing it here keeps the exit path short.) The kill is repeated
+  // before every wait: one kill(-1) misses children forked while it walks the process list, and
+  // a fork bomb would keep forking into the freed slots for ever.
   for (;;) {
+    SYS(kill, -1, kSigkill);
     long pid = SYS(wait4, -1, 0, 0, 0);
     if (pid == -kEchild) break;
     if (pid < 0 && pid != -kEintr) break;

@@ -247,6 +247,7 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
     step.kind = kind;
     step.slot = op.source.empty() ? -1 : atoi(op.source.c_str());
     step.path = op.path.c_str();
+    step.data = op.data.empty() ? nullptr : op.data.c_str();
     mounts.push_back(step);
   }
   std::vector<child_setup::LandlockStep> after;

@@ -27,6 +27,8 @@ export interface MountOp {
   path: string;
   /** The detached-mount slot for detach_clone/attach. */
   slot?: number;
+  /** tmpfs: its size cap in bytes. */
+  size?: number;
 }
 
 /** What the host looks like, as far as the mount plan needs to know (injected for tests). */
@@ -47,9 +49,14 @@ export function outermostRoots(roots: string[]): string[] {
   return kept;
 }
 
+/**
+ * The mount operations for a plan. `sizes` caps the private /tmp and /dev/shm (RAM-backed and
+ * charged to no process: unbounded, a command could fill the host's memory).
+ */
 export function buildMountPlan(
   plan: Pick<SandboxPlan, 'writeRoots' | 'denyRead' | 'denyWrite'>,
   host: HostView,
+  sizes: { tmpBytes?: number; shmBytes?: number } = {},
 ): { ops: MountOp[]; privateTmp: boolean } {
   const ops: MountOp[] = [];
   const roots = outermostRoots(plan.writeRoots.map((w) => w.root));
@@ -58,8 +65,9 @@ export function buildMountPlan(
   const privateTmp = !roots.some((root) => isWithin(root, '/tmp'));
   roots.forEach((root, slot) => ops.push({ kind: 'detach_clone', path: root, slot }));
   ops.push({ kind: 'readonly_all', path: '/' });
-  if (privateTmp) ops.push({ kind: 'tmpfs', path: '/tmp' });
-  ops.push({ kind: 'tmpfs', path: '/dev/shm' });
+  const tmpfs = (path: string, size: number | undefined): MountOp => (size === undefined ? { kind: 'tmpfs', path } : { kind: 'tmpfs', path, size });
+  if (privateTmp) ops.push(tmpfs('/tmp', sizes.tmpBytes));
+  ops.push(tmpfs('/dev/shm', sizes.shmBytes));
   roots.forEach((root, slot) => {
     if (privateTmp && isWithin('/tmp', root)) ops.push({ kind: 'mkdirs', path: root });
     ops.push({ kind: 'attach', path: root, slot });

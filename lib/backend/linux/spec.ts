@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { SandboxError } from '../../errors.js';
 import type { HostFacts } from '../../host-facts.js';
 import type { SandboxPlan } from '../types.js';
+import { buildLinuxLimits } from '../../sandbox/default-limits.js';
 import { buildLandlockPlan, type RootEntry } from './landlock.js';
 import { buildMountPlan, PROC_READONLY, type HostView, type MountOp } from './mounts.js';
 import { buildSeccompWords, seccompArchFor } from './seccomp.js';
@@ -71,6 +72,17 @@ export function buildRlimits(limits: SandboxPlan['limits'], isRoot: boolean, pro
     add(RLIMIT.NPROC, limits.processes);
   }
   return out;
+}
+
+/**
+ * The limits applied at spawn: the defaults filled in, except the default process cap for a root
+ * caller without a pids cgroup (the kernel exempts root from RLIMIT_NPROC; the loss report says
+ * so). A process limit the caller set is kept, and refused in that case (buildRlimits).
+ */
+function spawnLimits(asked: SandboxPlan['limits'], limits: SandboxPlan['limits'], context: LinuxSpecContext): SandboxPlan['limits'] {
+  if (asked.processes !== undefined || !context.isRoot || context.cgroupProcsFd !== undefined) return limits;
+  const { processes: _default, ...rest } = limits;
+  return rest;
 }
 
 let rootEntries: RootEntry[] | undefined;
@@ -147,7 +159,8 @@ export function buildLinuxSpec(
   if (arch === undefined) {
     throw new SandboxError('sandbox_unavailable', `no seccomp filter is defined for the ${context.arch} architecture; refusing to run unfiltered`, { layer: 'seccomp' });
   }
-  const mounts = buildMountPlan(plan, host);
+  const limits = buildLinuxLimits(plan.limits);
+  const mounts = buildMountPlan(plan, host, limits);
   const landlock = buildLandlockPlan(plan, { abi: context.landlockAbi, rootEntries: entries, privateTmp: mounts.privateTmp });
   const seccomp = buildSeccompWords({ arch, network: plan.network, blockUnixSockets: plan.blockUnixSockets });
   return {
@@ -164,7 +177,7 @@ export function buildLinuxSpec(
       landlockScoped: landlock.scoped,
       landlockRules: landlock.rules,
       seccomp,
-      rlimits: buildRlimits(plan.limits, context.isRoot, context.cgroupProcsFd !== undefined),
+      rlimits: buildRlimits(spawnLimits(plan.limits, limits, context), context.isRoot, context.cgroupProcsFd !== undefined),
       ...(context.cgroupProcsFd === undefined ? {} : { cgroupProcsFd: context.cgroupProcsFd }),
     },
   };

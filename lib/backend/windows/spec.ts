@@ -223,7 +223,7 @@ export function buildAppContainerSpec(plan: SandboxPlan, options: AppContainerOp
   if (plan.network !== 'deny' && plan.network !== 'allow') {
     throw new SandboxError('invalid_argument', `appcontainer spec: network ${JSON.stringify(plan.network)} is neither "deny" nor "allow"`);
   }
-  for (const name of ['cpuSeconds', 'fileSizeBytes', 'openFiles'] as const) {
+  for (const name of ['cpuSeconds', 'fileSizeBytes', 'openFiles', 'tmpBytes', 'shmBytes'] as const) {
     if (plan.limits[name] !== undefined) {
       throw new SandboxError('sandbox_unavailable', `appcontainer: the limit ${name} cannot be enforced by a Windows job object; remove it or run on Linux`, { layer: 'job' });
     }

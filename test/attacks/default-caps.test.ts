@@ -1,0 +1,99 @@
+// Attack: with no limits given, a command fills the RAM-backed private /tmp and /dev/shm (charged
+// to no process, so the OOM killer takes host processes) or runs a fork bomb until the host
+// cannot start processes. Fix: every Linux run gets default caps: /tmp and /dev/shm are
+// size-capped tmpfs mounts, and the number of processes is capped (a pids cgroup for a root
+// caller, RLIMIT_NPROC counted in the sandbox's own user namespace otherwise). Checked as root
+// and as an unprivileged user, with the host spawning processes afterwards.
+import { spawnSync } from 'node:child_process';
+import { chmodSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { DEFAULT_PROCESSES, DEFAULT_SHM_BYTES, DEFAULT_TMP_BYTES } from '../../lib/sandbox/default-limits.js';
+import { makeTree, py, sandboxTest, sh } from '../helpers/sandbox.js';
+
+const FORK_UNTIL_REFUSED = [
+  'import os, time, errno, sys',
+  'n = 0',
+  'while True:',
+  '    try:',
+  '        pid = os.fork()',
+  '    except OSError as e:',
+  '        print("refused", n, errno.errorcode[e.errno]); sys.stdout.flush(); break',
+  '    if pid == 0:',
+  '        time.sleep(60); os._exit(0)',
+  '    n += 1',
+].join('\n');
+
+function hostStillSpawns(): void {
+  for (let i = 0; i < 20; i++) assert.is(spawnSync('/bin/true').status, 0, 'the host can still start processes');
+}
+
+sandboxTest('the private /tmp and /dev/shm have the default size caps, and filling them stops at the cap', async () => {
+  const t = makeTree();
+  try {
+    const r = await sh(t, [
+      'df -B1 --output=size /tmp /dev/shm | tail -n 2 | tr "\\n" " "; echo',
+      `head -c ${DEFAULT_TMP_BYTES + 64 * 1024 * 1024} /dev/zero > /tmp/fill 2>/tmp/err; echo "tmp-exit=$?"; stat -c "tmp-size=%s" /tmp/fill; cat /tmp/err; rm -f /tmp/fill`,
+      `head -c ${DEFAULT_SHM_BYTES + 64 * 1024 * 1024} /dev/zero > /dev/shm/fill; echo "shm-exit=$?"; stat -c "shm-size=%s" /dev/shm/fill`,
+    ].join('; '), { timeoutMs: 120_000 });
+    const [tmpSize, shmSize] = (r.stdout.split('\n')[0] as string).trim().split(/\s+/).map(Number);
+    assert.is(tmpSize, DEFAULT_TMP_BYTES, r.stdout + r.stderr);
+    assert.is(shmSize, DEFAULT_SHM_BYTES);
+    assert.match(r.stdout, /tmp-exit=1/);
+    assert.match(r.stdout + r.stderr, /No space left on device/);
+    assert.ok(Number(/tmp-size=(\d+)/.exec(r.stdout)?.[1]) <= DEFAULT_TMP_BYTES);
+    assert.match(r.stdout, /shm-exit=1/);
+    assert.ok(Number(/shm-size=(\d+)/.exec(r.stdout)?.[1]) <= DEFAULT_SHM_BYTES);
+    hostStillSpawns();
+    const small = await sh(t, 'df -B1 --output=size /tmp /dev/shm | tail -n 2 | tr "\\n" " "', { limits: { tmpBytes: 8 * 1024 * 1024, shmBytes: 4 * 1024 * 1024 } });
+    assert.equal(small.stdout.trim().split(/\s+/).map(Number), [8 * 1024 * 1024, 4 * 1024 * 1024], 'limits.tmpBytes and limits.shmBytes set the caps');
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('a fork bomb with no limits given is bounded by the default process cap; the run ends on time and the host keeps spawning', async () => {
+  const t = makeTree();
+  try {
+    // The bomb churns at the cap for ever (every exit frees a slot another fork takes); when the
+    // command (which forks nothing itself) exits, every process in the sandbox goes with it.
+    const started = Date.now();
+    const r = await py(t, 'import os, time\nif os.fork() == 0:\n    os.execv("/bin/sh", ["sh", "-c", "b() { b | b & }; b"])\ntime.sleep(3)', { timeoutMs: 120_000 });
+    assert.not.ok(r.timedOut, 'the sandbox ended with its command, bomb included');
+    assert.ok(Date.now() - started < 120_000, `the sandbox went away (${Date.now() - started} ms)`);
+    if (process.getuid?.() === 0) assert.equal(r.limitsHit, ['processes'], 'the pids cgroup refused forks: the result says which cap was hit');
+    hostStillSpawns();
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('for an unprivileged caller the default cap holds, counted apart from the user\'s host processes', async () => {
+  const t = makeTree();
+  try {
+    chmodSync(t.base, 0o755);
+    chmodSync(t.ws, 0o777);
+    const run = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'lib', 'sandbox', 'run.js');
+    const script = `const { runSandboxed } = await import(${JSON.stringify(run)});
+const r = await runSandboxed(['python3', '-c', ${JSON.stringify(FORK_UNTIL_REFUSED)}], { workspace: ${JSON.stringify(t.ws)}, limits: { processes: 64 }, timeoutMs: 60000 });
+process.stdout.write(r.stdout + r.stderr);
+const d = await runSandboxed(['/bin/sh', '-c', 'echo "default-nproc=$(ulimit -p)"'], { workspace: ${JSON.stringify(t.ws)} });
+process.stdout.write(d.stdout + d.stderr);`;
+    // 100 processes of the same user on the host first: they must not count against the sandbox.
+    const out = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'sh', '-c', 'for i in $(seq 100); do sleep 30 & done; node --input-type=module -e "$1"; kill $(jobs -p)', 'sh', script], {
+      encoding: 'utf8', cwd: t.ws, env: { PATH: process.env.PATH, HOME: t.ws }, timeout: 90_000,
+    });
+    const refused = /refused (\d+) EAGAIN/.exec(out.stdout);
+    assert.ok(refused !== null, out.stdout + out.stderr);
+    assert.ok(Number(refused[1]) > 50 && Number(refused[1]) < 64, `the cap of 64 held in the sandbox alone (${refused[1]} children)`);
+    assert.match(out.stdout, new RegExp(`default-nproc=${DEFAULT_PROCESSES}\\n`), 'with no limit given, the default cap applies');
+    hostStillSpawns();
+  } finally {
+    t.cleanup();
+  }
+});
+
+test.run();
