@@ -78,3 +78,14 @@ export function timeoutDenial(timeoutMs: number): SandboxDenial {
     nextAction: 'change_command',
   };
 }
+
+/** A denial for forks refused at the process cap (limits.processes, default 4096). */
+export function processCapDenial(): SandboxDenial {
+  return {
+    capability: { kind: 'resource_limit', scope: 'limits.processes' },
+    source: 'configured_policy',
+    reason: 'the command reached the process cap (limits.processes); further forks were refused',
+    recoverable: true,
+    nextAction: 'change_command',
+  };
+}

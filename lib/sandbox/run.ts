@@ -11,7 +11,7 @@ import type { RunOptions, SandboxCommand } from './options.js';
 import { spawnSandboxed, type CapturedOutput, type CapturedStream, type SandboxExit } from './process.js';
 import { runOnPlatform } from './platforms.js';
 import { truncationMarker } from './truncation.js';
-import { outputCapDenial, protectedPathDenial, timeoutDenial, type SandboxDenial } from './denials.js';
+import { outputCapDenial, protectedPathDenial, timeoutDenial, processCapDenial, type SandboxDenial } from './denials.js';
 
 export interface RunResult {
   exitCode: number | null;
@@ -123,6 +123,7 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
     if (output[stream].tail !== undefined) denials.push(outputCapDenial(stream, maxBuffer, false));
   }
   if (exit.timedOut && options.timeoutMs !== undefined) denials.push(timeoutDenial(options.timeoutMs));
+  if (exit.limitsHit?.includes('processes') === true) denials.push(processCapDenial());
   const result: RunResult = {
     exitCode: exit.exitCode,
     signal: exit.signal,

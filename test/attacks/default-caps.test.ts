@@ -64,7 +64,10 @@ sandboxTest('a fork bomb with no limits given is bounded by the default process 
     const r = await py(t, 'import os, time\nif os.fork() == 0:\n    os.execv("/bin/sh", ["sh", "-c", "b() { b | b & }; b"])\ntime.sleep(3)', { timeoutMs: 120_000 });
     assert.not.ok(r.timedOut, 'the sandbox ended with its command, bomb included');
     assert.ok(Date.now() - started < 120_000, `the sandbox went away (${Date.now() - started} ms)`);
-    if (process.getuid?.() === 0) assert.equal(r.limitsHit, ['processes'], 'the pids cgroup refused forks: the result says which cap was hit');
+    if (process.getuid?.() === 0) {
+      assert.equal(r.limitsHit, ['processes'], 'the pids cgroup refused forks: the result says which cap was hit');
+      assert.ok(r.denials.some((d) => d.capability.scope === 'limits.processes'), 'and lists it as a denial');
+    }
     hostStillSpawns();
   } finally {
     t.cleanup();
