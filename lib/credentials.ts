@@ -174,6 +174,30 @@ export const CREDENTIAL_GUARDED_DIRS: readonly { path: string; holds: string; ke
   { path: '$config/zero', holds: "Zero's grants and tokens", keeps: 'plugins, specialists, commands' },
 ];
 
+/**
+ * Host files only root may read. The sandbox of a root caller runs as uid 0 mapped to the host's
+ * root (no capabilities, but the owner's permission bits still apply), so these are denied to
+ * it: password hashes, sudo rules, SSH host private keys, and /root unless it is the caller's own
+ * home (whose credential stores the table above covers) or holds a write root.
+ */
+export const ROOT_ONLY_FILES: readonly string[] = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/sudoers', '/etc/sudoers.d', '/etc/security/opasswd'];
+
+/** SSH host private keys in /etc/ssh (`ssh_host_*_key`; the `.pub` halves stay readable). */
+export function isSshHostPrivateKey(name: string): boolean {
+  return /^ssh_host_.*_key$/.test(name);
+}
+
+/**
+ * The root-only candidates for a root caller: ROOT_ONLY_FILES, the SSH host private keys, and
+ * /root unless `home` is /root or a write root lies inside it.
+ */
+export function buildRootOnlyCandidates(home: string | undefined, writeRoots: readonly string[], list: (dir: string) => string[] | undefined): string[] {
+  const out = [...ROOT_ONLY_FILES];
+  for (const name of list('/etc/ssh') ?? []) if (isSshHostPrivateKey(name)) out.push(`/etc/ssh/${name}`);
+  if (home !== '/root' && !writeRoots.some((root) => root === '/root' || root.startsWith('/root/'))) out.push('/root');
+  return out;
+}
+
 /** Files directly in ~/.ssh that stay readable: host keys, client config and public keys. */
 export function isSshPublicEntry(name: string): boolean {
   return (

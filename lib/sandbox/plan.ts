@@ -5,7 +5,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, isAbsolute, join, parse, resolve, sep } from 'node:path';
 
 import { SandboxError } from '../errors.js';
-import { buildCredentialBaseline } from '../credentials.js';
+import { buildCredentialBaseline, buildRootOnlyCandidates } from '../credentials.js';
 import type { SandboxPlan, WritableRoot } from '../backend/types.js';
 import type { CheckedOptions } from './options.js';
 import { isCleanAbsolute, isWithin } from '../path-within.js';
@@ -174,6 +174,12 @@ export function existingCredentialPaths(
   const out: string[] = [];
   const list = (dir: string) => listDir(dir, facts);
   const candidates = new Set(envs.flatMap((env) => buildCredentialBaseline({ env, list })));
+  // A root caller's sandbox is uid 0 on the host's files: deny what only root may read.
+  if (process.platform === 'linux' && process.getuid?.() === 0) {
+    // /root stays when it is the caller's home (its toolchains; its credential stores are masked).
+    const home = envs.some((env) => env.HOME === '/root') ? '/root' : process.env.HOME;
+    for (const path of buildRootOnlyCandidates(home, writeRoots, list)) candidates.add(path);
+  }
   for (const candidate of candidates) {
     // Most candidates are absent: check without throwing (exceptions are slow) before resolving.
     // One we may not even look up (EACCES) is unreadable to the command as well.
