@@ -337,14 +337,23 @@ int Main(int argc, char** argv, char** envp) {
     }
   }
   // Kill every process the command left behind and reap them all. (The kernel would do the same
-  // when this process exits; doing it here keeps the exit path short.) The kill is repeated
-  // before every wait: one kill(-1) misses children forked while it walks the process list, and
-  // a fork bomb would keep forking into the freed slots for ever.
-  for (;;) {
+  // when this process exits; doing it here keeps the exit path short.) The kill is repeated each
+  // round: one kill(-1) misses children forked while it walks the process list,
+  // and a fork bomb would keep forking into the freed slots for ever. A round reaps everything
+  // already dead, and blocks for one only when nothing was.
+  for (bool done = false; !done;) {
     SYS(kill, -1, kSigkill);
+    bool reaped = false;
+    for (;;) {
+      long pid = SYS(wait4, -1, 0, WNOHANG, 0);
+      if (pid == -kEintr) continue;
+      if (pid == -kEchild) done = true;
+      if (pid <= 0) break;
+      reaped = true;
+    }
+    if (done || reaped) continue;
     long pid = SYS(wait4, -1, 0, 0, 0);
-    if (pid == -kEchild) break;
-    if (pid < 0 && pid != -kEintr) break;
+    if (pid == -kEchild || (pid < 0 && pid != -kEintr)) done = true;
   }
   Report(kReportExited, status);
   return ExitCodeFor(status);
