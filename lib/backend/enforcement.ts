@@ -30,7 +30,8 @@ const LINUX_LIMITATIONS = [
   '.zero, .agents, a missing .git/hooks and .git/commondir cannot be made read-only before they exist without creating them on the host: if the command creates them they are removed and reported when it ends',
   'under network deny, creating AF_UNIX sockets is refused (socketpair still works), so Unix-domain servers inside the sandbox do not work',
   'network namespaces are reused, one sandbox at a time, once every process of the previous sandbox is gone: its TCP connections in TIME_WAIT stay listed in /proc/net/tcp for up to a minute and can make that port busy for a server that binds without SO_REUSEADDR',
-  'deny-read masks cover the paths that exist when the command starts; a credential file created later is only hidden if it is inside a masked directory',
+  'credential and deny-read paths that appear while the command runs stay unreadable because the directories on the way to them (the home directory, ~/.config, /etc for a root caller, ...) get Landlock read grants per entry existing when the command starts: anything created in those directories during the run, credential or not, is unreadable until the next command, its name stays listable, and an entry that existed at the start and is renamed into a credential path keeps its grant',
+  'a credential store inside a write root (a workspace that is the home directory or holds it) is not hidden: the write root grants reading everything in it',
   'git protection covers repositories at the top of a write root and one level down (the first 512 entries); deeper nested repositories are not protected',
   'limits.processes for a root caller (whom the kernel exempts from RLIMIT_NPROC) needs a writable pids cgroup (cgroup v1 pids, or v2 with pids delegated); without one such a run is refused, and the default process cap (4096) is not applied to root callers',
   'for an unprivileged caller the process cap is RLIMIT_NPROC, counted in the sandbox\'s own user namespace on kernels 5.14 and later; on older kernels the caller\'s other processes count against it too',
@@ -90,7 +91,7 @@ export function buildEnforcementReport(report: ProbeReport, policy: { network: N
     capability('writes only inside write roots and a private /tmp', ['landlock', 'read-only mounts'], ['userns', 'mountns', 'landlock']),
     capability('no metadata changes outside write roots (chmod, chown, utimes, xattrs), also for root', ['read-only mounts'], ['userns', 'mountns']),
     capability('.git/hooks, .git/config, existing .zero/.agents and denyWrite paths read-only; their parent directories cannot be renamed away', ['read-only bind mounts', 'pinned parent directories'], ['mountns']),
-    capability('credential baseline and deny-read paths unreadable', ['mode-000 read-only masks', 'dropped capabilities'], ['mountns']),
+    capability('credential stores and deny-read paths unreadable, also when created or replaced during the run', ['mode-000 read-only masks', 'landlock read grants per existing entry', 'dropped capabilities'], ['mountns', 'landlock']),
     capability('raw devices unreachable (only null, zero, full, random, urandom, tty, private ptys)', ['landlock'], ['landlock']),
     policy.network === 'deny'
       ? capability('no network contact outside the sandbox (TCP, UDP, host Unix sockets)', ['network namespace', 'seccomp (AF_UNIX, AF_VSOCK)', 'landlock scope (abstract sockets)'], ['netns', 'seccomp'])

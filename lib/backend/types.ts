@@ -55,6 +55,12 @@ export interface SandboxPlan {
   limits: ResourceLimits;
   /** Names of the caller's variables scrubbed from `env` as secrets (never their values). */
   scrubbedEnv?: string[];
+  /**
+   * Paths no read grant may cover, existing or not (deny-read paths and every credential store's
+   * path, resolved as far as they exist), and directories granted entry by entry (~/.ssh): what
+   * appears there while the command runs stays unreadable where the backend supports it.
+   */
+  denyReadTree?: { denied: string[]; guarded: string[] };
 }
 
 /** What the engine knows about the backend that would run a command. */

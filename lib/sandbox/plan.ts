@@ -2,10 +2,10 @@
 // The sole normalizer: caller options + the filesystem -> a SandboxPlan with every path absolute,
 // symlink-resolved and checked. Errors name the option and the path at fault.
 import { readFileSync, readdirSync } from 'node:fs';
-import { dirname, isAbsolute, join, parse, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, parse, resolve, sep } from 'node:path';
 
 import { SandboxError } from '../errors.js';
-import { buildCredentialBaseline, buildRootOnlyCandidates } from '../credentials.js';
+import { buildCredentialBaseline, buildCredentialShape, buildRootOnlyCandidates } from '../credentials.js';
 import type { SandboxPlan, WritableRoot } from '../backend/types.js';
 import type { CheckedOptions } from './options.js';
 import { isCleanAbsolute, isWithin } from '../path-within.js';
@@ -165,14 +165,12 @@ function listDir(dir: string, facts: HostFacts): string[] | undefined {
   }
 }
 
-/** The credential baseline entries that exist, resolved, minus any that would hide a write root. */
-export function existingCredentialPaths(
+/** The credential candidates for these environments (plus the root-only files for a root caller). */
+function credentialCandidates(
   envs: ReadonlyArray<Readonly<Record<string, string | undefined>>>,
   writeRoots: string[],
-  facts: HostFacts = new HostFacts(),
-): string[] {
-  const out: string[] = [];
-  const list = (dir: string) => listDir(dir, facts);
+  list: (dir: string) => string[] | undefined,
+): Set<string> {
   const candidates = new Set(envs.flatMap((env) => buildCredentialBaseline({ env, list })));
   // A root caller's sandbox is uid 0 on the host's files: deny what only root may read.
   if (process.platform === 'linux' && process.getuid?.() === 0) {
@@ -180,7 +178,41 @@ export function existingCredentialPaths(
     const home = envs.some((env) => env.HOME === '/root') ? '/root' : process.env.HOME;
     for (const path of buildRootOnlyCandidates(home, writeRoots, list)) candidates.add(path);
   }
-  for (const candidate of candidates) {
+  return candidates;
+}
+
+/**
+ * A path resolved as far as it exists: the realpath of its deepest existing ancestor plus the
+ * rest as written. Undefined when nothing of it can be resolved.
+ */
+function resolveAsFarAsExists(path: string, facts: HostFacts): string | undefined {
+  let rest = '';
+  for (let dir = path; ; dir = dirname(dir)) {
+    try {
+      if (facts.lstat(dir) !== undefined) return facts.realpath(dir) + rest;
+    } catch {
+      return undefined; // unreadable on the way: nothing the command could read there either
+    }
+    if (dir === dirname(dir)) return undefined;
+    rest = `/${basename(dir)}${rest}`;
+  }
+}
+
+/**
+ * The credential deny-read set, both as the existing paths to mask (resolved, minus any that
+ * would hide a write root) and as the tree of every candidate, existing or not (resolved as far
+ * as it exists), that no read grant may cover, with the guarded directories (see ReadTree).
+ */
+export function credentialDenySet(
+  envs: ReadonlyArray<Readonly<Record<string, string | undefined>>>,
+  writeRoots: string[],
+  facts: HostFacts = new HostFacts(),
+): { existing: string[]; tree: { denied: string[]; guarded: string[] } } {
+  const existing: string[] = [];
+  const denied = new Set<string>();
+  const list = (dir: string) => listDir(dir, facts);
+  const inWriteRoot = (path: string) => writeRoots.some((root) => isWithin(root, path));
+  for (const candidate of credentialCandidates(envs, writeRoots, list)) {
     // Most candidates are absent: check without throwing (exceptions are slow) before resolving.
     // One we may not even look up (EACCES) is unreadable to the command as well.
     let present: boolean;
@@ -189,17 +221,38 @@ export function existingCredentialPaths(
     } catch {
       continue;
     }
-    if (!present) continue;
+    if (!present) {
+      const resolved = resolveAsFarAsExists(candidate, facts);
+      if (resolved !== undefined && !inWriteRoot(resolved)) denied.add(resolved);
+      continue;
+    }
     let real: string;
     try {
       real = facts.realpath(candidate);
     } catch {
       continue; // a dangling link: nothing to hide
     }
-    if (writeRoots.some((root) => isWithin(real, root))) continue;
-    if (!out.includes(real)) out.push(real);
+    if (inWriteRoot(real)) continue;
+    denied.add(real);
+    if (!existing.includes(real)) existing.push(real);
   }
-  return out;
+  const guarded: string[] = [];
+  for (const env of envs) {
+    for (const { dir } of buildCredentialShape(env).guarded) {
+      const resolved = resolveAsFarAsExists(dir, facts);
+      if (resolved !== undefined && !inWriteRoot(resolved) && !guarded.includes(resolved)) guarded.push(resolved);
+    }
+  }
+  return { existing, tree: { denied: [...denied], guarded } };
+}
+
+/** The credential baseline entries that exist, resolved, minus any that would hide a write root. */
+export function existingCredentialPaths(
+  envs: ReadonlyArray<Readonly<Record<string, string | undefined>>>,
+  writeRoots: string[],
+  facts: HostFacts = new HostFacts(),
+): string[] {
+  return credentialDenySet(envs, writeRoots, facts).existing;
 }
 
 export interface ResolvedPlanInput {
@@ -237,7 +290,8 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
     if (hidden !== undefined) fail(`denyRead ${path} would hide the write root ${hidden}`, path);
   }
   const denyWrite = options.denyWrite.map((path) => existing(path, 'denyWrite', workspace, facts));
-  const denyRead = [...new Set([...userDenyRead, ...existingCredentialPaths(input.envs, roots, facts)])];
+  const credentials = credentialDenySet(input.envs, roots, facts);
+  const denyRead = [...new Set([...userDenyRead, ...credentials.existing])];
   const readRoots = ['/', ...options.allowRead.map((path) => existing(path, 'allowRead', workspace, facts))];
   return {
     argv: input.argv,
@@ -258,5 +312,6 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
     blockUnixSockets: options.network === 'deny',
     limits: options.limits,
     scrubbedEnv: input.scrubbedEnv ?? [],
+    denyReadTree: { denied: [...new Set([...userDenyRead, ...credentials.tree.denied])], guarded: credentials.tree.guarded },
   };
 }

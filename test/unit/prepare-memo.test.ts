@@ -63,7 +63,7 @@ function fakeSpec(seccomp: BigUint64Array, extra: Partial<LinuxNativeSpec['linux
 
 /** The key as it was first written: one JSON.stringify over everything but the limits. */
 function plainKey(spec: LinuxNativeSpec): string {
-  const { rlimits: _limits, seccomp, ...rest } = spec.linux;
+  const { rlimits: _limits, cgroupProcsFd: _cgroup, seccomp, ...rest } = spec.linux;
   return JSON.stringify({ ...rest, seccomp: Array.from(seccomp, (word) => word.toString(16)) });
 }
 
@@ -75,6 +75,7 @@ test('prewarm key: the same text as one JSON.stringify, for every program and tw
   }
   const withFd = fakeSpec(buildSeccompWords(ALL_OPTIONS[0] as SeccompOptions), { cgroupProcsFd: 9 });
   assert.is(buildPrewarmKey(withFd), plainKey(withFd));
+  assert.is(buildPrewarmKey(withFd), buildPrewarmKey(fakeSpec(buildSeccompWords(ALL_OPTIONS[0] as SeccompOptions))), "the run's pids cgroup is not part of the key");
   assert.ok(JSON.parse(buildPrewarmKey(withFd)) !== null, 'valid JSON');
 });
 

@@ -76,25 +76,85 @@ export interface LandlockPlan {
 export interface RootEntry {
   name: string;
   directory: boolean;
+  /** Where it resolves to, when it is a symlink. */
+  target?: string;
+}
+
+/** An entry of a directory on the way to a denied path: its name and what it is (not followed). */
+export interface TreeEntry {
+  name: string;
+  kind: 'dir' | 'file' | 'symlink';
+}
+
+/**
+ * Paths no read grant may cover, whether they exist or not, so that what appears there during the
+ * run stays unreadable: every directory on the way to one gets its existing entries granted one
+ * by one instead of as a whole, and an entry created later is covered by no grant.
+ */
+export interface ReadTree {
+  /** Denied paths (absolute, clean, symlink-free up to their deepest existing ancestor). */
+  denied: readonly string[];
+  /** Directories granted entry by entry even with nothing denied in them yet (~/.ssh). */
+  guarded: readonly string[];
+  /** Lists a directory without following symlinks; undefined when it cannot be listed. */
+  list(dir: string): readonly TreeEntry[] | undefined;
+}
+
+/** Every strict ancestor of the denied paths and the guarded directories themselves. */
+function routesOf(tree: ReadTree): Set<string> {
+  const routes = new Set<string>(tree.guarded);
+  for (const path of [...tree.denied, ...tree.guarded]) {
+    for (let end = path.lastIndexOf('/'); end > 0; end = path.lastIndexOf('/', end - 1)) routes.add(path.slice(0, end));
+  }
+  return routes;
 }
 
 /**
  * Read-all, write-jail, expressed as allow rules: every top-level entry except /dev is readable
  * and executable; /dev exposes only a few safe devices (raw disks stay unreadable even to a root
- * caller); write roots and the sandbox's private mounts get write rights.
+ * caller); write roots and the sandbox's private mounts get write rights. With a `readTree`, the
+ * directories on the way to a denied path are granted entry by entry (see ReadTree).
  */
 export function buildLandlockPlan(
   plan: Pick<SandboxPlan, 'writeRoots'>,
-  options: { abi: number; rootEntries: RootEntry[]; privateTmp: boolean },
+  options: { abi: number; rootEntries: RootEntry[]; privateTmp: boolean; readTree?: ReadTree },
 ): LandlockPlan {
   const handledFs = buildHandledAccess(options.abi);
   const rules: LandlockRuleSpec[] = [];
   const add = (path: string, access: number, afterMounts = false) =>
     rules.push({ path, access: access & handledFs, afterMounts });
   add('/', FS.READ_DIR);
+  const tree = options.readTree;
+  const routes = tree === undefined ? new Set<string>() : routesOf(tree);
+  const denied = new Set(tree?.denied ?? []);
+  // A route directory: listable (READ_DIR is inherited below), its entries granted one by one.
+  // A symlink gets no rule: what it points to is governed by its own place in the tree.
+  const expand = (dir: string, entries: readonly TreeEntry[] | undefined): void => {
+    add(dir, FS.READ_DIR);
+    const seen = new Set<string>();
+    for (const entry of entries ?? []) {
+      const path = `${dir}/${entry.name}`;
+      seen.add(path);
+      if (denied.has(path) || entry.kind === 'symlink') continue;
+      if (entry.kind === 'dir' && routes.has(path)) expand(path, tree?.list(path));
+      else add(path, entry.kind === 'dir' ? READ : FILE_READ);
+    }
+    // A directory we may not list (mode 711) still leads to the routes below it, and nothing else.
+    if (entries === undefined) {
+      for (const route of routes) {
+        if (route.startsWith(`${dir}/`) && !route.slice(dir.length + 1).includes('/') && !seen.has(route)) expand(route, tree?.list(route));
+      }
+    }
+  };
   for (const entry of options.rootEntries) {
     if (entry.name === 'dev') continue;
-    add(`/${entry.name}`, entry.directory ? READ : FILE_READ);
+    const path = `/${entry.name}`;
+    if (denied.has(path)) continue;
+    // A symlink to a route (/home -> /data/home): its real place is expanded instead.
+    const target = entry.target;
+    if (target !== undefined && (denied.has(target) || routes.has(target) || [...routes].some((route) => route.startsWith(`${target}/`)))) continue;
+    if (entry.directory && routes.has(path)) expand(path, tree?.list(path));
+    else add(path, entry.directory ? READ : FILE_READ);
   }
   for (const device of SAFE_DEVICES) add(device, DEVICE);
   for (const root of plan.writeRoots) add(root.root, READ | WRITE);

@@ -2,14 +2,14 @@
 // Turns a SandboxPlan into the flat spec native/common/args.cc reads: mount operations, the
 // Landlock ruleset, the seccomp program and resource limits. Reads the host only to learn which
 // paths exist; every decision is made by the pure builders it calls.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import { SandboxError } from '../../errors.js';
 import type { HostFacts } from '../../host-facts.js';
 import type { SandboxPlan } from '../types.js';
 import { buildLinuxLimits } from '../../sandbox/default-limits.js';
-import { buildLandlockPlan, type RootEntry } from './landlock.js';
+import { buildLandlockPlan, type RootEntry, type TreeEntry } from './landlock.js';
 import { buildMountPlan, PROC_READONLY, type HostView, type MountOp } from './mounts.js';
 import { buildSeccompWords, seccompArchFor } from './seccomp.js';
 
@@ -92,15 +92,53 @@ export function hostRootEntries(): RootEntry[] {
   if (rootEntries === undefined) {
     rootEntries = readdirSync('/').map((name) => {
       let directory = false;
+      let target: string | undefined;
       try {
         directory = statSync(join('/', name)).isDirectory();
+        if (lstatSync(join('/', name)).isSymbolicLink()) target = realpathSync(join('/', name));
       } catch {
         directory = false;
       }
-      return { name, directory };
+      return target === undefined ? { name, directory } : { name, directory, target };
     });
   }
   return rootEntries;
+}
+
+// Listings of the directories on the way to denied paths, by path, valid while the directory's
+// inode, mtime and ctime are unchanged (an entry added or removed changes both). Bounded.
+const listings = new Map<string, { stamp: string; entries: TreeEntry[] }>();
+const LISTINGS_KEPT = 64;
+
+/** Lists a directory for the read tree (names and kinds, symlinks not followed). */
+export function listTreeDir(dir: string): TreeEntry[] | undefined {
+  let stamp: string;
+  try {
+    const st = lstatSync(dir, { throwIfNoEntry: false });
+    if (st === undefined || !st.isDirectory()) return undefined;
+    stamp = `${st.ino}:${st.mtimeMs}:${st.ctimeMs}`;
+  } catch {
+    return undefined;
+  }
+  const known = listings.get(dir);
+  if (known !== undefined && known.stamp === stamp) return known.entries;
+  let entries: TreeEntry[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true }).map((entry) => {
+      if (entry.isSymbolicLink()) return { name: entry.name, kind: 'symlink' as const };
+      if (entry.isDirectory()) return { name: entry.name, kind: 'dir' as const };
+      if (entry.isFile() || entry.isFIFO() || entry.isSocket() || entry.isCharacterDevice() || entry.isBlockDevice()) return { name: entry.name, kind: 'file' as const };
+      // d_type unknown on this filesystem: ask.
+      const st = lstatSync(join(dir, entry.name), { throwIfNoEntry: false });
+      return { name: entry.name, kind: st?.isSymbolicLink() === true ? 'symlink' as const : st?.isDirectory() === true ? 'dir' as const : 'file' as const };
+    });
+  } catch {
+    return undefined;
+  }
+  listings.delete(dir);
+  if (listings.size >= LISTINGS_KEPT) listings.delete(listings.keys().next().value as string);
+  listings.set(dir, { stamp, entries });
+  return entries;
 }
 
 export const hostView: HostView = {
@@ -161,7 +199,8 @@ export function buildLinuxSpec(
   }
   const limits = buildLinuxLimits(plan.limits);
   const mounts = buildMountPlan(plan, host, limits);
-  const landlock = buildLandlockPlan(plan, { abi: context.landlockAbi, rootEntries: entries, privateTmp: mounts.privateTmp });
+  const readTree = plan.denyReadTree === undefined ? undefined : { ...plan.denyReadTree, list: listTreeDir };
+  const landlock = buildLandlockPlan(plan, { abi: context.landlockAbi, rootEntries: entries, privateTmp: mounts.privateTmp, ...(readTree === undefined ? {} : { readTree }) });
   const seccomp = buildSeccompWords({ arch, network: plan.network, blockUnixSockets: plan.blockUnixSockets });
   return {
     argv: plan.argv,
