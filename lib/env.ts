@@ -66,6 +66,9 @@ const OAUTH_CLIENT_SECRET = /^ZERO_OAUTH_.*_CLIENT_SECRET$/;
 // call after call. Bounded, so a caller inventing names cannot grow it without limit.
 const verdicts = new BoundedMemo<boolean>(4096);
 const valueChecked = new BoundedMemo<boolean>(4096);
+// Verdicts by name and value: an environment passes the same values call after call, and the
+// value patterns cost far more than a look-up. Bounded like the others.
+const valueVerdicts = new BoundedMemo<boolean>(1024);
 
 function judgeEnvName(name: string): boolean {
   const upper = name.toUpperCase();
@@ -89,6 +92,10 @@ function looksSecret(value: string): boolean {
 /** True when this variable must not cross into the sandbox, judged by its name and its value. */
 export function isSensitiveEnv(name: string, value: string): boolean {
   if (isSensitiveEnvName(name)) return true;
+  return valueVerdicts.get(`${name}\0${value}`, () => judgeValue(name, value));
+}
+
+function judgeValue(name: string, value: string): boolean {
   const upper = name.toUpperCase();
   if (valueChecked.get(upper, () => SECRET_IF_VALUE_LOOKS.some((pattern) => pattern.test(upper))) && looksSecret(value)) return true;
   return SECRET_VALUE.test(value);

@@ -13,6 +13,7 @@ import { HostFacts } from '../host-facts.js';
 import { ownFilesInside } from './own-files.js';
 import { assertNoSymlinkHop, assertNotHostHandover, samePath } from './host-handover.js';
 import { buildRuntimeLayout, buildUserCacheDir } from './runtime-state.js';
+import { listDirNames } from '../dir-listing.js';
 
 export const PROTECTED_NAMES = ['.zero', '.agents'];
 
@@ -185,16 +186,34 @@ function credentialCandidates(
  * A path resolved as far as it exists: the realpath of its deepest existing ancestor plus the
  * rest as written. Undefined when nothing of it can be resolved.
  */
-function resolveAsFarAsExists(path: string, facts: HostFacts): string | undefined {
+function resolveAsFarAsExists(path: string, facts: HostFacts, missing = false): string | undefined {
   let rest = '';
-  for (let dir = path; ; dir = dirname(dir)) {
+  let dir = path;
+  if (missing) {
+    rest = `/${basename(path)}`;
+    dir = dirname(path);
+  }
+  for (; ; dir = dirname(dir)) {
     try {
-      if (facts.lstat(dir) !== undefined) return facts.realpath(dir) + rest;
+      if (facts.lstat(dir) !== undefined) {
+        const real = facts.realpath(dir);
+        return real === '/' ? rest || '/' : real + rest;
+      }
     } catch {
       return undefined; // unreadable on the way: nothing the command could read there either
     }
     if (dir === dirname(dir)) return undefined;
     rest = `/${basename(dir)}${rest}`;
+  }
+}
+
+/** `path` under the real path of its existing ancestor `dir`, or undefined when unresolvable. */
+function resolveBelow(dir: string, path: string, facts: HostFacts): string | undefined {
+  try {
+    const real = facts.realpath(dir);
+    return (real === '/' ? '' : real) + path.slice(dir === '/' ? 0 : dir.length);
+  } catch {
+    return undefined;
   }
 }
 
@@ -212,17 +231,42 @@ export function credentialDenySet(
   const denied = new Set<string>();
   const list = (dir: string) => listDir(dir, facts);
   const inWriteRoot = (path: string) => writeRoots.some((root) => isWithin(root, path));
+  // Listings asked once per directory in this call (each validated against the directory once).
+  const listed = new Map<string, ReadonlySet<string> | undefined>();
+  const namesOf = (dir: string): ReadonlySet<string> | undefined => {
+    if (listed.has(dir)) return listed.get(dir);
+    // A directory its parent's listing lacks is missing: no system call to learn that.
+    const parent = dirname(dir);
+    const siblings = parent === dir ? undefined : namesOf(parent);
+    const names = siblings !== undefined && !siblings.has(basename(dir)) ? undefined : listDirNames(dir);
+    listed.set(dir, names);
+    return names;
+  };
+  // The nearest listable ancestor when it lacks the next component on the way (the path is
+  // missing), else undefined.
+  const missingBelow = (path: string): string | undefined => {
+    for (let child = path, dir = dirname(path); dir !== child; child = dir, dir = dirname(dir)) {
+      const names = namesOf(dir);
+      if (names !== undefined) return names.has(basename(child)) ? undefined : dir;
+    }
+    return undefined;
+  };
   for (const candidate of credentialCandidates(envs, writeRoots, list)) {
-    // Most candidates are absent: check without throwing (exceptions are slow) before resolving.
-    // One we may not even look up (EACCES) is unreadable to the command as well.
+    // Most candidates are absent: their directory's remembered listing says so without a system
+    // call per candidate. Otherwise check without throwing (exceptions are slow) before
+    // resolving; one we may not even look up (EACCES) is unreadable to the command as well.
     let present: boolean;
-    try {
-      present = facts.lstat(candidate) !== undefined;
-    } catch {
-      continue;
+    const listedAncestor = missingBelow(candidate);
+    if (listedAncestor !== undefined) present = false;
+    else {
+      try {
+        present = facts.lstat(candidate) !== undefined;
+      } catch {
+        continue;
+      }
     }
     if (!present) {
-      const resolved = resolveAsFarAsExists(candidate, facts);
+      const resolved = listedAncestor === undefined ? resolveAsFarAsExists(candidate, facts, true) : resolveBelow(listedAncestor, candidate, facts);
       if (resolved !== undefined && !inWriteRoot(resolved)) denied.add(resolved);
       continue;
     }

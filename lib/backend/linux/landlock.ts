@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Pure builder of the Landlock ruleset for one plan: which rights the kernel should handle for the
 // negotiated ABI, and which rights each path gets. The addon only applies the result.
+import type { DirEntry } from '../../dir-listing.js';
 import type { SandboxPlan } from '../types.js';
 
 /** Landlock filesystem rights (uapi/linux/landlock.h), with the ABI that introduced each. */
@@ -81,10 +82,7 @@ export interface RootEntry {
 }
 
 /** An entry of a directory on the way to a denied path: its name and what it is (not followed). */
-export interface TreeEntry {
-  name: string;
-  kind: 'dir' | 'file' | 'symlink';
-}
+export type TreeEntry = DirEntry;
 
 /**
  * Paths no read grant may cover, whether they exist or not, so that what appears there during the

@@ -9,7 +9,8 @@ import { SandboxError } from '../../errors.js';
 import type { HostFacts } from '../../host-facts.js';
 import type { SandboxPlan } from '../types.js';
 import { buildLinuxLimits } from '../../sandbox/default-limits.js';
-import { buildLandlockPlan, type RootEntry, type TreeEntry } from './landlock.js';
+import { listDirEntries } from '../../dir-listing.js';
+import { buildLandlockPlan, type RootEntry } from './landlock.js';
 import { buildMountPlan, PROC_READONLY, type HostView, type MountOp } from './mounts.js';
 import { buildSeccompWords, seccompArchFor } from './seccomp.js';
 
@@ -105,41 +106,8 @@ export function hostRootEntries(): RootEntry[] {
   return rootEntries;
 }
 
-// Listings of the directories on the way to denied paths, by path, valid while the directory's
-// inode, mtime and ctime are unchanged (an entry added or removed changes both). Bounded.
-const listings = new Map<string, { stamp: string; entries: TreeEntry[] }>();
-const LISTINGS_KEPT = 64;
-
 /** Lists a directory for the read tree (names and kinds, symlinks not followed). */
-export function listTreeDir(dir: string): TreeEntry[] | undefined {
-  let stamp: string;
-  try {
-    const st = lstatSync(dir, { throwIfNoEntry: false });
-    if (st === undefined || !st.isDirectory()) return undefined;
-    stamp = `${st.ino}:${st.mtimeMs}:${st.ctimeMs}`;
-  } catch {
-    return undefined;
-  }
-  const known = listings.get(dir);
-  if (known !== undefined && known.stamp === stamp) return known.entries;
-  let entries: TreeEntry[];
-  try {
-    entries = readdirSync(dir, { withFileTypes: true }).map((entry) => {
-      if (entry.isSymbolicLink()) return { name: entry.name, kind: 'symlink' as const };
-      if (entry.isDirectory()) return { name: entry.name, kind: 'dir' as const };
-      if (entry.isFile() || entry.isFIFO() || entry.isSocket() || entry.isCharacterDevice() || entry.isBlockDevice()) return { name: entry.name, kind: 'file' as const };
-      // d_type unknown on this filesystem: ask.
-      const st = lstatSync(join(dir, entry.name), { throwIfNoEntry: false });
-      return { name: entry.name, kind: st?.isSymbolicLink() === true ? 'symlink' as const : st?.isDirectory() === true ? 'dir' as const : 'file' as const };
-    });
-  } catch {
-    return undefined;
-  }
-  listings.delete(dir);
-  if (listings.size >= LISTINGS_KEPT) listings.delete(listings.keys().next().value as string);
-  listings.set(dir, { stamp, entries });
-  return entries;
-}
+export const listTreeDir = listDirEntries;
 
 export const hostView: HostView = {
   kind(path) {
