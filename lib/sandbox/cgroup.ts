@@ -109,7 +109,7 @@ function refusedForks(dir: string): number {
 // Emptied cgroups kept for the next run of the same cap: creating and removing one costs more
 // than a sandbox start on a loaded machine. Bounded; removed when the process exits.
 const IDLE_LIMIT = 8;
-const idle = new Map<string, string[]>();
+const idle = new Map<string, Array<{ dir: string; refused: number }>>();
 let exitHook = false;
 
 function removeIdleOnExit(): void {
@@ -117,7 +117,7 @@ function removeIdleOnExit(): void {
   exitHook = true;
   process.once('exit', () => {
     for (const dirs of idle.values()) {
-      for (const dir of dirs) {
+      for (const { dir } of dirs) {
         try {
           rmdirSync(dir);
         } catch {
@@ -136,15 +136,15 @@ function isEmpty(dir: string): boolean {
   }
 }
 
-/** An emptied cgroup of this cap kept from an earlier run, or undefined. */
-function takeIdle(key: string): string | undefined {
+/** An emptied cgroup of this cap kept from an earlier run (with its refused-fork count), or undefined. */
+function takeIdle(key: string): { dir: string; refused: number } | undefined {
   const dirs = idle.get(key);
   if (dirs === undefined) return undefined;
   for (let i = 0; i < dirs.length; i++) {
-    const dir = dirs[i] as string;
-    if (isEmpty(dir)) {
+    const entry = dirs[i] as { dir: string; refused: number };
+    if (isEmpty(entry.dir)) {
       dirs.splice(i, 1);
-      return dir;
+      return entry;
     }
   }
   return undefined;
@@ -169,7 +169,8 @@ export function createPidsLimit(max: number, parent = pidsCgroupParent(), requir
     throw unavailable();
   }
   const key = `${parent}\0${max}`;
-  let dir = takeIdle(key);
+  const reused = takeIdle(key);
+  let dir = reused?.dir;
   let fd = -1;
   try {
     if (dir === undefined) {
@@ -193,18 +194,27 @@ export function createPidsLimit(max: number, parent = pidsCgroupParent(), requir
     });
   }
   const cgroup = dir;
-  const refusedBefore = refusedForks(cgroup);
+  const refusedBefore = reused?.refused ?? 0;
+  let refusedAfter = refusedBefore;
   removeIdleOnExit();
   const closeFd = () => {
     if (fd >= 0) closeSync(fd);
     fd = -1;
   };
-  const adopt = (pid: number) => writeFileSync(join(cgroup, 'cgroup.procs'), `${pid}\n`);
-  const hit = () => refusedForks(cgroup) > refusedBefore;
+  // A prewarmed sandbox is its init plus the command's process, forked already and waiting for
+  // the launch: both move in (neither has started anything yet), init first.
+  const adopt = (pid: number) => {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter((word) => word !== '');
+    for (const member of [String(pid), ...children]) writeFileSync(join(cgroup, 'cgroup.procs'), `${member}\n`);
+  };
+  const hit = () => {
+    refusedAfter = refusedForks(cgroup);
+    return refusedAfter > refusedBefore;
+  };
   const remove = (attempt = 0): void => {
     const dirs = idle.get(key) ?? [];
     if (dirs.length < IDLE_LIMIT) {
-      dirs.push(cgroup);
+      dirs.push({ dir: cgroup, refused: refusedAfter });
       idle.set(key, dirs);
       return;
     }

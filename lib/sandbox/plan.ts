@@ -5,7 +5,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, parse, resolve, sep } from 'node:path';
 
 import { SandboxError } from '../errors.js';
-import { buildCredentialBaseline, buildCredentialShape, buildRootOnlyCandidates } from '../credentials.js';
+import { buildCredentialBaseline, buildCredentialShape, buildRootOnlyCandidates, isSshHostPrivateKey, ROOT_ONLY_FILES } from '../credentials.js';
 import type { SandboxPlan, WritableRoot } from '../backend/types.js';
 import type { CheckedOptions } from './options.js';
 import { isCleanAbsolute, isWithin } from '../path-within.js';
@@ -182,6 +182,12 @@ function credentialCandidates(
   return candidates;
 }
 
+// The root-only files are masked but kept out of the Landlock read tree: /etc would otherwise be
+// granted entry by entry (hundreds of rules on every root run). Their edge, in the loss report:
+// a file the host replaces by a rename during the run (passwd rewriting /etc/shadow) is visible.
+const ROOT_ONLY_FILE_SET = new Set(ROOT_ONLY_FILES);
+const isRootOnly = (path: string) => ROOT_ONLY_FILE_SET.has(path) || path === '/root' || (path.startsWith('/etc/ssh/') && isSshHostPrivateKey(path.slice(9)));
+
 /**
  * A path resolved as far as it exists: the realpath of its deepest existing ancestor plus the
  * rest as written. Undefined when nothing of it can be resolved.
@@ -267,7 +273,7 @@ export function credentialDenySet(
     }
     if (!present) {
       const resolved = listedAncestor === undefined ? resolveAsFarAsExists(candidate, facts, true) : resolveBelow(listedAncestor, candidate, facts);
-      if (resolved !== undefined && !inWriteRoot(resolved)) denied.add(resolved);
+      if (resolved !== undefined && !inWriteRoot(resolved) && !isRootOnly(candidate)) denied.add(resolved);
       continue;
     }
     let real: string;
@@ -277,7 +283,7 @@ export function credentialDenySet(
       continue; // a dangling link: nothing to hide
     }
     if (inWriteRoot(real)) continue;
-    denied.add(real);
+    if (!isRootOnly(candidate)) denied.add(real);
     if (!existing.includes(real)) existing.push(real);
   }
   const guarded: string[] = [];
