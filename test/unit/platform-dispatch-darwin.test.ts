@@ -232,7 +232,7 @@ contract('attack: a credential file created while the command runs is denied too
   mkdirSync(home);
   await runOnPlatform(['/bin/true'], { workspace: ws, env: { ...env, HOME: home } }, deps);
   const denied = Object.entries(recordedParams()).filter(([name]) => name.startsWith('DENY_READ_')).map(([, value]) => value);
-  for (const rel of ['.aws', '.git-credentials', '.npmrc', '.netrc', '.docker/config.json', '.kube/config']) {
+  for (const rel of ['.aws', '.git-credentials', '.npmrc', '.netrc', '.docker/config.json', '.kube']) {
     assert.ok(denied.includes(join(home, rel)), `${rel} not denied: ${denied.join(' ')}`);
   }
 });
