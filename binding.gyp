@@ -27,6 +27,7 @@
           "sources": [
             "native/common/capture_buffer.cc",
             "native/common/exit_watcher.cc",
+            "native/common/fs_beneath.cc",
             "native/common/spawn_glue_linux.cc",
             "native/linux/child_setup.cc",
             "native/linux/net_holders.cc",
@@ -37,6 +38,7 @@
         }],
         ["OS=='mac'", {
           "sources": [
+            "native/common/fs_beneath.cc",
             "native/common/spawn_glue_unsupported.cc",
             "native/macos/probe_macos.cc"
           ],

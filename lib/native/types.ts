@@ -75,4 +75,27 @@ export interface NativeBinding {
   landlockAbi(): number;
   /** Calls `onHangup` once when the reader of `fd` has gone; false where that cannot be watched. */
   watchHangup(fd: number, onHangup: () => void): boolean;
+  /**
+   * Descriptor-relative file verbs for host-side checks of write roots (POSIX only). `root` is an
+   * absolute path and `rel` a relative one without `.`/`..`, both byte strings (one char code per
+   * byte); every component is opened with O_NOFOLLOW. They never throw (null on an internal fault).
+   */
+  fsInspect?(root: string, rel: string): NativeFsInfo | null;
+  /** A regular file of at most `max` bytes, or the errno why not. */
+  fsRead?(root: string, rel: string, max: number): Buffer | { errno: number } | null;
+  /** At most `max` entries as [name (byte string), kind], or the errno why not. */
+  fsList?(root: string, rel: string, max: number): Array<[string, NativeFsKind]> | { errno: number } | null;
+  /** Removes the entry (a whole tree included) without following links or crossing mounts. */
+  fsRemove?(root: string, rel: string): { ok: boolean; errno: number; removed: number } | null;
+}
+
+/** m missing, f file, d directory, l symlink, o other, e error. */
+export type NativeFsKind = 'm' | 'f' | 'd' | 'l' | 'o' | 'e';
+
+export interface NativeFsInfo {
+  kind: NativeFsKind;
+  errno: number;
+  size: number;
+  /** dev:ino:size:mtime:ctime; equal stamps: the entry did not change. */
+  stamp: string;
 }

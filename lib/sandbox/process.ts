@@ -17,7 +17,7 @@ import { checkOptions, commandScript, normalizeCommand, type SandboxCommand, typ
 import { resolvePlan, resolveWorkspace } from './plan.js';
 import { createPidsLimit } from './cgroup.js';
 import { DEFAULT_PROCESSES } from './default-limits.js';
-import { missingProtectedPaths, removeCreatedProtectedPaths } from './protected.js';
+import { checkProtectedPaths, guardProtectedPaths, protectedPathDenial, type ProtectedPathDenial } from './protected.js';
 import { buildPrewarmKey, prewarmEnabled, prewarmPool } from './prewarm.js';
 import type { NativeExit, NativeSpawned } from '../native/types.js';
 import { spawnOnPlatform } from './platforms.js';
@@ -35,10 +35,15 @@ export interface SandboxExit {
   timedOut: boolean;
   /** The sandbox was killed because the AbortSignal fired. */
   aborted: boolean;
-  /** Protected paths (.zero, .agents, .git/hooks, ...) the command created; they were removed. */
+  /**
+   * Protected paths (.zero, .agents, git hooks, configs and pointer files host git would run or
+   * follow) the command created or changed; they were removed, and the exit code is non-zero.
+   */
   protectedPathViolations: string[];
   /** Caps the command ran into (`processes`: a fork was refused), when the kernel tells. */
   limitsHit?: string[];
+  /** The same, each as a structured denial (kind `protected_metadata`, scope the path, the reason). */
+  protectedPathDenials?: ProtectedPathDenial[];
 }
 
 export interface SpawnSandboxedOptions extends SandboxOptions {
@@ -210,9 +215,11 @@ export class SandboxedProcess extends EventEmitter {
     const pids = context.isRoot ? createPidsLimit(processes, undefined, plan.limits.processes !== undefined) : undefined;
     // The filesystem facts the plan was resolved with (this call only): each path looked up once.
     const facts = takeHostFacts(plan);
+    // Every git file that could make host git run code later: read-only now, checked after the run.
+    const guarded = guardProtectedPaths(plan);
     let spec;
     try {
-      spec = buildLinuxSpec(plan, stdio, {
+      spec = buildLinuxSpec(guarded.plan, stdio, {
         landlockAbi: context.abi,
         isRoot: context.isRoot,
         arch: context.arch,
@@ -224,7 +231,6 @@ export class SandboxedProcess extends EventEmitter {
       pids?.remove();
       throw error;
     }
-    const watched = missingProtectedPaths(plan.writeRoots, facts);
     let resolveExit!: (exit: SandboxExit) => void;
     let rejectExit!: (error: SandboxError) => void;
     let settled = false;
@@ -247,12 +253,16 @@ export class SandboxedProcess extends EventEmitter {
       }
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
+      // The sandbox is gone (pid 1 reaped, its namespace emptied): nothing can race the check.
+      const violations = checkProtectedPaths(guarded.guard);
       const exit: SandboxExit = {
-        exitCode: raw.exitCode,
+        // A command that left something for host git to run has failed, whatever it returned.
+        exitCode: violations.length > 0 && raw.exitCode === 0 ? 1 : raw.exitCode,
         signal: raw.signal === null ? null : (SIGNAL_NAMES.get(raw.signal) ?? null),
         timedOut: this.#timedOut,
         aborted: this.#aborted,
-        protectedPathViolations: removeCreatedProtectedPaths(watched),
+        protectedPathViolations: violations.map((v) => v.path),
+        protectedPathDenials: violations.map(protectedPathDenial),
       };
       if (pids?.hit() === true) exit.limitsHit = ['processes'];
       pids?.remove();

@@ -3,16 +3,19 @@
 // .git/config of an existing repository) cannot be made read-only without creating something on
 // the host. Instead they are noted before the run, and anything the command created there is
 // removed (without following links) and reported when it ends, so nothing persists to run later.
-import { lstatSync, readlinkSync, rmSync } from 'node:fs';
+// The git side (every config, hook and pointer file host git would read, and repositories the
+// command creates) is git-guard.ts before the run and git-check.ts after it.
+import { readlinkSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
-import type { WritableRoot } from '../backend/types.js';
+import type { SandboxPlan, WritableRoot } from '../backend/types.js';
+import { isWithin } from '../path-within.js';
 import { HostFacts } from '../host-facts.js';
+import { inspect, removeEntry, toBytes } from './beneath.js';
+import { checkGitAfterRun, type ProtectedPathViolation } from './git-check.js';
+import { discoverGit, type GitGuard } from './git-guard.js';
 
-/** Looked up afresh: this runs when the command has ended. */
-function existsNow(path: string): boolean {
-  return lstatSync(path, { throwIfNoEntry: false }) !== undefined;
-}
+export type { ProtectedPathViolation } from './git-check.js';
 
 /** How many links of a chain are followed to find where a dangling protected link points. */
 const MAX_LINK_HOPS = 8;
@@ -77,13 +80,83 @@ export function missingProtectedPaths(roots: readonly WritableRoot[], facts: Hos
   return out;
 }
 
-/** Removes whichever of `paths` now exist; returns those it removed. */
+/**
+ * Removes whichever of `paths` now exist (descriptor walk, no link followed, any tree shape);
+ * returns those it found. Call only once every process of the sandbox is gone. Never throws.
+ */
 export function removeCreatedProtectedPaths(paths: readonly string[]): string[] {
   const removed: string[] = [];
   for (const path of paths) {
-    if (!existsNow(path)) continue;
-    rmSync(path, { recursive: true, force: true });
-    removed.push(path);
+    try {
+      const bytes = toBytes(path);
+      if (inspect(bytes).kind === 'missing') continue;
+      removeEntry(bytes);
+      removed.push(path);
+    } catch {
+      removed.push(path);
+    }
   }
   return removed;
+}
+
+/** What a run's protected-path check needs: noted before the command starts. */
+export interface ProtectedPathGuard {
+  git: GitGuard;
+}
+
+/**
+ * Before a run: the plan with every existing file that could make host git (or the agent, through
+ * .zero/.agents) run code later added as read-only paths of its write root, and what to check
+ * after the run. The write roots with protected names are the caller's (managed caches hold no
+ * repository). Nothing is created on the host.
+ */
+export function guardProtectedPaths(plan: SandboxPlan): { plan: SandboxPlan; guard: ProtectedPathGuard } {
+  const user = plan.writeRoots.filter((w) => w.protectedNames.length > 0);
+  // A git dir the command creates itself is checked as new after the run (git init must work):
+  // only paths whose directory exists now are watched as they are.
+  const named = user.flatMap((w) => [
+    ...w.protectedNames.map((name) => join(w.root, name)),
+    ...w.readOnlySubpaths.filter((path) => inspect(toBytes(dirname(path))).kind === 'dir'),
+  ]);
+  const git = discoverGit(user.map((w) => w.root), plan.writeRoots.map((w) => w.root), process.env, named);
+  // Each path goes to the innermost write root holding it (the mount plan pins from there).
+  const extra = new Map<string, string[]>();
+  for (const path of git.readOnly) {
+    const owner = plan.writeRoots.filter((w) => isWithin(w.root, path)).sort((a, b) => b.root.length - a.root.length)[0];
+    if (owner !== undefined) extra.set(owner.root, [...(extra.get(owner.root) ?? []), path]);
+  }
+  const writeRoots = plan.writeRoots.map((w) => {
+    const named = new Set([...w.readOnlySubpaths, ...w.protectedNames.map((name) => join(w.root, name))]);
+    const more = (extra.get(w.root) ?? []).filter((path) => !named.has(path));
+    return more.length === 0 ? w : { ...w, readOnlySubpaths: [...w.readOnlySubpaths, ...more] };
+  });
+  return { plan: { ...plan, writeRoots }, guard: { git } };
+}
+
+/**
+ * After a run, once every process of the sandbox is gone: removes what the command created at
+ * protected paths or left for host git to run, and says what and why. Never throws.
+ */
+export function checkProtectedPaths(guard: ProtectedPathGuard): ProtectedPathViolation[] {
+  const out: ProtectedPathViolation[] = [];
+  try {
+    out.push(...checkGitAfterRun(guard.git));
+  } catch (error) {
+    out.push({ path: '', reason: `the protected-path check failed: ${error instanceof Error ? error.message : String(error)}` });
+  }
+  return out;
+}
+
+/** A structured denial: what was refused (kind and scope), by whom, why, and what to do next. */
+export interface ProtectedPathDenial {
+  capability: { kind: 'protected_metadata'; scope: string };
+  source: 'platform_sandbox';
+  reason: string;
+  recoverable: false;
+  nextAction: 'none';
+}
+
+/** A violation as the structured denial clients read (the command's change was undone). */
+export function protectedPathDenial(v: ProtectedPathViolation): ProtectedPathDenial {
+  return { capability: { kind: 'protected_metadata', scope: v.path }, source: 'platform_sandbox', reason: v.reason, recoverable: false, nextAction: 'none' };
 }

@@ -35,8 +35,10 @@ export interface RunResult {
   network: 'deny' | 'allow';
   /** Set when the command could not be executed inside the sandbox. */
   execError?: SandboxExit['execError'];
-  /** Protected paths the command created; they were removed when it ended. */
+  /** Protected paths the command created or changed; they were removed when it ended (exit non-zero). */
   protectedPathViolations: string[];
+  /** The same as structured denials (kind `protected_metadata`, scope, reason). */
+  protectedPathDenials?: SandboxExit['protectedPathDenials'];
   /** A sandbox prewarmed for the same plan ran the command. */
   prewarmed: boolean;
   /** With keepOutputFile: the file holding all of the output, and whether every byte got there. */
@@ -140,6 +142,7 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
     prewarmed: child.prewarmed,
     scrubbedEnv: [...child.scrubbedEnv],
   };
+  if (exit.protectedPathDenials !== undefined) result.protectedPathDenials = exit.protectedPathDenials;
   if (exit.execError !== undefined) result.execError = exit.execError;
   if (spill !== undefined) result.outputFile = { path: spill.path, complete: output.spillFailed !== true };
   if (exit.limitsHit !== undefined) result.limitsHit = [...exit.limitsHit];

@@ -136,10 +136,14 @@ sandboxTest('creating .zero, .agents or a missing .git/hooks is undone and repor
     assert.not.ok(existsSync(join(t.ws, '.git', 'hooks')));
     const fresh = makeTree();
     try {
+      // A repository the command creates is kept as git writes it, but a hook in it never is:
+      // host git would run it at the next commit in the workspace.
       const created = await sh(fresh, 'git init -q && mkdir -p .git/hooks && echo "#!/bin/sh" > .git/hooks/post-commit && echo made');
       assert.match(created.stdout, /made/);
-      assert.equal(created.protectedPathViolations, [], 'a repository the command creates itself is its own');
-      assert.ok(existsSync(join(fresh.ws, '.git', 'hooks', 'post-commit')));
+      assert.equal(created.protectedPathViolations, [join(fresh.ws, '.git', 'hooks', 'post-commit')]);
+      assert.is(created.exitCode, 1, 'a run that left a hook behind fails');
+      assert.not.ok(existsSync(join(fresh.ws, '.git', 'hooks', 'post-commit')));
+      assert.ok(existsSync(join(fresh.ws, '.git', 'HEAD')), 'the repository itself stays');
     } finally {
       fresh.cleanup();
     }

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+// After a run, once every process of the sandbox is gone: what the command left that host git
+// would run. Paths noted before the run (git-guard.ts) that it created or swapped are removed.
+// Repositories that host git now enters without being asked and that were not there before (a
+// `.git` at the write root or an ancestor inside a write root, a gitlink added to an index, a new
+// submodule git dir or linked-worktree admin dir) are accepted as git itself writes them: config
+// keys from a safe list only (git-config.ts), hooks directories holding only `*.sample` files,
+// no commondir redirect, no `.git` file at the top. Anything else is removed and reported.
+// Every look and removal goes through beneath.ts: no link followed, nothing thrown.
+import { join, resolve } from 'node:path';
+
+import { isWithin } from '../path-within.js';
+import { fromBytes, inspect, listDir, readSmall, removeEntry } from './beneath.js';
+import { unsafeConfigKeys } from './git-config.js';
+import { MAX_CONFIG_BYTES, MAX_LISTED, gitFileTarget, isGitDirLike, readGitlinks, readPointer, type GitGuard } from './git-guard.js';
+
+/** One thing a command left that would have made host git run code; it has been removed. */
+export interface ProtectedPathViolation {
+  path: string;
+  reason: string;
+}
+
+const MAX_NEW_DEPTH = 6;
+
+class Checker {
+  readonly violations: ProtectedPathViolation[] = [];
+  readonly #checked = new Set<string>();
+
+  constructor(readonly guard: GitGuard) {}
+
+  #inRoots(path: string): boolean {
+    return this.guard.roots.some((root) => isWithin(root, path) && root !== path);
+  }
+
+  remove(path: string, reason: string): void {
+    if (!this.#inRoots(path)) return;
+    const removed = removeEntry(path);
+    this.violations.push({ path: fromBytes(path), reason: removed ? reason : `${reason}; it could not be removed` });
+  }
+
+  watched(): void {
+    for (const [path, before] of this.guard.watched) {
+      const info = inspect(path);
+      if (info.kind === 'missing' || `${info.kind}:${info.stamp}` === before) continue;
+      this.remove(path, before.startsWith('missing:') ? 'created where host git or the agent would read it' : 'replaced a protected path');
+    }
+  }
+
+  /** A worktree root that has a `.git` now and had none (or was not entered) before. */
+  newWorktree(dir: string, top: boolean, depth: number): void {
+    const dotGit = join(dir, '.git');
+    const kind = inspect(dotGit).kind;
+    if (kind === 'missing') return;
+    if (kind === 'dir') {
+      this.newGitDir(dotGit, depth);
+      this.newGitlinks(dir, dotGit, depth);
+      return;
+    }
+    if (kind !== 'file' || top) {
+      this.remove(dotGit, top ? 'a .git pointer file here would point host git at a git dir of the command\'s choosing' : 'not a git directory or .git file');
+      return;
+    }
+    const target = gitFileTarget(dir);
+    if (target === undefined) return; // not a pointer git follows
+    if (this.#inRoots(target) && !this.guard.gitDirs.has(target)) this.newGitDir(target, depth);
+  }
+
+  newGitlinks(worktree: string, gitDir: string, depth: number): void {
+    if (depth >= MAX_NEW_DEPTH) return;
+    for (const link of readGitlinks(gitDir)) {
+      const sub = join(worktree, link);
+      if (this.guard.worktrees.has(sub) || !this.#inRoots(join(sub, '.git'))) continue;
+      this.newWorktree(sub, false, depth + 1);
+    }
+  }
+
+  /** A git dir that did not exist before the run (or was never guarded): as git itself writes one. */
+  newGitDir(gitDir: string, depth: number): void {
+    if (this.#checked.has(gitDir) || depth > MAX_NEW_DEPTH) return;
+    this.#checked.add(gitDir);
+    this.config(join(gitDir, 'config'));
+    this.config(join(gitDir, 'config.worktree'));
+    this.hooks(join(gitDir, 'hooks'));
+    if (inspect(join(gitDir, 'commondir')).kind !== 'missing') {
+      this.remove(join(gitDir, 'commondir'), 'a commondir in a new repository points host git at another config and hooks');
+    }
+    this.adminDirs(gitDir);
+    this.modules(join(gitDir, 'modules'), depth);
+  }
+
+  /** Linked-worktree admin dirs: commondir must lead back to this git dir; no config or hooks of their own. */
+  adminDirs(gitDir: string): void {
+    for (const [name, kind] of listDir(join(gitDir, 'worktrees'), MAX_LISTED) ?? []) {
+      const admin = join(gitDir, 'worktrees', name);
+      if (this.guard.gitDirs.has(admin) || this.#checked.has(admin)) continue;
+      this.#checked.add(admin);
+      if (kind !== 'dir') continue;
+      const common = readPointer(join(admin, 'commondir'));
+      if (common === undefined || resolve(admin, common) !== gitDir) {
+        this.remove(admin, 'a worktree admin dir whose commondir does not lead back to its repository');
+        continue;
+      }
+      for (const own of ['config', 'hooks']) {
+        if (inspect(join(admin, own)).kind !== 'missing') this.remove(join(admin, own), 'git never writes this in a worktree admin dir');
+      }
+      this.config(join(admin, 'config.worktree'));
+    }
+  }
+
+  modules(dir: string, depth: number): void {
+    if (depth > MAX_NEW_DEPTH) return;
+    for (const [name, kind] of listDir(dir, MAX_LISTED) ?? []) {
+      if (kind !== 'dir') continue;
+      const path = join(dir, name);
+      if (isGitDirLike(path)) {
+        if (!this.guard.gitDirs.has(path)) this.newGitDir(path, depth + 1);
+      } else {
+        this.modules(path, depth + 1);
+      }
+    }
+  }
+
+  config(path: string): void {
+    const info = inspect(path);
+    if (info.kind === 'missing') return;
+    const text = info.kind === 'file' ? readSmall(path, MAX_CONFIG_BYTES)?.toString('latin1') : undefined;
+    if (text === undefined) {
+      this.remove(path, 'a git config that is not a readable regular file');
+      return;
+    }
+    const unsafe = unsafeConfigKeys(text);
+    if (unsafe.length > 0) this.remove(path, `a git config with keys that run programs or redirect git: ${[...new Set(unsafe)].slice(0, 8).map(fromBytes).join(', ')}`);
+  }
+
+  /** New hooks are never kept: only git's own `*.sample` files may stay. */
+  hooks(path: string): void {
+    const info = inspect(path);
+    if (info.kind === 'missing') return;
+    const entries = info.kind === 'dir' ? listDir(path, MAX_LISTED + 1) : undefined;
+    if (entries === undefined || entries.length > MAX_LISTED) {
+      this.remove(path, 'a hooks directory host git would run from');
+      return;
+    }
+    for (const [name, kind] of entries) {
+      if (kind === 'file' && name.endsWith('.sample')) continue;
+      this.remove(join(path, name), 'a hook host git would run');
+    }
+  }
+}
+
+/**
+ * Checks and cleans up after a run: call only once every process of the sandbox is gone (a live
+ * one could change what was checked). Returns what was removed, with the reason. Never throws.
+ */
+export function checkGitAfterRun(guard: GitGuard): ProtectedPathViolation[] {
+  const c = new Checker(guard);
+  try {
+    c.watched();
+    for (const dir of guard.noGit) c.newWorktree(dir, true, 0);
+    for (const [worktree, stamp] of guard.indexStamps) {
+      const gitDir = inspect(join(worktree, '.git')).kind === 'dir' ? join(worktree, '.git') : gitFileTarget(worktree);
+      if (gitDir === undefined || inspect(join(gitDir, 'index')).stamp === stamp) continue;
+      c.newGitlinks(worktree, gitDir, 0);
+    }
+    for (const gitDir of guard.gitDirs) {
+      if (!c.guard.roots.some((root) => isWithin(root, gitDir))) continue;
+      c.adminDirs(gitDir);
+      c.modules(join(gitDir, 'modules'), 0);
+    }
+  } catch (error) {
+    c.violations.push({ path: '', reason: `the protected-path check failed: ${error instanceof Error ? error.message : String(error)}` });
+  }
+  return c.violations;
+}

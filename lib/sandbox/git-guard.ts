@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: MIT
+// Before a run: every file through which host git could be made to run code later, for the
+// repositories a write root is, belongs to or contains. Existing ones become read-only mounts;
+// missing ones (and links) are noted with their state, so that what the command creates or swaps
+// there is removed after the run (git-check.ts). Nothing is created on the host.
+//
+// Covered, for each repository host git enters without being asked (the write root's own, the one
+// it lies in, and every populated gitlink of their indexes, recursively): its git dir's config,
+// config.worktree, hooks, commondir and objects/info/alternates, the same in its common dir, every
+// submodule git dir under modules/ and every linked-worktree admin dir under worktrees/
+// (commondir, gitdir, config, config.worktree, hooks), the `.git` file of a linked checkout, and
+// what these configs (and the user's global and system config) point into a write root:
+// core.hooksPath targets (husky's `.husky/_` with `.husky`), include.path / includeIf files, and
+// scripts named by keys that run programs (core.fsmonitor, diff.external, filter drivers, ...).
+// Cost is bounded: small files and a few directory listings, plus one pass over each index.
+import { readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+
+import { isWithin } from '../path-within.js';
+import { fromBytes, inspect, listDir, readSmall, toBytes, type EntryKind } from './beneath.js';
+import { parseGitConfig, type ConfigEntry } from './git-config.js';
+import { indexGitlinks } from './git-index.js';
+
+/** Git dirs (each with its worktrees, modules and gitlinks) looked at per run, at most. */
+export const MAX_GIT_DIRS = 256;
+/** Entries of a worktrees/ or modules/ directory looked at, at most. */
+export const MAX_LISTED = 1024;
+/** Largest config or pointer file read (git's own are a few KB). */
+export const MAX_CONFIG_BYTES = 1 << 20;
+/** Largest index read for gitlinks (a 64 MB index is a repository of about half a million files). */
+export const MAX_INDEX_BYTES = 64 << 20;
+const MAX_INCLUDE_DEPTH = 8;
+const MAX_MODULE_DEPTH = 6;
+
+/** Names inside a git dir that decide what it runs or where it reads its config. */
+export const GIT_DIR_GUARDED = ['config', 'config.worktree', 'hooks', 'commondir', 'objects/info/alternates'];
+/** The same for a linked worktree's admin dir, which git in that worktree (maybe outside) uses. */
+export const ADMIN_DIR_GUARDED = ['commondir', 'gitdir', 'config', 'config.worktree', 'hooks'];
+
+/** What was found before the run; paths are byte strings (see beneath.ts). */
+export interface GitGuard {
+  /** Existing paths inside write roots to mount read-only (plan paths, UTF-8). */
+  readOnly: string[];
+  /** Paths inside write roots that were missing or links: their state (kind:stamp) before the run. */
+  watched: Map<string, string>;
+  /** Write roots (all of them), byte strings. */
+  roots: string[];
+  /** Git dirs and worktrees guarded before the run. */
+  gitDirs: Set<string>;
+  worktrees: Set<string>;
+  /** Index stamp per guarded worktree: an unchanged index has no new gitlinks. */
+  indexStamps: Map<string, string>;
+  /** Directories whose `.git` was absent: one created there is a new repository host git enters. */
+  noGit: string[];
+  /** Set when a limit was reached: the rest is checked after the run as if new. */
+  truncated: boolean;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** A config file's entries (byte strings), or undefined. Inside write roots: no link followed. */
+function readConfig(path: string, roots: readonly string[]): ConfigEntry[] | undefined {
+  let text: string | undefined;
+  if (roots.some((root) => isWithin(root, path))) text = readSmall(path, MAX_CONFIG_BYTES)?.toString('latin1');
+  else {
+    try {
+      text = readFileSync(Buffer.from(path, 'latin1')).toString('latin1');
+    } catch {
+      text = undefined;
+    }
+  }
+  return text === undefined ? undefined : parseGitConfig(text);
+}
+
+/** First line of a small pointer file (commondir, gitdir, a `.git` file), trimmed. */
+export function readPointer(path: string): string | undefined {
+  const text = readSmall(path, 4096)?.toString('latin1');
+  if (text === undefined) return undefined;
+  const line = text.split('\n')[0]?.replace(/\r$/, '').trim();
+  return line === undefined || line === '' ? undefined : line;
+}
+
+/** The git dir a `.git` file names (`gitdir: <path>`, relative to the file's directory). */
+export function gitFileTarget(worktree: string): string | undefined {
+  const line = readPointer(join(worktree, '.git'));
+  const match = line === undefined ? null : /^gitdir: ?(.+)$/.exec(line);
+  return match === null ? undefined : resolve(worktree, match[1] as string);
+}
+
+/** `~/x` and relative paths as git resolves them for a config value. */
+function expandPath(value: string, base: string, home: string): string {
+  if (value === '~' || value.startsWith('~/')) return join(home, value.slice(1));
+  return resolve(base, value);
+}
+
+/** Keys whose value is a program git runs; the program's own path matters when it is a file. */
+const COMMAND_KEY = /^(core\.(fsmonitor|sshcommand|pager|editor|askpass|gitproxy)|sequence\.editor|diff\.external|diff\..+\.(command|textconv)|merge\..+\.driver|filter\..+\.(clean|smudge|process)|credential(\..+)?\.helper|gpg(\..+)?\.program|pager\..+|alias\..+|interactive\.difffilter|remote\..+\.(uploadpack|receivepack)|uploadpack\.packobjectshook|core\.hookspath)$/;
+
+class Discovery {
+  readonly guard: GitGuard;
+  readonly #home: string;
+  /** core.hooksPath and command paths from the global config, relative ones resolved per worktree. */
+  readonly #globalRelative: string[] = [];
+
+  constructor(roots: readonly string[], env: Env) {
+    this.guard = { readOnly: [], watched: new Map(), roots: roots.map(toBytes), gitDirs: new Set(), worktrees: new Set(), indexStamps: new Map(), noGit: [], truncated: false };
+    this.#home = toBytes(env.HOME ?? homedir());
+  }
+
+  #inRoots(path: string): boolean {
+    return this.guard.roots.some((root) => isWithin(root, path) && root !== path);
+  }
+
+  /** Read-only when it exists; its state noted when missing or a link (and a link followed). */
+  protect(path: string, hops = 0): void {
+    if (!this.#inRoots(path) || this.guard.watched.has(path)) return;
+    const info = inspect(path);
+    if (info.kind === 'file' || info.kind === 'dir' || info.kind === 'other') {
+      const utf8 = fromBytes(path);
+      if (toBytes(utf8) === path && !this.guard.readOnly.includes(utf8)) this.guard.readOnly.push(utf8);
+      else if (toBytes(utf8) !== path) this.guard.watched.set(path, state(info.kind, info.stamp));
+      return;
+    }
+    this.guard.watched.set(path, state(info.kind, info.stamp));
+    if (info.kind === 'link' && hops < 8) {
+      // A link planted on the host (hooks kept elsewhere, a dangling .zero): what it points at.
+      try {
+        this.protect(resolve(dirname(path), readlinkSync(Buffer.from(path, 'latin1'), { encoding: 'buffer' }).toString('latin1')), hops + 1);
+      } catch {
+        // unreadable: the link's own state is watched
+      }
+    }
+  }
+
+  /** The user's global and system config: hooksPath, includes and command paths in write roots. */
+  globalConfig(env: Env): void {
+    const xdg = env.XDG_CONFIG_HOME ? toBytes(env.XDG_CONFIG_HOME) : join(this.#home, '.config');
+    const files = env.GIT_CONFIG_GLOBAL ? [toBytes(env.GIT_CONFIG_GLOBAL)] : [join(xdg, 'git', 'config'), join(this.#home, '.gitconfig')];
+    files.push(env.GIT_CONFIG_SYSTEM ? toBytes(env.GIT_CONFIG_SYSTEM) : '/etc/gitconfig');
+    for (const file of files) {
+      let real = file;
+      try {
+        real = realpathSync(Buffer.from(file, 'latin1'), { encoding: 'buffer' }).toString('latin1');
+      } catch {
+        continue;
+      }
+      this.protect(real); // a global config that lives in a write root (a dotfiles workspace)
+      this.#configPointers(real, undefined, 0, true);
+    }
+  }
+
+  /**
+   * Follows includes; protects hooksPath targets and command paths. Relative ones are resolved
+   * against `worktree` (git runs hooks and commands there); for the global config, against every
+   * worktree found later; without a known worktree they are not resolved.
+   */
+  #configPointers(file: string, worktree: string | undefined, depth: number, global = false): ConfigEntry[] {
+    const entries = readConfig(file, this.guard.roots) ?? [];
+    for (const e of entries) {
+      if (e.value === null || e.value === '') continue;
+      const name = e.subsection === undefined ? `${e.section}.${e.key}` : `${e.section}.${e.subsection}.${e.key}`;
+      if ((e.section === 'include' || e.section === 'includeif') && e.key === 'path') {
+        const target = expandPath(e.value, dirname(file), this.#home);
+        this.protect(target);
+        if (depth < MAX_INCLUDE_DEPTH) this.#configPointers(target, worktree, depth + 1, global);
+        continue;
+      }
+      if (!COMMAND_KEY.test(name)) continue;
+      const hooks = name === 'core.hookspath';
+      const word = hooks ? e.value : (e.value.replace(/^!/, '').trim().split(/\s+/)[0] ?? '');
+      if (!hooks && !word.includes('/')) continue; // a program from PATH, not a file in a write root
+      if (!word.startsWith('/') && !word.startsWith('~') && worktree === undefined) {
+        if (global) this.#globalRelative.push(word);
+        continue;
+      }
+      this.#protectCommand(word, worktree ?? '/', hooks);
+    }
+    return entries;
+  }
+
+  #protectCommand(word: string, worktree: string, hooks: boolean): void {
+    const target = expandPath(word, worktree, this.#home);
+    this.protect(target);
+    // husky: core.hooksPath is .husky/_ whose stubs run the hooks kept in .husky itself.
+    if (hooks && target.endsWith('/_')) this.protect(dirname(target));
+  }
+
+  /** A repository's worktree `dir` (which has a `.git`) and everything git reaches from it. */
+  worktree(dir: string, depth = 0): void {
+    if (this.guard.worktrees.has(dir)) return;
+    if (this.guard.worktrees.size + this.guard.gitDirs.size >= MAX_GIT_DIRS) {
+      this.guard.truncated = true;
+      return;
+    }
+    this.guard.worktrees.add(dir);
+    const dotGit = join(dir, '.git');
+    const kind = inspect(dotGit).kind;
+    let gitDir: string | undefined;
+    if (kind === 'dir') gitDir = dotGit;
+    else if (kind === 'file') {
+      this.protect(dotGit);
+      gitDir = gitFileTarget(dir);
+    } else {
+      this.protect(dotGit);
+      return;
+    }
+    if (gitDir === undefined) return;
+    for (const word of this.#globalRelative) this.#protectCommand(word, dir, false);
+    this.gitDir(gitDir, dir);
+    const common = readPointer(join(gitDir, 'commondir'));
+    if (common !== undefined) this.gitDir(resolve(gitDir, common), dir);
+    this.#gitlinks(dir, gitDir, depth);
+  }
+
+  /** One git dir: its guarded files, what its configs point at, its admin and module dirs. */
+  gitDir(gitDir: string, worktree: string | undefined, moduleDepth = 0): void {
+    if (this.guard.gitDirs.has(gitDir)) return;
+    if (this.guard.worktrees.size + this.guard.gitDirs.size >= MAX_GIT_DIRS) {
+      this.guard.truncated = true;
+      return;
+    }
+    this.guard.gitDirs.add(gitDir);
+    for (const name of GIT_DIR_GUARDED) this.protect(join(gitDir, name));
+    // A submodule's git dir names its worktree itself.
+    const own = readConfig(join(gitDir, 'config'), this.guard.roots)?.find((e) => e.section === 'core' && e.subsection === undefined && e.key === 'worktree')?.value;
+    const base = worktree ?? (own ? resolve(gitDir, own) : undefined);
+    this.#configPointers(join(gitDir, 'config'), base, 0);
+    this.#configPointers(join(gitDir, 'config.worktree'), base, 0);
+    for (const [name, kind] of this.#list(join(gitDir, 'worktrees'))) {
+      if (kind !== 'dir') continue;
+      const admin = join(gitDir, 'worktrees', name);
+      this.guard.gitDirs.add(admin);
+      for (const guarded of ADMIN_DIR_GUARDED) this.protect(join(admin, guarded));
+      // That worktree's own root is where its .git file is (the admin dir's gitdir names it).
+      const dotGit = readPointer(join(admin, 'gitdir'));
+      this.#configPointers(join(admin, 'config.worktree'), dotGit === undefined ? undefined : dirname(resolve(admin, dotGit)), 0);
+    }
+    this.#modules(join(gitDir, 'modules'), moduleDepth);
+  }
+
+  /** Submodule git dirs (names may hold slashes: a directory without HEAD is a path prefix). */
+  #modules(dir: string, depth: number): void {
+    if (depth > MAX_MODULE_DEPTH) return;
+    for (const [name, kind] of this.#list(dir)) {
+      if (kind !== 'dir') continue;
+      const path = join(dir, name);
+      if (isGitDirLike(path)) this.gitDir(path, undefined, depth + 1);
+      else this.#modules(path, depth + 1);
+    }
+  }
+
+  #list(dir: string): Array<[string, EntryKind]> {
+    const entries = listDir(dir, MAX_LISTED + 1) ?? [];
+    if (entries.length > MAX_LISTED) this.guard.truncated = true;
+    return entries.slice(0, MAX_LISTED);
+  }
+
+  #gitlinks(worktree: string, gitDir: string, depth: number): void {
+    if (depth > MAX_MODULE_DEPTH) return;
+    const index = join(gitDir, 'index');
+    this.guard.indexStamps.set(worktree, inspect(index).stamp);
+    for (const link of readGitlinks(gitDir)) {
+      const sub = join(worktree, link);
+      if (!this.#inRoots(join(sub, '.git'))) continue;
+      if (inspect(join(sub, '.git')).kind !== 'missing') this.worktree(sub, depth + 1);
+    }
+  }
+}
+
+function state(kind: EntryKind, stamp: string): string {
+  return `${kind}:${stamp}`;
+}
+
+/** A directory git would take for a git dir (HEAD present), as opposed to a modules/ path prefix. */
+export function isGitDirLike(dir: string): boolean {
+  return inspect(join(dir, 'HEAD')).kind !== 'missing';
+}
+
+/** Gitlink paths of a git dir's index (and of its shared index, for a split index). */
+export function readGitlinks(gitDir: string): string[] {
+  const buf = readSmall(join(gitDir, 'index'), MAX_INDEX_BYTES);
+  if (buf === undefined) return [];
+  const parsed = indexGitlinks(buf);
+  if (parsed === undefined) return [];
+  const out = [...parsed.gitlinks];
+  if (parsed.sharedIndex !== undefined) {
+    const shared = readSmall(join(gitDir, `sharedindex.${parsed.sharedIndex}`), MAX_INDEX_BYTES);
+    if (shared !== undefined) out.push(...(indexGitlinks(shared)?.gitlinks ?? []));
+  }
+  // A path git would never check out (absolute, dot segments) is not entered by it either.
+  return out.filter((link) => link !== '' && !link.startsWith('/') && !link.split('/').some((part) => part === '' || part === '.' || part === '..'));
+}
+
+/**
+ * Looks at every repository the write roots are, lie in or contain (gitlinks), before a run.
+ * `userRoots` are the workspace and the caller's extra write roots (managed caches hold no
+ * repository); `roots` every write root; `alsoProtect` further paths under the same rule
+ * (read-only when present, else watched). Never throws.
+ */
+export function discoverGit(userRoots: readonly string[], roots: readonly string[], env: Env = process.env, alsoProtect: readonly string[] = []): GitGuard {
+  const d = new Discovery(roots, env);
+  try {
+    // .zero/.agents and the plan's own protected paths: the same rule (a link is followed to
+    // where it points, and replacing the link itself is undone too).
+    for (const path of alsoProtect) d.protect(toBytes(path));
+    d.globalConfig(env);
+    for (const root of userRoots.map(toBytes)) {
+      // The repository the root belongs to: itself, or the nearest ancestor with a .git.
+      let top: string | undefined;
+      for (let dir = root; ; dir = dirname(dir)) {
+        if (inspect(join(dir, '.git')).kind !== 'missing') {
+          top = dir;
+          break;
+        }
+        if (d.guard.roots.some((r) => isWithin(r, dir))) d.guard.noGit.push(dir);
+        if (dirname(dir) === dir) break;
+      }
+      if (top !== undefined) d.worktree(top);
+    }
+  } catch {
+    d.guard.truncated = true; // an unexpected fault: everything is checked after the run as new
+  }
+  return d.guard;
+}

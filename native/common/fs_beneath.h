@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+// Host-side file work inside write roots, with directory descriptors only: every path is walked
+// one component at a time from "/" with O_NOFOLLOW, so a symlink the sandboxed command left
+// anywhere on the way stops the walk instead of leading it elsewhere. Nothing here throws or
+// recurses on the C stack: a tree of any depth or size (beyond PATH_MAX, symlink loops, names
+// with newlines) ends in a result. No napi here; the glue is in addon.cc. POSIX (Linux, macOS).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fs_beneath {
+
+enum class Kind : char { kMissing = 'm', kFile = 'f', kDir = 'd', kLink = 'l', kOther = 'o', kError = 'e' };
+
+struct Info {
+  Kind kind = Kind::kError;
+  int err = 0;
+  uint64_t size = 0;
+  // "dev:ino:size:mtime_ns:ctime_ns": equal stamps mean the entry was not changed (ctime cannot be
+  // set by a process, so a rewrite and an undo of mtime still differ).
+  std::string stamp;
+};
+
+// Paths are byte strings: `root` absolute, `rel` relative to it ("" for the root itself), with no
+// empty, "." or ".." component (refused with EINVAL).
+Info Inspect(const std::string& root, const std::string& rel);
+
+// A regular file of at most `max` bytes (O_NOFOLLOW|O_NONBLOCK: never a FIFO or device).
+bool ReadFile(const std::string& root, const std::string& rel, size_t max, std::string* out, int* err);
+
+// At most `max` entries of a directory (not "." or ".."), each with its kind (no link followed).
+bool List(const std::string& root, const std::string& rel, size_t max,
+          std::vector<std::pair<std::string, Kind>>* out, int* err);
+
+struct RemoveResult {
+  bool ok = true;
+  // The first failure (errno) and how many entries were removed.
+  int err = 0;
+  uint64_t removed = 0;
+};
+
+// Removes the entry at rel (a whole directory tree included) without following any link and
+// without leaving the file system of its parent. A missing entry is ok with removed = 0.
+RemoveResult Remove(const std::string& root, const std::string& rel);
+
+}  // namespace fs_beneath
