@@ -1,0 +1,104 @@
+// The host-side descriptor walk (beneath.ts over the addon) survives any tree shape a sandboxed
+// command can leave, never follows a link and never leaves the tree it started from: a directory
+// nested beyond PATH_MAX, 100k entries, names with newlines or invalid UTF-8, symlink loops,
+// links to outside directories, unreadable directories, FIFOs.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as assert from 'uvu/assert';
+import { test } from 'uvu';
+
+import { inspect, listDir, readSmall, removeEntry, toBytes } from '../../lib/sandbox/beneath.js';
+import { makeTree } from '../helpers/sandbox.js';
+
+/** A directory chain of `depth` levels under `dir`, built with relative steps (past PATH_MAX). */
+function deepChain(dir: string, depth: number): void {
+  execFileSync('python3', ['-c', `
+import os, sys
+os.chdir(sys.argv[1])
+for _ in range(int(sys.argv[2])):
+    os.mkdir('dddddddd'); os.chdir('dddddddd')
+open('leaf', 'w').write('x')
+os.symlink('/', 'root-link')
+`, dir, String(depth)]);
+}
+
+test('a tree deeper than PATH_MAX is removed whole, without throwing', () => {
+  const t = makeTree();
+  try {
+    const top = join(t.ws, 'deep');
+    mkdirSync(top);
+    deepChain(top, 1200); // 1200 * 9 bytes: over twice PATH_MAX
+    assert.ok(removeEntry(toBytes(top)));
+    assert.not.ok(existsSync(top));
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('links inside the tree are removed, never followed: the outside stays, loops end', () => {
+  const t = makeTree();
+  try {
+    writeFileSync(join(t.outside, 'keep'), 'keep');
+    const top = join(t.ws, 'tree');
+    mkdirSync(join(top, 'a', 'b'), { recursive: true });
+    symlinkSync(t.outside, join(top, 'a', 'out'));
+    symlinkSync(t.outside, join(top, 'a', 'b', 'out-dir'));
+    symlinkSync('loop', join(top, 'loop'));
+    symlinkSync('..', join(top, 'a', 'b', 'up'));
+    execFileSync('mkfifo', [join(top, 'fifo')]);
+    writeFileSync(join(top, 'new\nline'), '');
+    writeFileSync(Buffer.concat([Buffer.from(`${top}/`), Buffer.from([0xff, 0xfe])]), '');
+    mkdirSync(join(top, 'locked', 'in'), { recursive: true });
+    writeFileSync(join(top, 'locked', 'in', 'f'), '');
+    chmodSync(join(top, 'locked', 'in'), 0o000);
+    chmodSync(join(top, 'locked'), 0o000);
+    assert.ok(removeEntry(toBytes(top)));
+    assert.not.ok(existsSync(top));
+    assert.equal(readdirSync(t.outside), ['keep']);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('a path through a symlink is not walked: reads, lists and removals stop at the link', () => {
+  const t = makeTree();
+  try {
+    writeFileSync(join(t.outside, 'secret'), 'secret');
+    symlinkSync(t.outside, join(t.ws, 'link'));
+    const through = toBytes(join(t.ws, 'link', 'secret'));
+    assert.is(inspect(through).kind, 'error');
+    assert.is(readSmall(through, 100), undefined);
+    assert.is(listDir(toBytes(join(t.ws, 'link')), 10), undefined);
+    assert.not.ok(removeEntry(through));
+    assert.ok(existsSync(join(t.outside, 'secret')));
+    assert.is(inspect(toBytes(join(t.ws, 'link'))).kind, 'link');
+    // A FIFO is never opened for reading (it would block).
+    execFileSync('mkfifo', [join(t.ws, 'fifo')]);
+    assert.is(readSmall(toBytes(join(t.ws, 'fifo')), 100), undefined);
+    assert.is(inspect(toBytes(join(t.ws, 'fifo'))).kind, 'other');
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('100k entries are listed and removed', () => {
+  const t = makeTree();
+  try {
+    const top = join(t.ws, 'many');
+    execFileSync('python3', ['-c', `
+import os, sys
+os.mkdir(sys.argv[1])
+for i in range(100):
+    d = os.path.join(sys.argv[1], 'd%d' % i); os.mkdir(d)
+    for j in range(1000): open(os.path.join(d, 'f%d' % j), 'w').close()
+`, top]);
+    assert.is(listDir(toBytes(join(top, 'd0')), 100_000)?.length, 1000);
+    assert.ok(removeEntry(toBytes(top)));
+    assert.not.ok(existsSync(top));
+  } finally {
+    t.cleanup();
+  }
+});
+
+test.run();
