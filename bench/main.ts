@@ -25,7 +25,7 @@ if (want('sandbox') && process.platform === 'linux') {
 }
 
 // Standalone benchmarks run in their own process, so each measures one core from a cold start.
-for (const name of ['analyzer', 'engine', 'prepare']) {
+for (const name of ['analyzer', 'engine', 'prepare', 'git-guard']) {
   if (!want(name)) continue;
   const script = join(REPO_ROOT, 'dist', 'bench', `${name}.js`);
   if (!existsSync(script)) continue;

@@ -27,13 +27,13 @@ export interface EnforcementReport {
 
 const LINUX_LIMITATIONS = [
   'a hardlink created on the host before the command, joining a file inside a write root to one outside, lets the command write that file through the inside path (the kernel checks paths, not inodes)',
-  '.zero, .agents, a missing .git/hooks and .git/commondir cannot be made read-only before they exist without creating them on the host: if the command creates them they are removed and reported when it ends',
+  '.zero, .agents and missing git hooks, configs and pointer files cannot be made read-only before they exist without creating them on the host: if the command creates them they are removed and reported when it ends (the run exits non-zero)',
   'under network deny, creating AF_UNIX sockets is refused (socketpair still works), so Unix-domain servers inside the sandbox do not work',
   'network namespaces are reused, one sandbox at a time, once every process of the previous sandbox is gone: its TCP connections in TIME_WAIT stay listed in /proc/net/tcp for up to a minute and can make that port busy for a server that binds without SO_REUSEADDR',
   'credential and deny-read paths that appear while the command runs stay unreadable because the directories on the way to them (the home directory, ~/.config, /etc for a root caller, ...) get Landlock read grants per entry existing when the command starts: anything created in those directories during the run, credential or not, is unreadable until the next command, its name stays listable, and an entry that existed at the start and is renamed into a credential path keeps its grant',
   'for a root caller, /etc/shadow, /etc/gshadow, sudo rules, SSH host keys and /root are masked when the command starts; one the host replaces by a rename while it runs (passwd rewriting /etc/shadow) becomes readable to it',
   'a credential store inside a write root (a workspace that is the home directory or holds it) is not hidden: the write root grants reading everything in it',
-  'git protection covers repositories at the top of a write root and one level down (the first 512 entries); deeper nested repositories are not protected',
+  'git protection covers the repository a write root is or lies in, every populated gitlink of its index (recursively), its submodule and worktree git dirs and what their configs point at, and untracked repositories one level down; at most 256 git dirs per run, and an untracked repository deeper down that host git does not enter by itself is not guarded',
   'limits.processes for a root caller (whom the kernel exempts from RLIMIT_NPROC) needs a writable pids cgroup (cgroup v1 pids, or v2 with pids delegated); without one such a run is refused, and the default process cap (4096) is not applied to root callers',
   'for an unprivileged caller the process cap is RLIMIT_NPROC, counted in the sandbox\'s own user namespace on kernels 5.14 and later; on older kernels the caller\'s other processes count against it too',
   'the process cap bounds how many processes a fork bomb holds, not the CPU they burn until the command ends or times out',

@@ -13,7 +13,7 @@
 // core.hooksPath targets (husky's `.husky/_` with `.husky`), include.path / includeIf files, and
 // scripts named by keys that run programs (core.fsmonitor, diff.external, filter drivers, ...).
 // Cost is bounded: small files and a few directory listings, plus one pass over each index.
-import { readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 
@@ -60,7 +60,14 @@ export interface GitGuard {
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** A config file's entries (byte strings), or undefined. Inside write roots: no link followed. */
-function readConfig(path: string, roots: readonly string[]): ConfigEntry[] | undefined {
+function readConfig(path: string, roots: readonly string[], memo?: Map<string, ConfigEntry[] | undefined>): ConfigEntry[] | undefined {
+  if (memo?.has(path)) return memo.get(path);
+  const entries = readConfigOnce(path, roots);
+  memo?.set(path, entries);
+  return entries;
+}
+
+function readConfigOnce(path: string, roots: readonly string[]): ConfigEntry[] | undefined {
   let text: string | undefined;
   if (roots.some((root) => isWithin(root, path))) text = readSmall(path, MAX_CONFIG_BYTES)?.toString('latin1');
   else {
@@ -102,6 +109,8 @@ class Discovery {
   readonly #home: string;
   /** core.hooksPath and command paths from the global config, relative ones resolved per worktree. */
   readonly #globalRelative: string[] = [];
+  /** Each config file is read once per discovery. */
+  readonly #configs = new Map<string, ConfigEntry[] | undefined>();
 
   constructor(roots: readonly string[], env: Env) {
     this.guard = { readOnly: [], watched: new Map(), roots: roots.map(toBytes), gitDirs: new Set(), worktrees: new Set(), indexStamps: new Map(), noGit: [], truncated: false };
@@ -139,6 +148,8 @@ class Discovery {
     const files = env.GIT_CONFIG_GLOBAL ? [toBytes(env.GIT_CONFIG_GLOBAL)] : [join(xdg, 'git', 'config'), join(this.#home, '.gitconfig')];
     files.push(env.GIT_CONFIG_SYSTEM ? toBytes(env.GIT_CONFIG_SYSTEM) : '/etc/gitconfig');
     for (const file of files) {
+      // Most of these do not exist: a stat without an exception first (exceptions are slow).
+      if (statSync(Buffer.from(file, 'latin1'), { throwIfNoEntry: false }) === undefined) continue;
       let real = file;
       try {
         real = realpathSync(Buffer.from(file, 'latin1'), { encoding: 'buffer' }).toString('latin1');
@@ -156,7 +167,7 @@ class Discovery {
    * worktree found later; without a known worktree they are not resolved.
    */
   #configPointers(file: string, worktree: string | undefined, depth: number, global = false): ConfigEntry[] {
-    const entries = readConfig(file, this.guard.roots) ?? [];
+    const entries = readConfig(file, this.guard.roots, this.#configs) ?? [];
     for (const e of entries) {
       if (e.value === null || e.value === '') continue;
       const name = e.subsection === undefined ? `${e.section}.${e.key}` : `${e.section}.${e.subsection}.${e.key}`;
@@ -223,7 +234,7 @@ class Discovery {
     this.guard.gitDirs.add(gitDir);
     for (const name of GIT_DIR_GUARDED) this.protect(join(gitDir, name));
     // A submodule's git dir names its worktree itself.
-    const own = readConfig(join(gitDir, 'config'), this.guard.roots)?.find((e) => e.section === 'core' && e.subsection === undefined && e.key === 'worktree')?.value;
+    const own = readConfig(join(gitDir, 'config'), this.guard.roots, this.#configs)?.find((e) => e.section === 'core' && e.subsection === undefined && e.key === 'worktree')?.value;
     const base = worktree ?? (own ? resolve(gitDir, own) : undefined);
     this.#configPointers(join(gitDir, 'config'), base, 0);
     this.#configPointers(join(gitDir, 'config.worktree'), base, 0);

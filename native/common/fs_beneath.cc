@@ -10,6 +10,10 @@
 
 #include <cstdio>
 
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
+
 namespace fs_beneath {
 namespace {
 
@@ -59,6 +63,37 @@ bool Split(const std::string& path, bool absolute, std::vector<std::string>* out
   return true;
 }
 
+#if defined(__linux__)
+#ifndef SYS_openat2
+#define SYS_openat2 437  // the same number on every architecture
+#endif
+struct OpenHow {
+  uint64_t flags;
+  uint64_t mode;
+  uint64_t resolve;
+};
+constexpr uint64_t kResolveNoMagiclinks = 0x02;
+constexpr uint64_t kResolveNoSymlinks = 0x04;
+
+// One openat2 resolves the whole path refusing every symlink (Linux 5.6+): a handful of system
+// calls fewer than the walk below. -2 when the kernel (or a seccomp filter) lacks it.
+int OpenDirAtOnce(const std::vector<std::string>& all, int* err) {
+  static bool unavailable = false;
+  if (unavailable) return -2;
+  std::string path = "/";
+  for (size_t i = 0; i < all.size(); ++i) path += (i == 0 ? "" : "/") + all[i];
+  OpenHow how = {static_cast<uint64_t>(kWalkFlags), 0, kResolveNoSymlinks | kResolveNoMagiclinks};
+  int fd = static_cast<int>(syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how));
+  if (fd >= 0) return fd;
+  if (errno == ENOSYS || errno == EPERM || errno == E2BIG) {
+    unavailable = errno == ENOSYS;
+    return -2;
+  }
+  *err = errno;
+  return -1;
+}
+#endif
+
 // Opens the directory root/parts[0..count) component by component, never following a link.
 int OpenDir(const std::string& root, const std::vector<std::string>& parts, size_t count, int* err) {
   std::vector<std::string> all;
@@ -67,6 +102,10 @@ int OpenDir(const std::string& root, const std::vector<std::string>& parts, size
     return -1;
   }
   all.insert(all.end(), parts.begin(), parts.begin() + static_cast<long>(count));
+#if defined(__linux__)
+  int once = OpenDirAtOnce(all, err);
+  if (once != -2) return once;
+#endif
   Fd cur(open("/", kWalkFlags));
   if (cur.get() < 0) {
     *err = errno;
