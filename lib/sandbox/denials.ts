@@ -45,12 +45,17 @@ export interface SandboxDenial {
   nextAction: DenialNextAction;
 }
 
-/** A denial for protected workspace metadata the command created (the sandbox removed it). */
-export function protectedPathDenial(path: string): SandboxDenial {
+/**
+ * A denial for protected workspace metadata the command created or changed (the sandbox removed
+ * it); `why` says what it was (for example a git config with a key that runs a program).
+ */
+export function protectedPathDenial(path: string, why?: string): SandboxDenial {
   return {
     capability: { kind: 'protected_metadata', scope: path },
     source: 'platform_sandbox',
-    reason: `the sandbox blocked creation of protected workspace metadata path ${path} (removed)`,
+    reason: why === undefined
+      ? `the sandbox blocked creation of protected workspace metadata path ${path} (removed)`
+      : `the sandbox removed protected workspace metadata path ${path}: ${why}`,
     recoverable: false,
     nextAction: 'change_command',
   };

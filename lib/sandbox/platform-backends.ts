@@ -361,7 +361,7 @@ export async function collectPlatformRun(child: SandboxedProcess, options: RunOp
     stderr,
     truncated: false,
     outputBytes: { stdout: Buffer.byteLength(stdout), stderr: Buffer.byteLength(stderr) },
-    denials: exit.protectedPathViolations.map(protectedPathDenial),
+    denials: exit.protectedPathViolations.map((path) => protectedPathDenial(path)),
     timedOut: exit.timedOut,
     durationMs: Math.round((performance.now() - started) * 1000) / 1000,
     backend: child.backend,

@@ -129,7 +129,7 @@ export async function runDarwin(plan: SandboxPlan, options: RunOptions, tmpDir: 
       ...out,
       truncated: false,
       outputBytes: { stdout: Buffer.byteLength(out.stdout), stderr: Buffer.byteLength(out.stderr) },
-      denials: protectedPathViolations.map(protectedPathDenial),
+      denials: protectedPathViolations.map((path) => protectedPathDenial(path)),
       durationMs: Math.round((performance.now() - started) * 1000) / 1000,
       backend: 'macos-seatbelt',
       network: plan.network,

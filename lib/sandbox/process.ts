@@ -17,7 +17,7 @@ import { checkOptions, commandScript, normalizeCommand, type SandboxCommand, typ
 import { resolvePlan, resolveWorkspace } from './plan.js';
 import { createPidsLimit } from './cgroup.js';
 import { DEFAULT_PROCESSES } from './default-limits.js';
-import { checkProtectedPaths, guardProtectedPaths, protectedPathDenial, type ProtectedPathDenial } from './protected.js';
+import { checkProtectedPaths, guardProtectedPaths, type ProtectedPathViolation } from './protected.js';
 import { buildPrewarmKey, prewarmEnabled, prewarmPool } from './prewarm.js';
 import type { NativeExit, NativeSpawned } from '../native/types.js';
 import { spawnOnPlatform } from './platforms.js';
@@ -42,8 +42,8 @@ export interface SandboxExit {
   protectedPathViolations: string[];
   /** Caps the command ran into (`processes`: a fork was refused), when the kernel tells. */
   limitsHit?: string[];
-  /** The same, each as a structured denial (kind `protected_metadata`, scope the path, the reason). */
-  protectedPathDenials?: ProtectedPathDenial[];
+  /** The same with the reason for each (RunResult turns them into `protected_metadata` denials). */
+  protectedPathDetails?: ProtectedPathViolation[];
 }
 
 export interface SpawnSandboxedOptions extends SandboxOptions {
@@ -262,7 +262,7 @@ export class SandboxedProcess extends EventEmitter {
         timedOut: this.#timedOut,
         aborted: this.#aborted,
         protectedPathViolations: violations.map((v) => v.path),
-        protectedPathDenials: violations.map(protectedPathDenial),
+        protectedPathDetails: violations,
       };
       if (pids?.hit() === true) exit.limitsHit = ['processes'];
       pids?.remove();

@@ -146,17 +146,3 @@ export function checkProtectedPaths(guard: ProtectedPathGuard): ProtectedPathVio
   }
   return out;
 }
-
-/** A structured denial: what was refused (kind and scope), by whom, why, and what to do next. */
-export interface ProtectedPathDenial {
-  capability: { kind: 'protected_metadata'; scope: string };
-  source: 'platform_sandbox';
-  reason: string;
-  recoverable: false;
-  nextAction: 'none';
-}
-
-/** A violation as the structured denial clients read (the command's change was undone). */
-export function protectedPathDenial(v: ProtectedPathViolation): ProtectedPathDenial {
-  return { capability: { kind: 'protected_metadata', scope: v.path }, source: 'platform_sandbox', reason: v.reason, recoverable: false, nextAction: 'none' };
-}

@@ -38,7 +38,6 @@ export interface RunResult {
   /** Protected paths the command created or changed; they were removed when it ended (exit non-zero). */
   protectedPathViolations: string[];
   /** The same as structured denials (kind `protected_metadata`, scope, reason). */
-  protectedPathDenials?: SandboxExit['protectedPathDenials'];
   /** A sandbox prewarmed for the same plan ran the command. */
   prewarmed: boolean;
   /** With keepOutputFile: the file holding all of the output, and whether every byte got there. */
@@ -120,7 +119,7 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
   if (output.overflow !== undefined) {
     throw new SandboxError('max_buffer_exceeded', `${output.overflow} exceeded maxBuffer (${maxBuffer} bytes); the sandbox was killed`);
   }
-  const denials: SandboxDenial[] = exit.protectedPathViolations.map(protectedPathDenial);
+  const denials: SandboxDenial[] = exit.protectedPathDetails?.map((v) => protectedPathDenial(v.path, v.reason)) ?? exit.protectedPathViolations.map((path) => protectedPathDenial(path));
   for (const stream of ['stdout', 'stderr'] as const) {
     if (output[stream].tail !== undefined) denials.push(outputCapDenial(stream, maxBuffer, false));
   }
@@ -142,7 +141,6 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
     prewarmed: child.prewarmed,
     scrubbedEnv: [...child.scrubbedEnv],
   };
-  if (exit.protectedPathDenials !== undefined) result.protectedPathDenials = exit.protectedPathDenials;
   if (exit.execError !== undefined) result.execError = exit.execError;
   if (spill !== undefined) result.outputFile = { path: spill.path, complete: output.spillFailed !== true };
   if (exit.limitsHit !== undefined) result.limitsHit = [...exit.limitsHit];

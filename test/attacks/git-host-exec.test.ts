@@ -28,7 +28,9 @@ sandboxTest('attack: git init with core.fsmonitor and a hook in a workspace with
     assert.ok(r.protectedPathViolations.includes(join(t.ws, '.git', 'config')), JSON.stringify(r.protectedPathViolations));
     assert.ok(r.protectedPathViolations.includes(join(t.ws, '.git', 'hooks', 'post-commit')));
     assert.is(r.exitCode, 1);
-    assert.ok(r.protectedPathDenials?.every((d) => d.capability.kind === 'protected_metadata'));
+    const denied = r.denials.filter((d) => d.capability.kind === 'protected_metadata');
+    assert.equal(denied.map((d) => d.capability.scope), r.protectedPathViolations);
+    assert.match(denied.find((d) => d.capability.scope === join(t.ws, '.git', 'config'))?.reason ?? '', /core\.fsmonitor/);
     hostGit(t.ws, ['status']);
     hostGit(t.ws, ['commit', '-q', '--allow-empty', '-m', 'host']);
     assert.equal(markers(t.outside), []);
