@@ -34,8 +34,30 @@ class Checker {
 
   remove(path: string, reason: string): void {
     if (!this.#inRoots(path)) return;
-    const removed = removeEntry(path);
+    let removed = removeEntry(path);
+    if (!removed) {
+      // The walk stopped at a link on the way (host git would follow it): that link goes instead.
+      const link = this.#linkOnPath(path);
+      if (link !== undefined) {
+        removed = removeEntry(link);
+        if (removed) path = link;
+      }
+    }
     this.violations.push({ path: fromBytes(path), reason: removed ? reason : `${reason}; it could not be removed` });
+  }
+
+  /** The first symlink on `path` below its write root, if any. */
+  #linkOnPath(path: string): string | undefined {
+    const root = this.guard.roots.filter((r) => isWithin(r, path)).sort((a, b) => b.length - a.length)[0];
+    if (root === undefined) return undefined;
+    let prefix = root;
+    for (const part of path.slice(root.length + 1).split('/')) {
+      prefix = join(prefix, part);
+      const kind = inspect(prefix).kind;
+      if (kind === 'link') return prefix;
+      if (kind !== 'dir') return undefined;
+    }
+    return undefined;
   }
 
   watched(): void {
@@ -51,6 +73,7 @@ class Checker {
     const dotGit = join(dir, '.git');
     const kind = inspect(dotGit).kind;
     if (kind === 'missing') return;
+    if (kind === 'error' && this.#linkOnPath(dotGit) === undefined) return; // unreadable for git too
     if (kind === 'dir') {
       this.newGitDir(dotGit, depth);
       this.newGitlinks(dir, dotGit, depth);
@@ -78,6 +101,12 @@ class Checker {
   newGitDir(gitDir: string, depth: number): void {
     if (this.#checked.has(gitDir) || depth > MAX_NEW_DEPTH) return;
     this.#checked.add(gitDir);
+    const kind = inspect(gitDir).kind;
+    if (kind === 'missing') return;
+    if (kind !== 'dir') {
+      this.remove(gitDir, 'a git dir reached through a link or not a directory');
+      return;
+    }
     this.config(join(gitDir, 'config'));
     this.config(join(gitDir, 'config.worktree'));
     this.hooks(join(gitDir, 'hooks'));

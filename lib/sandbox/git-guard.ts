@@ -288,8 +288,29 @@ export function isGitDirLike(dir: string): boolean {
   return inspect(join(dir, 'HEAD')).kind !== 'missing';
 }
 
+/**
+ * Gitlinks per index identity (dev:ino:size:mtime:ctime), so a large index is parsed once, not at
+ * every run: git replaces an index by renaming a new file over it (a new inode), and no process
+ * can set a ctime, so an unchanged stamp is an unchanged file.
+ */
+const gitlinkMemo = new Map<string, string[]>();
+const GITLINK_MEMO_LIMIT = 32;
+
 /** Gitlink paths of a git dir's index (and of its shared index, for a split index). */
 export function readGitlinks(gitDir: string): string[] {
+  const stamp = inspect(join(gitDir, 'index')).stamp;
+  const key = `${gitDir}\0${stamp}`;
+  const known = stamp === '' ? undefined : gitlinkMemo.get(key);
+  if (known !== undefined) return known;
+  const links = parseGitlinks(gitDir);
+  if (stamp !== '' && inspect(join(gitDir, 'index')).stamp === stamp) {
+    if (gitlinkMemo.size >= GITLINK_MEMO_LIMIT) gitlinkMemo.delete(gitlinkMemo.keys().next().value as string);
+    gitlinkMemo.set(key, links);
+  }
+  return links;
+}
+
+function parseGitlinks(gitDir: string): string[] {
   const buf = readSmall(join(gitDir, 'index'), MAX_INDEX_BYTES);
   if (buf === undefined) return [];
   const parsed = indexGitlinks(buf);

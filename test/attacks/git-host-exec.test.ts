@@ -205,6 +205,24 @@ sandboxTest('attack: a dangling .zero or .agents symlink replaced by a real dire
   }
 });
 
+sandboxTest('attack: a gitlink whose .git file leads through a symlinked modules/ entry to a planted git dir', async () => {
+  const t = makeTree();
+  try {
+    hostRepo(t.ws);
+    const r = await sh(t, [
+      `${G} init -q evil && ${G} -C evil commit -q --allow-empty -m x && ${G} -C evil config core.fsmonitor "${plant(t.outside, 'linked')}"`,
+      'mkdir -p .git/modules sub && ln -s ../../evil/.git .git/modules/sub && echo "gitdir: ../.git/modules/sub" > sub/.git',
+      `${G} add sub && echo added`,
+    ].join('; '));
+    assert.match(r.stdout, /added/, r.stderr);
+    hostGit(t.ws, ['status']);
+    assert.equal(markers(t.outside), []);
+    assert.ok(r.protectedPathViolations.length > 0);
+  } finally {
+    t.cleanup();
+  }
+});
+
 /** Config keys that make git run a program, each with a host git command that would run it. */
 const KEYS: Array<{ key: string; setup?: string; value?: (marker: string, ws: string) => string; trigger: string[][]; input?: string }> = [
   { key: 'core.fsmonitor', trigger: [['status']] },
