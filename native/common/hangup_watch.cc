@@ -30,15 +30,18 @@ void OnPoll(uv_poll_t* handle, int, int) {
   Watch* watch = static_cast<Watch*>(handle->data);
   uv_poll_stop(handle);
   Napi::FunctionReference callback = std::move(watch->callback);
-  // A libuv callback has no JavaScript frame above it: nothing may escape as a C++ exception.
+  // A libuv callback has no JavaScript frame above it: nothing may escape as a C++ exception. A
+  // JavaScript error becomes an uncaught exception, read while the handle scope is still open.
   try {
     Napi::Env env(watch->env);
     Napi::HandleScope scope(env);
-    Napi::AsyncContext context(env, "zero-sandbox:hangup");
-    callback.MakeCallback(env.Global(), {}, context);
-  } catch (const Napi::Error& error) {
-    napi_value value = error.Value();
-    if (value != nullptr) napi_fatal_exception(watch->env, value);
+    try {
+      Napi::AsyncContext context(env, "zero-sandbox:hangup");
+      callback.MakeCallback(env.Global(), {}, context);
+    } catch (const Napi::Error& error) {
+      napi_value value = error.Value();
+      if (value != nullptr) napi_fatal_exception(watch->env, value);
+    }
   } catch (...) {
     // the environment is going away: nobody is left to tell
   }

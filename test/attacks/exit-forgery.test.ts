@@ -174,7 +174,7 @@ sandboxTest('attack: timeout kills a command that forged its exit (pidfd_getfd a
 const LIST_FDS = 'import os\nfor fd in sorted(int(n) for n in os.listdir("/proc/self/fd")):\n    try: print(fd, os.readlink("/proc/self/fd/%d" % fd))\n    except OSError: pass';
 
 /** Starts `script` in a sandbox that writes `ready` into the workspace when it runs. */
-async function startReady(t: Tree, script: string, options: { timeoutMs?: number } = {}) {
+async function startReady(t: Tree, script: string, options: { timeoutMs?: number; signal?: AbortSignal } = {}) {
   const child = spawnSandboxed(['/bin/sh', '-c', `touch ready; ${script}`], { workspace: t.ws, stdio: ['ignore', 'ignore', 'ignore'], ...options });
   let exit: SandboxExit | undefined;
   void child.exited.then((e) => (exit = e));
@@ -203,44 +203,39 @@ sandboxTest('attack: even a forged record that reaches the report pipe does not 
   }
 });
 
-sandboxTest('attack: kill() kills a command that forged its exit', async () => {
-  const t = makeTree();
-  const mark = marker();
-  try {
-    const { child, exited } = await startReady(t, `sleep ${mark}`);
-    injectIntoReportPipe(child.pid, record(2, 0));
-    await sleep(300);
-    assert.is(exited(), undefined);
-    assert.ok(child.kill('SIGKILL'), 'kill() still reaches the sandbox');
-    const exit = await child.exited;
-    assert.is(exit.signal, 'SIGKILL');
-    assert.is(exit.exitCode, null);
-    await assertGone(mark, child.pid);
-  } finally {
-    t.cleanup();
-  }
-});
-
-sandboxTest('attack: an AbortSignal kills a command that forged its exit', async () => {
+/**
+ * The command tries the /proc route, then a forged record is put in the pipe from outside (see
+ * injectIntoReportPipe); the run must still be going until `stop` kills it, and then be all gone.
+ */
+async function forgeThenStop(stop: (child: ReturnType<typeof spawnSandboxed>, controller: AbortController) => void): Promise<SandboxExit> {
   const t = makeTree();
   const mark = marker();
   try {
     const controller = new AbortController();
-    const child = spawnSandboxed(['/bin/sh', '-c', `touch ready; ${forgeThroughProc('verdict')}; sleep ${mark}`], {
-      workspace: t.ws, stdio: ['ignore', 'ignore', 'ignore'], signal: controller.signal,
-    });
-    await waitForFile(join(t.ws, 'verdict'));
+    const { child, exited } = await startReady(t, `${forgeThroughProc('verdict')}; touch forged; sleep ${mark}`, { signal: controller.signal });
+    await waitForFile(join(t.ws, 'forged'));
+    assert.is(readFileSync(join(t.ws, 'verdict'), 'utf8'), 'REFUSED\n');
     injectIntoReportPipe(child.pid, record(2, 0));
     await sleep(300);
-    controller.abort();
+    assert.is(exited(), undefined, 'the forged record did not end the run');
+    stop(child, controller);
     const exit = await child.exited;
-    assert.ok(exit.aborted);
     assert.is(exit.signal, 'SIGKILL');
-    assert.is(readFileSync(join(t.ws, 'verdict'), 'utf8'), 'REFUSED\n');
+    assert.is(exit.exitCode, null);
     await assertGone(mark, child.pid);
+    return exit;
   } finally {
     t.cleanup();
   }
+}
+
+sandboxTest('attack: kill() kills a command that forged its exit', async () => {
+  await forgeThenStop((child) => assert.ok(child.kill('SIGKILL'), 'kill() still reaches the sandbox'));
+});
+
+sandboxTest('attack: an AbortSignal kills a command that forged its exit', async () => {
+  const exit = await forgeThenStop((_child, controller) => controller.abort());
+  assert.ok(exit.aborted);
 });
 
 sandboxTest('attack: runSandboxed does not resolve while a command that forged its exit keeps writing', async () => {

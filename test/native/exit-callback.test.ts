@@ -2,7 +2,8 @@
 // frame above it. Nothing thrown there may take the caller down with it: a listener that throws
 // used to abort V8 ("Cannot create a handle without a HandleScope", exit 134), and so did a
 // protected-path cleanup that threw (a tree deeper than PATH_MAX). Now a listener's error is an
-// ordinary uncaught exception (process.on('uncaughtException') sees it and the process goes on),
+// ordinary uncaught exception (process.on('uncaughtException') sees it and the process goes on;
+// the same for the stdout hangup watch),
 // and a failing cleanup becomes a SandboxError. Each case runs in a child Node process, so that an
 // abort shows as its exit status instead of killing the test runner.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -16,6 +17,7 @@ import { REPO_ROOT } from '../helpers/cli.js';
 import { makeTree, sandboxTest, type Tree } from '../helpers/sandbox.js';
 
 const PROCESS_JS = pathToFileURL(join(REPO_ROOT, 'dist', 'lib', 'sandbox', 'process.js')).href;
+const LOAD_JS = pathToFileURL(join(REPO_ROOT, 'dist', 'lib', 'native', 'load.js')).href;
 const RUN_JS = pathToFileURL(join(REPO_ROOT, 'dist', 'lib', 'sandbox', 'run.js')).href;
 
 function runScript(t: Tree, body: string): { status: number | null; stdout: string; stderr: string } {
@@ -64,6 +66,27 @@ await new Promise((resolve) => setTimeout(resolve, 30_000));
     assert.is(r.status, 1, r.stderr);
     assert.not.match(r.stderr, /FATAL ERROR/);
     assert.match(r.stderr, /Error: listener failed/);
+  } finally {
+    removeTree(t);
+  }
+});
+
+sandboxTest('a hangup callback that throws is an uncaught exception too, not a V8 abort', () => {
+  const t = makeTree();
+  try {
+    // The addon's other libuv callback: the reader of a pipe we write to goes away.
+    const r = runScript(t, `
+const { callNative } = await import(${JSON.stringify(LOAD_JS)});
+const { spawn } = await import('node:child_process');
+process.on('uncaughtException', (error) => { console.log('uncaught:', error.message); process.exit(0); });
+const reader = spawn('sleep', ['30'], { stdio: ['pipe', 'ignore', 'ignore'] });
+console.log('watching', callNative((binding) => binding.watchHangup(reader.stdin._handle.fd, () => { throw new Error('hangup listener failed'); })));
+reader.kill('SIGKILL');
+await new Promise((resolve) => setTimeout(resolve, 30_000));
+`);
+    assert.is(r.status, 0, r.stderr);
+    assert.not.match(r.stderr, /FATAL ERROR/);
+    assert.match(r.stdout, /watching true\nuncaught: hangup listener failed\n/);
   } finally {
     removeTree(t);
   }
