@@ -289,10 +289,10 @@ export class SandboxedProcess extends EventEmitter {
         if (this.listenerCount('error') > 0) this.emit('error', failure);
       }
     };
-    // A pids cgroup is joined, and a long script's descriptor installed, at clone time: such a run
-    // never uses a prewarmed sandbox (moving a warm one in is implemented in PidsLimit.adopt but
-    // left unused until a leftover-process report from the loaded suite is understood).
-    const key = prewarmEnabled(options.prewarm) && script === undefined && pids === undefined ? buildPrewarmKey(spec) : undefined;
+    // A pids cgroup is joined at clone time (a prewarmed sandbox's init and waiting command
+    // process, which have started nothing yet, are moved into it before the launch); a long
+    // script's descriptor is installed at clone time: such a run never uses a prewarmed sandbox.
+    const key = prewarmEnabled(options.prewarm) && script === undefined ? buildPrewarmKey(spec) : undefined;
     let native: NativeSpawned | null = null;
     let warm = key === undefined ? undefined : prewarmPool.take(key);
     if (warm !== undefined && pids !== undefined) {
