@@ -147,7 +147,7 @@ if (totals === null) {
   report(false, 'the unit suite printed no totals', unit.output.slice(-4000));
 } else {
   const failing = new Set([...unit.output.matchAll(/^ {2}(unit\\\S+\.test\.js)\r?$/gm)].map((m) => m[1].replace(/\\/g, '/')));
-  step(`unit suite: ${totals[1]} passed, ${totals[2]} failed, in ${failing.size} files (known: ${Object.keys(known.files).length})`);
+  step(`unit suite: ${totals[1]} tests pass and ${totals[2]} fail under Wine, in ${failing.size} files (known: ${Object.keys(known.files).length})`);
   for (const file of failing) {
     if (known.files[file] === undefined) {
       const section = unit.output.split(/^=== /m).find((s) => s.replace(/\\/g, '/').startsWith(file)) ?? '';
