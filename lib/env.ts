@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The sandboxed command's environment: the caller's (or the given) variables minus every secret,
-// plus the sandbox markers. Applied on every path, escalated runs included (decisions.md rule 2).
+// plus the sandbox markers. Applied on every path, escalated runs included.
 import { BoundedMemo } from './bounded-memo.js';
 
 /** Exact names removed from every sandboxed environment (compared case-insensitively). */
@@ -22,7 +22,7 @@ export const SENSITIVE_ENV_NAMES: readonly string[] = [
   'SSH_AUTH_SOCK',
 ];
 
-/** Name suffixes that mark a secret (decisions.md rule 2), compared in upper case. */
+/** Name suffixes that mark a secret, compared in upper case. */
 export const SENSITIVE_ENV_SUFFIXES: readonly string[] = ['_API_KEY', '_TOKEN', '_SECRET', '_PASSWORD', '_CLIENT_SECRET'];
 
 /**

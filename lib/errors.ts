@@ -82,7 +82,7 @@ export function isSandboxErrorCode(value: unknown): value is SandboxErrorCode {
 }
 
 /**
- * The one conversion point for errors thrown by the native addon (house-style 4.4): the C++ side
+ * The one conversion point for errors thrown by the native addon: the C++ side
  * sets `code`, `errno`, `syscall`, `path` and `layer` as own properties on a plain Error.
  */
 export function fromNative(error: unknown): SandboxError {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The loss report (decisions.md rule 10): for the current backend, which parts of the effective
+// The loss report: for the current backend, which parts of the effective
 // policy are enforced natively and by what, and which cannot be — the latter make runSandboxed
 // refuse rather than run weaker. Also the known limits of what is enforced. Pure.
 import type { LayerName, ProbeReport } from '../probe.js';

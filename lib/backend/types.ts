@@ -5,7 +5,7 @@
 /** Network is binary: anything that is not exactly `allow` is `deny`. */
 export type NetworkMode = 'deny' | 'allow';
 
-/** Native backend names (decisions.md). `unavailable` means no native isolation here. */
+/** Native backend names. `unavailable` means no native isolation here. */
 export type SandboxBackendName = 'linux-native' | 'macos-seatbelt' | 'windows-appcontainer' | 'unavailable';
 
 /** A writable root and what stays protected inside it. All paths absolute and symlink-resolved. */

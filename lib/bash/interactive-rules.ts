@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The interactive-program table (reference §3.10): which resolved commands would hang without a terminal.
+// The interactive-program table: which resolved commands would hang without a terminal.
 
 type Kind = 'editor' | 'pager' | 'monitor' | 'repl' | 'client' | 'remote' | 'debugger' | 'selector';
 

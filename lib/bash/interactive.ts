@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// detectInteractiveCommand: the bash tool's pre-exec guard against programs that need a terminal (reference §3.10).
+// detectInteractiveCommand: the bash tool's pre-exec guard against programs that need a terminal.
 import { analyzeCommandDetail } from './analyze.js';
 import { interactiveSuggestion } from './interactive-rules.js';
 

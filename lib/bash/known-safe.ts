@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Known-safe (read-only) command segments (reference §3.11), used by command-prefix proposals and matching.
+// Known-safe (read-only) command segments, used by command-prefix proposals and matching.
 
 const ALWAYS_SAFE = new Set([
   'cat', 'cd', 'cut', 'echo', 'expr', 'false', 'grep', 'head', 'id', 'ls', 'nl', 'paste', 'pwd', 'rev', 'seq',

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The raw-text layer (reference §3.3, §3.7): destructive shapes, piped installers and the
+// The raw-text layer: destructive shapes, piped installers and the
 // unparseable-network fallback, matched on the whole string in linear time (no nested quantifiers).
 
 const SEGMENT_END = /[\n;&|)`]/g;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Command-prefix approvals (reference §3.12): launcher-name normalization, validation, proposal and
+// Command-prefix approvals: launcher-name normalization, validation, proposal and
 // matching. An approved prefix only means "do not ask again": the command still runs sandboxed.
 import { isKnownSafeSegment } from './known-safe.js';
 import { parseShell, type ShNode } from './parse.js';

@@ -31,10 +31,10 @@ const LEVELS: Partial<Record<RiskCategory, RiskLevel>> = {
   out_of_workspace: 'critical',
 };
 
-/** Argument keys that may carry the shell command, in order of preference (reference §3.2). */
+/** Argument keys that may carry the shell command, in order of preference. */
 export const COMMAND_KEYS = ['command', 'cmd', 'script', 'shell'] as const;
 
-/** Argument keys that carry paths (reference §5.5). */
+/** Argument keys that carry paths. */
 export const PATH_KEYS = ['path', 'file', 'file_path', 'filepath', 'filename', 'cwd', 'workdir', 'dir', 'directory'] as const;
 
 /** Extra checks the engine supplies. */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Network and destructive rules applied to one resolved simple command (reference §3.5-3.6, widened by decisions.md).
+// Network and destructive rules applied to one resolved simple command.
 
 /** The static argument texts after the program word. */
 type Args = readonly string[];

@@ -58,7 +58,7 @@ export interface Authorization {
   answer?: ApprovalAnswer;
 }
 
-/** "Sandbox block [<code>] for <tool> at <path>: <reason>" (reference §1.3). */
+/** "Sandbox block [<code>] for <tool> at <path>: <reason>". */
 export function formatBlockError(decision: Decision, toolName: string): string {
   const b = decision.block;
   if (b === undefined) return decision.reason ? `Sandbox decision: ${decision.reason}` : 'Sandbox decision denied.';

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The engine's enumerations, fixed reason texts and input normalizers, free of zod so the hot path stays cheap.
 
-/** Tool side effects (reference §1.1). Unknown values normalize to `out_of_workspace`. */
+/** Tool side effects. Unknown values normalize to `out_of_workspace`. */
 export const SIDE_EFFECTS = [
   'read',
   'write',
@@ -32,7 +32,7 @@ export const ACTIONS = ['allow', 'prompt', 'deny'] as const;
 /** Decision action. */
 export type ActionName = (typeof ACTIONS)[number];
 
-/** Structured block codes (reference §1.1). */
+/** Structured block codes. */
 export const BLOCK_CODES = [
   'context_canceled',
   'denied_permission',
@@ -83,7 +83,7 @@ export const FILE_MUTATION_TOOLS = new Set(['write_file', 'edit_file', 'apply_pa
 /** First workspace-relative segments that are never auto-allowed for writes. */
 export const PROTECTED_SEGMENTS = new Set(['.git', '.zero', '.agents']);
 
-/** Argument keys whose string values are paths the engine validates (reference §5.5). */
+/** Argument keys whose string values are paths the engine validates. */
 export const PATH_ARG_KEYS = ['path', 'file', 'file_path', 'filepath', 'filename', 'cwd', 'workdir', 'dir', 'directory'] as const;
 
 const SIDE_EFFECT_SET = new Set<string>(SIDE_EFFECTS);

@@ -47,7 +47,7 @@ export function blockDecision(action: 'deny' | 'prompt', risk: Decision['risk'],
   };
 }
 
-/** Appends the grants-file error to the reasons of a decision (fail closed, decisions.md). */
+/** Appends the grants-file error to the reasons of a decision (fail closed: a broken grants file allows nothing by itself). */
 export function withGrantsError(decision: Decision, error: string): Decision {
   const suffix = `; grants file unusable, no grant or auto-allow honoured: ${error}`;
   const out: Decision = { ...decision, reason: `${decision.reason ?? decision.action}${suffix}` };

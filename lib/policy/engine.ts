@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The permission engine: evaluate(request) → Decision in the reference's order of checks (§2.1)
-// with the decisions.md changes, plus persistent/session grants, command prefixes and
-// request-permission overlays. Pure TypeScript; zod and tree-sitter are never loaded here eagerly.
+// The permission engine: evaluate(request) → Decision in the reference's order of checks (a
+// broken grants file allows nothing; approvals never lift the sandbox), plus persistent/session
+// grants, command prefixes and request-permission overlays. Pure TypeScript; zod and tree-sitter are never loaded here eagerly.
 import { isAbsolute } from 'node:path';
 
 import type { BackendInfo } from '../backend/types.js';
@@ -227,7 +227,7 @@ export class Engine {
     const { toolName, args, sideEffect, mode, risk } = c;
     const toolReason = typeof c.request.reason === 'string' && c.request.reason.trim() !== '' ? c.request.reason.trim() : undefined;
     const granted = c.request.permissionGranted === true;
-    // The grants file is read first so that its error, if any, is in every reason (decisions.md:
+    // The grants file is read first so that its error, if any, is in every reason (fail closed:
     // a broken file honours no allow grant and no auto-allow). The order of outcomes is the reference's.
     const requestScope = resolveScope(deriveScope(toolName, args), c.root, this.platform).raw;
     let grantsError: string | undefined;

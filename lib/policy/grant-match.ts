@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Grant scopes: deriving a request's scope from its arguments, resolving it, and choosing the
-// covering grant (reference §4.5).
+// covering grant.
 import { posix, win32 } from 'node:path';
 
 import type { Grant } from './schema.js';

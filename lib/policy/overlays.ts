@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// request_permissions overlays (reference §4.7): normalizing a requested profile, widening file
+// request_permissions overlays: normalizing a requested profile, widening file
 // paths to directory roots, and the turn/session overlays that widen the effective policy.
 import { statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';

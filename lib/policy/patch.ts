@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Extracts the target paths of an apply_patch argument: structured `*** Begin Patch` patches and
-// unified diffs, skipping hunk bodies by their counts (reference §5.6).
+// unified diffs, skipping hunk bodies by their counts.
 import { posix } from 'node:path';
 
 const STRUCTURED = ['*** Add File: ', '*** Delete File: ', '*** Update File: ', '*** Move to: '];

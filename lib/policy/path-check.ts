@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Validates one request path against the policy lists and the scope for a side effect (reference
-// §5.8), and gathers the paths a request names (§5.5, §5.6).
+// Validates one request path against the policy lists and the scope for a side effect, and
+// gathers the paths a request names.
 import { isAbsolute, join, normalize, relative, sep } from 'node:path';
 
 import { PATH_ARG_KEYS, PROTECTED_SEGMENTS, REASON_NO_WORKSPACE_ROOT } from './constants.js';

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The DenyRead/AllowRead/DenyWrite/AllowWrite lists (reference §5.8): resolved once, matched as
+// The DenyRead/AllowRead/DenyWrite/AllowWrite lists: resolved once, matched as
 // subtrees after resolving the requested path's prefix outside each list root.
 import { statSync } from 'node:fs';
 import { homedir } from 'node:os';

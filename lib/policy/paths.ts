@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Path primitives: containment, home expansion, root-aware symlink normalization and single-root
-// validation with symlink-traversal detection (reference §5.2).
+// validation with symlink-traversal detection.
 import { lstatSync, realpathSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, normalize, resolve, sep } from 'node:path';

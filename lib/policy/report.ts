@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Pure builders of what `check`, `policy` and `grants` print: restrictions, capabilities, the check
-// report (reference §7.2 shape), the policy report (§7.1) and the grant list text (§4.4).
+// report, the policy report and the grant list text.
 import type { BackendInfo } from '../backend/types.js';
 import type { CommandPrefixGrant, Decision, Grant, Policy } from './schema.js';
 
@@ -80,7 +80,7 @@ export interface CheckReportInput {
   grantsError: string | undefined;
 }
 
-/** The `check --json` report (reference §7.2 shape). */
+/** The `check --json` report. */
 export interface CheckReport {
   /** The tool checked. */
   tool: string;

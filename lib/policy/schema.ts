@@ -204,7 +204,7 @@ const fileSystemRequest = z
   })
   .describe('File-system request.');
 
-/** Capabilities requested through request_permissions or an approval (reference §1.7). */
+/** Capabilities requested through request_permissions or an approval. */
 export const RequestPermissionProfileSchema = z
   .object({
     network: z.object({ enabled: z.boolean().describe('Request shell network access.') }).optional().describe('Network request.'),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The workspace scope: workspace root, extra write roots, read-only roots and temp roots, and the
-// multi-root path validation the engine uses (reference §5.1, §5.3).
+// multi-root path validation the engine uses.
 import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, parse, resolve } from 'node:path';

@@ -374,7 +374,7 @@ export function prepareSandbox(command: SandboxCommand, options: SandboxOptions)
   const argv = normalizeCommand(command, options.shell);
   const checked = checkOptions(options);
   const source = options.env ?? process.env;
-  // Managed runtime state (issue 8): per-workspace tool caches outside the workspace become write
+  // Managed runtime state: per-workspace tool caches outside the workspace become write
   // roots and the env points tools at them; leased until releaseRuntimeState(plan).
   // The lease lingers briefly after a run, so a burst in one workspace prepares the state once.
   const facts = new HostFacts();

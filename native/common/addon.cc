@@ -33,7 +33,7 @@ Napi::Object ProbeToJs(Napi::Env env, const backend::ProbeResult& r) {
   return out;
 }
 
-// Runs the probe on the libuv thread pool and settles a Promise (house-style 4.3 "Async").
+// Runs the probe on the libuv thread pool and settles a Promise.
 class ProbeWorker : public Napi::AsyncWorker {
  public:
   ProbeWorker(Napi::Env env, Napi::Promise::Deferred deferred)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Kernel constants and structs newer than the distro headers (Debian 12 ships 6.1 headers; the
-// kernels we run on are newer). Only this header may hold #ifdef fallbacks (house-style 4.7.1).
+// kernels we run on are newer). Only this header may hold #ifdef fallbacks.
 #pragma once
 
 #include <linux/landlock.h>

@@ -87,7 +87,7 @@ status::Status CreateKillOnCloseJob(uint64_t memory_bytes, uint32_t process_limi
                         "SetInformationJobObject(KILL_ON_JOB_CLOSE)", "", "job");
   }
   // No clipboard, desktop switching, global atoms or handles of windows outside the job: the
-  // command cannot inject input into the caller's console (decisions.md, isolation rule 7).
+  // command cannot inject input into the caller's console.
   JOBOBJECT_BASIC_UI_RESTRICTIONS ui{};
   ui.UIRestrictionsClass = JOB_OBJECT_UILIMIT_HANDLES | JOB_OBJECT_UILIMIT_READCLIPBOARD |
                            JOB_OBJECT_UILIMIT_WRITECLIPBOARD | JOB_OBJECT_UILIMIT_SYSTEMPARAMETERS |

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Our own cases for every analyzer rule (reference §3.4-3.6 and the gaps decisions.md closes), positive and negative.
+// Our own cases for every analyzer rule, including commands the plain reading would miss, positive and negative.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { analyzeArgv, analyzeCommand } from '../../lib/bash/analyze.js';

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The mission-changes behaviours and the decisions.md fail-closed rules, through createEngine.
+// The engine's behaviour changes and fail-closed rules, through createEngine.
 import { outsideTempBase } from '../helpers/outside.js';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

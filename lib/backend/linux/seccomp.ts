@@ -73,7 +73,7 @@ export const TIOCLINUX = 0x541c;
 export const ALLOWED_PERSONALITIES: readonly number[] = [0x0, 0x8, 0x20000, 0x20008, 0xffffffff];
 
 /**
- * Syscalls denied with EPERM whatever their arguments (decisions.md "Linux backend"). Names that an
+ * Syscalls denied with EPERM whatever their arguments. Names that an
  * architecture does not have are skipped on that architecture.
  */
 export const DENIED_SYSCALLS: readonly string[] = [
