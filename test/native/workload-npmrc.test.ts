@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 
 import { buildHostNpmrcPath, buildSanitizedNpmrc, writeSanitizedNpmrc } from '../../lib/sandbox/npmrc.js';
 import { buildRuntimeLayout } from '../../lib/sandbox/runtime-state.js';
-import { withScratch } from '../fixtures/devwork/host.js';
+import { withScratch } from '../fixtures/workload/host.js';
 import { makeTree, sandboxTest, sh, TREE_BASE } from '../helpers/sandbox.js';
 
 const USER_NPMRC = [
@@ -68,8 +68,8 @@ test('the copy is rewritten only when the user file is newer, and absent when th
   }));
 
 sandboxTest('inside the sandbox npm sees the scope registry but no token, and the original npmrc stays masked', async () => {
-  const t = makeTree('zs-devwork-npmrc-');
-  const userCache = mkdtempSync(join(TREE_BASE, 'zs-devwork-npmrc-cache-'));
+  const t = makeTree('zs-workload-npmrc-');
+  const userCache = mkdtempSync(join(TREE_BASE, 'zs-workload-npmrc-cache-'));
   const userConfig = join(t.outside, 'user.npmrc');
   writeFileSync(userConfig, USER_NPMRC);
   process.env.XDG_CACHE_HOME = userCache;

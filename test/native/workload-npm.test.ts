@@ -10,10 +10,10 @@ import * as assert from 'uvu/assert';
 
 import { buildRuntimeLayout } from '../../lib/sandbox/runtime-state.js';
 import type { RunResult } from '../../lib/sandbox/run.js';
-import { buildHostWriteProbe, diffListings, listHost, listTree, type Listing } from '../fixtures/devwork/host.js';
+import { buildHostWriteProbe, diffListings, listHost, listTree, type Listing } from '../fixtures/workload/host.js';
 import { makeTree, sandboxTest, sh, TREE_BASE, type Tree } from '../helpers/sandbox.js';
 
-const userCache = mkdtempSync(join(TREE_BASE, 'zs-devwork-npm-usercache-'));
+const userCache = mkdtempSync(join(TREE_BASE, 'zs-workload-npm-usercache-'));
 process.env.XDG_CACHE_HOME = userCache;
 // The user's npm cache as our own process sees it: empty at first, so the first workspace's
 // managed cache holds only what its install fetched (and seeding it later is quick).
@@ -30,7 +30,7 @@ let first: Tree | undefined;
 let hostBefore: Listing | undefined;
 
 sandboxTest('npm install of a registry package succeeds with network allow and the package loads', async () => {
-  first = makeTree('zs-devwork-npm-');
+  first = makeTree('zs-workload-npm-');
   hostBefore = listHost();
   const r = await sh(first, `npm init -y >/dev/null && npm install --no-audit --no-fund is-number@7.0.0 && ${LOAD}`, { ...TIMEOUT, network: 'allow' });
   ok(r, 'npm install (network allow)');
@@ -56,7 +56,7 @@ sandboxTest('a new workspace installs offline from the host cache, read-only, an
   const hostCache = join(buildRuntimeLayout(first.ws, userCache).cacheDir, 'npm');
   process.env.npm_config_cache = hostCache;
   const hostCacheBefore = listTree(hostCache);
-  const second = makeTree('zs-devwork-npm-');
+  const second = makeTree('zs-workload-npm-');
   try {
     const r = await sh(second, `npm init -y >/dev/null && npm install --offline --no-audit --no-fund is-number@7.0.0 && ${LOAD} && npm config get cache`, TIMEOUT);
     ok(r, 'npm install --offline in a new workspace (network deny)');

@@ -20,7 +20,7 @@ import {
   RUNTIME_DATA_DIRS,
 } from '../../lib/sandbox/runtime-state.js';
 import { buildOwnerName, leaseDirOf, liveLeases, ownerAlive, parseOwnerName, processStart, withMutex } from '../../lib/sandbox/runtime-lease.js';
-import { withScratch } from '../fixtures/devwork/host.js';
+import { withScratch } from '../fixtures/workload/host.js';
 import { TREE_BASE } from '../helpers/sandbox.js';
 
 const DAY = 24 * 60 * 60 * 1000;

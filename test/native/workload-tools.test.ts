@@ -12,15 +12,15 @@ import * as assert from 'uvu/assert';
 
 import { buildRuntimeLayout } from '../../lib/sandbox/runtime-state.js';
 import type { RunResult } from '../../lib/sandbox/run.js';
-import { buildHostWriteProbe, copyProject, diffListings, listHost, type Listing } from '../fixtures/devwork/host.js';
+import { buildHostWriteProbe, copyProject, diffListings, listHost, type Listing } from '../fixtures/workload/host.js';
 import { makeTree, sandboxTest, sh, TREE_BASE, type Tree } from '../helpers/sandbox.js';
 
 // The managed state of these tests goes to a private user cache dir, so ~/.cache must not change
 // at all (XDG_CACHE_HOME is where our own process says the user cache dir is).
-const userCache = mkdtempSync(join(TREE_BASE, 'zs-devwork-usercache-'));
+const userCache = mkdtempSync(join(TREE_BASE, 'zs-workload-usercache-'));
 process.env.XDG_CACHE_HOME = userCache;
 
-const GIT = 'git -c user.name=devwork -c user.email=devwork@example.com';
+const GIT = 'git -c user.name=workload -c user.email=workload@example.com';
 const TIMEOUT = { timeoutMs: 180_000 };
 
 function ok(r: RunResult, what: string): void {
@@ -29,7 +29,7 @@ function ok(r: RunResult, what: string): void {
 
 /** Runs `fn` with a fresh workspace holding the fixture project; checks the host did not change. */
 async function withProject(fn: (t: Tree) => Promise<void>): Promise<void> {
-  const t = makeTree('zs-devwork-');
+  const t = makeTree('zs-workload-');
   const before: Listing = listHost();
   try {
     copyProject(t.ws);
@@ -104,7 +104,7 @@ sandboxTest('tar and gzip create and extract archives', () =>
   }));
 
 function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.name=devwork', '-c', 'user.email=devwork@example.com', ...args], { cwd, encoding: 'utf8' });
+  return execFileSync('git', ['-c', 'user.name=workload', '-c', 'user.email=workload@example.com', ...args], { cwd, encoding: 'utf8' });
 }
 
 sandboxTest('git clone from a local path, branch and commit work; the existing repo keeps its hooks and config', () =>

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 
 import { buildGoProxy, buildHostGoDownloadDir, buildHostNpmCache, isNpmMutable, seedNpmCache } from '../../lib/sandbox/cache-seed.js';
 import { acquireRuntimeState, buildNeedsNpmSeed } from '../../lib/sandbox/runtime-state.js';
-import { withScratch } from '../fixtures/devwork/host.js';
+import { withScratch } from '../fixtures/workload/host.js';
 import { TREE_BASE } from '../helpers/sandbox.js';
 
 function fakeHostCache(dir: string): string {
