@@ -11,7 +11,7 @@ import { SandboxError } from '../errors.js';
 import { buildAnalyzer } from '../policy/analyzer.js';
 import { createEngine } from '../policy/create-engine.js';
 import { authorizeRun, commandText } from '../sandbox/authorize.js';
-import { quickBackendInfo, spawnSandboxed } from '../sandbox/process.js';
+import { execFailureMessage, quickBackendInfo, startSandboxed } from '../sandbox/process.js';
 import { loadPlatformBackends } from '../sandbox/platforms.js';
 import type { SandboxOptions } from '../sandbox/options.js';
 import { buildLimitsFromFlags, LIMIT_FLAG_DEFS, LIMIT_FLAGS_HELP } from './limit-flags.js';
@@ -116,7 +116,8 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
     const authorized = await authorize(command, options, workspace, io);
     cleanup = authorized.cleanup;
     if (process.platform !== 'linux') await loadPlatformBackends();
-    child = spawnSandboxed(command, { ...authorized.options, stdio: ['inherit', 'inherit', 'inherit'] });
+    // The options are built from flags parsed above, so the API's schema check (and zod) is skipped.
+    child = startSandboxed(command, { ...authorized.options, stdio: 'inherit' });
   } catch (error) {
     cleanup();
     if (error instanceof SandboxError) {
@@ -149,8 +150,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
     return 124;
   }
   if (exit.execError !== undefined) {
-    const name = shell === undefined ? rest[0] : '/bin/sh';
-    io.stderr(`zero-sandbox run: ${name}: ${exit.execError.code === 'ENOENT' ? 'command not found' : `cannot execute (${exit.execError.code})`}\n`);
+    io.stderr(`zero-sandbox run: ${execFailureMessage(shell === undefined ? (rest[0] as string) : '/bin/sh', exit.execError)}`);
     return exit.exitCode ?? (exit.execError.code === 'ENOENT' ? 127 : 126);
   }
   if (exit.signal !== null) return 128 + (SIGNAL_NUMBERS[exit.signal] ?? constants.signals[exit.signal]);

@@ -6,6 +6,14 @@ import { APPROVAL_ANSWERS, FILE_MUTATION_TOOLS, REASON_NETWORK_BLOCKED, SHELL_TO
 import type { Engine } from './engine.js';
 import { deriveScope, resolveScope } from './grant-match.js';
 import type { Decision, Request } from './schema.js';
+import type { PermissionDecisionEvent, PermissionRequestEvent } from '../stream-json/schema.js';
+
+/** A `permission_request` event as the engine reports it (stream-json v2, without schemaVersion/runId). */
+export type PermissionRequestPayload = Omit<PermissionRequestEvent, 'schemaVersion' | 'runId'>;
+/** A `permission_decision` event as the engine reports it (stream-json v2, without schemaVersion/runId). */
+export type PermissionDecisionPayload = Omit<PermissionDecisionEvent, 'schemaVersion' | 'runId'>;
+/** What onPermissionEvent receives. */
+export type PermissionEvent = PermissionRequestPayload | PermissionDecisionPayload;
 
 /** What applying an answer did. */
 export interface ApprovalOutcome {
@@ -113,7 +121,7 @@ export function applyApproval(engine: Engine, request: Request, decision: Decisi
 }
 
 /** A `permission_request` event (stream-json v2 shape, without schemaVersion/runId). */
-export function buildPermissionRequestEvent(id: string, request: Request, decision: Decision): Record<string, unknown> {
+export function buildPermissionRequestEvent(id: string, request: Request, decision: Decision): PermissionRequestPayload {
   const event: Record<string, unknown> = {
     type: 'permission_request',
     id,
@@ -128,11 +136,11 @@ export function buildPermissionRequestEvent(id: string, request: Request, decisi
   if (decision.block !== undefined) event.block = decision.block;
   if (decision.grantMatched) event.grantMatched = true;
   if (decision.grant !== undefined) event.grant = decision.grant;
-  return event;
+  return event as unknown as PermissionRequestPayload;
 }
 
 /** A `permission_decision` event for the final outcome. */
-export function buildPermissionDecisionEvent(id: string, request: Request, decision: Decision, outcome: { granted: boolean; cancelled?: boolean; reason: string }): Record<string, unknown> {
+export function buildPermissionDecisionEvent(id: string, request: Request, decision: Decision, outcome: { granted: boolean; cancelled?: boolean; reason: string }): PermissionDecisionPayload {
   const event: Record<string, unknown> = {
     type: 'permission_decision',
     id,
@@ -146,5 +154,5 @@ export function buildPermissionDecisionEvent(id: string, request: Request, decis
   if (decision.block !== undefined) event.block = decision.block;
   if (decision.grantMatched) event.grantMatched = true;
   if (decision.grant !== undefined) event.grant = decision.grant;
-  return event;
+  return event as unknown as PermissionDecisionPayload;
 }

@@ -10,8 +10,9 @@ import {
   buildPermissionRequestEvent,
   buildPromptText,
   describePromptScope,
+  type PermissionEvent,
 } from './approval.js';
-import type { ApprovalAnswer } from './constants.js';
+import { APPROVAL_ANSWERS, type ApprovalAnswer } from './constants.js';
 import type { Engine } from './engine.js';
 import type { Decision, Request } from './schema.js';
 
@@ -41,7 +42,7 @@ export interface AuthorizeOptions {
   /** Asked on a prompt; no responder means the prompt is denied (headless). */
   onPermissionRequest?: (prompt: PermissionPrompt) => ApprovalAnswer | string | Promise<ApprovalAnswer | string>;
   /** Receives `permission_request` / `permission_decision` events. */
-  onPermissionEvent?: (event: Record<string, unknown>) => void;
+  onPermissionEvent?: (event: PermissionEvent) => void;
   /** Tool call id used in events (default `call_1`). */
   callId?: string;
   signal?: AbortSignal;
@@ -74,7 +75,7 @@ export async function authorizeCommand(command: string, options: AuthorizeOption
   const { engine } = options;
   const toolName = options.toolName ?? 'bash';
   const id = options.callId ?? 'call_1';
-  const emit = (event: Record<string, unknown>) => options.onPermissionEvent?.(event);
+  const emit = (event: PermissionEvent) => options.onPermissionEvent?.(event);
   const args: Record<string, unknown> = { command };
   if (options.cwd !== undefined) args.cwd = options.cwd;
   const request: Request = { toolName, sideEffect: 'shell', permission: 'prompt', permissionMode: options.permissionMode ?? 'ask', args };
@@ -102,6 +103,11 @@ export async function authorizeCommand(command: string, options: AuthorizeOption
     availableDecisions: availableApprovalAnswers(request, decision),
   });
   if (options.signal?.aborted) throw new SandboxError('aborted', 'the permission request was aborted');
+  if (typeof answer !== 'string' || !(APPROVAL_ANSWERS as readonly string[]).includes(answer)) {
+    emit(buildPermissionDecisionEvent(id, request, decision, { granted: false, reason: 'invalid answer from the responder' }));
+    const got = typeof answer === 'string' ? JSON.stringify(answer) : String(answer);
+    throw new SandboxError('invalid_argument', `onPermissionRequest returned ${got}; accepted: ${APPROVAL_ANSWERS.join(', ')}`);
+  }
   const outcome = applyApproval(engine, request, decision, answer);
   emit(buildPermissionDecisionEvent(id, request, outcome.decision, { granted: outcome.granted, cancelled: outcome.cancelled, reason: outcome.recorded }));
   if (outcome.cancelled) throw new SandboxError('aborted', `permission request for ${toolName} was cancelled`);

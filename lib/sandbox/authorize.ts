@@ -7,29 +7,12 @@ import { existsSync } from 'node:fs';
 
 import { isNetworkPrompt } from '../policy/approval.js';
 import { authorizeCommand, type PermissionPrompt } from '../policy/authorize.js';
-import type { ApprovalAnswer } from '../policy/constants.js';
 import type { Engine } from '../policy/engine.js';
-import type { SandboxCommand, SandboxOptions } from './options.js';
+import type { EngineOptions, SandboxCommand, SandboxOptions } from './options.js';
 import { assertEnforceable } from './process.js';
 
 export type { PermissionPrompt } from '../policy/authorize.js';
-
-/** Options that put the permission engine in front of a run. */
-export interface EngineOptions {
-  /** The engine (createEngine) that decides whether and how the command may run. */
-  engine?: Engine;
-  /** Tool name the command is evaluated as (default `bash`). */
-  toolName?: string;
-  /** Permission mode of the request (default `ask`). */
-  permissionMode?: 'auto' | 'ask' | 'unsafe';
-  /**
-   * Asked when the engine prompts: answer `allow`, `allow_for_session`, `always_allow`, `deny` or
-   * `cancel`. Without a responder a prompt is denied (headless).
-   */
-  onPermissionRequest?: (prompt: PermissionPrompt) => ApprovalAnswer | string | Promise<ApprovalAnswer | string>;
-  /** Receives every `permission_request` / `permission_decision` event (stream-json shaped). */
-  onPermissionEvent?: (event: Record<string, unknown>) => void;
-}
+export type { EngineOptions } from './options.js';
 
 const PLAIN_ARG = /^[A-Za-z0-9_\-./=:,@%+]+$/;
 

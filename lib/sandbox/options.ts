@@ -1,86 +1,31 @@
 // SPDX-License-Identifier: MIT
-// The public options of runSandboxed/spawnSandboxed and their validation. Hand-written checks (no
-// zod) keep `zero-sandbox run` cheap to start; every error names the option at fault.
+// The public options of runSandboxed/spawnSandboxed: their types and validation come from the one
+// zod schema in options-schema.ts; this module loads zod on the first validation only, and turns
+// validated options into the normalized form the plan is resolved from.
+import { createRequire } from 'node:module';
+import type { z } from 'zod';
+
 import { SandboxError } from '../errors.js';
 import type { NetworkMode, ResourceLimits } from '../backend/types.js';
+import { buildOptionSchemas, type OptionSchemas } from './options-schema.js';
 
-/** Options shared by runSandboxed and spawnSandboxed. */
-export interface SandboxOptions {
-  /** The workspace root: writable, and where `cwd` defaults to. Default: process.cwd(). */
-  workspace?: string;
-  /** Working directory, absolute or relative to the workspace; must be inside a write root. */
-  cwd?: string;
-  /** `deny` (default) or `allow`. Anything other than exactly `allow` is `deny`. */
-  network?: NetworkMode | string;
-  /** Extra writable directories (must exist; never `/`). */
-  allowWrite?: string[];
-  /** Extra readable roots (reads are allowed everywhere except the deny-read set already). */
-  allowRead?: string[];
-  /** Paths that must not be read (must exist). The credential baseline is always added. */
-  denyRead?: string[];
-  /** Paths inside write roots that must not be changed (must exist). */
-  denyWrite?: string[];
-  /** The command's environment before scrubbing. Default: process.env. Secrets are always removed. */
-  env?: Record<string, string | undefined>;
-  /** Variables to let through the secret scrub on purpose. */
-  envPass?: string[];
-  /** Kernel-enforced limits. */
-  limits?: ResourceLimits;
-  /** Kill the sandbox after this many milliseconds (`timedOut` is then true). */
-  timeoutMs?: number;
-  /** Kill the sandbox when this signal aborts. */
-  signal?: AbortSignal;
-  /** Absolute path of the interpreter a shell-string command runs with (default /bin/sh). */
-  shell?: string;
-  /**
-   * Prewarm sandboxes during bursts of commands with the same policy (default true, or
-   * ZERO_SANDBOX_PREWARM=0 to switch off). A prewarmed sandbox is only used when the plan
-   * computed for the command is identical, and is killed after 5 s idle.
-   */
-  prewarm?: boolean;
-}
+/** Options shared by runSandboxed and spawnSandboxed (the input type of the zod schema). */
+export type SandboxOptions = z.input<OptionSchemas['sandbox']>;
 
-export interface RunOptions extends SandboxOptions {
-  /** Written to the command's stdin, which is then closed. */
-  input?: string | Uint8Array;
-  /** The command reads this process's own standard input instead of `input` (the CLI's exec). */
-  inheritStdin?: boolean;
-  /**
-   * Also keep all of the output, whatever maxBuffer keeps in memory: stdout and stderr in the
-   * order they arrived, in a new file of a new private directory under the OS temp dir
-   * (`RunResult.outputFile`; the caller removes it).
-   */
-  keepOutputFile?: boolean;
-  /**
-   * Bytes of stdout and of stderr kept, each (default 64 MiB). Past it the command keeps running
-   * and the first and last halves are kept, joined by a truncation marker (`truncated` is true).
-   */
-  maxBuffer?: number;
-  /** `truncate` (default): keep head and tail past maxBuffer; `kill`: kill the sandbox and reject with `max_buffer_exceeded`. */
-  onMaxBuffer?: 'truncate' | 'kill';
-}
+/** Options of runSandboxed: the shared ones, the permission engine's, `input` and `maxBuffer`. */
+export type RunOptions = z.input<OptionSchemas['run']>;
+
+/** The permission-engine options of runSandboxed. */
+export type EngineOptions = Pick<RunOptions, 'engine' | 'toolName' | 'permissionMode' | 'onPermissionRequest' | 'onPermissionEvent'>;
+
+/** Options of spawnSandboxed: the shared ones and `stdio`. */
+export type SpawnSandboxedOptions = z.input<OptionSchemas['spawn']>;
 
 /** A shell string (run by /bin/sh -c) or an argv array (PATH lookup). */
 export type SandboxCommand = string | readonly string[];
 
 function invalid(message: string, path?: string): SandboxError {
   return new SandboxError('invalid_argument', message, path === undefined ? {} : { path });
-}
-
-function stringList(value: unknown, name: string): string[] {
-  if (value === undefined) return [];
-  if (!Array.isArray(value) || value.some((item) => typeof item !== 'string' || item === '')) {
-    throw invalid(`options.${name} must be an array of non-empty strings`);
-  }
-  return value as string[];
-}
-
-function positiveInt(value: unknown, name: string): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    throw invalid(`options.${name} must be a positive integer`);
-  }
-  return value;
 }
 
 export function normalizeNetwork(value: unknown): NetworkMode {
@@ -138,37 +83,130 @@ export interface CheckedOptions {
   timeoutMs: number | undefined;
 }
 
-/** The names `options.limits` accepts. */
-export const LIMIT_NAMES: readonly string[] = ['cpuSeconds', 'memoryBytes', 'fileSizeBytes', 'openFiles', 'processes', 'tmpBytes', 'shmBytes'];
+let schemas: OptionSchemas | undefined;
 
-/** Type checks of the caller's options (existence checks happen when the plan is resolved). */
-export function checkOptions(options: SandboxOptions): CheckedOptions {
-  if (typeof options !== 'object' || options === null) throw invalid('options must be an object');
-  for (const key of ['workspace', 'cwd'] as const) {
-    const value = options[key];
-    if (value !== undefined && (typeof value !== 'string' || value === '')) throw invalid(`options.${key} must be a non-empty string`);
+/** The option schemas, built on first use with zod loaded synchronously (its CommonJS build). */
+export function optionSchemas(): OptionSchemas {
+  schemas ??= buildOptionSchemas((createRequire(import.meta.url)('zod') as typeof import('zod')).z);
+  return schemas;
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return `an array of ${value.length}`;
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${String(value)}`;
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let value = root;
+  for (const key of path) value = typeof value === 'object' && value !== null ? (value as Record<PropertyKey, unknown>)[key] : undefined;
+  return value;
+}
+
+function unwrap(schema: z.ZodType | undefined): z.ZodType | undefined {
+  let current = schema;
+  while (current !== undefined && !('shape' in current) && 'unwrap' in current && typeof current.unwrap === 'function') current = current.unwrap() as z.ZodType;
+  return current;
+}
+
+function schemaAt(schema: z.ZodType, path: readonly PropertyKey[]): z.ZodType | undefined {
+  let current: z.ZodType | undefined = schema;
+  for (const key of path) {
+    const shape: Record<string, z.ZodType> | undefined = (unwrap(current) as { shape?: Record<string, z.ZodType> } | undefined)?.shape;
+    if (shape === undefined || typeof key !== 'string') return undefined;
+    current = shape[key];
   }
-  const limits: ResourceLimits = {};
-  const raw = options.limits ?? {};
-  if (typeof raw !== 'object' || raw === null) throw invalid('options.limits must be an object');
-  for (const key of Object.keys(raw)) {
-    if (!LIMIT_NAMES.includes(key)) {
-      throw invalid(`options.limits.${key} is not a known limit (${LIMIT_NAMES.join(', ')})`);
+  return current;
+}
+
+/** The description of the option at `path`, or of the nearest option holding it (env for env.A). */
+function describedAt(schema: z.ZodType, path: readonly PropertyKey[]): string | undefined {
+  for (let length = path.length; length > 0; length--) {
+    const description = schemaAt(schema, path.slice(0, length))?.description;
+    if (description !== undefined) return description;
+  }
+  return undefined;
+}
+
+function optionName(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((name, key) => (typeof key === 'number' ? `${name}[${key}]` : `${name}.${String(key)}`), 'options');
+}
+
+/** Closest accepted name by edit distance, for "did you mean". */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1;
+  for (const candidate of candidates) {
+    const d = editDistance(word.toLowerCase(), candidate.toLowerCase());
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
     }
-    const value = positiveInt((raw as Record<string, unknown>)[key], `limits.${key}`);
-    if (value !== undefined) (limits as Record<string, number>)[key] = value;
   }
-  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw invalid('options.signal must be an AbortSignal');
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min((previous[j] as number) + 1, (row[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = row;
+  }
+  return previous[b.length] as number;
+}
+
+/** The first zod issue as a message naming the option, what was given and what is accepted. */
+function issueMessage(schema: z.ZodType, options: unknown, issue: z.core.$ZodIssue): string {
+  const name = optionName(issue.path);
+  if (issue.code === 'unrecognized_keys') {
+    const parent = unwrap(schemaAt(schema, issue.path)) as { shape?: Record<string, unknown> } | undefined;
+    const accepted = Object.keys(parent?.shape ?? {});
+    const key = issue.keys[0] as string;
+    const hint = closest(key, accepted);
+    return `${optionName([...issue.path, key])} is not an option${hint === undefined ? '' : ` (did you mean ${hint}?)`}; accepted: ${accepted.join(', ')}`;
+  }
+  const accepted = describedAt(schema, issue.path) ?? issue.message;
+  return `${name} is invalid (got ${describeValue(valueAt(options, issue.path))}); expected ${accepted}`;
+}
+
+/**
+ * Validates the caller's options against the schema of `kind` before anything runs. Rejects an
+ * unknown key, a wrong type or a bad value with `invalid_argument` naming the option and what it
+ * accepts.
+ */
+export function validateOptions(kind: 'run' | 'spawn', options: unknown): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw invalid(`options must be an object (got ${describeValue(options)})`);
+  }
+  const schema = optionSchemas()[kind] as z.ZodType;
+  const parsed = schema.safeParse(options);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0] as z.core.$ZodIssue;
+    throw invalid(issueMessage(schema, options, issue));
+  }
+  // Workspaces and write roots that hand the host over (/, the home directory, system directories)
+  // are refused by assertNotHostHandover where the plan resolves them to real paths (plan.ts), on
+  // every entry point, this one included.
+}
+
+/** The validated options in the form the plan is resolved from (defaults applied). */
+export function checkOptions(options: SandboxOptions): CheckedOptions {
   return {
     workspace: options.workspace,
     cwd: options.cwd,
-    network: normalizeNetwork(options.network ?? 'deny'),
-    allowWrite: stringList(options.allowWrite, 'allowWrite'),
-    allowRead: stringList(options.allowRead, 'allowRead'),
-    denyRead: stringList(options.denyRead, 'denyRead'),
-    denyWrite: stringList(options.denyWrite, 'denyWrite'),
-    envPass: stringList(options.envPass, 'envPass'),
-    limits,
-    timeoutMs: positiveInt(options.timeoutMs, 'timeoutMs'),
+    network: options.network === 'allow' ? 'allow' : 'deny',
+    allowWrite: options.allowWrite ?? [],
+    allowRead: options.allowRead ?? [],
+    denyRead: options.denyRead ?? [],
+    denyWrite: options.denyWrite ?? [],
+    envPass: options.envPass ?? [],
+    limits: Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, value]) => value !== undefined)) as ResourceLimits,
+    timeoutMs: options.timeoutMs,
   };
 }

@@ -28,7 +28,7 @@ import { PlatformProcess, removeTmpDir, watchLimits } from './platform-process.j
 
 export { keepExistingReadOnly } from './platform-darwin.js';
 export { PlatformProcess } from './platform-process.js';
-import type { SandboxedProcess, SandboxExit, SpawnSandboxedOptions } from './process.js';
+import type { InternalSpawnOptions as SpawnSandboxedOptions, SandboxedProcess, SandboxExit } from './process.js';
 import type { RunResult } from './run.js';
 import { protectedPathDenial } from './denials.js';
 
@@ -223,7 +223,8 @@ interface PipeSet {
 }
 
 /** Listens on one pipe per 'pipe' stream; returns the entries for the glue and our stream ends. */
-function openPipes(modes: NonNullable<SpawnSandboxedOptions['stdio']>, deps: PlatformDeps): PipeSet {
+function openPipes(given: NonNullable<SpawnSandboxedOptions['stdio']>, deps: PlatformDeps): PipeSet {
+  const modes = typeof given === 'string' ? [given, given, given] : given;
   const servers: Server[] = [];
   const entries: WindowsStdioEntry[] = [];
   const streams: Array<Writable | Readable | null> = [];
@@ -352,7 +353,6 @@ export async function collectPlatformRun(child: SandboxedProcess, options: RunOp
   child.stdin?.end(options.input ?? '');
   const exit = await child.exited;
   const [stdout, stderr] = await Promise.all([out, err]);
-  if (exit.aborted) throw new SandboxError('aborted', 'the sandboxed command was aborted; every process in its sandbox was killed');
   if (overflow !== undefined) throw new SandboxError('max_buffer_exceeded', `${overflow} exceeded maxBuffer (${maxBuffer} bytes); the sandbox was killed`);
   return {
     exitCode: exit.exitCode,
@@ -363,6 +363,8 @@ export async function collectPlatformRun(child: SandboxedProcess, options: RunOp
     outputBytes: { stdout: Buffer.byteLength(stdout), stderr: Buffer.byteLength(stderr) },
     denials: exit.protectedPathViolations.map((path) => protectedPathDenial(path)),
     timedOut: exit.timedOut,
+    aborted: exit.aborted,
+    ...(exit.aborted ? { abortReason: options.signal?.reason } : {}),
     durationMs: Math.round((performance.now() - started) * 1000) / 1000,
     backend: child.backend,
     network: child.network,

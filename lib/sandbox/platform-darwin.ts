@@ -13,7 +13,7 @@ import type { RunOptions } from './options.js';
 import { protectedPathDenial } from './denials.js';
 import { PlatformProcess, removeTmpDir, watchLimits } from './platform-process.js';
 import type { PlatformDeps } from './platform-backends.js';
-import type { SandboxExit, SpawnSandboxedOptions } from './process.js';
+import type { InternalSpawnOptions as SpawnSandboxedOptions, SandboxExit } from './process.js';
 import { missingProtectedPaths, removeCreatedProtectedPaths } from './protected.js';
 import type { RunResult } from './run.js';
 
@@ -70,7 +70,7 @@ function seatbeltPlan(plan: SandboxPlan, envs: ReadonlyArray<Readonly<Record<str
   return withMissingCredentials(keepExistingReadOnly(plan, exists), candidates, exists);
 }
 
-function envsOf(options: { env?: Record<string, string | undefined> }): Array<Readonly<Record<string, string | undefined>>> {
+function envsOf(options: { env?: Readonly<Record<string, string | undefined>> | undefined }): Array<Readonly<Record<string, string | undefined>>> {
   return options.env === undefined ? [process.env] : [process.env, options.env];
 }
 
@@ -127,6 +127,8 @@ export async function runDarwin(plan: SandboxPlan, options: RunOptions, tmpDir: 
     const protectedPathViolations = removeCreatedProtectedPaths(watched);
     return {
       ...out,
+      // The seatbelt runner rejects with `aborted` when the signal fires, so a result was not aborted.
+      aborted: false,
       truncated: false,
       outputBytes: { stdout: Buffer.byteLength(out.stdout), stderr: Buffer.byteLength(out.stderr) },
       denials: protectedPathViolations.map((path) => protectedPathDenial(path)),

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 
 import { SandboxError } from '../errors.js';
 import type { RunOptions, SandboxCommand } from './options.js';
-import type { SandboxedProcess, SpawnSandboxedOptions } from './process.js';
+import type { InternalSpawnOptions as SpawnSandboxedOptions, SandboxedProcess } from './process.js';
 import type { RunResult } from './run.js';
 
 type Backends = typeof import('./platform-backends.js');

@@ -13,7 +13,7 @@ import { layersDisabledForTesting, probeSync, type LayerName, type ProbeReport }
 import { buildLinuxSpec, hostViewOf, type StdioMode } from '../backend/linux/spec.js';
 import { HostFacts, attachHostFacts, takeHostFacts } from '../host-facts.js';
 import type { BackendInfo, SandboxBackendName, SandboxPlan } from '../backend/types.js';
-import { checkOptions, commandScript, normalizeCommand, type SandboxCommand, type SandboxOptions } from './options.js';
+import { checkOptions, commandScript, normalizeCommand, validateOptions, type SandboxCommand, type SandboxOptions, type SpawnSandboxedOptions } from './options.js';
 import { resolvePlan, resolveWorkspace } from './plan.js';
 import { createPidsLimit } from './cgroup.js';
 import { DEFAULT_PROCESSES } from './default-limits.js';
@@ -35,6 +35,8 @@ export interface SandboxExit {
   timedOut: boolean;
   /** The sandbox was killed because the AbortSignal fired. */
   aborted: boolean;
+  /** With `aborted`: the signal's `reason` (an AbortError DOMException unless the caller gave one). */
+  abortReason?: unknown;
   /**
    * Protected paths (.zero, .agents, git hooks, configs and pointer files host git would run or
    * follow) the command created or changed; they were removed, and the exit code is non-zero.
@@ -46,12 +48,12 @@ export interface SandboxExit {
   protectedPathDetails?: ProtectedPathViolation[];
 }
 
-export interface SpawnSandboxedOptions extends SandboxOptions {
-  /** Per stream: 'pipe' (default), 'ignore', or 'inherit' (share this process's stream). */
-  stdio?: ['pipe' | 'ignore' | 'inherit', 'pipe' | 'ignore' | 'inherit', 'pipe' | 'ignore' | 'inherit'];
+/** @internal spawnSandboxed's options plus what runSandboxed and the CLI hand over internally. */
+export interface InternalSpawnOptions extends Omit<SpawnSandboxedOptions, 'stdio'> {
+  stdio?: SpawnSandboxedOptions['stdio'];
   /**
-   * @internal runSandboxed: the addon collects stdout and stderr itself and delivers them with the
-   * exit (see `capturedOutput()`); stdin gets `input` (then EOF). `stdio` is ignored.
+   * runSandboxed: the addon collects stdout and stderr itself and delivers them with the exit (see
+   * `capturedOutput()`); stdin gets `input` (then EOF). `stdio` is ignored.
    */
   capture?: { input: Uint8Array; maxBuffer: number; overflowKill?: boolean; inheritStdin?: boolean; spill?: number };
 }
@@ -64,6 +66,43 @@ export interface CapturedStream {
   tail?: string;
   /** Bytes the stream produced in all. */
   bytes: number;
+}
+
+/** Options of SandboxedProcess.kill(). */
+export interface KillOptions {
+  /**
+   * Milliseconds to wait after a signal other than SIGKILL before the whole sandbox is killed with
+   * SIGKILL, like `timeout -k`. Default 5000; 0 waits forever.
+   */
+  graceMs?: number;
+}
+
+/** Events of a SandboxedProcess (the `child_process` order: `exit`, then `close`). */
+export interface SandboxedProcessEvents {
+  /** The sandbox is gone (every process in it ended); stdout/stderr may still hold unread output. */
+  exit: [exit: SandboxExit];
+  /** After `exit`, once stdout and stderr have ended: every byte of output has been delivered. */
+  close: [exit: SandboxExit];
+  /** Reserved for errors after the spawn (none today: spawn errors throw synchronously). */
+  error: [error: Error];
+}
+
+/** The default grace period of kill() before SIGKILL. */
+export const DEFAULT_KILL_GRACE_MS = 5000;
+
+/**
+ * The shell-style line for a command that could not be executed ("NAME: command not found"), as
+ * runSandboxed puts it on stderr and `zero-sandbox run` prints it. `argv0` is the program the
+ * sandbox tried to execute (/bin/sh for the shell-string form).
+ */
+export function execFailureMessage(argv0: string, execError: NonNullable<SandboxExit['execError']>): string {
+  const what =
+    execError.code === 'ENOENT' ? 'command not found'
+    : execError.code === 'EACCES' || execError.code === 'EPERM' ? 'Permission denied'
+    : execError.code === 'ENOEXEC' ? 'cannot execute binary file: Exec format error'
+    : execError.code === 'EISDIR' ? 'Is a directory'
+    : `cannot execute (${execError.code})`;
+  return `${argv0}: ${what}\n`;
 }
 
 /** Output collected by the addon for a process spawned with `capture`. */
@@ -177,7 +216,20 @@ function exitFailure(error: unknown): SandboxError {
   });
 }
 
-export class SandboxedProcess extends EventEmitter {
+/** Resolves when a stream has ended or closed (at once for none or an already finished one). */
+function streamDone(stream: Readable | null): Promise<void> {
+  if (stream === null || stream.readableEnded || stream.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    stream.once('end', () => resolve());
+    stream.once('close', () => resolve());
+  });
+}
+
+/**
+ * A command running in a sandbox. Like `child_process`: `exit` when the sandbox is gone, then
+ * `close` once stdout and stderr have delivered everything; `exited` resolves with `close`.
+ */
+export class SandboxedProcess extends EventEmitter<SandboxedProcessEvents> {
   readonly pid: number;
   readonly stdin: Writable | null;
   readonly stdout: Readable | null;
@@ -189,23 +241,29 @@ export class SandboxedProcess extends EventEmitter {
   /** Names of the caller's variables scrubbed as secrets (never their values). */
   readonly scrubbedEnv: readonly string[];
   /**
-   * Resolves once the sandbox is gone (every process in it has been killed). Rejects with a
-   * SandboxError when the host-side work after the exit (protected-path cleanup) failed: the
-   * workspace was then not fully checked.
+   * Resolves after the sandbox is gone (every process in it ended) and stdout and stderr have
+   * ended: all output has been delivered (the `close` event). Streams nobody reads are drained and
+   * discarded when the sandbox exits, as in `child_process`. Rejects with a SandboxError only when
+   * the host-side work after the exit (protected-path cleanup) failed: the workspace was then not
+   * fully checked.
    */
   readonly exited: Promise<SandboxExit>;
+  /** The exit once the sandbox is gone (the `exit` event), else null. */
+  exit: SandboxExit | null = null;
   #done = false;
+  #graceTimer: NodeJS.Timeout | undefined;
   #timedOut = false;
   #aborted = false;
   #captured: CapturedOutput | undefined;
 
   /** @internal */
-  constructor(plan: SandboxPlan, options: SpawnSandboxedOptions, context: ReturnType<typeof assertEnforceable>, script?: Buffer) {
+  constructor(plan: SandboxPlan, options: InternalSpawnOptions, context: ReturnType<typeof assertEnforceable>, script?: Buffer) {
     super();
     this.network = plan.network;
     this.scrubbedEnv = plan.scrubbedEnv ?? [];
     const capture = options.capture;
-    const modes = options.stdio ?? ['pipe', 'pipe', 'pipe'];
+    const given = options.stdio ?? 'pipe';
+    const modes = typeof given === 'string' ? [given, given, given] : given;
     const stdio: [StdioMode, StdioMode, StdioMode] = capture === undefined
       ? modes.map((mode, i): StdioMode => (mode === 'inherit' ? i : mode)) as [StdioMode, StdioMode, StdioMode]
       : [capture.inheritStdin === true ? 0 : capture.input.length <= DIRECT_INPUT_BYTES ? capture.input : 'pipe', 'capture', 'capture'];
@@ -233,16 +291,14 @@ export class SandboxedProcess extends EventEmitter {
     }
     let resolveExit!: (exit: SandboxExit) => void;
     let rejectExit!: (error: SandboxError) => void;
-    let settled = false;
     this.exited = new Promise((resolve, reject) => {
-      resolveExit = (exit) => {
-        settled = true;
-        resolve(exit);
-      };
+      resolveExit = resolve;
       rejectExit = reject;
     });
-    const settle = (raw: NativeExit) => {
+    // The host-side work once the sandbox is gone: the exit as the caller sees it.
+    const settle = (raw: NativeExit): SandboxExit => {
       this.#done = true;
+      clearTimeout(this.#graceTimer);
       if (capture !== undefined) {
         this.#captured = {
           stdout: capturedStream(raw.stdout, raw.stdoutTail, raw.stdoutBytes),
@@ -261,6 +317,7 @@ export class SandboxedProcess extends EventEmitter {
         signal: raw.signal === null ? null : (SIGNAL_NAMES.get(raw.signal) ?? null),
         timedOut: this.#timedOut,
         aborted: this.#aborted,
+        ...(this.#aborted ? { abortReason: options.signal?.reason } : {}),
         protectedPathViolations: violations.map((v) => v.path),
         protectedPathDetails: violations,
       };
@@ -270,24 +327,36 @@ export class SandboxedProcess extends EventEmitter {
         const code = Object.entries(constants.errno).find(([, value]) => value === raw.execErrno)?.[0] ?? `errno ${raw.execErrno}`;
         exit.execError = { errno: raw.execErrno, code };
       }
-      resolveExit(exit);
-      this.emit('exit', exit);
+      return exit;
     };
     // The exit arrives in a native callback: a failure of the host-side work after it (protected
     // path cleanup, ...) must not escape into the addon. It becomes a SandboxError: `exited`
-    // rejects and `error` listeners hear it. A listener's own error, thrown after `exited` has
-    // resolved, stays the caller's: an uncaught exception, as with Node's own events.
+    // rejects and `error` listeners hear it. A listener's own error stays the caller's: an
+    // uncaught exception, as with Node's own events (`close` and `exited` still follow).
     const onExit = (raw: NativeExit) => {
+      let exit: SandboxExit;
       try {
-        settle(raw);
+        exit = settle(raw);
       } catch (error) {
-        if (settled) throw error;
         this.#done = true;
         clearTimeout(timer);
         const failure = exitFailure(error);
         rejectExit(failure);
         if (this.listenerCount('error') > 0) this.emit('error', failure);
+        return;
       }
+      this.exit = exit;
+      // Every writer of the pipes is gone with the sandbox, so the streams end once read; a stream
+      // nobody has read by the next tick after `exit` is drained (as child_process does), else
+      // `close` would never come.
+      void Promise.all([streamDone(this.stdout), streamDone(this.stderr)]).then(() => {
+        resolveExit(exit);
+        this.emit('close', exit);
+      });
+      process.nextTick(() => {
+        for (const stream of [this.stdout, this.stderr]) if (stream !== null && stream.readableFlowing === null) stream.resume();
+      });
+      this.emit('exit', exit);
     };
     // A pids cgroup is joined at clone time (a prewarmed sandbox's init and waiting command
     // process, which have started nothing yet, are moved into it before the launch); a long
@@ -360,12 +429,28 @@ export class SandboxedProcess extends EventEmitter {
     return this.#captured;
   }
 
-  /** Sends a signal to the sandbox. SIGKILL (the default) kills every process in it. */
-  kill(signal: NodeJS.Signals | number = 'SIGKILL'): boolean {
+  /**
+   * Sends `signal` (default SIGTERM) to the command's process group; unless the sandbox is gone
+   * within `graceMs` (default 5000), every process in it is then killed with SIGKILL, like
+   * `timeout -k`. SIGKILL kills every process in the sandbox at once. Returns false when the
+   * sandbox is already gone.
+   */
+  kill(signal: NodeJS.Signals | number = 'SIGTERM', options: KillOptions = {}): boolean {
     if (this.#done) return false;
     const number = typeof signal === 'number' ? signal : constants.signals[signal];
-    if (number === undefined) throw new SandboxError('invalid_argument', `unknown signal ${String(signal)}`);
-    return callNative((binding) => binding.kill(this.pid, number));
+    if (number === undefined || !Number.isInteger(number) || number < 0 || number > 64) {
+      throw new SandboxError('invalid_argument', `kill(): unknown signal ${String(signal)}; accepted: a signal name such as 'SIGTERM' or its number`);
+    }
+    const graceMs = options.graceMs ?? DEFAULT_KILL_GRACE_MS;
+    if (!Number.isSafeInteger(graceMs) || graceMs < 0) {
+      throw new SandboxError('invalid_argument', `kill(): options.graceMs must be a non-negative integer (got ${String(graceMs)})`);
+    }
+    const sent = callNative((binding) => binding.kill(this.pid, number));
+    if (number !== constants.signals.SIGKILL && number !== 0 && graceMs > 0 && this.#graceTimer === undefined) {
+      this.#graceTimer = setTimeout(() => this.kill('SIGKILL'), graceMs);
+      this.#graceTimer.unref();
+    }
+    return sent;
   }
 }
 
@@ -394,8 +479,17 @@ export function prepareSandbox(command: SandboxCommand, options: SandboxOptions)
   }
 }
 
-/** Starts a command inside the sandbox and returns at once with its streams. */
+/**
+ * Starts a command inside the sandbox and returns at once with its streams. Options are validated
+ * first: a bad one throws SandboxError `invalid_argument` and nothing runs.
+ */
 export function spawnSandboxed(command: SandboxCommand, options: SpawnSandboxedOptions = {}): SandboxedProcess {
+  validateOptions('spawn', options);
+  return startSandboxed(command, options);
+}
+
+/** @internal spawnSandboxed without the schema check, for options this package built itself. */
+export function startSandboxed(command: SandboxCommand, options: InternalSpawnOptions): SandboxedProcess {
   if (process.platform !== 'linux') return spawnOnPlatform(command, options);
   const plan = prepareSandbox(command, options);
   try {

@@ -4,21 +4,23 @@ import { closeSync, constants, mkdtempSync, openSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { SandboxError } from '../errors.js';
 import type { SandboxBackendName } from '../backend/types.js';
-import type { EngineOptions } from './authorize.js';
-import type { RunOptions, SandboxCommand } from './options.js';
-import { spawnSandboxed, type CapturedOutput, type CapturedStream, type SandboxExit } from './process.js';
+import { SandboxError } from '../errors.js';
+import { normalizeCommand, validateOptions, type RunOptions, type SandboxCommand } from './options.js';
+import { execFailureMessage, startSandboxed, type CapturedOutput, type CapturedStream, type SandboxExit } from './process.js';
 import { runOnPlatform } from './platforms.js';
 import { truncationMarker } from './truncation.js';
 import { outputCapDenial, protectedPathDenial, timeoutDenial, processCapDenial, type SandboxDenial } from './denials.js';
 
+/** What runSandboxed resolves with. */
 export interface RunResult {
+  /** The command's exit code, or null when a signal ended it. */
   exitCode: number | null;
+  /** The signal that ended it, or null. */
   signal: NodeJS.Signals | null;
-  /** stdout; past maxBuffer its head and tail joined by the truncation marker. */
+  /** stdout, also partial on timeout or abort; past maxBuffer its head and tail joined by the truncation marker. */
   stdout: string;
-  /** stderr; past maxBuffer its head and tail joined by the truncation marker. */
+  /** stderr, likewise; an exec failure adds a shell-style line ("NAME: command not found"). */
   stderr: string;
   /** True when stdout or stderr went over maxBuffer and its middle was dropped. */
   truncated: boolean;
@@ -29,9 +31,17 @@ export interface RunResult {
    * never inferred from the output. Empty when nothing was blocked.
    */
   denials: SandboxDenial[];
+  /** The sandbox was killed because `timeoutMs` passed. */
   timedOut: boolean;
+  /** The sandbox was killed because `signal` aborted (runSandboxed resolves, as on timeout). */
+  aborted: boolean;
+  /** With `aborted`: the AbortSignal's reason. */
+  abortReason?: unknown;
+  /** Wall time of the run in milliseconds. */
   durationMs: number;
+  /** The backend that ran it. */
   backend: SandboxBackendName;
+  /** The network mode it ran with (`allow` after an approved network prompt). */
   network: 'deny' | 'allow';
   /** Set when the command could not be executed inside the sandbox. */
   execError?: SandboxExit['execError'];
@@ -71,12 +81,21 @@ export function joinCaptured(stream: CapturedStream): string {
 }
 
 /**
- * Runs `command` sandboxed; resolves when every process in the sandbox is gone. With `engine`, the
- * permission engine evaluates the command first: a deny rejects with `permission_denied`, a
- * prompt asks `onPermissionRequest` (none: `approval_required`), and an approved network prompt
- * runs the command with network allowed — still inside the sandbox.
+ * Runs `command` sandboxed; resolves when every process in the sandbox is gone and its output is
+ * collected, also on timeout (`timedOut`) and abort (`aborted`, `abortReason`), with the output
+ * written until then. Rejects with SandboxError: `invalid_argument` for a bad option (nothing
+ * ran), `sandbox_unavailable`, `max_buffer_exceeded`, and with `engine` `permission_denied`,
+ * `approval_required` (a prompt and no responder) or `aborted` (abort before the command started,
+ * or a `cancel` answer). With `engine`, the permission engine evaluates the command first and an
+ * approved network prompt runs the command with network allowed, still inside the sandbox.
  */
-export async function runSandboxed(command: SandboxCommand, options: RunOptions & EngineOptions = {}): Promise<RunResult> {
+export async function runSandboxed(command: SandboxCommand, options: RunOptions = {}): Promise<RunResult> {
+  validateOptions('run', options);
+  return runValidated(command, options);
+}
+
+/** @internal runSandboxed without the schema check, for options this package built itself. */
+export async function runValidated(command: SandboxCommand, options: RunOptions): Promise<RunResult> {
   if (options.engine === undefined) return runDirect(command, options);
   const { authorizeRun } = await import('./authorize.js');
   const authorized = await authorizeRun(command, options);
@@ -97,13 +116,10 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
   const input = options.input === undefined ? EMPTY : typeof options.input === 'string' ? Buffer.from(options.input) : options.input;
   // The addon reads stdout and stderr itself and hands them over with the exit: no stream objects.
   const overflowKill = options.onMaxBuffer === 'kill';
-  if (options.onMaxBuffer !== undefined && options.onMaxBuffer !== 'kill' && options.onMaxBuffer !== 'truncate') {
-    throw new SandboxError('invalid_argument', 'options.onMaxBuffer must be "truncate" or "kill"');
-  }
   const spill = options.keepOutputFile === true ? openOutputFile() : undefined;
   let child;
   try {
-    child = spawnSandboxed(command, { ...options, capture: { input, maxBuffer, overflowKill, inheritStdin: options.inheritStdin === true, ...(spill === undefined ? {} : { spill: spill.fd }) } });
+    child = startSandboxed(command, { ...options, capture: { input, maxBuffer, overflowKill, inheritStdin: options.inheritStdin === true, ...(spill === undefined ? {} : { spill: spill.fd }) } });
   } finally {
     // The addon holds its own descriptors for the file.
     if (spill !== undefined) closeSync(spill.fd);
@@ -113,9 +129,6 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
   const exit = await child.exited;
   const none: CapturedStream = { head: '', bytes: 0 };
   const output: CapturedOutput = child.capturedOutput() ?? { stdout: none, stderr: none };
-  if (exit.aborted) {
-    throw new SandboxError('aborted', 'the sandboxed command was aborted; every process in its sandbox was killed');
-  }
   if (output.overflow !== undefined) {
     throw new SandboxError('max_buffer_exceeded', `${output.overflow} exceeded maxBuffer (${maxBuffer} bytes); the sandbox was killed`);
   }
@@ -134,6 +147,7 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
     outputBytes: { stdout: output.stdout.bytes, stderr: output.stderr.bytes },
     denials,
     timedOut: exit.timedOut,
+    aborted: exit.aborted,
     durationMs: Math.round((performance.now() - started) * 1000) / 1000,
     backend: child.backend,
     network: child.network,
@@ -141,7 +155,11 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
     prewarmed: child.prewarmed,
     scrubbedEnv: [...child.scrubbedEnv],
   };
-  if (exit.execError !== undefined) result.execError = exit.execError;
+  if (exit.aborted) result.abortReason = exit.abortReason;
+  if (exit.execError !== undefined) {
+    result.execError = exit.execError;
+    result.stderr += execFailureMessage(normalizeCommand(command, options.shell)[0] as string, exit.execError);
+  }
   if (spill !== undefined) result.outputFile = { path: spill.path, complete: output.spillFailed !== true };
   if (exit.limitsHit !== undefined) result.limitsHit = [...exit.limitsHit];
   return result;

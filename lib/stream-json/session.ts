@@ -263,7 +263,7 @@ export async function runStreamSession(options: SessionOptions): Promise<number>
   const max = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   let result: RunResult;
   try {
-    const runner = options.runner ?? (await import('../sandbox/run.js')).runSandboxed;
+    const runner = options.runner ?? (await import('../sandbox/run.js')).runValidated;
     // The capture keeps several times what is shown, so the cut here (after redaction) decides.
     result = await runner(options.command, { ...runOptions, maxBuffer: runOptions.maxBuffer ?? Math.max(4 * max, 64 * 1024) });
   } catch (error) {
@@ -271,13 +271,11 @@ export async function runStreamSession(options: SessionOptions): Promise<number>
   } finally {
     cleanup();
   }
+  if (result.aborted) return failRun(emitter, new SandboxError('aborted', 'the sandboxed command was aborted; every process in its sandbox was killed'));
   // As `zero-sandbox run`: a command that created protected metadata does not count as a success.
   const exitCode = result.protectedPathViolations.length > 0 && result.exitCode === 0 && !result.timedOut ? STREAM_EXIT.failure : buildExitCode(result);
+  // runSandboxed already put the shell-style exec failure line ("NAME: command not found") on stderr.
   let stderr = result.stderr;
-  if (result.execError !== undefined) {
-    const name = Array.isArray(options.command) ? String(options.command[0]) : 'the shell';
-    stderr += `${name}: ${result.execError.code === 'ENOENT' ? 'command not found' : `cannot execute (${result.execError.code})`}\n`;
-  }
   if (result.timedOut) stderr += 'zero-sandbox: the command timed out; the sandbox was killed\n';
   for (const path of result.protectedPathViolations) stderr += `zero-sandbox: sandbox blocked creation of protected workspace metadata path ${path} (removed)\n`;
   const out = buildStreamOutput(result.stdout, result.outputBytes.stdout, max);

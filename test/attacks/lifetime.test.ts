@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { makeTree, rejection, sandboxTest, sh } from '../helpers/sandbox.js';
+import { makeTree, sandboxTest, sh } from '../helpers/sandbox.js';
 
 function survivors(marker: string): string[] {
   const out = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });
@@ -45,14 +45,16 @@ sandboxTest('a timeout kills the whole sandbox', async () => {
   }
 });
 
-sandboxTest('an abort kills the whole sandbox and rejects with code aborted', async () => {
+sandboxTest('an abort kills the whole sandbox and resolves like a timeout: aborted, with its reason', async () => {
   const t = makeTree();
   const marker = `${(process.pid % 1000) + 3000}.4244`;
   try {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 300);
-    const error = await rejection(sh(t, `sleep ${marker} & sleep ${marker}`, { signal: controller.signal }));
-    assert.is(error.code, 'aborted');
+    setTimeout(() => controller.abort(new Error('caller gave up')), 300);
+    const result = await sh(t, `sleep ${marker} & sleep ${marker}`, { signal: controller.signal });
+    assert.is(result.aborted, true);
+    assert.is(result.signal, 'SIGKILL');
+    assert.is((result.abortReason as Error).message, 'caller gave up');
     await settle();
     assert.equal(survivors(marker), []);
   } finally {

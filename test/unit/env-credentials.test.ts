@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 
 import { buildCredentialBaseline, isSshPublicEntry } from '../../lib/credentials.js';
 import { buildSandboxEnv, isSensitiveEnvName } from '../../lib/env.js';
-import { checkOptions, normalizeCommand, normalizeNetwork } from '../../lib/sandbox/options.js';
+import { checkOptions, normalizeCommand, normalizeNetwork, validateOptions } from '../../lib/sandbox/options.js';
 
 test('sensitive names: the reference list, provider keys and the suffix patterns, case-insensitively', () => {
   for (const name of ['OPENAI_API_KEY', 'anthropic_api_key', 'GH_TOKEN', 'AWS_SESSION_TOKEN', 'X_SECRET', 'DB_PASSWORD', 'ZERO_OAUTH_GITHUB_CLIENT_SECRET', 'SSH_AUTH_SOCK', 'COHERE_API_KEY']) {
@@ -48,9 +48,9 @@ test('options: network fails closed, commands are normalized, bad options name t
   assert.equal(normalizeCommand(['ls', '-la']), ['ls', '-la']);
   assert.throws(() => normalizeCommand(''), /empty/);
   assert.throws(() => normalizeCommand(['a\0b']), /NUL/);
-  assert.throws(() => checkOptions({ allowWrite: 'x' as unknown as string[] }), /options.allowWrite/);
-  assert.throws(() => checkOptions({ timeoutMs: -1 }), /options.timeoutMs/);
-  assert.throws(() => checkOptions({ limits: { bogus: 1 } as never }), /options.limits.bogus/);
+  assert.throws(() => validateOptions('run', { allowWrite: 'x' as unknown as string[] }), /options.allowWrite/);
+  assert.throws(() => validateOptions('run', { timeoutMs: -1 }), /options.timeoutMs/);
+  assert.throws(() => validateOptions('run', { limits: { bogus: 1 } as never }), /options.limits.bogus/);
   assert.equal(checkOptions({ limits: { cpuSeconds: 2 } }).limits, { cpuSeconds: 2 });
 });
 

@@ -53,7 +53,7 @@ const contract = (name: string, fn: () => void | Promise<void>): void => {
 contract('run: seatbelt profile, scrubbed environment, private TMPDIR, tool PATH, RunResult shape', async () => {
   rmSync(argsFile, { force: true });
   const result = await runOnPlatform(['/bin/sh', '-c', 'env; printf "cwd=%s\\n" "$(pwd)"; echo err >&2; exit 3'], { workspace: ws, env }, deps);
-  assert.equal(Object.keys(result).sort(), ['backend', 'denials', 'durationMs', 'exitCode', 'network', 'outputBytes', 'prewarmed', 'protectedPathViolations', 'scrubbedEnv', 'signal', 'stderr', 'stdout', 'timedOut', 'truncated']);
+  assert.equal(Object.keys(result).sort(), ['aborted', 'backend', 'denials', 'durationMs', 'exitCode', 'network', 'outputBytes', 'prewarmed', 'protectedPathViolations', 'scrubbedEnv', 'signal', 'stderr', 'stdout', 'timedOut', 'truncated']);
   assert.is(result.backend, 'macos-seatbelt');
   assert.is(result.network, 'deny');
   assert.is(result.exitCode, 3);

@@ -245,7 +245,7 @@ test('run: output collected into the RunResult shape', async () => {
   const binding = new FakeBinding(echo);
   const child = startWindows(winPlan(), {}, TMP, deps(binding)) as unknown as SandboxedProcess;
   const result = await collectPlatformRun(child, { input: 'abc' }, performance.now());
-  assert.equal(Object.keys(result).sort(), ['backend', 'denials', 'durationMs', 'exitCode', 'network', 'outputBytes', 'prewarmed', 'protectedPathViolations', 'scrubbedEnv', 'signal', 'stderr', 'stdout', 'timedOut', 'truncated']);
+  assert.equal(Object.keys(result).sort(), ['aborted', 'backend', 'denials', 'durationMs', 'exitCode', 'network', 'outputBytes', 'prewarmed', 'protectedPathViolations', 'scrubbedEnv', 'signal', 'stderr', 'stdout', 'timedOut', 'truncated']);
   assert.is(result.stdout, 'out:abc');
   assert.is(result.stderr, 'err');
   assert.is(result.exitCode, 7);

@@ -26,7 +26,7 @@ function recorder() {
 
 function result(overrides: Partial<RunResult> = {}): RunResult {
   const outputBytes = { stdout: Buffer.byteLength(overrides.stdout ?? ''), stderr: Buffer.byteLength(overrides.stderr ?? '') };
-  return { exitCode: 0, signal: null, stdout: '', stderr: '', truncated: false, outputBytes, denials: [], timedOut: false, durationMs: 5, backend: 'linux-native', network: 'deny', protectedPathViolations: [], prewarmed: false, scrubbedEnv: [], ...overrides };
+  return { exitCode: 0, signal: null, stdout: '', stderr: '', truncated: false, outputBytes, denials: [], timedOut: false, aborted: false, durationMs: 5, backend: 'linux-native', network: 'deny', protectedPathViolations: [], prewarmed: false, scrubbedEnv: [], ...overrides };
 }
 
 function fakeRunner(res: RunResult | Error) {

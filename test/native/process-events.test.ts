@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+// The process API behaves like child_process: `exit` when the sandbox is gone, `close` (and
+// `exited`) only once stdout and stderr have delivered everything; kill() sends SIGTERM and then
+// SIGKILL after a grace period; runSandboxed keeps partial output on abort and says on stderr why
+// a command could not be executed.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { runSandboxed } from '../../lib/sandbox/run.js';
+import { spawnSandboxed, type SandboxExit } from '../../lib/sandbox/process.js';
+import { makeTree, sandboxTest } from '../helpers/sandbox.js';
+
+function collect(stream: NodeJS.ReadableStream | null): { text: () => string } {
+  let text = '';
+  stream?.setEncoding('utf8');
+  stream?.on('data', (chunk: string) => void (text += chunk));
+  return { text: () => text };
+}
+
+sandboxTest('exited resolves only after stdout and stderr are drained; exit comes before close', async () => {
+  const t = makeTree();
+  try {
+    for (let i = 0; i < 3; i++) {
+      const child = spawnSandboxed('echo out; echo err >&2', { workspace: t.ws, prewarm: false });
+      const order: string[] = [];
+      child.on('exit', (exit: SandboxExit) => order.push(`exit ${exit.exitCode}`));
+      child.on('close', (exit: SandboxExit) => order.push(`close ${exit.exitCode}`));
+      const out = collect(child.stdout);
+      const err = collect(child.stderr);
+      const exit = await child.exited;
+      assert.is(out.text(), 'out\n', `run ${i}`);
+      assert.is(err.text(), 'err\n', `run ${i}`);
+      assert.is(exit.exitCode, 0);
+      assert.equal(order, ['exit 0', 'close 0']);
+      assert.is(child.exit, exit);
+    }
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('streams nobody reads do not keep exited from resolving', async () => {
+  const t = makeTree();
+  try {
+    const child = spawnSandboxed('head -c 300000 /dev/zero; echo done >&2', { workspace: t.ws, prewarm: false, timeoutMs: 20_000 });
+    child.stdout?.resume(); // a pipe must be read for a large output to be written at all
+    const exit = await child.exited;
+    assert.is(exit.exitCode, 0);
+    assert.is(exit.timedOut, false);
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('kill() sends SIGTERM by default; a command ignoring it is killed after the grace period', async () => {
+  const t = makeTree();
+  try {
+    const polite = spawnSandboxed(['sleep', '30'], { workspace: t.ws, stdio: 'ignore' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.ok(polite.kill());
+    assert.is((await polite.exited).signal, 'SIGTERM');
+    const stubborn = spawnSandboxed('trap "" TERM; echo ready; sleep 30', { workspace: t.ws, stdio: ['ignore', 'pipe', 'ignore'] });
+    await new Promise<void>((resolve) => stubborn.stdout?.once('data', () => resolve()));
+    const started = Date.now();
+    stubborn.kill('SIGTERM', { graceMs: 300 });
+    const exit = await stubborn.exited;
+    assert.is(exit.signal, 'SIGKILL');
+    assert.ok(Date.now() - started >= 250, 'SIGKILL came after the grace period');
+    assert.is(stubborn.kill(), false, 'kill after the sandbox is gone');
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('runSandboxed: abort resolves with the partial output and the reason; exec failures say why on stderr', async () => {
+  const t = makeTree();
+  try {
+    const controller = new AbortController();
+    const running = runSandboxed('echo partial; sleep 30', { workspace: t.ws, signal: controller.signal });
+    setTimeout(() => controller.abort('enough'), 700);
+    const result = await running;
+    assert.is(result.aborted, true);
+    assert.is(result.timedOut, false);
+    assert.is(result.abortReason, 'enough');
+    assert.is(result.stdout, 'partial\n');
+    const missing = await runSandboxed(['no-such-cmd-zs'], { workspace: t.ws });
+    assert.is(missing.exitCode, 127);
+    assert.is(missing.execError?.code, 'ENOENT');
+    assert.is(missing.stderr, 'no-such-cmd-zs: command not found\n');
+    assert.is(missing.aborted, false);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test.run();
