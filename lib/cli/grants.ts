@@ -16,9 +16,23 @@ export const GRANTS_HELP = `Usage: zero-sandbox grants list [--json]
 
 Manages persistent sandbox grants in $ZERO_SANDBOX_GRANTS_PATH, else
 $XDG_CONFIG_HOME/zero/sandbox-grants.json, else ~/.config/zero/sandbox-grants.json.
-A grant applies to one tool, tool-wide or scoped to an existing --path (a file, or a
-directory and everything below it). Writes are atomic and locked against other processes.
-A grants file that cannot be read is never rewritten: fix or remove it by hand.
+What each entry covers (every covered command still runs inside the sandbox):
+  allow <tool>           every request of that tool that needs no risk approval. For a shell
+                         tool (bash) that is an ordinary command when no native sandbox is
+                         active (with one, those run without asking anyway); it never covers a
+                         network or destructive command, nor running outside the sandbox.
+  allow <tool> --path P  requests of that tool on P (a file), or on P and everything below it
+                         (a directory).
+  deny <tool> [--path P] refuses those requests without asking (a deny wins over allows).
+  command prefixes       (stored by answering "always" to an ordinary shell prompt) commands
+                         whose words start with the prefix, e.g. \`cargo build\`; never a network
+                         or destructive command.
+  exact commands         (stored by answering "always" to a network or destructive prompt) that
+                         command text exactly, with at most the risks listed; network ones run
+                         with network allowed for that call only.
+"Session" answers record the same for the running process only; "once" records nothing.
+Writes are atomic and locked against other processes. A grants file that cannot be read is
+never rewritten: fix or remove it by hand. revoke <tool> removes all three kinds for the tool.
 
 Options:
   --path P     scope the grant to P (must exist)
@@ -85,9 +99,11 @@ export async function runGrants(argv: string[], io: CliIo): Promise<number> {
     case 'list': {
       const grants = store.list();
       const prefixes = store.listCommandPrefixes();
+      const approved = store.listApprovedCommands();
       const value: Record<string, unknown> = { grants };
       if (prefixes.length > 0) value.commandPrefixes = prefixes;
-      io.stdout(json ? `${JSON.stringify(value, null, 2)}\n` : formatGrantList(grants, prefixes));
+      if (approved.length > 0) value.approvedCommands = approved;
+      io.stdout(json ? `${JSON.stringify(value, null, 2)}\n` : formatGrantList(grants, prefixes, approved));
       return 0;
     }
     case 'allow':

@@ -2,7 +2,7 @@
 // Turning a prompt into a decision: the answers a responder may give, what each records in the
 // engine (turn/session overlays, session grants, command prefixes, persistent grants), the
 // terminal prompt text, and the stream-json-shaped permission events.
-import { APPROVAL_ANSWERS, FILE_MUTATION_TOOLS, REASON_NETWORK_BLOCKED, SHELL_TOOLS, type ApprovalAnswer } from './constants.js';
+import { APPROVAL_ANSWERS, FILE_MUTATION_TOOLS, REASON_DESTRUCTIVE, REASON_NETWORK_BLOCKED, SHELL_TOOLS, type ApprovalAnswer } from './constants.js';
 import type { Engine } from './engine.js';
 import { deriveScope, resolveScope } from './grant-match.js';
 import type { Decision, Request } from './schema.js';
@@ -34,6 +34,11 @@ export interface ApprovalOutcome {
 /** True for the network prompt (approval widens the policy instead of granting the tool). */
 export function isNetworkPrompt(decision: Decision): boolean {
   return decision.action === 'prompt' && decision.reason === REASON_NETWORK_BLOCKED && decision.block === undefined;
+}
+
+/** True for the destructive-command prompt. */
+export function isDestructivePrompt(decision: Decision): boolean {
+  return decision.action === 'prompt' && decision.reason === REASON_DESTRUCTIVE && decision.block === undefined;
 }
 
 function isPathPrompt(decision: Decision): boolean {
@@ -92,14 +97,23 @@ export function applyApproval(engine: Engine, request: Request, decision: Decisi
   let cleanup: () => void = none;
   let recorded = 'allowed for this call';
   const args = (request.args ?? {}) as Record<string, unknown>;
-  if (isNetworkPrompt(decision)) {
-    cleanup = engine.grantRequestPermissions({ network: { enabled: true } }, overlayScope);
-    recorded = `network allowed for this ${overlayScope}`;
+  const command = typeof args.command === 'string' ? args.command.trim() : '';
+  const risky = (isNetworkPrompt(decision) || isDestructivePrompt(decision)) && command !== '';
+  if (risky && answer !== 'allow') {
+    // Session and always answers to a network or destructive prompt approve this exact command
+    // text with its risks, never a wider prefix; the command still runs sandboxed.
+    const risks = decision.risk.categories.filter((c) => c === 'network' || c === 'destructive');
+    engine.approveCommand(request.toolName, command, risks, { session: answer === 'allow_for_session' });
+    if (isNetworkPrompt(decision)) cleanup = engine.grantRequestPermissions({ network: { enabled: true } }, 'turn');
+    recorded = `\`${command}\` approved (${risks.join(', ')}) ${answer === 'always_allow' ? 'persistently' : 'for this session'}; the command still runs sandboxed`;
+  } else if (isNetworkPrompt(decision)) {
+    cleanup = engine.grantRequestPermissions({ network: { enabled: true } }, 'turn');
+    recorded = 'network allowed for this call';
   } else if (isPathPrompt(decision)) {
     const path = decision.block?.path as string;
     cleanup = engine.grantRequestPermissions({ file_system: request.sideEffect === 'read' ? { read: [path] } : { write: [path] } }, overlayScope);
     recorded = `${request.sideEffect === 'read' ? 'read' : 'write'} access to ${path} for this ${overlayScope}`;
-  } else if (answer !== 'allow') {
+  } else if (answer !== 'allow' && !risky) {
     const isShell = SHELL_TOOLS.has(request.toolName) || request.sideEffect === 'shell';
     const prefix = isShell ? engine.proposeCommandPrefix(request.toolName, args) : undefined;
     if (prefix !== undefined) {

@@ -84,7 +84,11 @@ export async function authorizeCommand(command: string, options: AuthorizeOption
   const network = () => engine.effectivePolicy().network;
   if (decision.action === 'allow') {
     emit(buildPermissionDecisionEvent(id, request, decision, { granted: true, reason: decision.reason ?? 'allowed' }));
-    return { decision, network: network(), cleanup: () => undefined };
+    // An earlier session/always approval of this exact network command: network for this call only.
+    const cleanup = decision.approvedRisks?.includes('network') && engine.effectivePolicy().network !== 'allow'
+      ? engine.grantRequestPermissions({ network: { enabled: true } }, 'turn')
+      : () => undefined;
+    return { decision, network: network(), cleanup };
   }
   if (decision.action === 'deny') {
     emit(buildPermissionDecisionEvent(id, request, decision, { granted: false, reason: decision.reason ?? 'denied' }));

@@ -28,7 +28,7 @@ import { checkRequestPath, collectRequestPaths, touchesProtectedPath, type PathB
 import { blockDecision, commandOf, deny, isReentrant, riskPathCode, splitPlainCommand, withGrantsError } from './decision-helpers.js';
 import { buildPathLists, buildReadExclusionGlobs, pathListsActive, type PathLists } from './path-lists.js';
 import { resolveBestEffort, withFsMemo } from './paths.js';
-import type { Block, CommandPrefixGrant, Decision, Grant, Policy, Request, RequestPermissionProfile } from './schema.js';
+import type { ApprovedCommand, Block, CommandPrefixGrant, Decision, Grant, Policy, Request, RequestPermissionProfile } from './schema.js';
 import { WorkspaceScope } from './scope.js';
 
 /** Everything an Engine is built from (createEngine resolves the defaults). */
@@ -76,6 +76,7 @@ export class Engine {
   private readonly platform: string;
   private readonly sessionGrants = new Map<string, Grant[]>();
   private readonly sessionPrefixes = new Map<string, string[][]>();
+  private readonly sessionApprovals = new Map<string, Array<{ command: string; risks: string[] }>>();
   private readonly sessionOverlays: PermissionOverlay[] = [];
   private readonly turnOverlays = new Map<number, PermissionOverlay>();
   private nextOverlay = 1;
@@ -274,15 +275,22 @@ export class Engine {
       promptable ??= block;
     }
     const isShell = sideEffect === 'shell';
+    // A session or always approval of this exact command text for its risks answers the network
+    // and destructive prompts below (never a wider prefix; the command still runs sandboxed). A
+    // broken grants file honours only session approvals.
+    const approved = isShell && mode !== 'unsafe' ? this.matchApprovedCommand(toolName, args, risk.categories, grantsError === undefined) : undefined;
+    const usedRisks: string[] = [];
     // 13: network, ahead of every allow grant and of permissionGranted.
     if (c.policy.network !== 'allow' && risk.categories.includes('network') && sideEffect !== 'network') {
-      if (isShell && mode !== 'unsafe') return failClosed({ action: 'prompt', reason: REASON_NETWORK_BLOCKED, risk });
-      return failClosed(deny(risk, 'network', toolName, REASON_NETWORK_BLOCKED));
+      if (isShell && approved !== undefined) usedRisks.push('network');
+      else if (isShell && mode !== 'unsafe') return failClosed({ action: 'prompt', reason: REASON_NETWORK_BLOCKED, risk });
+      else return failClosed(deny(risk, 'network', toolName, REASON_NETWORK_BLOCKED));
     }
     // 14: destructive shell.
     if (isShell && risk.categories.includes('destructive') && !granted) {
-      if (mode !== 'unsafe') return failClosed({ action: 'prompt', reason: REASON_DESTRUCTIVE, risk });
-      return failClosed(deny(risk, 'destructive_command', toolName, 'destructive shell command denied in unsafe mode'));
+      if (approved !== undefined) usedRisks.push('destructive');
+      else if (mode !== 'unsafe') return failClosed({ action: 'prompt', reason: REASON_DESTRUCTIVE, risk });
+      else return failClosed(deny(risk, 'destructive_command', toolName, 'destructive shell command denied in unsafe mode'));
     }
     // A shell command that could not be analyzed because the parser itself failed to load is never
     // auto-allowed: the user decides (headless: denied), as for a destructive command.
@@ -292,8 +300,37 @@ export class Engine {
       if (mode !== 'unsafe') return failClosed({ action: 'prompt', reason, risk });
       return failClosed(deny(risk, 'denied_permission', toolName, reason));
     }
-    // 15: escalation out of the sandbox.
-    if (isShell && args.sandbox_permissions === 'require_escalated' && !granted) {
+    const rest = this.decideAfterRisk({ ...c, granted, approvedEarlier: usedRisks.length > 0, promptable, paths, isShell, grantsError, persistentAllow, sessionFound, toolReason });
+    if (usedRisks.length === 0 || rest.action !== 'allow') return rest;
+    const reason = `${approved?.session ? 'session' : 'persistent'} approval of this exact command (${usedRisks.join(', ')}); the command still runs sandboxed`;
+    return { ...rest, reason, grantMatched: true, approvedRisks: usedRisks };
+  }
+
+  private decideAfterRisk(c: {
+    toolName: string;
+    args: Record<string, unknown>;
+    sideEffect: SideEffectName;
+    permission: string;
+    mode: PermissionModeName;
+    root: string;
+    scope: WorkspaceScope;
+    policy: Policy;
+    risk: Decision['risk'];
+    granted: boolean;
+    /** An earlier approval of this exact command answered its risk prompt (not an escalation). */
+    approvedEarlier: boolean;
+    promptable: PathBlock | undefined;
+    paths: string[];
+    isShell: boolean;
+    grantsError: string | undefined;
+    persistentAllow: Grant | undefined;
+    sessionFound: Grant | undefined;
+    toolReason: string | undefined;
+  }): Decision {
+    const { toolName, args, sideEffect, mode, risk, promptable, paths, isShell, grantsError, persistentAllow, sessionFound, toolReason } = c;
+    const failClosed = (d: Decision): Decision => (grantsError === undefined ? d : withGrantsError(d, grantsError));
+    // 15: escalation out of the sandbox: only an approval of this very call lifts it.
+    if (isShell && args.sandbox_permissions === 'require_escalated' && !c.granted) {
       if (mode !== 'unsafe') return failClosed({ action: 'prompt', reason: REASON_ESCALATED_SANDBOX_REQUIRED, risk });
       return failClosed(deny(risk, 'denied_permission', toolName, 'unsafe mode must not silently run a command unsandboxed'));
     }
@@ -311,6 +348,7 @@ export class Engine {
         return { action: 'allow', reason, risk, grantMatched: true, commandPrefix: [...prefix.prefix] };
       }
     }
+    const granted = c.granted || c.approvedEarlier;
     // 18: recoverable outside-workspace path → prompt carrying the block.
     if (promptable !== undefined) return failClosed(blockDecision('prompt', risk, toolName, promptable));
     if (grantsError !== undefined) {
@@ -358,6 +396,50 @@ export class Engine {
     if (fromPersistent !== undefined) return { prefix: fromPersistent, session: false };
     const fromSession = hit(session);
     return fromSession === undefined ? undefined : { prefix: fromSession, session: true };
+  }
+
+  /**
+   * The session or always approval covering this exact command text and every one of its risky
+   * categories (network, destructive), if any. Persistent ones only when the grants file is sound.
+   */
+  private matchApprovedCommand(toolName: string, args: Record<string, unknown>, categories: readonly string[], persistentToo: boolean): { session: boolean } | undefined {
+    const command = commandOf(args)?.trim();
+    if (command === undefined || command === '') return undefined;
+    const needed = categories.filter((c) => c === 'network' || c === 'destructive');
+    if (needed.length === 0) return undefined;
+    const covers = (a: { command: string; risks: readonly string[] }) => a.command === command && needed.every((r) => a.risks.includes(r));
+    if (persistentToo && this.store !== undefined) {
+      try {
+        if (this.store.approvedCommandsOf(toolName).some(covers)) return { session: false };
+      } catch {
+        // a broken grants file honours no persistent approval
+      }
+    }
+    return (this.sessionApprovals.get(toolName) ?? []).some(covers) ? { session: true } : undefined;
+  }
+
+  /**
+   * Approves one exact network/destructive command for the session or persistently ("always"): the
+   * identical command text with at most these risks is not asked about again. Never a prefix.
+   */
+  approveCommand(toolName: string, command: string, risks: readonly string[], options: { session?: boolean } = {}): void {
+    const text = command.trim();
+    const kept = [...new Set(risks.filter((r) => r === 'network' || r === 'destructive'))].sort();
+    if (text === '' || kept.length === 0) throw new SandboxError('invalid_argument', 'approveCommand needs a command and at least one of the risks network, destructive');
+    if (!options.session) {
+      this.requireStore().approveCommand(toolName, text, kept);
+      return;
+    }
+    const list = this.sessionApprovals.get(toolName) ?? [];
+    const at = list.findIndex((a) => a.command === text);
+    if (at === -1) list.push({ command: text, risks: kept });
+    else list[at] = { command: text, risks: [...new Set([...(list[at] as { risks: string[] }).risks, ...kept])].sort() };
+    this.sessionApprovals.set(toolName, list);
+  }
+
+  /** Persistent approvals of exact network/destructive commands, sorted. */
+  listApprovedCommands(): ApprovedCommand[] {
+    return this.requireStore().listApprovedCommands();
   }
 
   /** The prefix to offer when approving a shell call (undefined when none is safe to offer). */

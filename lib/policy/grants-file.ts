@@ -7,7 +7,7 @@ import { isAbsolute, normalize } from 'node:path';
 import { GRANTS_POLICY_VERSION, GRANTS_SCHEMA_VERSION, SHELL_TOOLS, TOOL_NAME_PATTERN } from './constants.js';
 import { normalizeHost } from './grant-match.js';
 import { redactString } from '../redact.js';
-import type { CommandPrefixGrant, Grant, GrantsMigration } from './schema.js';
+import type { ApprovedCommand, CommandPrefixGrant, Grant, GrantsMigration } from './schema.js';
 
 /** Validates a command prefix (launcher bans etc.); supplied by the shell analyzer. */
 export type PrefixValidator = (prefix: readonly string[]) => boolean;
@@ -18,6 +18,8 @@ export interface GrantsState {
   grants: Record<string, Grant[]>;
   /** Tool → command prefixes. */
   commandPrefixes: Record<string, CommandPrefixGrant[]>;
+  /** Tool → exact network/destructive commands approved always. */
+  approvedCommands: Record<string, ApprovedCommand[]>;
   /** The last migration, kept until its notice was shown. */
   migration?: GrantsMigration;
 }
@@ -36,7 +38,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /** Empty state. */
 export function emptyGrantsState(): GrantsState {
-  return { grants: {}, commandPrefixes: {} };
+  return { grants: {}, commandPrefixes: {}, approvedCommands: {} };
 }
 
 /** Trims and validates a tool key. */
@@ -104,6 +106,23 @@ export function normalizePrefixRecord(raw: unknown, toolKey: string, where: stri
   return out;
 }
 
+const APPROVABLE_RISKS = new Set(['network', 'destructive']);
+
+/** Validates one approved-command record; throws GrantsFileError naming the field. */
+export function normalizeApprovedCommand(raw: unknown, toolKey: string, where: string): ApprovedCommand {
+  if (!isRecord(raw)) throw new GrantsFileError(`${where}: must be an object`);
+  const tool = normalizeToolName(toolKey);
+  const command = typeof raw.command === 'string' ? raw.command.trim() : '';
+  if (command === '' || command.includes('\0')) throw new GrantsFileError(`${where}.command: must be a non-empty command text`);
+  const risks = raw.risks;
+  if (!Array.isArray(risks) || risks.length === 0 || risks.some((r) => typeof r !== 'string' || !APPROVABLE_RISKS.has(r))) {
+    throw new GrantsFileError(`${where}.risks: must be a non-empty array of "network" and "destructive"`);
+  }
+  const out: ApprovedCommand = { toolName: tool, command, risks: [...new Set(risks as ApprovedCommand['risks'])].sort() };
+  if (typeof raw.approvedAt === 'string' && raw.approvedAt.trim() !== '') out.approvedAt = raw.approvedAt.trim();
+  return out;
+}
+
 function readMigration(raw: unknown): GrantsMigration | undefined {
   if (!isRecord(raw)) return undefined;
   if (typeof raw.fromSchemaVersion !== 'number' || typeof raw.backupPath !== 'string') return undefined;
@@ -163,6 +182,13 @@ function parseV3(data: Record<string, unknown>, validate: PrefixValidator): Pars
     if (!Array.isArray(list)) throw new GrantsFileError(`commandPrefixes.${key}: must be an array`);
     const tool = normalizeToolName(key);
     list.forEach((raw, i) => push(state.commandPrefixes, tool, normalizePrefixRecord(raw, tool, `commandPrefixes.${key}[${i}]`, validate)));
+  }
+  const approved = data.approvedCommands ?? {};
+  if (!isRecord(approved)) throw new GrantsFileError('approvedCommands: must be an object');
+  for (const [key, list] of Object.entries(approved)) {
+    if (!Array.isArray(list)) throw new GrantsFileError(`approvedCommands.${key}: must be an array`);
+    const tool = normalizeToolName(key);
+    list.forEach((raw, i) => push(state.approvedCommands, tool, normalizeApprovedCommand(raw, tool, `approvedCommands.${key}[${i}]`)));
   }
   const migration = readMigration(data.migration);
   if (migration !== undefined) state.migration = migration;
@@ -237,6 +263,8 @@ export function serializeGrantsState(state: GrantsState): string {
   };
   const prefixes = Object.fromEntries(Object.entries(state.commandPrefixes).filter(([, list]) => list.length > 0));
   if (Object.keys(prefixes).length > 0) file.commandPrefixes = sortedRecord(prefixes);
+  const approved = Object.fromEntries(Object.entries(state.approvedCommands).filter(([, list]) => list.length > 0));
+  if (Object.keys(approved).length > 0) file.approvedCommands = sortedRecord(approved);
   if (state.migration !== undefined) file.migration = state.migration;
   return `${JSON.stringify(file, null, 2)}\n`;
 }

@@ -12,6 +12,7 @@ import {
   emptyGrantsState,
   GrantsFileError,
   normalizeGrantRecord,
+  normalizeApprovedCommand,
   normalizePrefixRecord,
   normalizeToolName,
   parseGrantsText,
@@ -20,7 +21,7 @@ import {
   type PrefixValidator,
 } from './grants-file.js';
 import { acquireLock } from './lock.js';
-import type { CommandPrefixGrant, Grant } from './schema.js';
+import type { ApprovedCommand, CommandPrefixGrant, Grant } from './schema.js';
 
 /** `$ZERO_SANDBOX_GRANTS_PATH` → `$XDG_CONFIG_HOME/zero/sandbox-grants.json` → `~/.config/zero/sandbox-grants.json`. */
 export function resolveGrantsPath(env: NodeJS.ProcessEnv = process.env): string {
@@ -273,6 +274,36 @@ export class GrantStore {
     return record;
   }
 
+  /** Stores an always-approval of one exact network/destructive command (replacing the same text). */
+  approveCommand(toolName: string, command: string, risks: readonly string[]): ApprovedCommand {
+    const tool = this.checkTool(toolName);
+    let record: ApprovedCommand;
+    try {
+      record = normalizeApprovedCommand({ command, risks: [...risks], approvedAt: nowIso(this.now) }, tool, 'approved command');
+    } catch (error) {
+      throw new SandboxError('invalid_argument', (error as Error).message, { cause: error });
+    }
+    this.withLock((state) => {
+      const list = (state.approvedCommands[tool] ??= []);
+      const at = list.findIndex((a) => a.command === record.command);
+      if (at === -1) list.push(record);
+      else list[at] = { ...record, risks: [...new Set([...(list[at] as ApprovedCommand).risks, ...record.risks])].sort() };
+    });
+    return record;
+  }
+
+  /** Always-approved exact commands of a tool. */
+  approvedCommandsOf(toolName: string): ApprovedCommand[] {
+    return this.read().approvedCommands[toolName.trim()] ?? [];
+  }
+
+  /** Always-approved exact commands, sorted by tool and text. */
+  listApprovedCommands(): ApprovedCommand[] {
+    return Object.values(this.read().approvedCommands)
+      .flat()
+      .sort((a, b) => a.toolName.localeCompare(b.toolName) || a.command.localeCompare(b.command));
+  }
+
   /** The first stored prefix of `toolName` that is a token prefix of `argv`. */
   lookupCommandPrefix(toolName: string, argv: readonly string[]): CommandPrefixGrant | undefined {
     const list = this.read().commandPrefixes[toolName.trim()] ?? [];
@@ -302,9 +333,10 @@ export class GrantStore {
   revoke(toolName: string): number {
     const tool = this.checkTool(toolName);
     return this.withLock((state) => {
-      const count = (state.grants[tool]?.length ?? 0) + (state.commandPrefixes[tool]?.length ?? 0);
+      const count = (state.grants[tool]?.length ?? 0) + (state.commandPrefixes[tool]?.length ?? 0) + (state.approvedCommands[tool]?.length ?? 0);
       delete state.grants[tool];
       delete state.commandPrefixes[tool];
+      delete state.approvedCommands[tool];
       return count;
     });
   }
@@ -324,9 +356,10 @@ export class GrantStore {
   /** Removes everything; returns how many grants and prefixes were removed. */
   clear(): number {
     return this.withLock((state) => {
-      const count = Object.values(state.grants).flat().length + Object.values(state.commandPrefixes).flat().length;
+      const count = [state.grants, state.commandPrefixes, state.approvedCommands].reduce((n, map) => n + Object.values(map).flat().length, 0);
       state.grants = {};
       state.commandPrefixes = {};
+      state.approvedCommands = {};
       return count;
     });
   }

@@ -2,7 +2,7 @@
 // Pure builders of what `check`, `policy` and `grants` print: restrictions, capabilities, the check
 // report, the policy report and the grant list text.
 import type { BackendInfo } from '../backend/types.js';
-import type { CommandPrefixGrant, Decision, Grant, Policy } from './schema.js';
+import type { ApprovedCommand, CommandPrefixGrant, Decision, Grant, Policy } from './schema.js';
 
 /** The backend as the reference's JSON shows it. */
 export function buildBackendJson(backend: BackendInfo): Record<string, unknown> {
@@ -156,10 +156,11 @@ export function formatCheckText(r: CheckReport): string {
 }
 
 /** "No persistent sandbox grants." or the "Sandbox Grants:" list. */
-export function formatGrantList(grants: readonly Grant[], prefixes: readonly CommandPrefixGrant[]): string {
-  if (grants.length === 0 && prefixes.length === 0) return 'No persistent sandbox grants.\n';
+export function formatGrantList(grants: readonly Grant[], prefixes: readonly CommandPrefixGrant[], approved: readonly ApprovedCommand[] = []): string {
+  if (grants.length === 0 && prefixes.length === 0 && approved.length === 0) return 'No persistent sandbox grants.\n';
   const lines = ['Sandbox Grants:'];
   for (const g of grants) lines.push(`  ${g.toolName} (${g.scope || '*'}) [${g.decision}] approved ${g.approvedAt}${g.reason ? ` - ${g.reason}` : ''}`);
   for (const p of prefixes) lines.push(`  ${p.toolName} (\`${p.prefix.join(' ')}\`) [command-prefix] approved ${p.approvedAt ?? ''}`.trimEnd());
+  for (const a of approved) lines.push(`  ${a.toolName} (\`${a.command}\`) [exact command: ${a.risks.join(', ')}] approved ${a.approvedAt ?? ''}`.trimEnd());
   return `${lines.join('\n')}\n`;
 }

@@ -114,6 +114,22 @@ export const CommandPrefixGrantSchema = z
 /** Command-prefix grant. */
 export type CommandPrefixGrant = z.infer<typeof CommandPrefixGrantSchema>;
 
+/**
+ * A network or destructive command approved for the session or always: it covers exactly this
+ * command text (trimmed) with at most these risks, never a wider prefix, and still runs sandboxed.
+ */
+export const ApprovedCommandSchema = z
+  .object({
+    toolName: z.string().regex(TOOL_NAME_PATTERN).describe('Shell tool the approval applies to.'),
+    command: z.string().min(1).describe('The exact command text that was approved (trimmed).'),
+    risks: z.array(z.enum(['network', 'destructive'])).min(1).describe('The risks the approval covers.'),
+    approvedAt: z.string().optional().describe('RFC 3339 UTC time of approval.'),
+    session: z.boolean().optional().describe('True for in-memory session approvals.'),
+  })
+  .describe('Approval of one exact risky command.');
+/** Approval of one exact risky command. */
+export type ApprovedCommand = z.infer<typeof ApprovedCommandSchema>;
+
 /** Record of the last migration of the grants file. */
 export const GrantsMigrationSchema = z
   .object({
@@ -135,6 +151,7 @@ export const GrantsFileSchema = z
     policyVersion: z.number().int().describe('Policy version the grants were approved under (current: 2).'),
     grants: z.record(z.string(), z.array(GrantSchema)).describe('Tool name → grants.'),
     commandPrefixes: z.record(z.string(), z.array(CommandPrefixGrantSchema)).optional().describe('Tool name → command prefixes.'),
+    approvedCommands: z.record(z.string(), z.array(ApprovedCommandSchema)).optional().describe('Tool name → exact network/destructive commands approved always.'),
     migration: GrantsMigrationSchema.optional(),
   })
   .describe('Sandbox grants file (schema 3).');
@@ -171,6 +188,7 @@ export const DecisionSchema = z
     grantMatched: z.boolean().optional().describe('A persistent or session grant or command prefix decided it.'),
     grant: GrantSchema.optional().describe('The matched grant.'),
     commandPrefix: z.array(z.string()).optional().describe('The matched command prefix (the command still runs sandboxed).'),
+    approvedRisks: z.array(z.string()).optional().describe('Risks (network, destructive) an earlier session/always approval of this exact command covered; network ones run with network allowed.'),
     block: BlockSchema.optional(),
     autoAllowed: z.boolean().optional().describe('Allowed without a prompt: workspace write or active native sandbox.'),
   })

@@ -27,7 +27,10 @@ test('allow on a network prompt widens the turn only; the cleanup takes it back'
     assert.is(s.engine.evaluate(request).action, 'prompt');
     const session = applyApproval(s.engine, request, first, 'allow_for_session');
     session.cleanup();
-    assert.is(s.engine.effectivePolicy().network, 'allow', 'session approval survives the call');
+    assert.is(s.engine.effectivePolicy().network, 'deny', 'a session approval covers the command, not the whole policy');
+    const again = s.engine.evaluate(request);
+    assert.is(again.action, 'allow', 'the identical command is not asked about again this session');
+    assert.equal(again.approvedRisks, ['network']);
   } finally {
     s.done();
   }

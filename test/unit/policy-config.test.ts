@@ -107,6 +107,7 @@ test('the zod grants-file schema accepts what the store writes, and both reject 
   const text = serializeGrantsState({
     grants: { write_file: [{ toolName: 'write_file', decision: 'allow', approvedAt: '2026-01-01T00:00:00Z', scope: '/a', scopeKind: 'file' }] },
     commandPrefixes: { bash: [{ toolName: 'bash', prefix: ['cargo', 'build'], approvedAt: '2026-01-01T00:00:00Z' }] },
+    approvedCommands: { bash: [{ toolName: 'bash', command: 'rm -rf ./build', risks: ['destructive'], approvedAt: '2026-01-01T00:00:00Z' }] },
   });
   assert.ok(GrantsFileSchema.safeParse(JSON.parse(text)).success);
   assert.is(parseGrantsText(text, () => true).kind, 'current');
