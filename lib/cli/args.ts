@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-// A small strict argument parser shared by every subcommand: unknown flags are usage errors.
+// A small strict argument parser shared by every subcommand: unknown flags are usage errors (with
+// the closest known flag suggested).
+import { closest } from '../did-you-mean.js';
 
 /** A usage error: printed on stderr with a pointer to --help; the process exits 2. */
 export class UsageError extends Error {
@@ -30,6 +32,11 @@ export interface ParseOptions {
   flags: FlagSpec[];
   /** Whether `--` ends option parsing and collects the rest. */
   acceptsRest?: boolean;
+  /**
+   * Whether the first operand also ends option parsing, as in `env`, `timeout` or `sudo`:
+   * `run ls -la` runs `ls -la` (the operand and everything after it go to `rest`).
+   */
+  operandStartsRest?: boolean;
   /** The most positionals accepted (default 0). */
   maxPositionals?: number;
 }
@@ -62,13 +69,16 @@ export function parseArgs(argv: string[], options: ParseOptions): ParsedArgs {
       const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
       if (eq !== -1) inline = arg.slice(eq + 1);
       spec = byLong.get(name);
-      if (spec === undefined) throw new UsageError(`unknown flag --${name}`);
+      if (spec === undefined) throw new UsageError(`unknown flag --${name}${suggest(name, options.flags)}`);
     } else if (arg.startsWith('-') && arg.length > 1) {
       // `-p value` and `-p=value`.
       const eq = arg.indexOf('=');
       if (eq === 2) inline = arg.slice(3);
       spec = byShort.get(eq === 2 ? arg.slice(1, 2) : arg.slice(1));
-      if (spec === undefined) throw new UsageError(`unknown flag ${eq === 2 ? arg.slice(0, 2) : arg}`);
+      if (spec === undefined) throw new UsageError(`unknown flag ${eq === 2 ? arg.slice(0, 2) : arg}${suggest(arg.replace(/^-+/, '').split('=')[0] ?? '', options.flags)}`);
+    } else if (options.operandStartsRest) {
+      rest = argv.slice(i);
+      break;
     } else {
       positionals.push(arg);
       continue;
@@ -96,6 +106,11 @@ export function parseArgs(argv: string[], options: ParseOptions): ParsedArgs {
     throw new UsageError(`unexpected argument "${positionals[max]}"`);
   }
   return { flags, positionals, rest, help };
+}
+
+function suggest(name: string, flags: readonly FlagSpec[]): string {
+  const hint = closest(name, [...flags.map((flag) => flag.name), 'help']);
+  return hint === undefined ? '' : ` (did you mean --${hint}?)`;
 }
 
 export function flagString(args: ParsedArgs, name: string): string | undefined {

@@ -17,7 +17,8 @@ Evaluates a hypothetical tool request in the current workspace with the user's c
 matching grant.
 
 Options:
-  --side-effect S   read (default), write, shell, network or none
+  --side-effect S   read, write, shell, network or none; default: shell with --command (as
+                    \`run\` evaluates a command), else read
   --path P          the path argument of the request
   --command CMD     the shell command of the request
   --reason T        the tool's reason text
@@ -47,7 +48,8 @@ export async function runCheck(argv: string[], io: CliIo): Promise<number> {
   const tool = args.positionals[0]?.trim() ?? '';
   if (tool === '') throw new UsageError('tool name is required: zero-sandbox check <tool> [flags]');
   if (!/^[A-Za-z0-9._-]+$/.test(tool)) throw new UsageError(`invalid tool name "${tool}" (letters, digits, ".", "_" and "-" only)`);
-  const sideEffect = flagString(args, 'side-effect') ?? 'read';
+  // A command is evaluated as `run` evaluates it: a shell request.
+  const sideEffect = flagString(args, 'side-effect') ?? (flagString(args, 'command') !== undefined ? 'shell' : 'read');
   if (!SIDE_EFFECTS.includes(sideEffect)) throw new UsageError(`--side-effect must be one of ${SIDE_EFFECTS.join(', ')}, not "${sideEffect}"`);
   const path = flagString(args, 'path');
   if (path !== undefined && path.trim() === '') throw new UsageError('--path requires a non-empty path');

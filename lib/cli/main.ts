@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // SPDX-License-Identifier: MIT
 // The zero-sandbox CLI. Subcommands load lazily so `run` stays cheap to start.
-import { realpathSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
+import { readFileSync, realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import { closest } from '../did-you-mean.js';
 
 import { SandboxError } from '../errors.js';
 import { UsageError } from './args.js';
@@ -22,8 +25,23 @@ Commands:
   doctor     measure which isolation layers this machine can enforce
   setup      the one-time setup a backend needs (none does; reports the backend)
 
-Run 'zero-sandbox <command> --help' for the options of a command.
+
+Run 'zero-sandbox <command> --help' for the options of a command; --version prints the version.
 `;
+
+/** The package version, from the package.json above this file (dist/lib/cli or the dist/cli bundle). */
+export function packageVersion(): string {
+  let dir = typeof __dirname === 'string' ? __dirname : dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++, dir = dirname(dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'zero-sandbox' && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      // not here: look one directory up
+    }
+  }
+  return 'unknown';
+}
 
 type Handler = (argv: string[], io: CliIo) => Promise<number>;
 
@@ -45,9 +63,14 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     io.stdout(MAIN_HELP);
     return command === undefined ? EXIT.usage : EXIT.ok;
   }
-  const load = COMMANDS[command];
+  if (command === '--version' || command === '-V' || command === 'version') {
+    io.stdout(`zero-sandbox ${packageVersion()}\n`);
+    return EXIT.ok;
+  }
+  const load = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   if (load === undefined) {
-    io.stderr(`zero-sandbox: unknown command "${command}"\nRun 'zero-sandbox --help' for the list of commands.\n`);
+    const hint = closest(command.replace(/^-+/, ''), [...Object.keys(COMMANDS), 'help', 'version']);
+    io.stderr(`zero-sandbox: unknown command "${command}"${hint === undefined ? '' : ` (did you mean "${hint}"?)`}\nRun 'zero-sandbox --help' for the list of commands.\n`);
     return EXIT.usage;
   }
   try {

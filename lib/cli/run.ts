@@ -20,8 +20,10 @@ import { isTerminal } from './terminal.js';
 import { warnParserFailure } from './io.js';
 import type { CliIo } from './io.js';
 
-export const RUN_HELP = `Usage: zero-sandbox run [options] -- CMD [ARGS...]
+export const RUN_HELP = `Usage: zero-sandbox run [options] [--] CMD [ARGS...]
        zero-sandbox run [options] -c 'SHELL STRING'
+
+Options end at the first word that is not one (or at --): \`run ls -la\` runs \`ls -la\`.
 
 Runs one command inside the sandbox: writes only in the workspace (and --allow-write
 directories) and a private /tmp, no network unless --network allow, credentials hidden,
@@ -70,7 +72,7 @@ const FLAGS = [
 const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 };
 
 export async function runRun(argv: string[], io: CliIo): Promise<number> {
-  const args = parseArgs(argv, { flags: FLAGS, acceptsRest: true });
+  const args = parseArgs(argv, { flags: FLAGS, acceptsRest: true, operandStartsRest: true });
   if (args.help) {
     io.stdout(RUN_HELP);
     return 0;
@@ -78,7 +80,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   const shell = flagString(args, 'command');
   const rest = args.rest ?? [];
   if (shell !== undefined && rest.length > 0) throw new UsageError('give either -c STRING or -- CMD, not both');
-  if (shell === undefined && rest.length === 0) throw new UsageError('no command: use -- CMD [ARGS...] or -c STRING');
+  if (shell === undefined && rest.length === 0) throw new UsageError('no command: use CMD [ARGS...] (or -- CMD) or -c STRING');
   const network = flagString(args, 'network');
   if (network !== undefined && network !== 'deny' && network !== 'allow') {
     throw new UsageError(`--network must be deny or allow, not "${network}"`);
@@ -176,5 +178,5 @@ async function authorize(command: string | string[], options: SandboxOptions, wo
   if (notice !== undefined) io.stderr(`zero-sandbox run: ${notice}\n`);
   const interactive = isTerminal(0) && isTerminal(2);
   const responder = interactive ? (await import('../policy/terminal-prompt.js')).askOnTerminal : undefined;
-  return authorizeRun(command, { ...options, engine, ...(responder === undefined ? {} : { onPermissionRequest: responder }) });
+  return authorizeRun(command, { ...options, engine, ...(responder === undefined ? {} : { onPermissionRequest: responder }) }, 'cli');
 }

@@ -12,7 +12,7 @@ import {
   describePromptScope,
   type PermissionEvent,
 } from './approval.js';
-import { APPROVAL_ANSWERS, type ApprovalAnswer } from './constants.js';
+import { APPROVAL_ANSWERS, REASON_NETWORK_BLOCKED, type ApprovalAnswer } from './constants.js';
 import type { Engine } from './engine.js';
 import type { Decision, Request } from './schema.js';
 
@@ -43,6 +43,8 @@ export interface AuthorizeOptions {
   onPermissionRequest?: (prompt: PermissionPrompt) => ApprovalAnswer | string | Promise<ApprovalAnswer | string>;
   /** Receives `permission_request` / `permission_decision` events. */
   onPermissionEvent?: (event: PermissionEvent) => void;
+  /** Who reads the errors: hints name CLI flags (`cli`) or API options and answers (`api`, default). */
+  surface?: 'cli' | 'api';
   /** Tool call id used in events (default `call_1`). */
   callId?: string;
   signal?: AbortSignal;
@@ -66,6 +68,29 @@ export function formatBlockError(decision: Decision, toolName: string): string {
   return `Sandbox block [${b.code}] for ${b.toolName ?? toolName}${b.path !== undefined ? ` at ${b.path}` : ''}: ${b.reason}`;
 }
 
+/** What would allow a prompt or deny, for the error message: a flag, an option or an answer. */
+export function allowHint(decision: Decision, surface: 'cli' | 'api', interactive: boolean): string {
+  const answer = surface === 'cli'
+    ? interactive ? 'answer "once", "session" or "always" at the prompt' : 'run it from a terminal to be asked'
+    : 'answer "allow", "allow_for_session" or "always_allow" from onPermissionRequest';
+  const block = decision.block;
+  if (decision.action === 'prompt' && decision.reason === REASON_NETWORK_BLOCKED && block === undefined) {
+    return surface === 'cli' ? `to allow it: --network allow, or ${answer}` : `to allow it: network: 'allow', or ${answer}`;
+  }
+  if (block?.code === 'persistent_deny') return `a stored deny grant matched; remove it with \`zero-sandbox grants revoke ${block.toolName ?? 'TOOL'}\``;
+  if (block?.code === 'outside_workspace' && block.path !== undefined) {
+    const flag = surface === 'cli' ? `--allow-write DIR (or --workspace)` : `allowWrite: [DIR] (or workspace)`;
+    return block.recoverable ? `to allow it: ${flag}, or ${answer}` : `to allow it: ${flag}`;
+  }
+  if (block?.code === 'network') return surface === 'cli' ? 'to allow it: --network allow' : "to allow it: network: 'allow'";
+  if (decision.action === 'prompt') return `to allow it: ${answer}`;
+  return '';
+}
+
+function withHint(message: string, hint: string): string {
+  return hint === '' ? message : `${message} (${hint})`;
+}
+
 /**
  * Evaluates a shell command and runs the approval flow. Resolves when it may run (still inside the
  * sandbox); rejects with SandboxError `permission_denied`, `approval_required` (a prompt with no
@@ -75,6 +100,7 @@ export async function authorizeCommand(command: string, options: AuthorizeOption
   const { engine } = options;
   const toolName = options.toolName ?? 'bash';
   const id = options.callId ?? 'call_1';
+  const surface = options.surface ?? 'api';
   const emit = (event: PermissionEvent) => options.onPermissionEvent?.(event);
   const args: Record<string, unknown> = { command };
   if (options.cwd !== undefined) args.cwd = options.cwd;
@@ -92,12 +118,12 @@ export async function authorizeCommand(command: string, options: AuthorizeOption
   }
   if (decision.action === 'deny') {
     emit(buildPermissionDecisionEvent(id, request, decision, { granted: false, reason: decision.reason ?? 'denied' }));
-    throw new SandboxError('permission_denied', formatBlockError(decision, toolName));
+    throw new SandboxError('permission_denied', withHint(formatBlockError(decision, toolName), allowHint(decision, surface, false)));
   }
   emit(buildPermissionRequestEvent(id, request, decision));
   if (options.onPermissionRequest === undefined) {
     emit(buildPermissionDecisionEvent(id, request, decision, { granted: false, reason: 'no responder: approval required' }));
-    throw new SandboxError('approval_required', `Sandbox approval required for ${toolName}: ${decision.reason ?? 'approval required'}`);
+    throw new SandboxError('approval_required', withHint(`Sandbox approval required for ${toolName}: ${decision.reason ?? 'approval required'}`, allowHint(decision, surface, false)));
   }
   const answer = await options.onPermissionRequest({
     request,
@@ -116,7 +142,8 @@ export async function authorizeCommand(command: string, options: AuthorizeOption
   emit(buildPermissionDecisionEvent(id, request, outcome.decision, { granted: outcome.granted, cancelled: outcome.cancelled, reason: outcome.recorded }));
   if (outcome.cancelled) throw new SandboxError('aborted', `permission request for ${toolName} was cancelled`);
   if (!outcome.granted) {
-    throw new SandboxError('permission_denied', outcome.decision.action === 'deny' ? formatBlockError(outcome.decision, toolName) : `Permission denied for ${toolName}: ${decision.reason ?? ''}`.trim());
+    const text = outcome.decision.action === 'deny' ? formatBlockError(outcome.decision, toolName) : `Permission denied for ${toolName}: ${decision.reason ?? ''}`.trim();
+    throw new SandboxError('permission_denied', withHint(text, allowHint(outcome.decision.action === 'deny' ? outcome.decision : decision, surface, true)));
   }
   return { decision: outcome.decision, network: network(), cleanup: outcome.cleanup, answer: outcome.answer };
 }

@@ -176,6 +176,6 @@ function rewrite(check: PathCheck, path: string, access: 'write' | 'read'): Path
     reason:
       access === 'read'
         ? `Reading ${path} requires access outside the workspace.`
-        : `Writing to ${path} requires access outside the workspace. Use /add-dir or --add-dir to allow writes there.`,
+        : `Writing to ${path} requires access outside the workspace. Allow writes there with --allow-write (CLI) or allowWrite (API), or approve the prompt.`,
   };
 }

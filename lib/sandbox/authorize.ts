@@ -36,6 +36,7 @@ export interface AuthorizedRun<T extends SandboxOptions> {
 export async function authorizeRun<T extends SandboxOptions & EngineOptions>(
   command: SandboxCommand,
   options: T,
+  surface: 'cli' | 'api' = 'api',
 ): Promise<AuthorizedRun<T>> {
   const engine = options.engine as Engine;
   // Nothing can run unsandboxed here: when the sandbox cannot be set up, say so before asking anyone.
@@ -44,6 +45,7 @@ export async function authorizeRun<T extends SandboxOptions & EngineOptions>(
   const responder = options.onPermissionRequest;
   const auth = await authorizeCommand(commandText(command), {
     engine,
+    surface,
     ...(options.toolName === undefined ? {} : { toolName: options.toolName }),
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     ...(options.permissionMode === undefined ? {} : { permissionMode: options.permissionMode }),

@@ -7,6 +7,7 @@ import type { z } from 'zod';
 
 import { SandboxError } from '../errors.js';
 import type { NetworkMode, ResourceLimits } from '../backend/types.js';
+import { closest } from '../did-you-mean.js';
 import { buildOptionSchemas, type OptionSchemas } from './options-schema.js';
 
 /** Options shared by runSandboxed and spawnSandboxed (the input type of the zod schema). */
@@ -133,32 +134,6 @@ function describedAt(schema: z.ZodType, path: readonly PropertyKey[]): string | 
 
 function optionName(path: readonly PropertyKey[]): string {
   return path.reduce<string>((name, key) => (typeof key === 'number' ? `${name}[${key}]` : `${name}.${String(key)}`), 'options');
-}
-
-/** Closest accepted name by edit distance, for "did you mean". */
-export function closest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1;
-  for (const candidate of candidates) {
-    const d = editDistance(word.toLowerCase(), candidate.toLowerCase());
-    if (d < bestDistance) {
-      best = candidate;
-      bestDistance = d;
-    }
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min((previous[j] as number) + 1, (row[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = row;
-  }
-  return previous[b.length] as number;
 }
 
 /** The first zod issue as a message naming the option, what was given and what is accepted. */

@@ -25,7 +25,7 @@ export async function createEngineAuthority(workspace: string): Promise<EngineAu
   const migration = engine.consumeMigrationNotice();
   if (migration !== undefined) notices.push(migration);
   return {
-    authorize: (command, options, onEvent) => authorizeRun(command, { ...options, engine, onPermissionEvent: onEvent }),
+    authorize: (command, options, onEvent) => authorizeRun(command, { ...options, engine, onPermissionEvent: onEvent }, 'cli'),
     notices,
   };
 }

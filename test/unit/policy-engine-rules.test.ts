@@ -105,7 +105,7 @@ test('outside-workspace reads and writes prompt; approval grants that scope for 
     assert.is(read.block?.recoverable, true);
     const write = engine.evaluate({ toolName: 'write_file', sideEffect: 'write', args: { path: file } });
     assert.is(write.block?.code, 'outside_workspace');
-    assert.match(write.block?.reason ?? '', '--add-dir');
+    assert.match(write.block?.reason ?? '', '--allow-write');
     const cleanup = engine.grantRequestPermissions({ file_system: { write: [file] } }, 'turn');
     assert.is(engine.evaluate({ toolName: 'write_file', sideEffect: 'write', args: { path: file } }).action, 'allow');
     cleanup();

