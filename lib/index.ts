@@ -12,6 +12,8 @@ export { spawnSandboxed, SandboxedProcess } from './sandbox/process.js';
 export type { KillOptions, SandboxExit, SandboxedProcessEvents } from './sandbox/process.js';
 export type { EngineOptions, RunOptions, SandboxCommand, SandboxOptions, SpawnSandboxedOptions } from './sandbox/options.js';
 export type { PermissionAnswer, PermissionEvent } from './sandbox/options-schema.js';
+export type { ApprovalAnswer } from './policy/constants.js';
+export type { PermissionDecisionPayload, PermissionRequestPayload } from './policy/approval.js';
 export type { BackendInfo, NetworkMode, ResourceLimits, SandboxBackendName, SandboxPlan, WritableRoot } from './backend/types.js';
 export { selectBackend } from './backend/select.js';
 export { createEngine, DEFAULT_POLICY } from './policy/create-engine.js';
@@ -24,7 +26,7 @@ export { applyApproval, availableApprovalAnswers, buildPromptText, buildPermissi
 export type { ApprovalOutcome } from './policy/approval.js';
 export { loadSandboxConfig, resolveConfigPaths } from './policy/config.js';
 export { loadPolicySchemas } from './policy/load-schemas.js';
-export type { Block, CommandPrefixGrant, ConfigFile, Decision, Grant, GrantsFile, Policy, Request, RequestPermissionProfile, RiskInfo, SandboxConfig } from './policy/schema.js';
+export type { ApprovedCommand, Block, CommandPrefixGrant, ConfigFile, Decision, Grant, GrantsFile, Policy, Request, RequestPermissionProfile, RiskInfo, SandboxConfig } from './policy/schema.js';
 export { authorizeCommand, formatBlockError } from './policy/authorize.js';
 export type { Authorization, AuthorizeOptions, PermissionPrompt } from './policy/authorize.js';
 export { analyzeCommand, analyzeArgv, prepareShellParser } from './bash/analyze.js';
