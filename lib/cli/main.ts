@@ -24,6 +24,7 @@ Commands:
   grants     list, add, revoke or clear persistent sandbox grants
   doctor     measure which isolation layers this machine can enforce
   setup      the one-time setup a backend needs (none does; reports the backend)
+  state      list or prune the managed per-workspace state (tool caches)
 
 
 Run 'zero-sandbox <command> --help' for the options of a command; --version prints the version.
@@ -54,6 +55,7 @@ const COMMANDS: Record<string, () => Promise<Handler>> = {
   check: async () => (await import('./check.js')).runCheck,
   policy: async () => (await import('./policy.js')).runPolicy,
   grants: async () => (await import('./grants.js')).runGrants,
+  state: async () => (await import('./state.js')).runState,
 };
 
 /** Runs the CLI with the given arguments and returns the exit code. */

@@ -2,7 +2,7 @@
 // Per-workspace managed runtime state (tool caches and data) outside the workspace, under the
 // user cache dir, 0700: its cache/ and data/ dirs become write roots, the environment points the
 // tools at them, a lease protects it while a command runs, and old siblings are cleaned up.
-import { chmodSync, lstatSync, mkdirSync, readdirSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -22,8 +22,18 @@ type Env = Readonly<Record<string, string | undefined>>;
 export const RUNTIME_CACHE_DIRS = ['npm', 'yarn', 'corepack', 'pip', 'go-build'] as const;
 /** Subdirectories of `data/`: the reference's set plus Yarn 2+'s global folder (its cache lives there). */
 export const RUNTIME_DATA_DIRS = ['go-mod', 'cargo', 'yarn'] as const;
-/** Unused roots older than this are removed. */
+/** Unused roots older than this are removed (ZERO_SANDBOX_STATE_MAX_AGE_DAYS overrides it). */
 export const RUNTIME_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
+
+/**
+ * How long an unused root is kept: ZERO_SANDBOX_STATE_MAX_AGE_DAYS (a positive number of days)
+ * or 30 days. A value that is not a positive number is ignored, so a typo never empties the state.
+ */
+export function runtimeMaxAgeMs(env: Env = process.env): number {
+  const raw = env.ZERO_SANDBOX_STATE_MAX_AGE_DAYS;
+  const days = raw === undefined || raw.trim() === '' ? NaN : Number(raw);
+  return Number.isFinite(days) && days > 0 ? Math.round(days * 24 * 60 * 60 * 1000) : RUNTIME_MAX_AGE_MS;
+}
 /** At most this many roots are kept (most recently used first). */
 export const RUNTIME_MAX_ROOTS = 64;
 /** Cleanup runs after a lease that created a root, otherwise at most this often. */
@@ -258,6 +268,8 @@ export function acquireRuntimeState(workspace: string, options: AcquireOptions =
       ensureDir(layout.dataDir);
       if (isNew) {
         chmodSync(layout.root, 0o700);
+        // Which workspace this is, for `zero-sandbox state list` (the root's name is a hash).
+        writeFileSync(join(layout.root, 'workspace'), `${real}\n`, { mode: 0o600 });
         for (const name of RUNTIME_CACHE_DIRS) ensureDir(join(layout.cacheDir, name));
         for (const name of RUNTIME_DATA_DIRS) ensureDir(join(layout.dataDir, name));
       }
@@ -348,7 +360,7 @@ function maybeCleanup(base: string, now: () => number, created: boolean): void {
   } catch {
     // never ran
   }
-  const trash = cleanupRuntimeRoots(base, { now: now() });
+  const trash = cleanupRuntimeRoots(base, { now: now(), maxAgeMs: runtimeMaxAgeMs() });
   const t = new Date(now());
   writeFileSync(stamp, '');
   utimesSync(stamp, t, t);
@@ -379,21 +391,8 @@ export function cleanupRuntimeRoots(base: string, options: CleanupOptions): stri
   const maxAge = options.maxAgeMs ?? RUNTIME_MAX_AGE_MS;
   const maxRoots = options.maxRoots ?? RUNTIME_MAX_ROOTS;
   return withMutex(base, () => {
-    const names = readdirSync(base);
-    const trash = names.filter((name) => name.startsWith('.trash-')).map((name) => join(base, name));
-    const roots = names
-      .filter((name) => /^[0-9a-f]{16}$/.test(name))
-      .map((name) => {
-        const path = join(base, name);
-        let mtime = 0;
-        try {
-          mtime = statSync(path).mtimeMs;
-        } catch {
-          // vanished
-        }
-        return { name, path, mtime };
-      })
-      .sort((a, b) => b.mtime - a.mtime);
+    const trash = readdirSync(base).filter((name) => name.startsWith('.trash-')).map((name) => join(base, name));
+    const roots = listRuntimeRootsUnlocked(base).sort((a, b) => b.mtime - a.mtime);
     roots.forEach((root, rank) => {
       if (options.now - root.mtime <= maxAge && rank < maxRoots) return;
       if (liveLeases(root.path, options.startOf).length > 0) return;
@@ -408,6 +407,59 @@ export function cleanupRuntimeRoots(base: string, options: CleanupOptions): stri
     });
     return trash;
   });
+}
+
+/** One workspace's managed state as `zero-sandbox state list` shows it. */
+export interface RuntimeRootInfo {
+  /** The root's name (a hash of the workspace path). */
+  name: string;
+  /** Its path. */
+  path: string;
+  /** Last use (ms since epoch): the root's mtime, set at every lease. */
+  mtime: number;
+  /** The workspace, when the root records it (roots made before it did, do not). */
+  workspace?: string;
+}
+
+/**
+ * The roots under `base` that are this user's real directories (lstat: a symlink or another
+ * user's entry is never listed, so never followed or removed).
+ */
+function listRuntimeRootsUnlocked(base: string): RuntimeRootInfo[] {
+  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
+  const out: RuntimeRootInfo[] = [];
+  for (const name of readdirSync(base)) {
+    if (!/^[0-9a-f]{16}$/.test(name)) continue;
+    const path = join(base, name);
+    const st = lstatSync(path, { throwIfNoEntry: false });
+    if (st === undefined || !st.isDirectory() || (uid !== undefined && st.uid !== uid)) continue;
+    const info: RuntimeRootInfo = { name, path, mtime: st.mtimeMs };
+    try {
+      const note = join(path, 'workspace');
+      if (lstatSync(note).isFile()) info.workspace = readFileSync(note, 'utf8').trim();
+    } catch {
+      // made before roots recorded their workspace
+    }
+    out.push(info);
+  }
+  return out;
+}
+
+/** This user's managed roots under `base` with their live leases (most recently used first). */
+export function listRuntimeRoots(base: string, startOf?: (pid: number) => string | undefined): Array<RuntimeRootInfo & { liveLeases: number }> {
+  let roots: RuntimeRootInfo[];
+  try {
+    roots = listRuntimeRootsUnlocked(base);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return roots.sort((a, b) => b.mtime - a.mtime).map((root) => ({ ...root, liveLeases: liveLeases(root.path, startOf).length }));
+}
+
+/** The base directory of this user's managed state (`<UserCacheDir>/zero/runtime/v1`). */
+export function runtimeStateBase(env: Env = process.env): string {
+  return join(buildUserCacheDir(env), 'zero', 'runtime', 'v1');
 }
 
 // Plans prepared with managed state, so the caller that runs them can release the lease.
