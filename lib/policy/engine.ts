@@ -63,6 +63,18 @@ function riskOf(risk: AnalyzerRisk): Decision['risk'] {
   return { level: risk.level, categories: [...risk.categories], reason: risk.reason };
 }
 
+/** What evaluate() knows about a request by the time it decides. */
+interface RequestFacts {
+  toolName: string;
+  args: Record<string, unknown>;
+  sideEffect: SideEffectName;
+  permission: string;
+  mode: PermissionModeName;
+  root: string;
+  scope: WorkspaceScope;
+  policy: Policy;
+}
+
 /** The permission engine. Create it with createEngine(). */
 export class Engine {
   readonly workspaceRoot: string;
@@ -211,15 +223,7 @@ export class Engine {
     return decision;
   }
 
-  private decide(c: {
-    toolName: string;
-    args: Record<string, unknown>;
-    sideEffect: SideEffectName;
-    permission: string;
-    mode: PermissionModeName;
-    root: string;
-    scope: WorkspaceScope;
-    policy: Policy;
+  private decide(c: RequestFacts & {
     lists: PathLists;
     active: boolean;
     risk: Decision['risk'];
@@ -306,15 +310,7 @@ export class Engine {
     return { ...rest, reason, grantMatched: true, approvedRisks: usedRisks };
   }
 
-  private decideAfterRisk(c: {
-    toolName: string;
-    args: Record<string, unknown>;
-    sideEffect: SideEffectName;
-    permission: string;
-    mode: PermissionModeName;
-    root: string;
-    scope: WorkspaceScope;
-    policy: Policy;
+  private decideAfterRisk(c: RequestFacts & {
     risk: Decision['risk'];
     granted: boolean;
     /** An earlier approval of this exact command answered its risk prompt (not an escalation). */

@@ -295,7 +295,7 @@ test('exec: a persistent deny grant is a permission_decision deny with the block
   const [res] = only(events, 'tool_result');
   assert.equal(res!.block, block);
   assert.is(res!.meta?.permission_action, 'deny');
-  assert.is(res!.output, `Sandbox block [persistent_deny] for bash: ${block.reason}. The command did not run.`);
+  assert.is(res!.output, `Sandbox block [persistent_deny] for bash: ${block.reason} (a stored deny grant matched; remove it with \`zero-sandbox grants revoke bash\`). The command did not run.`);
   assert.not.ok(existsSync(marker));
   assert.is(result.code, 1);
 });

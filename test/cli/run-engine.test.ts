@@ -18,7 +18,7 @@ sandboxTest('a network command without a terminal is denied with the reason, and
   try {
     const r = await runCli(['run', '--workspace', t.ws, '-c', 'curl -s http://127.0.0.1:9/; touch ran'], { env: envFor(t.base) });
     assert.is(r.code, 1);
-    assert.match(r.stderr, /network access requires approval \[approval_required\]/);
+    assert.match(r.stderr, /network access requires approval \(to allow it: --network allow, or run it from a terminal to be asked\) \[approval_required\]/);
     assert.not.ok(existsSync(join(t.ws, 'ran')));
     const allowed = await runCli(['run', '--workspace', t.ws, '--network', 'allow', '-c', 'echo "$ZERO_SANDBOX_NETWORK"; touch ran'], { env: envFor(t.base) });
     assert.is(allowed.code, 0, allowed.stderr);
