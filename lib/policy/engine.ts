@@ -19,6 +19,7 @@ import {
   type PermissionModeName,
   type SideEffectName,
 } from './constants.js';
+import { approvableRisks, coversCommand, SessionApprovals } from './approved-commands.js';
 import { deriveScope, resolveScope, selectGrant } from './grant-match.js';
 import { normalizeGrantRecord } from './grants-file.js';
 import type { GrantInput, GrantStore } from './grants-store.js';
@@ -88,7 +89,7 @@ export class Engine {
   private readonly platform: string;
   private readonly sessionGrants = new Map<string, Grant[]>();
   private readonly sessionPrefixes = new Map<string, string[][]>();
-  private readonly sessionApprovals = new Map<string, Array<{ command: string; risks: string[] }>>();
+  private readonly sessionApprovals = new SessionApprovals();
   private readonly sessionOverlays: PermissionOverlay[] = [];
   private readonly turnOverlays = new Map<number, PermissionOverlay>();
   private nextOverlay = 1;
@@ -400,18 +401,16 @@ export class Engine {
    */
   private matchApprovedCommand(toolName: string, args: Record<string, unknown>, categories: readonly string[], persistentToo: boolean): { session: boolean } | undefined {
     const command = commandOf(args)?.trim();
-    if (command === undefined || command === '') return undefined;
-    const needed = categories.filter((c) => c === 'network' || c === 'destructive');
-    if (needed.length === 0) return undefined;
-    const covers = (a: { command: string; risks: readonly string[] }) => a.command === command && needed.every((r) => a.risks.includes(r));
+    const needed = approvableRisks(categories);
+    if (command === undefined || command === '' || needed.length === 0) return undefined;
     if (persistentToo && this.store !== undefined) {
       try {
-        if (this.store.approvedCommandsOf(toolName).some(covers)) return { session: false };
+        if (coversCommand(this.store.approvedCommandsOf(toolName), command, needed)) return { session: false };
       } catch {
         // a broken grants file honours no persistent approval
       }
     }
-    return (this.sessionApprovals.get(toolName) ?? []).some(covers) ? { session: true } : undefined;
+    return coversCommand(this.sessionApprovals.of(toolName), command, needed) ? { session: true } : undefined;
   }
 
   /**
@@ -420,17 +419,10 @@ export class Engine {
    */
   approveCommand(toolName: string, command: string, risks: readonly string[], options: { session?: boolean } = {}): void {
     const text = command.trim();
-    const kept = [...new Set(risks.filter((r) => r === 'network' || r === 'destructive'))].sort();
+    const kept = approvableRisks(risks);
     if (text === '' || kept.length === 0) throw new SandboxError('invalid_argument', 'approveCommand needs a command and at least one of the risks network, destructive');
-    if (!options.session) {
-      this.requireStore().approveCommand(toolName, text, kept);
-      return;
-    }
-    const list = this.sessionApprovals.get(toolName) ?? [];
-    const at = list.findIndex((a) => a.command === text);
-    if (at === -1) list.push({ command: text, risks: kept });
-    else list[at] = { command: text, risks: [...new Set([...(list[at] as { risks: string[] }).risks, ...kept])].sort() };
-    this.sessionApprovals.set(toolName, list);
+    if (options.session) this.sessionApprovals.add(toolName, text, kept);
+    else this.requireStore().approveCommand(toolName, text, kept);
   }
 
   /** Persistent approvals of exact network/destructive commands, sorted. */

@@ -5,6 +5,7 @@
 import { isAbsolute, normalize } from 'node:path';
 
 import { GRANTS_POLICY_VERSION, GRANTS_SCHEMA_VERSION, SHELL_TOOLS, TOOL_NAME_PATTERN } from './constants.js';
+import { APPROVABLE_RISKS } from './approved-commands.js';
 import { normalizeHost } from './grant-match.js';
 import { redactString } from '../redact.js';
 import type { ApprovedCommand, CommandPrefixGrant, Grant, GrantsMigration } from './schema.js';
@@ -106,7 +107,6 @@ export function normalizePrefixRecord(raw: unknown, toolKey: string, where: stri
   return out;
 }
 
-const APPROVABLE_RISKS = new Set(['network', 'destructive']);
 
 /** Validates one approved-command record; throws GrantsFileError naming the field. */
 export function normalizeApprovedCommand(raw: unknown, toolKey: string, where: string): ApprovedCommand {
@@ -115,7 +115,7 @@ export function normalizeApprovedCommand(raw: unknown, toolKey: string, where: s
   const command = typeof raw.command === 'string' ? raw.command.trim() : '';
   if (command === '' || command.includes('\0')) throw new GrantsFileError(`${where}.command: must be a non-empty command text`);
   const risks = raw.risks;
-  if (!Array.isArray(risks) || risks.length === 0 || risks.some((r) => typeof r !== 'string' || !APPROVABLE_RISKS.has(r))) {
+  if (!Array.isArray(risks) || risks.length === 0 || risks.some((r) => typeof r !== 'string' || !(APPROVABLE_RISKS as readonly string[]).includes(r))) {
     throw new GrantsFileError(`${where}.risks: must be a non-empty array of "network" and "destructive"`);
   }
   const out: ApprovedCommand = { toolName: tool, command, risks: [...new Set(risks as ApprovedCommand['risks'])].sort() };
