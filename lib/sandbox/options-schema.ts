@@ -67,7 +67,21 @@ export function buildOptionSchemas(z: typeof Z) {
       /** Paths inside write roots that must not be changed (must exist). */
       denyWrite: pathList('paths inside write roots that must not be changed'),
       /** The command's environment before scrubbing. Default: process.env. Secrets are always removed. */
-      env: z.record(z.string(), z.string().optional()).optional().describe('environment before scrubbing (an object of string values)'),
+      // A custom check, not z.record: process.env itself (not a plain object) must be accepted.
+      env: z
+        .custom<Record<string, string | undefined>>()
+        .superRefine((value, ctx) => {
+          if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+            ctx.addIssue({ code: 'custom', message: 'must be an object' });
+            return;
+          }
+          for (const [key, item] of Object.entries(value)) {
+            if (item !== undefined && typeof item !== 'string') ctx.addIssue({ code: 'custom', message: 'must be a string', path: [key] });
+          }
+        })
+        .optional()
+        .describe('environment before scrubbing (an object of string values)')
+        .meta({ type: 'object', additionalProperties: { type: 'string' } }),
       /** Variables to let through the secret scrub on purpose. */
       envPass: z.array(nonEmpty).optional().describe('variable names to let through the secret scrub'),
       /** Kernel-enforced limits. */

@@ -10,6 +10,7 @@ import * as assert from 'uvu/assert';
 import { SandboxError } from '../../lib/errors.js';
 import { runSandboxed } from '../../lib/sandbox/run.js';
 import { spawnSandboxed } from '../../lib/sandbox/process.js';
+import { validateOptions } from '../../lib/sandbox/options.js';
 
 async function rejects(options: unknown, pattern: RegExp): Promise<void> {
   let error: unknown;
@@ -45,6 +46,12 @@ test('wrong types name the option and the expected form', async () => {
   await rejects({ permissionMode: 'yolo' }, /options\.permissionMode.*"auto", "ask"/);
   await rejects({ input: 5 }, /options\.input.*string or Uint8Array/);
   await rejects({ workspace: '' }, /options\.workspace/);
+});
+
+test('valid options pass, process.env itself included', () => {
+  validateOptions('run', { env: process.env, network: 'allow', limits: { processes: 64 } });
+  validateOptions('spawn', { env: { ...process.env, A: undefined }, stdio: 'ignore', signal: new AbortController().signal });
+  validateOptions('run', {});
 });
 
 test('spawnSandboxed: stdio accepts a mode or three, nothing else; capture is not public', () => {
