@@ -8,6 +8,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { CURRENT_RUNNER_LABELS } from '../helpers/runner-labels.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const path = join(root, '.github', 'workflows', 'ci.yml');
@@ -122,7 +123,7 @@ if (parsed !== undefined) {
   });
 
   test('runner images are current: no retired label (macos-13 and older, ubuntu-20.04, windows-2019)', () => {
-    const current = new Set(['ubuntu-24.04', 'ubuntu-24.04-arm', 'ubuntu-22.04', 'macos-14', 'macos-15', 'macos-15-intel', 'macos-26', 'windows-2022', 'windows-2025']);
+    const current = CURRENT_RUNNER_LABELS;
     const test = parsed.jobs.test.strategy.matrix.os as string[];
     const prebuild = (parsed.jobs.prebuild.strategy.matrix.include as Array<{ os: string }>).map((leg) => leg.os);
     const others = Object.values(parsed.jobs as Record<string, { 'runs-on': string }>).map((job) => job['runs-on']).filter((r) => !r.includes('${{'));
