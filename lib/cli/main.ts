@@ -85,7 +85,9 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     }
     if (error instanceof SandboxError) {
       io.stderr(`zero-sandbox ${command}: ${error.message} [${error.code}]\n`);
-      return error.code === 'config_invalid' ? EXIT.config : EXIT.failure;
+      // A refused argument (a path that is missing, reached through a symlink or that would hand
+      // the host over, wherever it was given) is a usage error, as in `run`.
+      return error.code === 'config_invalid' ? EXIT.config : error.code === 'invalid_argument' ? EXIT.usage : EXIT.failure;
     }
     io.stderr(`zero-sandbox ${command}: internal error: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
     return EXIT.failure;

@@ -116,6 +116,11 @@ function applyUser(file: string, sandbox: SandboxConfig, loaded: LoadedConfig): 
     try {
       loaded.extraWriteRoots.push(normalizeWriteRoot(root, 'additional write root'));
     } catch (error) {
+      // A write root refused for what it is on disk (missing, reached through a symlink, handing
+      // the host over) is the same refusal as --allow-write gives: invalid_argument (CLI exit 2),
+      // still naming the file and the key.
+      const message = `${file}: sandbox.additionalWriteRoots[${i}]: ${(error as Error).message}`;
+      if (error instanceof SandboxError && error.code === 'invalid_argument') throw new SandboxError('invalid_argument', message, { path: error.path ?? root });
       throw configError(file, `sandbox.additionalWriteRoots[${i}]`, (error as Error).message);
     }
   });

@@ -2,8 +2,8 @@
 // a later `--allow-write build`, `allowWrite: ['build']`, a config write root or an engine extra
 // root naming it would make the outside directory writable; `--workspace ws/sub` through a
 // planted `ws/sub -> <outside>` would make it the workspace.
-// Fix: a write root reached through a symlink is refused (invalid_argument, CLI exit 2; a config
-// file naming one is invalid, exit 3) unless the caller names the resolved path itself, and the
+// Fix: a write root reached through a symlink is refused (invalid_argument, CLI exit 2, wherever
+// it was given: flag, option, config file) unless the caller names the resolved path itself, and the
 // message names both. A workspace given through a symlink is the caller's choice, except when the
 // link lies inside an earlier run's workspace. The test plants the links from inside a real
 // sandbox, then checks that nothing was written outside.
@@ -57,7 +57,8 @@ sandboxTest('--allow-write, a config write root and an engine extra root through
     mkdirSync(join(t.base, 'config', 'zero'), { recursive: true });
     writeFileSync(configFile, JSON.stringify({ sandbox: { additionalWriteRoots: [join(t.ws, 'build')] } }));
     const config = await runCli(['run', '--workspace', t.ws, '--', 'touch', 'build/pwned'], { env, cwd: t.ws });
-    assert.is(config.code, 3, config.stderr);
+    assert.is(config.code, 2, config.stderr);
+    assert.match(config.stderr, '[invalid_argument]');
     assert.match(config.stderr, `${configFile}: sandbox.additionalWriteRoots[0]: additional write root ${join(t.ws, 'build')} reaches ${outside} through a symlink`);
 
     const engine = await rejection(createEngine({ workspaceRoot: t.ws, extraWriteRoots: ['build'].map((n) => join(t.ws, n)), env: { ...env, XDG_CONFIG_HOME: join(t.base, 'no-config') } }));

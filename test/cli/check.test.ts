@@ -86,7 +86,6 @@ test('malformed config is an error naming the file and the JSON path (exit 3)', 
       [user, '{"sandbox": {"network": "allow",', /not valid JSON/],
       [user, '{"sandbox": {"netwrok": "deny"}}', /sandbox\.netwrok: unknown key/],
       [user, '{"sandbox": {"network": 5}}', /sandbox\.network: /],
-      [user, '{"sandbox": {"additionalWriteRoots": ["/no/such/dir"]}}', /sandbox\.additionalWriteRoots\[0\]: .*does not exist/],
       [project, '{"sandbox": {"env": {"pass": ["NOT-A-NAME"]}}}', /sandbox\.env\.pass\[0\]: /],
       [project, '[1, 2]', /: /],
     ];
@@ -99,6 +98,12 @@ test('malformed config is an error naming the file and the JSON path (exit 3)', 
       noStack(r.stderr);
       p.write(file, '{}');
     }
+    // A write root the config names that does not exist is refused as --allow-write would be.
+    p.write(user, '{"sandbox": {"additionalWriteRoots": ["/no/such/dir"]}}');
+    const r = await runCli(['check', 'read_file'], { env: p.env, cwd: p.ws });
+    assert.is(r.code, 2, r.stderr);
+    assert.match(r.stderr, `${user}: sandbox.additionalWriteRoots[0]: additional write root /no/such/dir does not exist [invalid_argument]`);
+    noStack(r.stderr);
   } finally {
     p.cleanup();
   }

@@ -64,7 +64,6 @@ test('errors name the file and the JSON path', async () => {
       ['{"sandbox":{"env":{"pass":["A"],"block":[]}}}', 'sandbox.env.block: unknown key'],
       ['{"sandbox":{"maxAutonomy":"high"}}', 'sandbox.maxAutonomy: unknown key'],
       ['{"sandbox":[]}', 'sandbox'],
-      ['{"sandbox":{"additionalWriteRoots":["/"]}}', 'sandbox.additionalWriteRoots[0]: additional write root / is the filesystem root'],
       ['{"sandbox": ', 'not valid JSON'],
     ];
     for (const [text, where] of cases) {
@@ -78,6 +77,27 @@ test('errors name the file and the JSON path', async () => {
         assert.match((error as Error).message, `${p.user}: `);
         assert.match((error as Error).message, where);
       }
+    }
+  } finally {
+    p.done();
+  }
+});
+
+test('a write root the config names that is refused for what it is on disk is invalid_argument (as --allow-write), naming the file, the key and the path', async () => {
+  const p = place();
+  try {
+    const cases: Array<[string, string]> = [
+      ['/', 'sandbox.additionalWriteRoots[0]: additional write root / is the filesystem root'],
+      ['/no/such/dir', 'sandbox.additionalWriteRoots[0]: additional write root /no/such/dir does not exist'],
+      ['/dev', 'sandbox.additionalWriteRoots[0]: additional write root /dev is /dev, system state the host runs from'],
+    ];
+    for (const [root, message] of cases) {
+      if (process.platform === 'win32' && root === '/dev') continue; // no /dev there
+      p.write(p.user, JSON.stringify({ sandbox: { additionalWriteRoots: [root] } }));
+      const error = await loadSandboxConfig({ user: p.user, project: null }).then(() => undefined, (e: unknown) => e);
+      assert.instance(error, SandboxError, root);
+      assert.is((error as SandboxError).code, 'invalid_argument');
+      assert.match((error as Error).message, `${p.user}: ${message}`);
     }
   } finally {
     p.done();
