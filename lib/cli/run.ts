@@ -12,6 +12,7 @@ import { buildAnalyzer } from '../policy/analyzer.js';
 import { createEngine } from '../policy/create-engine.js';
 import { authorizeRun, commandText } from '../sandbox/authorize.js';
 import { execFailureMessage, quickBackendInfo, startSandboxed } from '../sandbox/process.js';
+import { OWN_ENTRY_CHANGED } from '../sandbox/own-entries.js';
 import { loadPlatformBackends } from '../sandbox/platforms.js';
 import type { SandboxOptions } from '../sandbox/options.js';
 import { buildLimitsFromFlags, LIMIT_FLAG_DEFS, LIMIT_FLAGS_HELP } from './limit-flags.js';
@@ -140,8 +141,9 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   const exit = await child.exited;
   cleanup();
   for (const [signal, handler] of handlers) process.off(signal, handler);
-  for (const path of exit.protectedPathViolations) {
-    io.stderr(`zero-sandbox run: sandbox blocked creation of protected workspace metadata path ${path} (removed)\n`);
+  for (const { path, reason } of exit.protectedPathDetails ?? exit.protectedPathViolations.map((p) => ({ path: p, reason: '' }))) {
+    if (reason.startsWith(OWN_ENTRY_CHANGED)) io.stderr(`zero-sandbox run: ${path}: ${reason}\n`);
+    else io.stderr(`zero-sandbox run: sandbox blocked creation of protected workspace metadata path ${path} (removed)\n`);
   }
   if (exit.protectedPathViolations.length > 0 && exit.exitCode === 0) return 1;
   if (exit.limitsHit?.includes('processes') === true) {

@@ -14,6 +14,7 @@ import { HostFacts } from '../host-facts.js';
 import { inspect, removeEntry, toBytes } from './beneath.js';
 import { checkGitAfterRun, type ProtectedPathViolation } from './git-check.js';
 import { discoverGit, type GitGuard } from './git-guard.js';
+import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js';
 
 export type { ProtectedPathViolation } from './git-check.js';
 
@@ -102,6 +103,8 @@ export function removeCreatedProtectedPaths(paths: readonly string[]): string[] 
 /** What a run's protected-path check needs: noted before the command starts. */
 export interface ProtectedPathGuard {
   git: GitGuard;
+  /** zero-sandbox's own entry-point links and shims inside the write roots (see own-entries.ts). */
+  ownEntries: OwnEntry[];
 }
 
 /**
@@ -130,7 +133,8 @@ export function guardProtectedPaths(plan: SandboxPlan): { plan: SandboxPlan; gua
     const more = (extra.get(w.root) ?? []).filter((path) => !named.has(path));
     return more.length === 0 ? w : { ...w, readOnlySubpaths: [...w.readOnlySubpaths, ...more] };
   });
-  return { plan: { ...plan, writeRoots }, guard: { git } };
+  const ownEntries = noteOwnEntries(user.map((w) => w.root), plan.workspace);
+  return { plan: { ...plan, writeRoots }, guard: { git, ownEntries } };
 }
 
 /**
@@ -144,5 +148,6 @@ export function checkProtectedPaths(guard: ProtectedPathGuard): ProtectedPathVio
   } catch (error) {
     out.push({ path: '', reason: `the protected-path check failed: ${error instanceof Error ? error.message : String(error)}` });
   }
+  out.push(...checkOwnEntries(guard.ownEntries));
   return out;
 }

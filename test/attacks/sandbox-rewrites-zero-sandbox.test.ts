@@ -10,33 +10,13 @@
 // and that the next invocation runs the original.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
-import { REPO_ROOT } from '../helpers/cli.js';
+import { installNpmStyle } from '../helpers/own-install.js';
 import { makeTree, sandboxTest } from '../helpers/sandbox.js';
-import { loadNative, nativeBindingPath } from '../../lib/native/load.js';
-
-/** A copy of the built package as npm would lay it out in `ws/node_modules` (dependencies linked). */
-function installInto(ws: string): string {
-  const pkg = join(ws, 'node_modules', 'zero-sandbox');
-  // The addon as this run loads it (a local build or a prebuild), with the init helper beside it.
-  loadNative();
-  const addon = relative(REPO_ROOT, nativeBindingPath() as string);
-  for (const dir of ['dist/cli', dirname(addon)]) mkdirSync(join(pkg, dir), { recursive: true });
-  copyFileSync(join(REPO_ROOT, 'package.json'), join(pkg, 'package.json'));
-  for (const name of ['main.js', 'cli.js', 'cli.cache', 'package.json']) copyFileSync(join(REPO_ROOT, 'dist/cli', name), join(pkg, 'dist/cli', name));
-  for (const file of [addon, join(dirname(addon), 'zero_sandbox_init')]) copyFileSync(join(REPO_ROOT, file), join(pkg, file));
-  // Dependencies hoisted next to it, as npm lays them out: one copied (a real directory in the
-  // write root, so it must be protected too), the others linked to the repository's.
-  cpSync(join(REPO_ROOT, 'node_modules', 'node-gyp-build'), join(ws, 'node_modules', 'node-gyp-build'), { recursive: true });
-  for (const name of ['node-addon-api', 'tree-sitter', 'tree-sitter-bash', 'zod']) symlinkSync(join(REPO_ROOT, 'node_modules', name), join(ws, 'node_modules', name));
-  mkdirSync(join(ws, 'node_modules', '.bin'));
-  symlinkSync('../zero-sandbox/dist/cli/main.js', join(ws, 'node_modules', '.bin', 'zero-sandbox'));
-  return pkg;
-}
 
 /** Every file of the package with its content hash and mode. */
 function fingerprint(dir: string, rel = ''): string[] {
@@ -71,7 +51,7 @@ const ATTACK = [
 sandboxTest('a command cannot rewrite, move or replace the zero-sandbox installed in its workspace; the next invocation runs the original', async () => {
   const t = makeTree('zs-self-rewrite-');
   try {
-    const pkg = installInto(t.ws);
+    const pkg = installNpmStyle(t.ws);
     const dependency = join(t.ws, 'node_modules', 'node-gyp-build');
     const before = [...fingerprint(pkg), ...fingerprint(dependency)];
     const cli = join(t.ws, 'node_modules', '.bin', 'zero-sandbox');
