@@ -13,6 +13,7 @@ import { HostFacts } from '../host-facts.js';
 import { ownFilesInside } from './own-files.js';
 import { assertNoSymlinkHop, assertNotHostHandover, samePath } from './host-handover.js';
 import { buildRuntimeLayout, buildUserCacheDir } from './runtime-state.js';
+import { wasWriteRoot } from './earlier-roots.js';
 import { listDirNames } from '../dir-listing.js';
 
 export const PROTECTED_NAMES = ['.zero', '.agents'];
@@ -52,9 +53,9 @@ export function resolveWriteRoot(path: string, option: string, base: string, fac
 
 /**
  * The workspace, resolved and checked (default: the current directory). A workspace given through
- * a symlink is the caller's own choice, unless a link on the way lies inside the workspace of an
- * earlier sandboxed run (its managed runtime state still exists): a command there may have
- * planted it (`ws/sub -> ~/other-project`). Either way what it resolves to is checked like any
+ * a symlink is the caller's own choice, unless a link on the way lies inside the workspace (its
+ * managed runtime state still exists) or an extra write root of an earlier sandboxed run
+ * (earlier-roots.ts): a command there may have planted it (`ws/sub -> ~/other-project`). Either way what it resolves to is checked like any
  * write root.
  */
 export function resolveWorkspace(given: string | undefined, facts: HostFacts): string {
@@ -63,15 +64,18 @@ export function resolveWorkspace(given: string | undefined, facts: HostFacts): s
   if (given !== undefined && !samePath(resolve(processCwd, given), workspace)) {
     const planted = plantedLink(resolve(processCwd, given), facts);
     if (planted !== undefined) {
-      fail(`workspace ${given} reaches ${workspace} through the symlink ${planted.link}, which lies inside ${planted.workspace}, the workspace of an earlier sandboxed run (a command there may have planted it); pass ${workspace} itself to use it`, resolve(processCwd, given));
+      fail(`workspace ${given} reaches ${workspace} through the symlink ${planted.link}, which lies inside ${planted.dir}, ${planted.was} of an earlier sandboxed run (a command there may have planted it); pass ${workspace} itself to use it`, resolve(processCwd, given));
     }
   }
   assertNotHostHandover(workspace, 'workspace', given ?? workspace);
   return workspace;
 }
 
-/** The first symlink on the way to `absolute` that lies inside an earlier run's workspace. */
-function plantedLink(absolute: string, facts: HostFacts): { link: string; workspace: string } | undefined {
+/**
+ * The first symlink on the way to `absolute` (any component, not only the last) that lies inside
+ * an earlier run's workspace or extra write root, with that directory and what it was.
+ */
+function plantedLink(absolute: string, facts: HostFacts): { link: string; dir: string; was: string } | undefined {
   const cacheDir = buildUserCacheDir(process.env);
   const { root } = parse(absolute);
   let at = root;
@@ -79,7 +83,8 @@ function plantedLink(absolute: string, facts: HostFacts): { link: string; worksp
     const next = join(at, part);
     if (facts.lstat(next)?.isSymbolicLink()) {
       for (let dir = at; ; dir = dirname(dir)) {
-        if (facts.lstat(buildRuntimeLayout(dir, cacheDir).root) !== undefined) return { link: next, workspace: dir };
+        if (facts.lstat(buildRuntimeLayout(dir, cacheDir).root) !== undefined) return { link: next, dir, was: 'the workspace' };
+        if (wasWriteRoot(dir)) return { link: next, dir, was: 'a write root' };
         if (dirname(dir) === dir) break;
       }
       at = facts.realpath(next);

@@ -22,6 +22,7 @@ import { buildPrewarmKey, prewarmEnabled, prewarmPool } from './prewarm.js';
 import type { NativeExit, NativeSpawned } from '../native/types.js';
 import { spawnOnPlatform } from './platforms.js';
 import { acquireRuntimeState, attachRuntimeState, releaseRuntimeState } from './runtime-state.js';
+import { noteWriteRoots } from './earlier-roots.js';
 
 /** How a sandboxed process ended. */
 export interface SandboxExit {
@@ -472,6 +473,8 @@ export function prepareSandbox(command: SandboxCommand, options: SandboxOptions)
     const plan = resolvePlan({ argv, options: checked, envs: options.env === undefined ? [process.env] : [process.env, options.env], commandEnv, scrubbedEnv, runtimeWriteRoots: runtime?.writeRoots ?? [], facts });
     attachRuntimeState(plan, runtime);
     attachHostFacts(plan, facts);
+    // Remembered so that a later run refuses a workspace reached through a link planted in one.
+    noteWriteRoots(plan.writeRoots.map((w) => w.root).filter((root) => root !== plan.workspace && !(runtime?.writeRoots ?? []).includes(root)));
     return plan;
   } catch (error) {
     runtime?.release();

@@ -4,8 +4,8 @@
 // planted `ws/sub -> <outside>` would make it the workspace.
 // Fix: a write root reached through a symlink is refused (invalid_argument, CLI exit 2, wherever
 // it was given: flag, option, config file) unless the caller names the resolved path itself, and the
-// message names both. A workspace given through a symlink is the caller's choice, except when the
-// link lies inside an earlier run's workspace. The test plants the links from inside a real
+// message names both. A workspace given through a symlink is the caller's choice, except when a
+// link on the way (any component) lies inside an earlier run's workspace or extra write root. The test plants the links from inside a real
 // sandbox, then checks that nothing was written outside.
 import { mkdirSync, readdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -86,6 +86,36 @@ sandboxTest('a workspace through a link planted inside an earlier workspace is r
     const own = await runSandboxed('touch mine-ok', { workspace: join(t.base, 'mine') });
     assert.is(own.exitCode, 0, own.stderr);
     assert.equal(readdirSync(t.outside), ['mine-ok']);
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('a workspace through a link planted in an earlier run\'s extra write root (at any component) is refused, naming both; the outside stays untouched', async () => {
+  const t = makeTree('zs-planted-');
+  try {
+    const extra = join(t.base, 'extra');
+    mkdirSync(extra);
+    // Run 1 may write `extra` (not its workspace) and plants a link there.
+    const planted = await runSandboxed(`ln -s ${t.outside} ${extra}/proj && echo planted`, { workspace: t.ws, allowWrite: [extra] });
+    assert.is(planted.stdout, 'planted\n', planted.stderr);
+    const outside = realpathSync(t.outside);
+    mkdirSync(join(t.outside, 'sub'));
+    const expected = (given: string, target: string) => `workspace ${given} reaches ${target} through the symlink ${join(realpathSync(extra), 'proj')}, which lies inside ${realpathSync(extra)}, a write root of an earlier sandboxed run (a command there may have planted it); pass ${target} itself to use it`;
+    const last = await rejection(runSandboxed('touch pwned', { workspace: join(extra, 'proj') }));
+    assert.is(last.code, 'invalid_argument');
+    assert.is(last.message, expected(join(extra, 'proj'), outside));
+    // The link is a middle component: still found.
+    const middle = await rejection(runSandboxed('touch pwned', { workspace: join(extra, 'proj', 'sub') }));
+    assert.is(middle.message, expected(join(extra, 'proj', 'sub'), join(outside, 'sub')));
+    const cli = await runCli(['run', '--workspace', join(extra, 'proj'), '--', 'touch', 'pwned'], { cwd: t.ws });
+    assert.is(cli.code, 2, cli.stderr);
+    assert.match(cli.stderr, 'a write root of an earlier sandboxed run');
+    assert.equal(readdirSync(t.outside), ['sub']);
+    assert.equal(readdirSync(join(t.outside, 'sub')), []);
+    // Named by its resolved path, it is the caller's choice.
+    const chosen = await runSandboxed('touch chosen', { workspace: outside });
+    assert.is(chosen.exitCode, 0, chosen.stderr);
   } finally {
     t.cleanup();
   }
