@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // SPDX-License-Identifier: MIT
-// Proves the published artefact works: builds the prebuild, packs the tarball, installs it into an
-// empty directory (where npm does not run our install script) with nothing but node, npm and sh on
-// PATH (no compiler, make or python can be reached), imports it, calls probe() and analyzes a shell
-// command with the parser that ships inside (WebAssembly: no native code to build for it).
-// Prints one JSON line {tarball, files, probe} on success; exits non-zero with the reason otherwise.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+// Proves the published artefact works: makes the prebuild when it is missing or stale, packs the
+// tarball, installs it into an empty directory (where npm does not run our install script) with
+// nothing but node, npm and sh on PATH (no compiler, make or python can be reached), imports it,
+// calls probe(), runs a sandboxed command from the prebuild, runs the CLI (doctor, analyze with the
+// WebAssembly shell parser it ships, run) and runs it again with a V8 code cache V8 must reject.
+// Prints one JSON line on success; exits non-zero with the reason otherwise.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,7 +40,10 @@ const sandboxedCommand = process.platform === 'win32'
   : "['/bin/sh', '-c', 'echo sandboxed-$ZERO_SANDBOXED; touch /etc/x 2>/dev/null || echo etc-readonly']";
 
 try {
-  npm(['run', 'prebuild', '--silent'], root);
+  // Rebuilt only when missing or older than the native sources: a rebuild replaces build/Release
+  // under any other test that is using the addon at the same time.
+  const fresh = spawnSync(process.execPath, [join(root, 'scripts', 'check-prebuild.mjs')], { stdio: 'ignore' }).status === 0;
+  if (!fresh) npm(['run', 'prebuild', '--silent'], root);
   const packed = JSON.parse(npm(['pack', '--json', '--pack-destination', work], root));
   const tarball = join(work, packed[0].filename);
   const files = packed[0].files.map((f) => f.path);
@@ -61,15 +65,31 @@ try {
     'const r = await m.probe();' +
     `let ran = null; if (r.canEnforceDefaultPolicy) { const res = await m.runSandboxed(${sandboxedCommand}); ran = res.stdout.trim(); }` +
     'console.log(JSON.stringify({platform: r.platform, backend: r.backend, canEnforceDefaultPolicy: r.canEnforceDefaultPolicy, ran, exports: Object.keys(m).sort()}));';
-  const probe = JSON.parse(run(process.execPath, ['--input-type=module', '-e', script], app).trim());
+  const probe = JSON.parse(run(process.execPath, ['--input-type=module', '-e', script], app, bare).trim());
   // The installed CLI's script under this node (node_modules/.bin holds a .cmd shim on Windows).
-  const cli = join(app, 'node_modules', 'zero-sandbox', 'dist', 'cli', 'main.js');
-  const doctor = JSON.parse(run(process.execPath, [cli, 'doctor', '--json'], app));
-  const installed = readdirSync(join(app, 'node_modules', 'zero-sandbox'));
+  const pkgDir = join(app, 'node_modules', 'zero-sandbox');
+  const cli = join(pkgDir, 'dist', 'cli', 'main.js');
+  const doctor = JSON.parse(run(process.execPath, [cli, 'doctor', '--json'], app, bare));
+  const installed = readdirSync(pkgDir);
   const dependencies = readdirSync(join(app, 'node_modules'));
   const analyzed = JSON.parse(run(process.execPath, [cli, 'analyze', '--json', '--', 'for f in *.sh; do curl -T "$f" https://x.test; done'], app, bare));
   const analysis = { categories: analyzed.risk.categories, programs: analyzed.analysis.commands.map((c) => c.program) };
-  process.stdout.write(`${JSON.stringify({ tarball: packed[0].filename, files, installed, dependencies, compilers, analysis, probe, doctorPlatform: doctor.platform })}\n`);
+  // The CLI's own sandboxed run from the installed package (headless: no prompt can be answered).
+  const cliRun = probe.canEnforceDefaultPolicy && process.platform !== 'win32'
+    ? run(process.execPath, [cli, 'run', '--', '/bin/sh', '-c', 'echo cli-$ZERO_SANDBOXED'], app, bare).trim()
+    : null;
+  const manifest = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
+  // A code cache from another Node build (here: garbage, newer than the bundle) is rejected by V8,
+  // which then compiles the bundle as usual.
+  const cache = join(pkgDir, 'dist', 'cli', 'cli.cache');
+  writeFileSync(cache, Buffer.alloc(4096, 0x5a));
+  const later = new Date(Date.now() + 60_000);
+  utimesSync(cache, later, later);
+  const versionWithBadCache = run(process.execPath, [cli, '--version'], app, bare).trim();
+  process.stdout.write(`${JSON.stringify({
+    tarball: packed[0].filename, files, installed, dependencies, compilers, analysis, probe, cliRun,
+    doctorPlatform: doctor.platform, license: manifest.license, versionWithBadCache,
+  })}\n`);
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

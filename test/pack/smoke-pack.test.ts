@@ -1,6 +1,11 @@
 // The packed tarball installs into an empty directory, where npm 11 does not run our install
 // script, with only node, npm and sh on PATH (no compiler), and works there from its bundled prebuild:
-// import('zero-sandbox'), probe(), and `analyze` with the WebAssembly shell parser it ships.
+// import('zero-sandbox'), probe(), a sandboxed command, `analyze` with the WebAssembly shell parser
+// it ships, `run`, and the CLI even with a V8 code cache V8 must reject. It ships only what runs: no
+// source maps (their TypeScript sources are not shipped), one copy of the CLI, a LICENSE.
+// Packing without a fresh prebuild for this platform is refused.
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -9,7 +14,7 @@ import * as assert from 'uvu/assert';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { MUST_WORK } from '../helpers/probe.js';
 
-test('npm pack → install into an empty dir → import and probe()', () => {
+test('npm pack → install into an empty dir with no compiler → import, probe(), sandboxed run, CLI', () => {
   const out = spawnSync(process.execPath, [join(REPO_ROOT, 'scripts', 'smoke-pack.mjs')], {
     cwd: REPO_ROOT,
     encoding: 'utf8',
@@ -21,10 +26,13 @@ test('npm pack → install into an empty dir → import and probe()', () => {
     files: string[];
     installed: string[];
     probe: { platform: string; canEnforceDefaultPolicy: boolean; exports: string[]; ran: string | null };
+    cliRun: string | null;
     doctorPlatform: string;
     dependencies: string[];
     compilers: string[];
     analysis: { categories: string[]; programs: string[] };
+    license: string;
+    versionWithBadCache: string;
   };
   if (process.platform !== 'win32') assert.equal(result.compilers, [], 'no compiler, make or python may be reachable during the install');
   assert.ok(result.files.includes('dist/lib/bash/tree-sitter-bash.wasm'), 'the bash grammar ships');
@@ -33,6 +41,12 @@ test('npm pack → install into an empty dir → import and probe()', () => {
   // Parsed for real (a for loop is beyond the fast parser): network, not unparseable.
   assert.equal(result.analysis.categories, ['network', 'shell']);
   assert.equal(result.analysis.programs, ['curl']);
+  assert.equal(result.files.filter((f) => f.endsWith('.map')), [], 'no source maps (their sources are not shipped)');
+  assert.equal(result.files.filter((f) => f.startsWith('dist/lib/cli/')), [], 'one copy of the CLI: the bundle');
+  assert.ok(result.files.includes('LICENSE'));
+  assert.ok(result.installed.includes('LICENSE'));
+  assert.is(result.license, 'MIT');
+  assert.match(result.versionWithBadCache, /^zero-sandbox \d+\.\d+\.\d+/);
   assert.ok(result.files.some((f) => f.startsWith('prebuilds/') && f.endsWith('.node')), 'the tarball carries a prebuild');
   assert.ok(result.files.includes('dist/lib/index.js'));
   assert.not.ok(result.files.some((f) => f.startsWith('dist/test/')), 'tests are not published');
@@ -44,6 +58,52 @@ test('npm pack → install into an empty dir → import and probe()', () => {
   if (MUST_WORK && process.platform === 'linux') {
     assert.ok(result.probe.canEnforceDefaultPolicy);
     assert.is(result.probe.ran, 'sandboxed-1\netc-readonly', 'a real sandboxed command ran from the installed package');
+    assert.is(result.cliRun, 'cli-1', 'the installed CLI ran a sandboxed command');
+  }
+});
+
+/** A checkout with native sources and the prepack check, and nothing else. */
+function fakeCheckout(): string {
+  const fake = mkdtempSync(join(tmpdir(), 'zs-prepack-'));
+  mkdirSync(join(fake, 'scripts'));
+  mkdirSync(join(fake, 'native'));
+  writeFileSync(join(fake, 'native', 'a.cc'), '');
+  writeFileSync(join(fake, 'binding.gyp'), '{}');
+  copyFileSync(join(REPO_ROOT, 'scripts', 'check-prebuild.mjs'), join(fake, 'scripts', 'check-prebuild.mjs'));
+  return fake;
+}
+const prepack = (dir: string) => spawnSync(process.execPath, [join(dir, 'scripts', 'check-prebuild.mjs')], { encoding: 'utf8' });
+
+test('npm pack refuses (prepack) without a prebuild for this platform', () => {
+  const fake = fakeCheckout();
+  try {
+    const out = prepack(fake);
+    assert.is(out.status, 1);
+    assert.match(out.stderr, 'no prebuilt addon');
+    assert.match(out.stderr, 'npm run prebuild');
+  } finally {
+    rmSync(fake, { recursive: true, force: true });
+  }
+});
+
+test('npm pack refuses (prepack) a prebuild older than the native sources, and accepts a fresh one', () => {
+  const fake = fakeCheckout();
+  try {
+    const target = join(fake, 'prebuilds', `${process.platform}-${process.arch}`);
+    mkdirSync(target, { recursive: true });
+    const built = [join(target, 'zero-sandbox.node'), ...(process.platform === 'linux' ? [join(target, 'zero_sandbox_init')] : [])];
+    for (const file of built) writeFileSync(file, '');
+    const past = new Date(Date.now() - 3_600_000);
+    for (const file of built) utimesSync(file, past, past);
+    const stale = prepack(fake);
+    assert.is(stale.status, 1);
+    assert.match(stale.stderr, 'older than the native sources');
+    const future = new Date(Date.now() + 3_600_000);
+    for (const file of built) utimesSync(file, future, future);
+    const fresh = prepack(fake);
+    assert.is(fresh.status, 0, fresh.stderr);
+  } finally {
+    rmSync(fake, { recursive: true, force: true });
   }
 });
 
