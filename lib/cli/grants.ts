@@ -22,7 +22,8 @@ What each entry covers (every covered command still runs inside the sandbox):
                          active (with one, those run without asking anyway); it never covers a
                          network or destructive command, nor running outside the sandbox.
   allow <tool> --path P  requests of that tool on P (a file), or on P and everything below it
-                         (a directory).
+                         (a directory). Answering "always" to a prompt about a path outside the
+                         workspace stores one on that path's directory for the tool that asked.
   deny <tool> [--path P] refuses those requests without asking (a deny wins over allows).
   command prefixes       (stored by answering "always" to an ordinary shell prompt) commands
                          whose words start with the prefix, e.g. \`cargo build\`; never a network

@@ -2,9 +2,13 @@
 // Turning a prompt into a decision: the answers a responder may give, what each records in the
 // engine (turn/session overlays, session grants, command prefixes, persistent grants), the
 // terminal prompt text, and the stream-json-shaped permission events.
+import { dirname, resolve } from 'node:path';
+
 import { APPROVAL_ANSWERS, FILE_MUTATION_TOOLS, REASON_DESTRUCTIVE, REASON_NETWORK_BLOCKED, SHELL_TOOLS, type ApprovalAnswer } from './constants.js';
 import type { Engine } from './engine.js';
 import { deriveScope, resolveScope } from './grant-match.js';
+import { widenToRoot } from './overlays.js';
+import { tryRealpath } from './paths.js';
 import type { Decision, Request } from './schema.js';
 import type { PermissionDecisionEvent, PermissionRequestEvent } from '../stream-json/schema.js';
 
@@ -51,10 +55,12 @@ export function normalizeApprovalAnswer(value: unknown): ApprovalAnswer {
 }
 
 /** The answers to offer for a prompt. */
-export function availableApprovalAnswers(request: Request, decision: Decision): ApprovalAnswer[] {
+export function availableApprovalAnswers(request: Request, _decision: Decision): ApprovalAnswer[] {
   const out: ApprovalAnswer[] = ['allow', 'allow_for_session'];
   const tool = request.toolName;
-  const noAlways = isPathPrompt(decision) || tool === 'apply_patch' || /^(browser|desktop|terminal)_/.test(tool);
+  // An outside-workspace path prompt offers "always" like the others: it stores a grant for this
+  // tool on the directory the session answer would open (see applyApproval).
+  const noAlways = tool === 'apply_patch' || /^(browser|desktop|terminal)_/.test(tool);
   if (!noAlways) out.push('always_allow');
   out.push('deny', 'cancel');
   return out;
@@ -111,8 +117,18 @@ export function applyApproval(engine: Engine, request: Request, decision: Decisi
     recorded = 'network allowed for this call';
   } else if (isPathPrompt(decision)) {
     const path = decision.block?.path as string;
-    cleanup = engine.grantRequestPermissions({ file_system: request.sideEffect === 'read' ? { read: [path] } : { write: [path] } }, overlayScope);
-    recorded = `${request.sideEffect === 'read' ? 'read' : 'write'} access to ${path} for this ${overlayScope}`;
+    const access = request.sideEffect === 'read' ? 'read' : 'write';
+    cleanup = engine.grantRequestPermissions({ file_system: access === 'read' ? { read: [path] } : { write: [path] } }, overlayScope);
+    recorded = `${access} access to ${path} for this ${overlayScope}`;
+    if (answer === 'always_allow') {
+      // The same directory the session answer opens (the path itself when it is a directory, else
+      // its parent; never the filesystem root), stored as an allow grant of this tool and spelled
+      // as requests name it, so the identical request in a later session is allowed by it. Hard
+      // denies (deny lists, `..` escapes) are checked before grants and still refuse.
+      const dir = widenToRoot(path) === tryRealpath(path) ? resolve(path) : dirname(resolve(path));
+      engine.grant({ toolName: request.toolName, decision: 'allow', scope: dir, scopeKind: 'dir' });
+      recorded = `${access} access to ${dir} for ${request.toolName} persistently`;
+    }
   } else if (answer !== 'allow' && !risky) {
     const isShell = SHELL_TOOLS.has(request.toolName) || request.sideEffect === 'shell';
     const prefix = isShell ? engine.proposeCommandPrefix(request.toolName, args) : undefined;

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 // applyApproval: what each answer records, and that approvals never unsandbox or outlive their scope.
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { applyApproval, availableApprovalAnswers, buildPermissionDecisionEvent, buildPermissionRequestEvent, buildPromptText } from '../../lib/policy/approval.js';
-import { NO_BACKEND, stubEngine } from '../fixtures/policy/stub-analyzer.js';
+import { createEngine } from '../../lib/policy/create-engine.js';
+import { NO_BACKEND, stubAnalyzer, stubEngine } from '../fixtures/policy/stub-analyzer.js';
 
 const CURL = 'curl https://example.com';
 
@@ -41,12 +42,38 @@ test('allow on an outside-path prompt grants that directory for the call', async
   try {
     const request = { toolName: 'write_file', sideEffect: 'write', permissionMode: 'ask', args: { path: join(s.outside, 'a.txt') } };
     const first = s.engine.evaluate(request);
-    assert.not.ok(availableApprovalAnswers(request, first).includes('always_allow'));
+    assert.equal(availableApprovalAnswers(request, first), ['allow', 'allow_for_session', 'always_allow', 'deny', 'cancel'], 'an outside-path prompt offers what the others offer');
     const outcome = applyApproval(s.engine, request, first, 'allow');
     assert.is(outcome.granted, true);
     assert.is(s.engine.evaluate(request).action, 'allow');
     outcome.cleanup();
     assert.is(s.engine.evaluate(request).action, 'prompt');
+  } finally {
+    s.done();
+  }
+});
+
+test('always on an outside-path prompt stores a grant of that tool on that directory: the identical request is allowed in a later session, nothing wider', async () => {
+  const s = await setup();
+  try {
+    const file = join(s.outside, 'a.txt');
+    const request = { toolName: 'write_file', sideEffect: 'write', permissionMode: 'ask', args: { path: file } };
+    const first = s.engine.evaluate(request);
+    assert.is(first.action, 'prompt');
+    assert.is(first.block?.code, 'outside_workspace');
+    const always = applyApproval(s.engine, request, first, 'always_allow');
+    assert.is(always.granted, true);
+    assert.match(always.recorded, `write access to ${s.outside} for write_file persistently`);
+    assert.equal(s.engine.list().map((g) => [g.toolName, g.decision, g.scopeKind, g.scope]), [['write_file', 'allow', 'dir', s.outside]]);
+    // A later session: a new engine on the same grants file.
+    const later = await createEngine({ workspaceRoot: s.ws, policy: {}, grantsPath: s.grantsPath, backend: NO_BACKEND, env: {}, analyzer: stubAnalyzer({}) });
+    const again = later.evaluate(request);
+    assert.is(again.action, 'allow', 'the identical request is not asked about again');
+    assert.is(again.grantMatched, true);
+    assert.is(later.evaluate({ ...request, args: { path: join(s.outside, 'sub', 'b.txt') } }).action, 'allow', 'below the granted directory');
+    assert.is(later.evaluate({ ...request, toolName: 'edit_file' }).action, 'prompt', 'another tool is still asked about');
+    assert.is(later.evaluate({ ...request, args: { path: join(dirname(s.outside), 'elsewhere.txt') } }).action, 'prompt', 'the parent directory is not covered');
+    assert.is(later.evaluate({ ...request, args: { path: '../escape.txt' } }).action, 'deny', 'a relative escape stays a hard deny');
   } finally {
     s.done();
   }
