@@ -37,6 +37,17 @@ export function redactString(text: string): string {
   return result;
 }
 
+/** redactString, and how many secrets it replaced. */
+export function redactCounted(text: string): { text: string; count: number } {
+  let result = text;
+  let count = 0;
+  for (const [pattern, replacement] of SECRET_PATTERNS) {
+    count += result.match(pattern)?.length ?? 0;
+    result = result.replace(pattern, replacement);
+  }
+  return { text: result, count };
+}
+
 /**
  * Deep copy of `value` with secret-named keys replaced by `[REDACTED]` (whatever their value) and
  * every string scrubbed with redactString. Arrays and plain objects are walked; other values are

@@ -32,8 +32,10 @@ Options:
       --skip-permissions-unsafe the same as --permission-mode unsafe: prompts are approved (hard
                                 denies still hold, and everything still runs sandboxed)
       --timeout SECONDS         kill the sandbox after SECONDS
-      --max-output BYTES        bytes of each stream tool_result.output keeps (default 16384): past
-                                it the head and tail, around a truncation marker
+      --max-output BYTES        bytes of each stream tool_result.output keeps (default 32768): past
+                                it the head and tail, around a truncation marker. A stream-json
+                                line carries at most 10 KiB of tool_result.output (then
+                                "\\n[truncated]"); the json format carries all of it
       --keep-output             also keep all of the output in a new private file under the temp
                                 dir; its path is tool_result.meta.spill_path
   -h, --help                    show this help

@@ -80,9 +80,25 @@ export function buildJsonRecord(event: OutputEvent): JsonRecord | undefined {
   }
 }
 
+/** The most bytes of `tool_result.output` a stream-json line carries (the json format carries all). */
+export const STREAM_JSON_OUTPUT_LIMIT = 10 * 1024;
+
+/**
+ * A tool result's output as a stream-json line carries it: over STREAM_JSON_OUTPUT_LIMIT bytes it
+ * is cut there on a character boundary and `\n[truncated]` appended, and `truncated` is true.
+ */
+export function capStreamJsonOutput(event: OutputEvent): OutputEvent {
+  if (event.type !== 'tool_result' || event.output === undefined) return event;
+  const bytes = Buffer.from(event.output, 'utf8');
+  if (bytes.length <= STREAM_JSON_OUTPUT_LIMIT) return event;
+  let end = STREAM_JSON_OUTPUT_LIMIT;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return { ...event, output: `${bytes.subarray(0, end).toString('utf8')}\n[truncated]`, truncated: true };
+}
+
 /** The stream-json format: one line per event, written as it happens. */
 export function createStreamJsonSink(io: FormatIo): EventSink {
-  return { write: (event) => io.stdout(`${JSON.stringify(event)}\n`), finish: () => undefined };
+  return { write: (event) => io.stdout(`${JSON.stringify(capStreamJsonOutput(event))}\n`), finish: () => undefined };
 }
 
 /** The json format: one snake_case record per line as it happens, ending with `done`. */
@@ -98,6 +114,8 @@ export function createJsonSink(io: FormatIo): EventSink {
 
 /** The text format: the command's (redacted) output on stdout; permissions, denials and errors on stderr. */
 export function createTextSink(io: FormatIo, prefix: string): EventSink {
+  // Set once the command ran: its output is then `final`'s text, as a terminal would show it.
+  let ran = false;
   return {
     write: (event) => {
       switch (event.type) {
@@ -111,8 +129,12 @@ export function createTextSink(io: FormatIo, prefix: string): EventSink {
           // A call the permission flow stopped: stderr; a command that ran: its output on stdout
           // (a run that failed before that is reported by its error event).
           if (event.meta?.permission_action !== undefined) io.stderr(`${prefix}: ${event.output ?? ''}\n`);
-          else if (event.meta?.exit_code !== undefined) io.stdout(event.output ?? '');
+          else if (event.meta?.exit_code !== undefined) ran = true;
+          if (event.meta?.sandbox_timed_out === 'true') io.stderr(`${prefix}: the command timed out; the sandbox was killed\n`);
           if (event.truncated) io.stderr(`${prefix}: output truncated\n`);
+          break;
+        case 'final':
+          if (ran) io.stdout(event.text ?? '');
           break;
         case 'error':
           io.stderr(`${prefix}: ${event.message} [${event.code}]\n`);

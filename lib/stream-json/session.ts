@@ -6,7 +6,7 @@ import { SandboxError } from '../errors.js';
 import type { RunOptions, SandboxCommand } from '../sandbox/options.js';
 import type { RunResult } from '../sandbox/run.js';
 import type { StreamEmitter } from './emitter.js';
-import { redactString } from '../redact.js';
+import { redactCounted } from '../redact.js';
 import { truncationMarker } from '../sandbox/truncation.js';
 import { selectPermissionEvents, type PermissionBody, type RawPermissionEvent } from './permission-events.js';
 import type { SandboxDenial } from '../sandbox/denials.js';
@@ -36,10 +36,14 @@ export const STREAM_EXIT = {
 } as const;
 
 /**
- * Default bound on what `tool_result.output` keeps of each stream, in bytes: past it the head and
- * tail are kept around a truncation marker. The command is never killed for its output.
+ * Default bound on what `tool_result.output` keeps of each stream, in bytes, marker included:
+ * past it the head and tail are kept around a truncation marker (the bash tool's per-stream
+ * budget in stream-json). The command is never killed for its output.
  */
-export const DEFAULT_MAX_OUTPUT_BYTES = 16 * 1024;
+export const DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024;
+
+/** What `tool_result.output` says when the command printed nothing and exited 0. */
+export const NO_OUTPUT = 'Command completed with no output.';
 
 /** What an authorized run may proceed with. */
 export interface AuthorizedOptions {
@@ -108,24 +112,55 @@ function tailBytes(text: string, max: number): string {
   return bytes.subarray(start).toString('utf8');
 }
 
-/**
- * One stream as shown: redacted first (so a cut cannot expose part of a secret), then past `max`
- * bytes its head and tail around the truncation marker, cut on character boundaries. `total` is
- * what the command wrote (more than `text` when the capture already dropped a middle: the capture
- * keeps several times `max`, so its own cut points, where part of a secret could sit, always fall
- * in the middle dropped here).
- */
-export function buildStreamOutput(text: string, total: number, max: number): { output: string; truncated: boolean; redacted: boolean } {
-  const redacted = redactString(text);
-  const changed = redacted !== text;
-  if (Buffer.byteLength(redacted) <= max) return { output: redacted, truncated: false, redacted: changed };
-  const head = headBytes(redacted, Math.floor(max / 2));
-  const tail = tailBytes(redacted, max - Math.floor(max / 2));
-  const omitted = Math.max(0, total - Buffer.byteLength(head) - Buffer.byteLength(tail));
-  return { output: head + truncationMarker(omitted) + tail, truncated: true, redacted: changed };
+/** One stream as shown, and what was done to it. */
+export interface ShownStream {
+  /** The text: whole, or head + marker + tail. */
+  output: string;
+  /** Whether the middle was dropped. */
+  truncated: boolean;
+  /** How many secrets were replaced. */
+  redactions: number;
 }
 
-/** Joins the shown stdout and stderr (a newline between when stdout does not end with one). */
+/**
+ * One stream as shown: redacted first (so a cut cannot expose part of a secret), then, when more
+ * than `max` bytes were written, `max` bytes in all: the truncation marker (which counts the bytes
+ * over `max`) between the head and tail of what is left, halved, cut on character boundaries.
+ * `total` is what the command wrote (more than `text` when the capture already dropped a middle:
+ * the capture keeps several times `max`, so its own cut points, where part of a secret could sit,
+ * always fall in the middle dropped here).
+ */
+export function buildStreamOutput(text: string, total: number, max: number): ShownStream {
+  const { text: redacted, count } = redactCounted(text);
+  const size = Buffer.byteLength(redacted);
+  // What the command wrote, counted with the secrets already replaced.
+  const written = Math.max(size, total - Buffer.byteLength(text) + size);
+  if (written <= max) return { output: redacted, truncated: false, redactions: count };
+  const marker = truncationMarker(written - max);
+  const budget = Math.max(0, max - Buffer.byteLength(marker));
+  const head = headBytes(redacted, Math.floor(budget / 2));
+  const tail = tailBytes(redacted, budget - Math.floor(budget / 2));
+  return { output: head + marker + tail, truncated: true, redactions: count };
+}
+
+/**
+ * `tool_result.output` laid out as stream-json's bash tool does: `stdout:\n…`, `stderr:\n…` (each
+ * without its trailing newlines, left out when empty) and `exit_code: N` (only when not 0), joined
+ * by newlines, then a note when secrets were redacted; `Command completed with no output.` when
+ * that is nothing.
+ */
+export function formatToolOutput(stdout: string, stderr: string, exitCode: number, redactions = 0): string {
+  const parts: string[] = [];
+  const out = stdout.replace(/[\r\n]+$/, '');
+  const err = stderr.replace(/[\r\n]+$/, '');
+  if (out !== '') parts.push(`stdout:\n${out}`);
+  if (err !== '') parts.push(`stderr:\n${err}`);
+  if (exitCode !== 0) parts.push(`exit_code: ${exitCode}`);
+  if (redactions > 0) parts.push(`[zero] ${redactions} likely secret(s) redacted from this output.`);
+  return parts.length === 0 ? NO_OUTPUT : parts.join('\n');
+}
+
+/** Joins the shown stdout and stderr as a terminal would show them (the text format and `final`). */
 export function joinStreams(stdout: string, stderr: string): string {
   return stdout === '' || stderr === '' || stdout.endsWith('\n') ? stdout + stderr : `${stdout}\n${stderr}`;
 }
@@ -152,7 +187,7 @@ export function denialMeta(denial: SandboxDenial): ToolResultMeta {
   return meta;
 }
 
-function buildMeta(result: RunResult, cwd: string, exitCode: number, shown: { output: string; truncated: boolean }): ToolResultMeta {
+function buildMeta(result: RunResult, cwd: string, exitCode: number, shown: { emitted: number; truncated: boolean }): ToolResultMeta {
   const meta: ToolResultMeta = {
     exit_code: String(exitCode),
     sandbox_wrapped: 'true',
@@ -165,7 +200,9 @@ function buildMeta(result: RunResult, cwd: string, exitCode: number, shown: { ou
     sandbox_network: result.network,
     sandbox_duration_ms: String(result.durationMs),
     raw_bytes: String(result.outputBytes.stdout + result.outputBytes.stderr),
-    emitted_bytes: String(Buffer.byteLength(shown.output)),
+    // The bytes of both streams as shown, and the rough token count of that (4 bytes a token).
+    emitted_bytes: String(shown.emitted),
+    estimated_tokens: String(Math.ceil(shown.emitted / 4)),
   };
   if (shown.truncated) {
     meta.truncated = 'true';
@@ -180,7 +217,9 @@ function buildMeta(result: RunResult, cwd: string, exitCode: number, shown: { ou
   if (result.protectedPathViolations.length > 0) meta.sandbox_protected_path_violations = result.protectedPathViolations.join('\n');
   if (result.scrubbedEnv.length > 0) meta.sandbox_scrubbed_env = result.scrubbedEnv.join('\n');
   if (result.limitsHit !== undefined) meta.sandbox_limits_hit = result.limitsHit.join('\n');
-  const first = result.denials[0];
+  // The reference keys describe one denial: what the sandbox itself refused (a protected path, the
+  // network) before a cap of the run (output kept, timeout).
+  const first = result.denials.find((d) => d.capability.kind !== 'resource_limit') ?? result.denials[0];
   if (first !== undefined) {
     Object.assign(meta, denialMeta(first));
     meta.sandbox_denials = JSON.stringify(result.denials);
@@ -276,15 +315,18 @@ export async function runStreamSession(options: SessionOptions): Promise<number>
   const exitCode = result.protectedPathViolations.length > 0 && result.exitCode === 0 && !result.timedOut ? STREAM_EXIT.failure : buildExitCode(result);
   // runSandboxed already put the shell-style exec failure line ("NAME: command not found") on stderr.
   let stderr = result.stderr;
-  if (result.timedOut) stderr += 'zero-sandbox: the command timed out; the sandbox was killed\n';
   for (const path of result.protectedPathViolations) stderr += `zero-sandbox: sandbox blocked creation of protected workspace metadata path ${path} (removed)\n`;
   const out = buildStreamOutput(result.stdout, result.outputBytes.stdout, max);
   const err = buildStreamOutput(stderr, result.outputBytes.stderr + (Buffer.byteLength(stderr) - Buffer.byteLength(result.stderr)), max);
-  const shown = { output: joinStreams(out.output, err.output), truncated: out.truncated || err.truncated || result.truncated };
-  const redacted = out.redacted || err.redacted;
+  const redactions = out.redactions + err.redactions;
+  let output = formatToolOutput(out.output, err.output, exitCode, redactions);
+  // A timeout is reported as stream-json's bash tool does, with what the command printed until then.
+  if (result.timedOut) output = `Error: Command timed out after ${runOptions.timeoutMs ?? 0}ms.${output === NO_OUTPUT ? '' : `\n${output}`}`;
+  const shown = { emitted: Buffer.byteLength(out.output) + Buffer.byteLength(err.output), truncated: out.truncated || err.truncated || result.truncated };
   const meta = buildMeta(result, resolve(workspace, runOptions.cwd ?? '.'), exitCode, shown);
-  emitter.emit({ type: 'tool_result', id: CALL_ID, name: TOOL, status: exitCode === 0 ? 'ok' : 'error', output: shown.output, truncated: shown.truncated, ...(redacted ? { redacted: true } : {}), meta });
-  emitter.emit({ type: 'final', text: shown.output });
+  emitter.emit({ type: 'tool_result', id: CALL_ID, name: TOOL, status: exitCode === 0 ? 'ok' : 'error', output, truncated: shown.truncated, ...(redactions > 0 ? { redacted: true } : {}), meta });
+  // The final text is the output as a terminal would show it (what the text format prints).
+  emitter.emit({ type: 'final', text: joinStreams(out.output, err.output) });
   emitter.emit({ type: 'run_end', status: exitCode === 0 ? 'success' : 'error', exitCode });
   return exitCode;
 }

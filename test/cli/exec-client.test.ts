@@ -43,17 +43,17 @@ test('the reference flag spellings: -i -o -f -C, --prompt/-p and positional text
   const events = decode(viaFile.stdout);
   assert.equal(events.map((e) => e.type), ['run_start', 'tool_call', 'tool_result', 'final', 'run_end']);
   const [result] = ofType(events, 'tool_result');
-  assert.ok(result!.name === 'bash' && result!.status === 'ok' && result!.output === `from-file\n${workspace}\n`);
+  assert.ok(result!.name === 'bash' && result!.status === 'ok' && result!.output === `stdout:\nfrom-file\n${workspace}`);
   assert.is(ofType(events, 'run_start')[0]!.cwd, workspace);
 
   writeFileSync(join(workspace, 'relative.jsonl'), prompt('echo relative'));
   const relative = await runCli(['exec', '--input-format=stream-json', '--output-format=debug', '--file=relative.jsonl', '--cwd', workspace], { env });
-  assert.is(ofType(decode(relative.stdout), 'tool_result')[0]!.output, 'relative\n', '--file is relative to the workspace');
+  assert.is(ofType(decode(relative.stdout), 'tool_result')[0]!.output, 'stdout:\nrelative', '--file is relative to the workspace');
 
   for (const args of [['-p', 'echo $((40+2))'], ['--prompt=echo $((40+2))'], ['-p=echo', '$((40+2))'], ['echo', '$((40+2))']]) {
     const text = await runCli(['exec', '-o', 'stream-json', '-C', workspace, ...args], { env });
     assert.is(text.code, 0, args.join(' ') + text.stdout + text.stderr);
-    assert.is(ofType(decode(text.stdout), 'tool_result')[0]!.output, '42\n', args.join(' '));
+    assert.is(ofType(decode(text.stdout), 'tool_result')[0]!.output, 'stdout:\n42', args.join(' '));
   }
 });
 
@@ -81,30 +81,41 @@ test('a 200 KiB script runs (it reaches the shell as a descriptor, not argv); th
   const result = await runCli(['exec', '-i', 'stream-json', '-o', 'stream-json', '-C', workspace], { env, input: prompt(script) });
   assert.is(result.code, 0, result.stdout.slice(0, 2000) + result.stderr);
   const [res] = ofType(decode(result.stdout), 'tool_result');
-  assert.is(res!.output, `end ${'s'.repeat(40)} /proc/self/fd/4\n`);
+  assert.is(res!.output, `stdout:\nend ${'s'.repeat(40)} /proc/self/fd/4`);
   const file = join(workspace, 'script.sh');
   writeFileSync(file, `${script}\nread -r line; echo "stdin: $line"\n`);
   const text = await runCli(['exec', '-o', 'stream-json', '-C', workspace, '-f', 'script.sh'], { env, input: 'from the caller\n' });
-  assert.match(String(ofType(decode(text.stdout), 'tool_result')[0]!.output), 'stdin: from the caller\n');
+  assert.match(String(ofType(decode(text.stdout), 'tool_result')[0]!.output), 'stdin: from the caller');
 });
 
-test('70 MB of output: the command is not killed; head and tail of each stream with the marker, truncated true', async () => {
+test('70 MB of output: the command is not killed; head and tail of each stream with the marker, truncated true; a stream-json line carries 10 KiB of it', async () => {
   if (!sandbox) return;
   const { workspace, env } = setup();
   const script = 'echo FIRST; head -c 70000000 /dev/zero | tr "\\0" x; echo; echo LAST; echo "the reason it failed" >&2; exit 3';
+  const written = 6 + 70_000_000 + 1 + 5;
+  // json carries all of tool_result.output: 32 KiB of stdout (head, marker, tail), then stderr and the exit code.
+  const json = await runCli(['exec', '-o', 'json', '-C', workspace, '-p', script], { env, timeoutMs: 120_000 });
+  assert.is(json.code, 3, json.stderr);
+  const record = json.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>).find((r) => r.type === 'tool_result')!;
+  const whole = String(record.output);
+  assert.is(record.truncated, true);
+  assert.ok(whole.startsWith('stdout:\nFIRST\nxxx'));
+  assert.match(whole, `\n[zero] output truncated: ${written - 32 * 1024} bytes omitted from the middle — `);
+  assert.ok(whole.endsWith('xxx\nLAST\nstderr:\nthe reason it failed\nexit_code: 3'), whole.slice(-200));
+  assert.is(Buffer.byteLength(whole), 'stdout:\n'.length + 32 * 1024 - 1 + '\nstderr:\nthe reason it failed\nexit_code: 3'.length, 'the stream budget holds the marker; its last newline is trimmed');
+
   const result = await runCli(['exec', '-o', 'stream-json', '-C', workspace, '--keep-output', '-p', script], { env, timeoutMs: 120_000 });
   assert.is(result.code, 3, result.stderr);
   const events = decode(result.stdout);
   const [res] = ofType(events, 'tool_result');
   const output = String(res!.output);
   assert.is(res!.truncated, true);
-  assert.ok(output.startsWith('FIRST\nxxx'));
-  assert.match(output, /\n\[zero\] output truncated: \d+ bytes omitted from the middle — /);
-  assert.ok(output.endsWith('xxx\nLAST\nthe reason it failed\n'), output.slice(-200));
+  assert.ok(output.startsWith('stdout:\nFIRST\nxxx'));
+  assert.ok(output.endsWith('xxx\n[truncated]'), output.slice(-200));
+  assert.is(Buffer.byteLength(output), 10 * 1024 + '\n[truncated]'.length);
   const meta = res!.meta as Record<string, string>;
-  assert.ok(meta.exit_code === '3' && meta.truncated === 'true' && meta.raw_bytes === String(6 + 70_000_000 + 1 + 5 + 21));
-  assert.ok(Buffer.byteLength(output) < 64 * 1024);
-  assert.is(statSync(meta.spill_path!).size, 6 + 70_000_000 + 1 + 5 + 21, 'all of it was kept on request');
+  assert.ok(meta.exit_code === '3' && meta.truncated === 'true' && meta.raw_bytes === String(written + 21));
+  assert.is(statSync(meta.spill_path!).size, written + 21, 'all of it was kept on request');
   rmSync(dirname(meta.spill_path!), { recursive: true });
   assert.equal(ofType(events, 'run_end')[0], { schemaVersion: 2, type: 'run_end', runId: events[0]!.runId, status: 'error', exitCode: 3 });
 });

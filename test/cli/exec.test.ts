@@ -134,10 +134,10 @@ test('run --output-format stream-json: a successful and a failing command, every
   assert.equal(call!.args, { command: "/bin/echo 'hello world'" });
   const [res] = only(events, 'tool_result');
   assert.is(res!.status, 'ok');
-  assert.is(res!.output, 'hello world\n');
+  assert.is(res!.output, 'stdout:\nhello world');
   assert.equal({ ...res!.meta, sandbox_duration_ms: '0' }, {
     exit_code: '0', sandbox_wrapped: 'true', sandbox_backend: 'linux-native', sandbox_target_backend: 'linux-native', sandbox_enforcement_level: 'native',
-    sandbox_requires_platform: 'true', sandbox_cwd: workspace, sandbox_network: 'deny', sandbox_duration_ms: '0', raw_bytes: '12', emitted_bytes: '12',
+    sandbox_requires_platform: 'true', sandbox_cwd: workspace, sandbox_network: 'deny', sandbox_duration_ms: '0', raw_bytes: '12', emitted_bytes: '12', estimated_tokens: '3',
   });
   assert.is(res!.name, 'bash');
 
@@ -145,7 +145,7 @@ test('run --output-format stream-json: a successful and a failing command, every
   assert.is(fail.code, 7);
   const failed = parseOutputStream(fail.stdout);
   const [bad] = only(failed, 'tool_result');
-  assert.ok(bad!.status === 'error' && bad!.output === 'out\nerr\n' && bad!.meta?.exit_code === '7');
+  assert.ok(bad!.status === 'error' && bad!.output === 'stdout:\nout\nstderr:\nerr\nexit_code: 7' && bad!.meta?.exit_code === '7');
   assert.equal(only(failed, 'run_end')[0], { schemaVersion: 2, type: 'run_end', runId: failed[0]!.runId, status: 'error', exitCode: 7 });
   assert.is(fail.stderr, '');
 });
@@ -170,7 +170,7 @@ test('run --output-format stream-json: the engine is in front — a network comm
     const [decision] = only(answered, 'permission_decision');
     assert.ok(decision!.action === 'allow' && decision!.permissionGranted);
     const [ok] = only(answered, 'tool_result');
-    assert.is(ok!.output, 'CONNECTED\n', 'control: the same command connects once the prompt is answered');
+    assert.is(ok!.output, 'stdout:\nCONNECTED', 'control: the same command connects once the prompt is answered');
     assert.is(ok!.meta?.sandbox_network, 'allow');
     assert.is(server.connections(), 1);
   } finally {
@@ -232,7 +232,7 @@ test('exec: events combined in order into one script, run sandboxed in the works
   const [call] = only(events, 'tool_call');
   assert.equal(call, { schemaVersion: 2, type: 'tool_call', runId: events[0]!.runId, id: 'call_1', name: 'bash', args: { command: 'echo one\n\necho two > out.txt\ncat out.txt' }, sideEffect: 'shell' });
   const [res] = only(events, 'tool_result');
-  assert.ok(res!.status === 'ok' && res!.output === 'one\ntwo\n' && res!.truncated === false);
+  assert.ok(res!.status === 'ok' && res!.output === 'stdout:\none\ntwo' && res!.truncated === false);
   assert.ok(res!.meta?.sandbox_backend === 'linux-native' && res!.meta.sandbox_network === 'deny' && res!.meta.sandbox_enforcement_level === 'native' && res!.meta.exit_code === '0');
   assert.is(readFileSync(join(workspace, 'out.txt'), 'utf8'), 'two\n');
   assert.is(only(events, 'run_start')[0]!.cwd, workspace);
@@ -245,7 +245,7 @@ test('exec: a failing command reports status error and its exit code', async () 
   assert.is(result.code, 5);
   const events = parseOutputStream(result.stdout);
   const [res] = only(events, 'tool_result');
-  assert.ok(res!.status === 'error' && res!.output === 'bad\n' && res!.meta?.exit_code === '5');
+  assert.ok(res!.status === 'error' && res!.output === 'stderr:\nbad\nexit_code: 5' && res!.meta?.exit_code === '5');
   assert.equal(only(events, 'run_end')[0]!.status, 'error');
   assert.equal(only(events, 'run_end')[0]!.exitCode, 5);
 });
@@ -336,7 +336,7 @@ test('a client written against the protocol document drives a full run, and sees
   assert.ok(ok.runId.startsWith('run_'));
   assert.equal(ok.types, ['run_start', 'tool_call', 'tool_result', 'final', 'run_end']);
   assert.is(ok.calls.get('call_1')?.name, 'bash');
-  assert.equal(ok.results.map((r) => [r.id, r.status, r.output]), [['call_1', 'ok', `42\n${workspace}\n`]]);
+  assert.equal(ok.results.map((r) => [r.id, r.status, r.output]), [['call_1', 'ok', `stdout:\n42\n${workspace}`]]);
   assert.is(ok.finalText, `42\n${workspace}\n`);
   assert.ok(ok.status === 'success' && ok.exitCode === 0 && ok.processExit === 0);
 

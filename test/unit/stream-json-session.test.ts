@@ -7,13 +7,14 @@ import { SandboxError } from '../../lib/errors.js';
 import type { RunOptions, SandboxCommand } from '../../lib/sandbox/options.js';
 import type { RunResult } from '../../lib/sandbox/run.js';
 import { StreamEmitter } from '../../lib/stream-json/emitter.js';
-import { createSink, createTextSink } from '../../lib/stream-json/formats.js';
+import { capStreamJsonOutput, createSink, createTextSink, STREAM_JSON_OUTPUT_LIMIT } from '../../lib/stream-json/formats.js';
+import { redactString } from '../../lib/redact.js';
 import { protectedPathDenial } from '../../lib/sandbox/denials.js';
 import { OutputEventSchema, type OutputEvent } from '../../lib/stream-json/schema.js';
 import { buildPermissionDecisionEvent, buildPermissionRequestEvent } from '../../lib/policy/approval.js';
 import { formatBlockError } from '../../lib/policy/authorize.js';
 import type { Decision, Request } from '../../lib/policy/schema.js';
-import { buildStreamOutput, DEFAULT_MAX_OUTPUT_BYTES, runStreamSession, STREAM_EXIT, type ShellAuthorizer } from '../../lib/stream-json/session.js';
+import { buildStreamOutput, DEFAULT_MAX_OUTPUT_BYTES, formatToolOutput, runStreamSession, STREAM_EXIT, type ShellAuthorizer } from '../../lib/stream-json/session.js';
 
 const WS = '/ws';
 
@@ -92,12 +93,13 @@ test('allow: run_start, tool_call, tool_result with sandbox facts, final, run_en
   assert.ok(res.type === 'tool_result');
   if (res.type !== 'tool_result') return;
   assert.is(res.status, 'ok');
-  assert.is(res.output, 'hello\n');
+  assert.is(res.output, 'stdout:\nhello');
   assert.is(res.name, 'bash');
   assert.equal(res.meta, {
     exit_code: '0', sandbox_wrapped: 'true', sandbox_backend: 'linux-native', sandbox_target_backend: 'linux-native', sandbox_enforcement_level: 'native',
-    sandbox_requires_platform: 'true', sandbox_cwd: WS, sandbox_network: 'deny', sandbox_duration_ms: '5', raw_bytes: '6', emitted_bytes: '6',
+    sandbox_requires_platform: 'true', sandbox_cwd: WS, sandbox_network: 'deny', sandbox_duration_ms: '5', raw_bytes: '6', emitted_bytes: '6', estimated_tokens: '2',
   });
+  assert.equal(events[3], { schemaVersion: 2, type: 'final', runId: 'run_test', text: 'hello\n' }, 'final is the output as a terminal shows it');
   assert.equal(events[1], { schemaVersion: 2, type: 'tool_call', runId: 'run_test', id: 'call_1', name: 'bash', args: { command: 'echo hello' }, sideEffect: 'shell' });
   assert.equal(events.at(-1), { schemaVersion: 2, type: 'run_end', runId: 'run_test', status: 'success', exitCode: 0 });
   assert.is(finished(), 1);
@@ -162,13 +164,15 @@ test('deny: permission_decision with action deny and the block, then an error re
   assert.is(res.output, 'Sandbox block [outside_workspace] for bash at /etc/passwd: /etc/passwd is outside the workspace. The command did not run.');
 });
 
-test('a failing command: status error, its exit code in meta and run_end, stderr after stdout', async () => {
+test('a failing command: status error, its exit code in meta and run_end; output laid out as stdout:, stderr:, exit_code:', async () => {
   const { emitter, events } = recorder();
-  const { runner } = fakeRunner(result({ exitCode: 3, stdout: 'partial', stderr: 'boom\n' }));
+  const { runner } = fakeRunner(result({ exitCode: 3, stdout: 'partial', stderr: 'boom\n\n' }));
   const code = await runStreamSession({ emitter, command: 'false', display: 'false', workspace: WS, runOptions: {}, runner });
   assert.is(code, 3);
   const res = events.find((e) => e.type === 'tool_result')!;
-  assert.ok(res.type === 'tool_result' && res.status === 'error' && res.output === 'partial\nboom\n' && res.meta?.exit_code === '3');
+  assert.ok(res.type === 'tool_result' && res.status === 'error' && res.meta?.exit_code === '3');
+  if (res.type !== 'tool_result') return;
+  assert.is(res.output, 'stdout:\npartial\nstderr:\nboom\nexit_code: 3');
   assert.equal(events.at(-1), { schemaVersion: 2, type: 'run_end', runId: 'run_test', status: 'error', exitCode: 3 });
 });
 
@@ -218,9 +222,12 @@ test('output beyond the bound keeps head and tail around the marker, after redac
   assert.is(res.truncated, true);
   assert.is(res.redacted, true);
   assert.is(res.meta?.truncated, 'true');
-  assert.ok(res.output!.startsWith(`${'x'.repeat(200)} [REDACTED] yyy`));
-  assert.ok(res.output!.endsWith(`yyy [REDACTED] ${'z'.repeat(200)}\n`));
-  assert.match(res.output!, /\n\[zero\] output truncated: \d+ bytes omitted from the middle — /);
+  assert.ok(res.output!.startsWith(`stdout:\n${'x'.repeat(150)}`), res.output);
+  assert.ok(res.output!.endsWith(`${'z'.repeat(150)}\n[zero] 2 likely secret(s) redacted from this output.`), res.output);
+  // The budget holds the marker too; N counts the bytes over the budget (after redaction).
+  const redactedSize = Buffer.byteLength(redactString(stdout));
+  assert.match(res.output!, `\n[zero] output truncated: ${redactedSize - 512} bytes omitted from the middle — `);
+  assert.is(Buffer.byteLength(buildStreamOutput(stdout, stdout.length, 512).output), 512, 'the shown stream is exactly the budget');
   assert.not.ok(JSON.stringify(events).includes('sk-abcdefghij'));
 });
 
@@ -308,6 +315,53 @@ test('text format: a deny names the decision reason of the engine', async () => 
   const emitter = new StreamEmitter(createTextSink({ stdout: () => undefined, stderr: (t) => void err.push(t) }, 'zero-sandbox exec'), 'run_t');
   await runStreamSession({ emitter, command: 'x', display: 'x', workspace: WS, runOptions: {}, runner: fakeRunner(result()).runner, authorize: fakeAuthorizer(OUTSIDE_DENY).authorize });
   assert.is(err[0], '[permission] bash deny: /etc/passwd is outside the workspace\n');
+});
+
+test('output layout: nothing printed, only an exit code, only stderr, a timeout with partial output', async () => {
+  assert.is(formatToolOutput('', '', 0), 'Command completed with no output.');
+  assert.is(formatToolOutput('\r\n', '', 0), 'Command completed with no output.');
+  assert.is(formatToolOutput('', '', 2), 'exit_code: 2');
+  assert.is(formatToolOutput('', 'warn\n', 0), 'stderr:\nwarn');
+  assert.is(formatToolOutput('a\n\nb\n', 'c', 1), 'stdout:\na\n\nb\nstderr:\nc\nexit_code: 1');
+  const { emitter, events } = recorder();
+  const { runner } = fakeRunner(result({ exitCode: null, signal: 'SIGKILL', timedOut: true, stdout: 'started\n' }));
+  assert.is(await runStreamSession({ emitter, command: 'sleep 9', display: 'sleep 9', workspace: WS, runOptions: { timeoutMs: 1500 }, runner }), 124);
+  const res = events.find((e) => e.type === 'tool_result')!;
+  assert.ok(res.type === 'tool_result' && res.status === 'error');
+  if (res.type !== 'tool_result') return;
+  assert.is(res.output, 'Error: Command timed out after 1500ms.\nstdout:\nstarted\nexit_code: 124');
+  assert.is(res.meta?.sandbox_timed_out, 'true');
+});
+
+test('a stream-json line carries at most 10 KiB of tool_result.output, cut on a character boundary, then \\n[truncated]; json carries all', async () => {
+  const stdout = `${'é'.repeat(9000)}TAIL`;
+  const lines: Record<string, string[]> = { 'stream-json': [], json: [] };
+  for (const format of ['stream-json', 'json'] as const) {
+    const emitter = new StreamEmitter(createSink(format, { stdout: (t) => void lines[format]!.push(t), stderr: () => undefined }, 'x'), 'run_t');
+    await runStreamSession({ emitter, command: 'x', display: 'x', workspace: WS, runOptions: {}, runner: fakeRunner(result({ stdout })).runner });
+  }
+  const event = lines['stream-json']!.map((l) => JSON.parse(l) as OutputEvent).find((e) => e.type === 'tool_result')!;
+  assert.ok(event.type === 'tool_result');
+  if (event.type !== 'tool_result') return;
+  assert.is(event.truncated, true);
+  assert.ok(event.output!.endsWith('\n[truncated]'));
+  const kept = event.output!.slice(0, -'\n[truncated]'.length);
+  assert.ok(Buffer.byteLength(kept) <= STREAM_JSON_OUTPUT_LIMIT && Buffer.byteLength(kept) > STREAM_JSON_OUTPUT_LIMIT - 2);
+  assert.ok(/^stdout:\n(?:é)+$/u.test(kept), 'whole characters only');
+  const record = lines.json!.map((l) => JSON.parse(l) as Record<string, unknown>).find((r) => r.type === 'tool_result')!;
+  assert.is(record.output, `stdout:\n${stdout}`);
+  assert.is(record.truncated, undefined);
+  const small = { schemaVersion: 2 as const, type: 'tool_result' as const, runId: 'r', id: 'c', status: 'ok' as const, output: 'x'.repeat(STREAM_JSON_OUTPUT_LIMIT), truncated: false };
+  assert.is(capStreamJsonOutput(small), small, 'exactly the limit is carried whole');
+});
+
+test('text format: the command output on stdout as a terminal shows it', async () => {
+  const out: string[] = [];
+  const err: string[] = [];
+  const emitter = new StreamEmitter(createTextSink({ stdout: (t) => void out.push(t), stderr: (t) => void err.push(t) }, 'zero-sandbox exec'), 'run_t');
+  await runStreamSession({ emitter, command: 'x', display: 'x', workspace: WS, runOptions: {}, runner: fakeRunner(result({ stdout: 'one\n', stderr: 'two\n', exitCode: 1 })).runner });
+  assert.equal(out, ['one\ntwo\n']);
+  assert.equal(err, []);
 });
 
 test.run();
