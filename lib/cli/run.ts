@@ -149,6 +149,10 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   if (exit.limitsHit?.includes('processes') === true) {
     io.stderr('zero-sandbox run: the command reached the process cap (limits.processes); forks were refused. Raise it with --limit-processes N\n');
   }
+  if (exit.networkRefusals !== undefined) {
+    const sends = `${exit.networkRefusals} network send${exit.networkRefusals === 1 ? '' : 's'}`;
+    io.stderr(`zero-sandbox run: the sandbox refused ${sends} to addresses outside it (the network is denied); allow it with --network allow\n`);
+  }
   if (exit.timedOut) {
     io.stderr(`zero-sandbox run: timed out after ${timeout} s; the sandbox was killed\n`);
     return 124;

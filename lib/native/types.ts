@@ -30,6 +30,8 @@ export interface NativeExit {
   execErrno: number;
   /** False when the sandbox was killed before the command finished. */
   commandExited: boolean;
+  /** Packets the sandbox's network namespace had no route for while the command ran (Linux; absent when none). */
+  noRouteSends?: number;
   /**
    * Output of a stream spawned with 'capture' (UTF-8 decoded): all of it, or past `maxBuffer` its
    * head (cut on a character boundary), with the tail in `stdoutTail`/`stderrTail`.

@@ -94,3 +94,18 @@ export function processCapDenial(): SandboxDenial {
     nextAction: 'change_command',
   };
 }
+
+/**
+ * A denial for network access the sandbox refused: with the network denied, `sends` packets the
+ * command sent (connects, datagrams, name lookups to a resolver off loopback) had no route out of
+ * its network namespace. The kernel counts them; which host was asked is not known.
+ */
+export function networkDenial(sends: number): SandboxDenial {
+  return {
+    capability: { kind: 'external_network' },
+    source: 'platform_sandbox',
+    reason: `the sandbox refused ${sends} network send${sends === 1 ? '' : 's'} to addresses outside it (network: deny); allow it with network: 'allow' (--network allow) or an approval`,
+    recoverable: true,
+    nextAction: 'request_approval',
+  };
+}

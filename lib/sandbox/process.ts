@@ -45,6 +45,11 @@ export interface SandboxExit {
   protectedPathViolations: string[];
   /** Caps the command ran into (`processes`: a fork was refused), when the kernel tells. */
   limitsHit?: string[];
+  /**
+   * With the network denied: how many packets the command sent that had no route out of the
+   * sandbox's network namespace (the kernel's count; see native/linux/net_counters.h).
+   */
+  networkRefusals?: number;
   /** The same with the reason for each (RunResult turns them into `protected_metadata` denials). */
   protectedPathDetails?: ProtectedPathViolation[];
 }
@@ -323,6 +328,8 @@ export class SandboxedProcess extends EventEmitter<SandboxedProcessEvents> {
         protectedPathDetails: violations,
       };
       if (pids?.hit() === true) exit.limitsHit = ['processes'];
+      // Only a denied network means these packets were refused by the sandbox.
+      if (this.network === 'deny' && raw.noRouteSends !== undefined && raw.noRouteSends > 0) exit.networkRefusals = raw.noRouteSends;
       pids?.remove();
       if (raw.execErrno !== 0) {
         const code = Object.entries(constants.errno).find(([, value]) => value === raw.execErrno)?.[0] ?? `errno ${raw.execErrno}`;

@@ -10,7 +10,7 @@ import { normalizeCommand, validateOptions, type RunOptions, type SandboxCommand
 import { execFailureMessage, startSandboxed, type CapturedOutput, type CapturedStream, type SandboxExit } from './process.js';
 import { runOnPlatform } from './platforms.js';
 import { truncationMarker } from './truncation.js';
-import { outputCapDenial, protectedPathDenial, timeoutDenial, processCapDenial, type SandboxDenial } from './denials.js';
+import { networkDenial, outputCapDenial, protectedPathDenial, timeoutDenial, processCapDenial, type SandboxDenial } from './denials.js';
 
 /** What runSandboxed resolves with. */
 export interface RunResult {
@@ -138,6 +138,7 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
   }
   if (exit.timedOut && options.timeoutMs !== undefined) denials.push(timeoutDenial(options.timeoutMs));
   if (exit.limitsHit?.includes('processes') === true) denials.push(processCapDenial());
+  if (exit.networkRefusals !== undefined) denials.push(networkDenial(exit.networkRefusals));
   const result: RunResult = {
     exitCode: exit.exitCode,
     signal: exit.signal,

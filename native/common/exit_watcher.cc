@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Exit watching with a pidfd polled by libuv (see exit_watcher.h for why only the kernel decides).
 // The init's report records are {type, value}: 1 = exec of the command failed (errno), 2 = the
-// command exited (wait status), 3 = a prewarmed launch failed (errno).
+// command exited (wait status), 3 = a prewarmed launch failed (errno), 4 = packets the sandbox had
+// no route for while the command ran (a count; see native/linux/net_counters.h).
 #include "common/exit_watcher.h"
 
 #include <errno.h>
@@ -25,6 +26,7 @@ namespace {
 constexpr int32_t kReportExecFailed = 1;
 constexpr int32_t kReportExited = 2;
 constexpr int32_t kReportLaunchFailed = 3;
+constexpr int32_t kReportNoRoute = 4;
 
 // The init's exit code for a wait status (init_main.cc ExitCodeFor): the code, or 128+N.
 int ExitCodeFor(int status) {
@@ -162,6 +164,7 @@ ReportRecords Registry::DrainReport(Watch* watch) {
     if (n < 0 && errno == EINTR) continue;
     if (n != static_cast<ssize_t>(sizeof record)) break;  // EOF, EAGAIN or a torn record
     if (record[0] == kReportExecFailed || record[0] == kReportLaunchFailed) records.exec_errno = record[1];
+    if (record[0] == kReportNoRoute && record[1] > 0) records.no_route = record[1];
     if (record[0] == kReportExited) {
       records.has_status = true;
       records.status = record[1];
@@ -225,6 +228,8 @@ Napi::Object Registry::BuildExit(Watch* watch, const InitEnd& end, const ReportR
   }
   result.Set("execErrno", Napi::Number::New(env, exec_errno));
   result.Set("commandExited", Napi::Boolean::New(env, agrees));
+  // Written by the init (the command cannot reach the pipe); a count, believed as such.
+  if (report.no_route > 0) result.Set("noRouteSends", Napi::Number::New(env, report.no_route));
   const char* names[2] = {"stdout", "stderr"};
   for (int i = 0; i < 2; ++i) {
     Capture& capture = watch->captures[i];

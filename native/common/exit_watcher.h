@@ -43,6 +43,7 @@ struct ReportRecords {
   bool has_status = false;
   int status = 0;       // the command's wait status, as the init saw it
   int exec_errno = 0;   // errno of a failed exec or launch, or 0
+  int no_route = 0;     // packets the sandbox's network namespace had no route for, or 0
 };
 
 struct Watch {

@@ -25,6 +25,7 @@
 
 #include "linux/init_sys.h"
 #include "linux/launch_message.h"
+#include "linux/net_counters.h"
 
 namespace {
 
@@ -34,6 +35,7 @@ constexpr int kControlFd = 4;
 constexpr int32_t kReportExecFailed = 1;  // value: errno of the exec
 constexpr int32_t kReportExited = 2;      // value: the command's wait status
 constexpr int32_t kReportLaunchFailed = 3;  // value: errno of receiving or applying the launch
+constexpr int32_t kReportNoRoute = 4;  // value: packets the sandbox had no route for (net_counters.h)
 
 constexpr int kEnoent = 2, kEintr = 4, kEnomem = 12, kEacces = 13, kEnotdir = 20,
               kEinval = 22, kEnoexec = 8, kEchild = 10, kEproto = 71, kEconnreset = 104;
@@ -268,6 +270,8 @@ int Main(int argc, char** argv, char** envp) {
 
   char** command = argv + 1;
   bool warm = Equal(argv[1], "--warm");
+  // Before any process of the command exists: what the network namespace counted so far.
+  long no_routes_before = net_counters::NoRoutes();
 
   // Every signal stays blocked in the init; the ones it acts on are read from a signalfd. (A
   // pid namespace's init would drop unhandled signals, but blocked ones are queued.)
@@ -354,6 +358,12 @@ int Main(int argc, char** argv, char** envp) {
     if (done || reaped) continue;
     long pid = SYS(wait4, -1, 0, 0, 0);
     if (pid == -kEchild || (pid < 0 && pid != -kEintr)) done = true;
+  }
+  // Every other process of the sandbox is gone: what the command's sends added to the count.
+  long no_routes_after = no_routes_before < 0 ? -1 : net_counters::NoRoutes();
+  if (no_routes_after > no_routes_before) {
+    long added = no_routes_after - no_routes_before;
+    Report(kReportNoRoute, static_cast<int32_t>(added > 0x7fffffff ? 0x7fffffff : added));
   }
   Report(kReportExited, status);
   return ExitCodeFor(status);
