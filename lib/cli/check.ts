@@ -3,7 +3,9 @@
 import { resolve } from 'node:path';
 
 import { resolveScope, deriveScope } from '../policy/grant-match.js';
+import { allowHint } from '../policy/authorize.js';
 import { openCliEngine } from '../policy/cli-support.js';
+import { FILE_MUTATION_TOOLS, SHELL_TOOLS } from '../policy/constants.js';
 import { buildCheckReport, formatCheckText } from '../policy/report.js';
 import type { Grant } from '../policy/schema.js';
 import { flagBool, flagString, parseArgs, UsageError } from './args.js';
@@ -18,7 +20,8 @@ matching grant.
 
 Options:
   --side-effect S   read, write, shell, network or none; default: shell with --command (as
-                    \`run\` evaluates a command), else read
+                    \`run\` evaluates a command) or for a shell tool (bash), write for a file
+                    tool that changes files (write_file, edit_file, apply_patch), else read
   --path P          the path argument of the request
   --command CMD     the shell command of the request
   --reason T        the tool's reason text
@@ -49,7 +52,7 @@ export async function runCheck(argv: string[], io: CliIo): Promise<number> {
   if (tool === '') throw new UsageError('tool name is required: zero-sandbox check <tool> [flags]');
   if (!/^[A-Za-z0-9._-]+$/.test(tool)) throw new UsageError(`invalid tool name "${tool}" (letters, digits, ".", "_" and "-" only)`);
   // A command is evaluated as `run` evaluates it: a shell request.
-  const sideEffect = flagString(args, 'side-effect') ?? (flagString(args, 'command') !== undefined ? 'shell' : 'read');
+  const sideEffect = flagString(args, 'side-effect') ?? defaultSideEffect(tool, flagString(args, 'command') !== undefined);
   if (!SIDE_EFFECTS.includes(sideEffect)) throw new UsageError(`--side-effect must be one of ${SIDE_EFFECTS.join(', ')}, not "${sideEffect}"`);
   const path = flagString(args, 'path');
   if (path !== undefined && path.trim() === '') throw new UsageError('--path requires a non-empty path');
@@ -78,6 +81,18 @@ export async function runCheck(argv: string[], io: CliIo): Promise<number> {
     grant,
     grantsError,
   });
-  io.stdout(flagBool(args, 'json') ? `${JSON.stringify(report, null, 2)}\n` : formatCheckText(report));
+  if (flagBool(args, 'json')) {
+    io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+    return 0;
+  }
+  // What would let a refused or prompting request through, as `run` says it.
+  const hint = decision.action === 'allow' ? '' : allowHint(decision, 'cli', true);
+  io.stdout(`${formatCheckText(report)}${hint === '' ? '' : `${hint}\n`}`);
   return 0;
+}
+
+/** The side effect a tool's request has when --side-effect is not given, as the engine's callers send it. */
+function defaultSideEffect(tool: string, hasCommand: boolean): string {
+  if (hasCommand || SHELL_TOOLS.has(tool)) return 'shell';
+  return FILE_MUTATION_TOOLS.has(tool) ? 'write' : 'read';
 }

@@ -69,4 +69,27 @@ test('check evaluates --command as a shell request, as run does; no foreign flag
   }
 });
 
+test('check: a file tool that changes files defaults to a write, a shell tool to a shell request; a refusal or prompt names what allows it', async () => {
+  const p = makeCliPlace();
+  try {
+    const opts = { env: p.env, cwd: p.ws };
+    const escape = await runCli(['check', 'write_file', '--path', '../x'], opts);
+    assert.is(escape.code, 0, escape.stderr);
+    assert.match(escape.stdout, 'block: [outside_workspace] Writing to ../x requires access outside the workspace.');
+    assert.match(escape.stdout, '\nto allow it: --allow-write DIR (or --workspace)\n');
+    const outside = await runCli(['check', 'edit_file', '--path', '/elsewhere/a.txt'], opts);
+    assert.match(outside.stdout, 'decision: prompt');
+    assert.match(outside.stdout, '\nto allow it: --allow-write DIR (or --workspace), or answer "once", "session" or "always" at the prompt\n');
+    const network = await runCli(['check', 'bash', '--command', 'curl https://example.com'], opts);
+    assert.match(network.stdout, '\nto allow it: --network allow, or answer "once", "session" or "always" at the prompt\n');
+    const shell = await runCli(['check', 'bash', '--json'], opts);
+    assert.equal(JSON.parse(shell.stdout).decision.risk.categories, ['shell'], 'bash with no flag is a shell request');
+    const inside = await runCli(['check', 'write_file', '--path', 'a.txt'], opts);
+    assert.match(inside.stdout, 'decision: allow\nreason: workspace write is allowed');
+    assert.not.match(inside.stdout, 'to allow it');
+  } finally {
+    p.cleanup();
+  }
+});
+
 test.run();
