@@ -27,7 +27,9 @@ Options:
   -p, --prompt TEXT             the script, as a flag (text input only; repeatable, joined by spaces)
   -C, --cwd DIR                 workspace directory (default: the current directory)
       --workspace DIR           the same as --cwd
-      --add-dir DIR             also allow writes in DIR (repeatable)
+      --add-dir DIR             also allow writes in DIR (repeatable; --allow-write is the same)
+      --network deny|allow      network access (default: deny; allow answers the network prompt,
+                                still sandboxed)
       --permission-mode MODE    ask (default), auto or unsafe
       --skip-permissions-unsafe the same as --permission-mode unsafe: prompts are approved (hard
                                 denies still hold, and everything still runs sandboxed)
@@ -67,6 +69,8 @@ const FLAGS: FlagSpec[] = [
   { name: 'cwd', short: 'C', type: 'string' },
   { name: 'workspace', type: 'string' },
   { name: 'add-dir', type: 'list' },
+  { name: 'allow-write', type: 'list' },
+  { name: 'network', type: 'string' },
   { name: 'permission-mode', type: 'string' },
   { name: 'skip-permissions-unsafe', type: 'boolean' },
   { name: 'timeout', type: 'string' },
@@ -112,6 +116,7 @@ interface ParsedExec {
   workspaceFlag?: string;
   timeoutMs?: number;
   maxOutputBytes?: number;
+  network?: 'deny' | 'allow';
   addDirs: string[];
   keepOutput: boolean;
   permissionMode?: 'auto' | 'ask' | 'unsafe';
@@ -131,7 +136,10 @@ function parseExec(argv: string[]): ParsedExec | 'help' {
   const cwd = flagString(args, 'cwd');
   const workspace = flagString(args, 'workspace');
   if (cwd !== undefined && workspace !== undefined && cwd !== workspace) throw new UsageError('give either -C/--cwd or --workspace, not both');
-  const parsed: ParsedExec = { input, format, addDirs: flagList(args, 'add-dir'), keepOutput: flagBool(args, 'keep-output'), warnings: [] };
+  const parsed: ParsedExec = { input, format, addDirs: [...flagList(args, 'add-dir'), ...flagList(args, 'allow-write')], keepOutput: flagBool(args, 'keep-output'), warnings: [] };
+  const network = flagString(args, 'network');
+  if (network !== undefined && network !== 'deny' && network !== 'allow') throw new UsageError(`--network must be deny or allow, not "${network}"`);
+  if (network !== undefined) parsed.network = network;
   if (input === 'stream-json' && words.join(' ').trim() !== '') {
     throw new UsageError('stream-json input does not accept script text as arguments or --prompt: send it as input events on standard input or with --file');
   }
@@ -202,6 +210,7 @@ export async function runExec(argv: string[], io: CliIo): Promise<number> {
     ...(parsed.workspace === undefined ? {} : { workspace: parsed.workspace, workspaceFlag: parsed.workspaceFlag }),
     ...(parsed.timeoutMs === undefined ? {} : { timeoutMs: parsed.timeoutMs }),
     ...(parsed.maxOutputBytes === undefined ? {} : { maxOutputBytes: parsed.maxOutputBytes }),
+    ...(parsed.network === undefined ? {} : { network: parsed.network }),
     ...(parsed.permissionMode === undefined ? {} : { permissionMode: parsed.permissionMode }),
   });
 }

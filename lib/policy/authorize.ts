@@ -43,8 +43,12 @@ export interface AuthorizeOptions {
   onPermissionRequest?: (prompt: PermissionPrompt) => ApprovalAnswer | string | Promise<ApprovalAnswer | string>;
   /** Receives `permission_request` / `permission_decision` events. */
   onPermissionEvent?: (event: PermissionEvent) => void;
-  /** Who reads the errors: hints name CLI flags (`cli`) or API options and answers (`api`, default). */
-  surface?: 'cli' | 'api';
+  /**
+   * Who reads the errors: hints name CLI flags and the terminal's answers (`cli`), the flags of a
+   * CLI run with no terminal to ask (`headless`: exec, run with a structured output format), or API
+   * options and answers (`api`, default).
+   */
+  surface?: HintSurface;
   /** Tool call id used in events (default `call_1`). */
   callId?: string;
   signal?: AbortSignal;
@@ -68,21 +72,27 @@ export function formatBlockError(decision: Decision, toolName: string): string {
   return `Sandbox block [${b.code}] for ${b.toolName ?? toolName}${b.path !== undefined ? ` at ${b.path}` : ''}: ${b.reason}`;
 }
 
+/** Who reads a denial: the CLI on a terminal, the CLI with no terminal to ask, or the API. */
+export type HintSurface = 'cli' | 'headless' | 'api';
+
 /** What would allow a prompt or deny, for the error message: a flag, an option or an answer. */
-export function allowHint(decision: Decision, surface: 'cli' | 'api', interactive: boolean): string {
-  const answer = surface === 'cli'
-    ? interactive ? 'answer "once", "session" or "always" at the prompt' : 'run it from a terminal to be asked'
-    : 'answer "allow", "allow_for_session" or "always_allow" from onPermissionRequest';
+export function allowHint(decision: Decision, surface: HintSurface, interactive: boolean): string {
+  const answer = surface === 'api'
+    ? 'answer "allow", "allow_for_session" or "always_allow" from onPermissionRequest'
+    : surface === 'headless'
+      ? 'answer "always" to it once in `zero-sandbox run` on a terminal (stored in the grants file)'
+      : interactive ? 'answer "once", "session" or "always" at the prompt' : 'run it from a terminal to be asked';
+  const cli = surface !== 'api';
   const block = decision.block;
   if (decision.action === 'prompt' && decision.reason === REASON_NETWORK_BLOCKED && block === undefined) {
-    return surface === 'cli' ? `to allow it: --network allow, or ${answer}` : `to allow it: network: 'allow', or ${answer}`;
+    return cli ? `to allow it: --network allow, or ${answer}` : `to allow it: network: 'allow', or ${answer}`;
   }
   if (block?.code === 'persistent_deny') return `a stored deny grant matched; remove it with \`zero-sandbox grants revoke ${block.toolName ?? 'TOOL'}\``;
   if (block?.code === 'outside_workspace' && block.path !== undefined) {
-    const flag = surface === 'cli' ? `--allow-write DIR (or --workspace)` : `allowWrite: [DIR] (or workspace)`;
+    const flag = cli ? `--allow-write DIR (or --workspace)` : `allowWrite: [DIR] (or workspace)`;
     return block.recoverable ? `to allow it: ${flag}, or ${answer}` : `to allow it: ${flag}`;
   }
-  if (block?.code === 'network') return surface === 'cli' ? 'to allow it: --network allow' : "to allow it: network: 'allow'";
+  if (block?.code === 'network') return cli ? 'to allow it: --network allow' : "to allow it: network: 'allow'";
   if (decision.action === 'prompt') return `to allow it: ${answer}`;
   return '';
 }

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 
 import { isNetworkPrompt } from '../policy/approval.js';
-import { authorizeCommand, type PermissionPrompt } from '../policy/authorize.js';
+import { authorizeCommand, type HintSurface, type PermissionPrompt } from '../policy/authorize.js';
 import type { Engine } from '../policy/engine.js';
 import type { EngineOptions, SandboxCommand, SandboxOptions } from './options.js';
 import { assertEnforceable } from './process.js';
@@ -36,7 +36,7 @@ export interface AuthorizedRun<T extends SandboxOptions> {
 export async function authorizeRun<T extends SandboxOptions & EngineOptions>(
   command: SandboxCommand,
   options: T,
-  surface: 'cli' | 'api' = 'api',
+  surface: HintSurface = 'api',
 ): Promise<AuthorizedRun<T>> {
   const engine = options.engine as Engine;
   // Nothing can run unsandboxed here: when the sandbox cannot be set up, say so before asking anyone.

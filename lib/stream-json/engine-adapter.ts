@@ -25,7 +25,8 @@ export async function createEngineAuthority(workspace: string): Promise<EngineAu
   const migration = engine.consumeMigrationNotice();
   if (migration !== undefined) notices.push(migration);
   return {
-    authorize: (command, options, onEvent) => authorizeRun(command, { ...options, engine, onPermissionEvent: onEvent }, 'cli'),
+    // No terminal to ask: hints name the flags, and the terminal run that can store an approval.
+    authorize: (command, options, onEvent) => authorizeRun(command, { ...options, engine, onPermissionEvent: onEvent }, 'headless'),
     notices,
   };
 }

@@ -43,6 +43,8 @@ export interface ExecOptions {
   addDirs?: string[];
   /** Keep all of the output in a file (meta.spill_path). */
   keepOutput?: boolean;
+  /** Network of the command (default deny; allow answers the network prompt). */
+  network?: 'deny' | 'allow';
   /** Permission mode of the request (default ask). */
   permissionMode?: 'auto' | 'ask' | 'unsafe';
   /** Kill the command after this many milliseconds. */
@@ -196,6 +198,7 @@ export async function runExecStream(options: ExecOptions): Promise<number> {
   if (options.addDirs !== undefined && options.addDirs.length > 0) runOptions.allowWrite = options.addDirs.map((dir) => resolve(workspace, dir));
   if (options.permissionMode !== undefined) runOptions.permissionMode = options.permissionMode;
   if (options.keepOutput === true) runOptions.keepOutputFile = true;
+  if (options.network !== undefined) runOptions.network = options.network;
   // The caller's standard input goes to the command unless the input was read from it.
   if (input === 'text' || options.file !== undefined) runOptions.inheritStdin = true;
   const ran = script;

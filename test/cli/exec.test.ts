@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // zero-sandbox exec and run --output-format through the built CLI: every stdout line validates against the exported schemas.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import * as assert from 'uvu/assert';
 
 import { CLI_PATH, runCli } from '../helpers/cli.js';
 import { linuxSandboxTestsEnabled } from '../helpers/probe.js';
+import { TREE_BASE } from '../helpers/sandbox.js';
 import { driveRun } from '../fixtures/stream-json/protocol-client.js';
 import { parseOutputStream, readMalformedCases, typesOf } from '../fixtures/stream-json/shared.js';
 import type { OutputEvent } from '../../lib/stream-json/schema.js';
@@ -392,6 +393,31 @@ test('exec --timeout: the sandbox is killed, meta says so, exit 124', async () =
   assert.is(res!.meta?.sandbox_denial_scope, 'timeoutMs');
   assert.match(res!.output!, 'started');
   assert.not.match(res!.output!, 'finished');
+});
+
+test('exec names the flags that allow a denial: --network allow (which exec accepts) and --allow-write; a bad --network is a usage error', async () => {
+  if (!sandbox) return;
+  const { workspace, env } = setup();
+  const denied = await runCli(['exec', '-o', 'stream-json', '-C', workspace, '-p', 'curl --version >/dev/null 2>&1; echo "net=$ZERO_SANDBOX_NETWORK"'], { env });
+  assert.is(denied.code, 1);
+  const [refused] = only(parseOutputStream(denied.stdout), 'tool_result');
+  assert.match(refused!.output!, '(to allow it: --network allow, or answer "always" to it once in `zero-sandbox run` on a terminal (stored in the grants file))');
+  const allowed = await runCli(['exec', '-o', 'stream-json', '-C', workspace, '--network', 'allow', '-p', 'curl --version >/dev/null 2>&1; echo "net=$ZERO_SANDBOX_NETWORK"'], { env });
+  assert.is(allowed.code, 0, allowed.stdout + allowed.stderr);
+  const [ran] = only(parseOutputStream(allowed.stdout), 'tool_result');
+  assert.is(ran!.output, 'stdout:\nnet=allow');
+  assert.is(ran!.meta?.sandbox_network, 'allow');
+  const outside = mkdtempSync(join(TREE_BASE, 'zs-exec-outside-'));
+  try {
+    const write = await runCli(['exec', '-o', 'stream-json', '-C', workspace, '--allow-write', outside, '-p', `touch ${outside}/made`], { env });
+    assert.is(write.code, 0, write.stdout + write.stderr);
+    assert.ok(existsSync(join(outside, 'made')), '--allow-write is --add-dir');
+  } finally {
+    rmSync(outside, { recursive: true, force: true });
+  }
+  const bad = await runCli(['exec', '-o', 'stream-json', '--network', 'yes', '-p', 'true'], { env });
+  assert.is(bad.code, 2);
+  assert.match(bad.stdout, '--network must be deny or allow, not \\"yes\\"');
 });
 
 test.run();

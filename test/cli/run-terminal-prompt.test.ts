@@ -122,6 +122,12 @@ const hasScript = process.platform === 'linux';
     const wider = await runCli(['run', '-c', 'rm -rf ./build ./src'], { cwd: t.ws, env: envFor(t) });
     assert.is(wider.code, 1, 'a different command is not covered');
     assert.ok(existsSync(join(t.ws, 'build')));
+    // exec (headless) names this way of allowing it, and honours the stored approval too.
+    const headless = await runCli(['exec', '-o', 'stream-json', '-p', 'rm -rf ./build ./src'], { cwd: t.ws, env: envFor(t) });
+    assert.match(headless.stdout, 'answer \\"always\\" to it once in `zero-sandbox run` on a terminal (stored in the grants file)');
+    const stored = await runCli(['exec', '-o', 'stream-json', '-p', 'rm -rf ./build'], { cwd: t.ws, env: envFor(t) });
+    assert.is(stored.code, 0, stored.stdout + stored.stderr);
+    assert.not.ok(existsSync(join(t.ws, 'build')));
   } finally {
     t.cleanup();
   }
