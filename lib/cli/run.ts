@@ -154,7 +154,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
     io.stderr(`zero-sandbox run: the sandbox refused ${sends} to addresses outside it (the network is denied); allow it with --network allow\n`);
   }
   if (exit.timedOut) {
-    io.stderr(`zero-sandbox run: timed out after ${timeout} s; the sandbox was killed\n`);
+    io.stderr(`zero-sandbox run: timed out after ${timeout} s; the sandbox was killed (give it longer with --timeout SECONDS)\n`);
     return 124;
   }
   if (exit.execError !== undefined) {

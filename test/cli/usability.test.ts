@@ -92,4 +92,15 @@ test('check: a file tool that changes files defaults to a write, a shell tool to
   }
 });
 
+sandboxTest('run: a timeout names the flag that gives the command longer', async () => {
+  const t = makeTree();
+  try {
+    const timedOut = await runCli(['run', '--workspace', t.ws, '--timeout', '0.5', '--', 'sleep', '5'], { env: { ...process.env, XDG_CONFIG_HOME: join(t.base, 'config') } });
+    assert.is(timedOut.code, 124);
+    assert.match(timedOut.stderr, 'timed out after 0.5 s; the sandbox was killed (give it longer with --timeout SECONDS)');
+  } finally {
+    t.cleanup();
+  }
+});
+
 test.run();
