@@ -65,7 +65,9 @@ sandboxTest('stream-json and run: the refused request carries the reference meta
   try {
     const env = { ...process.env, XDG_CONFIG_HOME: join(t.base, 'config'), ZERO_SANDBOX_GRANTS_PATH: join(t.base, 'grants.json') };
     const script = TRY('AF_INET', '192.0.2.1', 'SOCK_STREAM');
-    const json = await runCli(['run', '--output-format', 'stream-json', '--workspace', t.ws, '--', 'python3', '-c', script], { env });
+    // A CLI run on a loaded machine can take long: the default 60 s kill would read as a missing message.
+    const json = await runCli(['run', '--output-format', 'stream-json', '--workspace', t.ws, '--', 'python3', '-c', script], { env, timeoutMs: 180_000 });
+    assert.is(json.code, 0, json.stderr);
     const result = json.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; meta?: Record<string, string> }).find((e) => e.type === 'tool_result');
     assert.ok(result?.meta !== undefined, json.stdout + json.stderr);
     assert.is(result!.meta!.sandbox_likely_denied, 'true');
@@ -73,7 +75,8 @@ sandboxTest('stream-json and run: the refused request carries the reference meta
     assert.is(result!.meta!.sandbox_denial_capability, 'external_network');
     assert.match(result!.meta!.sandbox_denial_reason!, 'refused 1 network send');
     assert.is(result!.meta!.sandbox_denial_scope, undefined, 'which host was asked is not known');
-    const text = await runCli(['run', '--workspace', t.ws, '--', 'python3', '-c', script], { env });
+    const text = await runCli(['run', '--workspace', t.ws, '--', 'python3', '-c', script], { env, timeoutMs: 180_000 });
+    assert.is(text.code, 0, text.stderr);
     assert.is(text.stdout.trim(), 'REFUSED 101', text.stderr);
     assert.match(text.stderr, 'zero-sandbox run: the sandbox refused 1 network send to addresses outside it (the network is denied); allow it with --network allow');
   } finally {
