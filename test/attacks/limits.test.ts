@@ -64,7 +64,9 @@ sandboxTest('limits.processes stops a fork storm, for a root caller too, and lea
   const t = makeTree();
   try {
     const parent = findPidsCgroupParent();
-    const before = parent === undefined ? [] : readdirSync(parent).filter((name) => name.startsWith('zero-sandbox-'));
+    // Only this process's cgroups (named after its pid): other processes on the machine may be
+    // running sandboxes of their own under the same parent.
+    const ours = `zero-sandbox-${process.pid}-`;
     const r = await py(t, [
       'import os, time, errno',
       'started = 0',
@@ -84,7 +86,8 @@ sandboxTest('limits.processes stops a fork storm, for a root caller too, and lea
     if (parent !== undefined) {
       // The run's cgroup is empty once it ends; it is kept for the next run and removed at exit.
       await new Promise((resolve) => setTimeout(resolve, 300));
-      const left = readdirSync(parent).filter((name) => name.startsWith('zero-sandbox-') && !before.includes(name));
+      const left = readdirSync(parent).filter((name) => name.startsWith(ours));
+      assert.ok(left.length > 0, 'the run had a cgroup of its own');
       for (const name of left) assert.is(readFileSync(join(parent, name, 'pids.current'), 'utf8').trim(), '0', `${name} is empty`);
     }
   } finally {
