@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: MIT
 // The fast path of the shell parser: a single linear scan that builds the syntax tree of the
-// commands agents run most (simple commands joined by `&&`, `||`, `;` and `|`, with quoted words,
-// plain `$VAR` expansions and file redirections) without tree-sitter. It accepts only a strict
+// commands agents run most (simple commands joined by `&&`, `||`, `;`, newlines and `|`, with quoted
+// words, plain `$VAR` expansions, `$(...)` substitutions, file redirections and whole-line comments)
+// without tree-sitter. It accepts only a strict
 // subset of bash and returns undefined for anything else, which then goes to tree-sitter; the tree
 // it builds has the node types and shapes the tree-sitter-bash copy has, so the analysis cannot
 // tell them apart. test/unit/bash-fast-parse.test.ts checks that every analysis, risk and prefix
 // decision is the same on both paths.
 import type { ShNode } from './parse.js';
 
-/** Characters of a bare word: no quoting, expansion, operator, glob class, brace, comment or history character. */
-const BARE_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./=:,@%+~';
+/** Characters of a bare word: no quoting, expansion, operator, glob class, brace, comment or history character (`*` and `?` globs are words to tree-sitter). */
+const BARE_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./=:,@%+~*?';
 const BARE_TABLE = new Uint8Array(128);
 for (const ch of BARE_CHARS) BARE_TABLE[ch.charCodeAt(0)] = 1;
 const isBare = (code: number): boolean => code < 128 && BARE_TABLE[code] === 1;
@@ -28,6 +29,9 @@ class Unsupported extends Error {}
  */
 export const FAST_MAX_COMMANDS = 2500;
 
+/** `$(...)` nested deeper than this is left to tree-sitter (and its nesting limit). */
+const MAX_FAST_NESTING = 16;
+
 const leaf = (type: string, start: number, end: number): ShNode => ({ type, start, end, children: [] });
 
 class Scanner {
@@ -41,6 +45,27 @@ class Scanner {
   skipBlanks(): void {
     const { text } = this;
     while (this.pos < text.length && (text[this.pos] === ' ' || text[this.pos] === '\t')) this.pos++;
+  }
+
+  /** Blanks and newlines (where bash lets a statement continue on the next line). */
+  skipSpace(): void {
+    const { text } = this;
+    while (this.pos < text.length && (text[this.pos] === ' ' || text[this.pos] === '\t' || text[this.pos] === '\n')) this.pos++;
+  }
+
+  private nesting = 0;
+
+  /** `$(statements)`: a command_substitution node (`$((` arithmetic is left to tree-sitter). */
+  substitution(): ShNode {
+    const start = this.pos;
+    // Nesting is bounded here so the recursion stays shallow; deeper texts go to tree-sitter's limits.
+    if (this.text[start + 2] === '(' || ++this.nesting > MAX_FAST_NESTING) this.fail();
+    this.pos += 2;
+    const body = this.statements(')');
+    if (body.length === 0 || this.text[this.pos] !== ')') this.fail();
+    this.pos++;
+    this.nesting--;
+    return { type: 'command_substitution', start, end: this.pos, children: [leaf('$(', start, start + 2), ...body, leaf(')', this.pos - 1, this.pos)] };
   }
 
   /** `$NAME` or `${NAME}`: a simple_expansion or expansion node. */
@@ -67,11 +92,19 @@ class Scanner {
     let chunk = ++this.pos;
     for (;;) {
       const ch = text[this.pos];
-      if (ch === undefined || ch === '\\' || ch === '`' || ch === '\n' || ch === '\r' || ch === '!') this.fail();
+      if (ch === undefined || ch === '`' || ch === '\n' || ch === '\r' || ch === '!') this.fail();
+      if (ch === '\\') {
+        // An escaped character stays inside the string_content, as tree-sitter reads it; a
+        // backslash-newline (a line continuation) is left to tree-sitter.
+        const next = text[this.pos + 1];
+        if (next === undefined || next === '\n' || next === '\r') this.fail();
+        this.pos += 2;
+        continue;
+      }
       if (ch === '"' || ch === '$') {
         if (this.pos > chunk) children.push(leaf('string_content', chunk, this.pos));
         if (ch === '"') break;
-        children.push(this.expansion());
+        children.push(text[this.pos + 1] === '(' ? this.substitution() : this.expansion());
         chunk = this.pos;
         continue;
       }
@@ -98,7 +131,7 @@ class Scanner {
       } else if (ch === '"') {
         parts.push(this.doubleQuoted());
       } else if (ch === '$') {
-        parts.push(this.expansion());
+        parts.push(text[this.pos + 1] === '(' ? this.substitution() : this.expansion());
       } else if (isBare(ch.charCodeAt(0))) {
         const from = this.pos;
         while (this.pos < text.length && isBare(text.charCodeAt(this.pos))) this.pos++;
@@ -154,6 +187,8 @@ class Scanner {
   /** A simple command: assignments, the program word and arguments, then redirections. */
   command(): { node: ShNode; redirects: ShNode[] } {
     if (++this.commands > FAST_MAX_COMMANDS) this.fail();
+    this.skipBlanks();
+    if (this.keyword('for')) return { node: this.forStatement(), redirects: [] };
     const start = this.pos;
     const children: ShNode[] = [];
     const redirects: ShNode[] = [];
@@ -180,7 +215,8 @@ class Scanner {
         if (RESERVED.has(raw) || OWN_NODE_TYPES.has(raw)) this.fail();
         // tree-sitter-bash reads `--opt=v` in command position as an assignment, and `NAME:x` after an
         // assignment as an error: both are left to it, so the two paths never disagree.
-        if (raw.includes('=') || (children.length > 0 && raw.includes(':'))) this.fail();
+        // A glob in the program name is read differently by tree-sitter-bash: left to it as well.
+        if (raw.includes('=') || raw.includes('*') || raw.includes('?') || (children.length > 0 && raw.includes(':'))) this.fail();
         children.push({ type: 'command_name', start: word.start, end: word.end, children: [word] });
         named = true;
       } else {
@@ -191,6 +227,56 @@ class Scanner {
     if (!named) this.fail();
     const last = children[children.length - 1] as ShNode;
     return { node: { type: 'command', start, end: last.end, children }, redirects };
+  }
+
+  /** Whether the reserved word `word` is at the current position (followed by a blank, a separator or the end). */
+  keyword(word: string): boolean {
+    const { text } = this;
+    if (!text.startsWith(word, this.pos)) return false;
+    const after = text[this.pos + word.length];
+    return after === undefined || after === ' ' || after === '\t' || after === '\n' || after === ';';
+  }
+
+  /** `for NAME in WORDS; do STATEMENTS; done` (the forms without `in`, and redirections after `done`, are left to tree-sitter). */
+  forStatement(): ShNode {
+    const { text } = this;
+    const start = this.pos;
+    if (++this.nesting > MAX_FAST_NESTING) this.fail();
+    const children: ShNode[] = [leaf('for', start, start + 3)];
+    this.pos += 3;
+    this.skipBlanks();
+    NAME.lastIndex = this.pos;
+    if (!NAME.test(text)) this.fail();
+    children.push(leaf('variable_name', this.pos, NAME.lastIndex));
+    this.pos = NAME.lastIndex;
+    this.skipBlanks();
+    if (!this.keyword('in')) this.fail();
+    children.push(leaf('in', this.pos, this.pos + 2));
+    this.pos += 2;
+    for (;;) {
+      this.skipBlanks();
+      const from = this.pos;
+      const word = this.word();
+      if (word === undefined) break;
+      if (RESERVED.has(text.slice(from, this.pos))) this.fail();
+      children.push(word);
+    }
+    if (text[this.pos] === ';') {
+      children.push(leaf(';', this.pos, this.pos + 1));
+      this.pos++;
+    } else if (text[this.pos] !== '\n') {
+      this.fail();
+    }
+    this.skipSpace();
+    if (!this.keyword('do')) this.fail();
+    const doStart = this.pos;
+    this.pos += 2;
+    const body = this.statements('done');
+    if (body.length === 0 || !this.keyword('done')) this.fail();
+    this.pos += 4;
+    children.push({ type: 'do_group', start: doStart, end: this.pos, children: [leaf('do', doStart, doStart + 2), ...body, leaf('done', this.pos - 4, this.pos)] });
+    this.nesting--;
+    return { type: 'for_statement', start, end: this.pos, children };
   }
 
   private startsWord(): boolean {
@@ -229,6 +315,7 @@ class Scanner {
       if (this.text[this.pos + 1] === '&') this.fail();
       stages.push(redirects.length > 0 ? wrap(node, redirects) : node, leaf('|', this.pos, this.pos + 1));
       this.pos++;
+      this.skipSpace();
     }
   }
 
@@ -241,26 +328,60 @@ class Scanner {
       if (op !== '&&' && op !== '||') break;
       items.push(leaf(op, this.pos, this.pos + 2));
       this.pos += 2;
-      this.skipBlanks();
+      this.skipSpace();
       items.push(this.pipeline());
     }
     if (items.length === 1) return items[0] as ShNode;
     return { type: 'list', start: (items[0] as ShNode).start, end: (items[items.length - 1] as ShNode).end, children: items };
   }
 
-  program(): ShNode {
+  /**
+   * Statements separated by `;` or newlines, up to the end of the text (`until` undefined), the `)`
+   * that closes a substitution or the `done` of a loop. Comments are read on the top level only.
+   */
+  statements(until?: ')' | 'done'): ShNode[] {
+    const { text } = this;
     const children: ShNode[] = [];
-    this.skipBlanks();
-    while (this.pos < this.text.length) {
+    const inner = until !== undefined;
+    const atEnd = (): boolean => {
+      const ch = text[this.pos];
+      return ch === undefined || (until === ')' && ch === ')') || (until === 'done' && this.keyword('done'));
+    };
+    for (;;) {
+      this.skipSpace();
+      if (!inner && this.comment(children)) continue;
+      if (atEnd()) return children;
       children.push(this.list());
       this.skipBlanks();
-      if (this.pos >= this.text.length) break;
-      if (this.text[this.pos] !== ';' || this.text[this.pos + 1] === ';') this.fail();
-      children.push(leaf(';', this.pos, this.pos + 1));
-      this.pos++;
-      this.skipBlanks();
+      if (!inner) this.comment(children);
+      const next = text[this.pos];
+      if (next === undefined || (until === ')' && next === ')')) return children;
+      if (next === ';' && text[this.pos + 1] !== ';') {
+        children.push(leaf(';', this.pos, this.pos + 1));
+        this.pos++;
+      } else if (next !== '\n') {
+        this.fail();
+      }
     }
-    if (children.length === 0) this.fail();
+  }
+
+  /** A `#` comment to the end of the line, when `#` starts a word (after a blank, a newline or at the start). */
+  private comment(children: ShNode[]): boolean {
+    const { text } = this;
+    if (text[this.pos] !== '#') return false;
+    const before = text[this.pos - 1];
+    if (this.pos > 0 && before !== ' ' && before !== '\t' && before !== '\n') this.fail();
+    let end = text.indexOf('\n', this.pos);
+    if (end === -1) end = text.length;
+    if (text.slice(this.pos, end).includes('\r')) this.fail();
+    children.push(leaf('comment', this.pos, end));
+    this.pos = end;
+    return true;
+  }
+
+  program(): ShNode {
+    const children = this.statements();
+    if (children.length === 0 || children.every((child) => child.type === 'comment')) this.fail();
     return { type: 'program', start: 0, end: this.text.length, children };
   }
 }

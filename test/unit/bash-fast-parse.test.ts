@@ -75,6 +75,13 @@ const HANDWRITTEN = [
   'A=1', 'A=1 B=2', 'A= cmd', '"if" x', 'export A=1', 'unset A', 'local x', '10>x cmd', 'cmd 10>x', 'cmd >&2', 'cmd 2>&1 >x',
   'cmd >x y', '> x cmd', 'cmd >', 'cmd |', '| cmd', 'cmd &&', 'a ; ; b', 'a;;', 'x=$(id)', 'echo "a\\"b"', 'echo "${x:-y}"',
   'echo "$1"', 'echo $@', 'git commit -m "$(cat msg)"', 'npm test -- --grep "a b"', 'python3 -m pytest -q tests/test_api.py',
+  'echo "$(date) build done" >> build.log', 'ls -la | grep "\\.ts" | wc -l; echo done', 'echo "a\\$b" "c\\\\d" "e\\qf"',
+  'x=$(pwd) y', 'echo $(a; b\nc)', 'echo "a$(b "c")d"$(e)f', 'echo $(($x+1))', 'echo $(', 'echo $()', 'a # c\nb', 'a; # c', 'a;# c',
+  '# only a comment', '# c\n', 'a\n\nb\n', 'a &&\nb', 'a |\n b', 'a\n&& b', 'a\n;b', 'echo a#b', 'echo "a"#b', 'a # c\r\nb',
+  'for f in src/*.ts; do echo "$f"; wc -l "$f"; done', 'for x in a b\ndo\n  c\ndone', 'for x; do a; done', 'for x in a; do done',
+  'for x in a; do curl x; done > out', 'for x in a do; do b; done', 'for x in $(ls); do for y in a; do rm -rf $y; done; done && echo ok',
+  'for x in a; do b; done | sh', 'ls *.c a?b [ab] $? $*', 'echo "$(for x in a; do curl $x; done)"', 'for in a; do b; done',
+  '$(curl x | sh)', 'echo "$(rm -rf /)"', 'cat <(curl x)', 'echo "a\\\nb"', 'x=1 $(id)', 'echo )', '(a)', 'echo $(a))',
 ];
 
 test('the fast path reads the corpus and the hand-written cases exactly as tree-sitter does', () => {
@@ -90,8 +97,9 @@ const WORDS = [
   '"a b"', '"rm -rf /"', "'curl x | sh'", '"$HOME"', '$HOME', '${USER}', '"x$Y"', 'FOO=bar', 'A="1 2"', '--opt=v', '~/x', 'C:curl.exe',
   "'C:curl.exe'", 'python3', '-m', 'http.server', 'pip', 'go', 'get', 'docker', 'pull', 'gh', 'pr', 'apt-get', 'node', 'a.js', 'x"y"z',
   'eval', 'watch', 'su', 'nohup', 'command', '-v', 'exec', 'time', 'if', 'for', 'export', '5', '-5', 'top', 'yes', 'base64', '-d',
+  '$(pwd)', '"$(id -u)"', '$(curl x)', '"$(rm -rf /)"', 'x=$(pwd)', '"a\\"b"', '"c\\\\d"', '$(a && b | c)', '"x$(y)z"', '#', '*.ts', 'src/*', 'a?b', 'for', 'do', 'done', 'in', 'for x in a; do rm -rf /; done',
 ];
-const OPERATORS = [' && ', ' || ', '; ', ' | ', ' ', ' ', ' ', ' ', ' 2>&1 ', ' > out ', ' >> /dev/tcp/h/1 ', ' < in ', ' >&2 '];
+const OPERATORS = [' && ', ' || ', '; ', ' | ', ' ', ' ', ' ', ' ', ' 2>&1 ', ' > out ', ' >> /dev/tcp/h/1 ', ' < in ', ' >&2 ', '\n', ' # note\n', ' &&\n ', ';\n\n'];
 
 /** A small deterministic PRNG (mulberry32), so failures reproduce. */
 function random(seed: number): () => number {
@@ -132,9 +140,9 @@ test('long chains and pipelines stay flat and are analyzed, not declared too com
   assert.is(detail.analysis.commands.length, 2_401);
 });
 
-test('tree-sitter chains (here with globs, which only it reads) are flattened too: 500 links (past the old 400-level limit), then curl', () => {
+test('tree-sitter chains (here with glob classes, which only it reads) are flattened too: 500 links (past the old 400-level limit), then curl', () => {
   for (const op of ['&&', '||', ';']) {
-    const chain = `${Array.from({ length: 500 }, (_, i) => `ls *.${i}`).join(` ${op} `)} ${op} curl x`;
+    const chain = `${Array.from({ length: 500 }, (_, i) => `ls x[0-9].${i}`).join(` ${op} `)} ${op} curl x`;
     assert.is(fastParse(chain), undefined);
     const detail = analyzeCommandDetail(chain);
     assert.not.ok(detail.analysis.tooComplex, `${op}: ${detail.analysis.reasons.tooComplex ?? ''}`);
@@ -151,7 +159,7 @@ test('nesting deeper than the documented limit still fails closed', () => {
 });
 
 test('analysis, risk, interactivity and prefix segments share one parse of a command', () => {
-  const command = 'for f in *.ts; do wc -l "$f"; done && curl https://x.test/$(date +%s)';
+  const command = 'while read f; do wc -l "$f"; done < list && curl https://x.test/$(date +%s)';
   assert.is(fastParse(command), undefined);
   const before = treeSitterParses();
   analyzeCommand(command);
