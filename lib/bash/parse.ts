@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { BoundedMemo } from '../bounded-memo.js';
 import { PACKAGE_ROOT } from '../native/load.js';
 import { fastParse } from './fast-parse.js';
+import { statementCuts } from './split.js';
 
 /** A syntax node copied out of tree-sitter. Offsets are UTF-16 indexes into the parsed text. */
 export interface ShNode {
@@ -30,8 +31,24 @@ export type ParseResult =
 
 /** Inputs longer than this (UTF-16 units) are not parsed: they are reported as too complex. */
 export const MAX_PARSE_LENGTH = 256 * 1024;
-/** Parsing stops after this many milliseconds. */
+/**
+ * Parsing one text stops after this many milliseconds plus {@link PARSE_MS_PER_KIB} per KiB of it,
+ * counted both in CPU time and on the wall clock (whichever runs out first), so a hostile text that
+ * makes the parser backtrack stays bounded even on a loaded machine.
+ */
 export const PARSE_TIMEOUT_MS = 250;
+/** The part of the parse time limit that grows with the length of the text. */
+export const PARSE_MS_PER_KIB = 1;
+/**
+ * A long script cut into statements (see {@link PIECE_LENGTH}) gets {@link PARSE_TIMEOUT_MS} plus
+ * this per KiB, in CPU time only (about 1.8 s at the maximum): tree-sitter reads ordinary shell at
+ * about 0.5-1 ms of CPU per KiB on an idle machine and up to 4 ms on a heavily loaded one (cache
+ * contention). CPU time, because a loaded machine slows a parse down without making the script any
+ * harder, and must not turn a script the analyzer can read into an unreadable one.
+ */
+export const SCRIPT_MS_PER_KIB = 6;
+/** Texts longer than this are cut at top-level statement ends into pieces of about this size, parsed one by one. */
+export const PIECE_LENGTH = 4 * 1024;
 /** Trees nested deeper than this are not analyzed. */
 export const MAX_TREE_DEPTH = 400;
 /** Trees with more nodes than this are not analyzed. */
@@ -212,12 +229,78 @@ export function parseShell(text: string): ParseResult {
   if (text.length > MAX_PARSE_LENGTH) {
     return { ok: false, root: undefined, text, reason: `command is longer than ${MAX_PARSE_LENGTH} characters`, unread: true };
   }
-  if (fastPath) {
+  if (fastPath && text.length <= 2 * PIECE_LENGTH) {
     const root = fastParse(text);
     if (root !== undefined) return { ok: true, root, text };
   }
-  if (parser === undefined) return treeSitterParse(text);
-  return (text.length > MEMO_MAX_LENGTH ? recentLong : recent).get(text, () => treeSitterParse(text));
+  const run = (): ParseResult => (text.length > 2 * PIECE_LENGTH ? parseLong(text) : treeSitterParse(text, deadlineFor(text)));
+  // Without a parser nothing is kept: the same text is parsed again once the parser is loaded.
+  if (parser === undefined) return run();
+  return (text.length > MEMO_MAX_LENGTH ? recentLong : recent).get(text, run);
+}
+
+/** CPU time used by this process so far, in milliseconds. */
+function cpuNow(): number {
+  const used = process.cpuUsage();
+  return (used.user + used.system) / 1000;
+}
+
+/** When a parse must stop: CPU time and wall-clock time in milliseconds (Infinity: no limit). */
+interface Deadline {
+  cpu: number;
+  wall: number;
+}
+
+function deadlineFor(text: string): Deadline {
+  const budget = PARSE_TIMEOUT_MS + (text.length / 1024) * PARSE_MS_PER_KIB;
+  return { cpu: cpuNow() + budget, wall: performance.now() + budget };
+}
+
+function scriptDeadline(text: string): Deadline {
+  return { cpu: cpuNow() + PARSE_TIMEOUT_MS + (text.length / 1024) * SCRIPT_MS_PER_KIB, wall: Number.POSITIVE_INFINITY };
+}
+
+/**
+ * A long text: cut at top-level statement ends (lib/bash/split.ts) and parsed piece by piece, each
+ * with the fast path or tree-sitter, under one time limit for the whole text; the pieces' statements
+ * become the children of one program node. When a piece has a syntax error (the text has one, or a
+ * cut was wrong), the whole text is parsed in one go instead, so cutting never changes an answer.
+ */
+function parseLong(text: string): ParseResult {
+  const cuts = statementCuts(text, PIECE_LENGTH);
+  if (cuts.length === 0) return parseWhole(text, deadlineFor(text));
+  const deadline = scriptDeadline(text);
+  const children: ShNode[] = [];
+  let start = 0;
+  for (const end of [...cuts, text.length]) {
+    const piece = text.slice(start, end);
+    const fast = fastPath ? fastParse(piece) : undefined;
+    const parsed: ParseResult = fast !== undefined ? { ok: true, root: fast, text: piece } : treeSitterParse(piece, deadline);
+    if (!parsed.ok) {
+      if (parsed.unread === true) return { ...parsed, root: undefined, text };
+      return treeSitterParse(text, deadline);
+    }
+    shift(parsed.root, start);
+    children.push(...parsed.root.children);
+    start = end;
+  }
+  return { ok: true, root: { type: 'program', start: 0, end: text.length, children }, text };
+}
+
+function parseWhole(text: string, deadline: Deadline): ParseResult {
+  const root = fastPath ? fastParse(text) : undefined;
+  return root !== undefined ? { ok: true, root, text } : treeSitterParse(text, deadline);
+}
+
+/** Moves every offset of a piece's tree by `by` (iteratively: trees can be long). */
+function shift(root: ShNode, by: number): void {
+  if (by === 0) return;
+  const stack = [root];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    node.start += by;
+    node.end += by;
+    for (const child of node.children) stack.push(child);
+  }
 }
 
 let treeSitterRuns = 0;
@@ -227,7 +310,7 @@ export function treeSitterParses(): number {
   return treeSitterRuns;
 }
 
-function treeSitterParse(text: string): ParseResult {
+function treeSitterParse(text: string, deadline: Deadline): ParseResult {
   const instance = parser;
   if (instance === undefined) {
     if (loadError === undefined) wanted++;
@@ -235,11 +318,10 @@ function treeSitterParse(text: string): ParseResult {
   }
   treeSitterRuns++;
   let tree: TsTree | null = null;
-  const deadline = performance.now() + PARSE_TIMEOUT_MS;
   // The parser reads the text in bounded slices (not one copy of the rest per call).
   const read = (index: number): string => text.slice(index, index + 4096);
   try {
-    tree = instance.parse(read, null, { progressCallback: () => performance.now() > deadline });
+    tree = instance.parse(read, null, { progressCallback: () => performance.now() > deadline.wall || cpuNow() > deadline.cpu });
   } catch (error) {
     return { ok: false, root: undefined, text, reason: `the shell parser failed: ${firstLine(error)}`, unread: true };
   }
@@ -251,7 +333,7 @@ function treeSitterParse(text: string): ParseResult {
       parser = undefined;
       loadError = 'the parser could not be reset after a timeout';
     }
-    return { ok: false, root: undefined, text, reason: `parsing took longer than ${PARSE_TIMEOUT_MS} ms`, unread: true };
+    return { ok: false, root: undefined, text, reason: `parsing took longer than its time limit (${PARSE_TIMEOUT_MS} ms plus ${PARSE_MS_PER_KIB} ms per KiB; ${SCRIPT_MS_PER_KIB} ms of CPU per KiB for a script of many statements)`, unread: true };
   }
   try {
     if (tree.rootNode.descendantCount > MAX_TREE_NODES) {
