@@ -29,7 +29,7 @@ export { loadPolicySchemas } from './policy/load-schemas.js';
 export type { ApprovedCommand, Block, CommandPrefixGrant, ConfigFile, Decision, Grant, GrantsFile, Policy, Request, RequestPermissionProfile, RiskInfo, SandboxConfig } from './policy/schema.js';
 export { authorizeCommand, formatBlockError } from './policy/authorize.js';
 export type { Authorization, AuthorizeOptions, PermissionPrompt } from './policy/authorize.js';
-export { analyzeCommand, analyzeArgv, prepareShellParser } from './bash/analyze.js';
+export { analyzeCommand, analyzeArgv, analyzeShellCommand, prepareShellParser } from './bash/analyze.js';
 export { loadShellParser, parserStatus } from './bash/parse.js';
 export type { ParserStatus } from './bash/parse.js';
 export { classifyCommand } from './bash/classify.js';

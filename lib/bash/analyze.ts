@@ -376,10 +376,23 @@ export function analyzeArgvDetail(argv: readonly string[], options?: AnalyzeOpti
 /**
  * Analyzes a shell command on its tree-sitter-bash syntax tree: every simple command (after
  * wrappers and launchers), and the network/destructive/interactive/tooComplex flags with reasons.
- * Never throws; parse errors, limits and opaque payloads set `tooComplex`.
+ * Never throws; parse errors, limits and opaque payloads set `tooComplex`. Synchronous: a command
+ * only tree-sitter can read is `tooComplex` until `await loadShellParser()` has run (the reason
+ * says so); {@link analyzeShellCommand} awaits it itself.
  */
 export function analyzeCommand(text: string, options?: AnalyzeOptions): CommandAnalysis {
   return analyzeCommandDetail(text, options).analysis;
+}
+
+/**
+ * {@link analyzeCommand} that loads the shell parser first when the command needs it, so the
+ * answer never depends on whether `loadShellParser()` was awaited. The misuse-proof entry point:
+ * if the parser cannot be loaded, the answer is the fail-closed one (`tooComplex`, plus `network`
+ * and `destructive` from program names), never "safe".
+ */
+export async function analyzeShellCommand(text: string, options?: AnalyzeOptions): Promise<CommandAnalysis> {
+  await prepareShellParser(text);
+  return analyzeCommand(text, options);
 }
 
 /** {@link analyzeCommand} for a command given as an argv array (no shell parsing of the argv itself). */

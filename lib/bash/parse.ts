@@ -140,7 +140,7 @@ export function parsesWanted(): number {
 export function parserUnavailableReason(): string | undefined {
   if (parser !== undefined) return undefined;
   if (loadError !== undefined) return `the shell parser could not be loaded: ${loadError}`;
-  return 'the shell parser is not loaded yet (await loadShellParser() first)';
+  return 'the shell parser is not loaded yet (await loadShellParser() first, or use analyzeShellCommand())';
 }
 
 /**

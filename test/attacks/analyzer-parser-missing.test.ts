@@ -72,6 +72,31 @@ sandboxTest('without a parser, a command only the parser could read is denied, w
   }
 });
 
+test('without a parser, the library API never answers "safe": analyzeShellCommand and analyzeCommand fail closed', () => {
+  const pkg = packageWithoutGrammar();
+  try {
+    const script = `
+      const lib = await import(${JSON.stringify(join(pkg.root, 'dist', 'lib', 'index.js'))});
+      const text = 'while true; do rm -rf build; done';
+      const awaited = await lib.analyzeShellCommand(text);
+      const sync = lib.analyzeCommand(text);
+      const categories = lib.classifyCommand(text).categories;
+      console.log(JSON.stringify({ awaited, sync, categories, status: lib.parserStatus().state }));
+    `;
+    const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+    assert.is(result.status, 0, result.stderr);
+    const out = JSON.parse(result.stdout) as Record<'awaited' | 'sync', { tooComplex: boolean; reasons: { tooComplex?: string } }> & { categories: string[]; status: string };
+    assert.is(out.status, 'failed');
+    for (const analysis of [out.awaited, out.sync]) {
+      assert.is(analysis.tooComplex, true);
+      assert.match(analysis.reasons.tooComplex ?? '', /could not be loaded/);
+    }
+    assert.equal(out.categories, ['destructive', 'unparseable_command']);
+  } finally {
+    pkg.cleanup();
+  }
+});
+
 test('without a parser, analyze reports unparseable plus destructive and doctor reports the analyzer missing with the fix', () => {
   const pkg = packageWithoutGrammar();
   try {

@@ -31,4 +31,17 @@ test('plain commands leave the parser unloaded; a command that needs it fails cl
   assert.equal(JSON.parse(result.stdout.trim()), [false, false, 'not_loaded', true, false, 'ready', true, false, true]);
 });
 
+test('analyzeShellCommand loads the parser itself: the same command is analyzed completely without a prior loadShellParser()', () => {
+  const script = `
+    const lib = await import(${JSON.stringify(`${REPO_ROOT}/dist/lib/index.js`)});
+    const text = 'while read f; do curl "$f"; done < list';
+    const early = lib.analyzeCommand(text);
+    const awaited = await lib.analyzeShellCommand(text);
+    console.log(JSON.stringify([early.tooComplex, /analyzeShellCommand/.test(early.reasons.tooComplex), awaited.tooComplex, awaited.network]));
+  `;
+  const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  assert.is(result.status, 0, result.stderr);
+  assert.equal(JSON.parse(result.stdout.trim()), [true, true, false, true]);
+});
+
 test.run();
