@@ -126,6 +126,8 @@ class Walker {
   unread = false;
   /** Data ranges of the top-level text (see {@link AnalysisDetail.codeText}). */
   readonly data: [number, number][] = [];
+  /** Comments of the top-level text (never code, whatever else the command runs). */
+  readonly comments: [number, number][] = [];
   private topSource: string | undefined;
   private readonly firstOf = new Map<ShNode, SimpleCommand>();
 
@@ -175,6 +177,8 @@ class Walker {
 
   private walk(node: ShNode, source: string, via: string[], depth: number, recovered: boolean): void {
     if (node.type === 'command') this.command(node, source, via, depth, recovered);
+    // A comment is never run: blanked for the raw-text checks like quoted data.
+    else if (node.type === 'comment' && depth === 0 && via.length === 0) this.comments.push([node.start, node.end]);
     for (const child of node.children) this.walk(child, source, via, depth, recovered);
     if (node.type === 'pipeline') this.pipeline(node, depth, recovered);
     else if (node.type === 'redirected_statement') this.redirects(node, source, depth, recovered);
@@ -277,6 +281,13 @@ class Walker {
       this.add(command, words.slice(res.programIndex), recovered);
     }
     for (const payload of res.payloads) this.text(payload.text, [...chain, payload.label], depth + 1, recovered);
+    // `alias g=curl` runs nothing yet, but `g` runs curl once aliases expand: the value is analyzed.
+    if (command?.program === 'alias') {
+      for (const arg of command.argv.slice(1)) {
+        const eq = arg.indexOf('=');
+        if (eq > 0) this.text(arg.slice(eq + 1), [...chain, 'alias'], depth + 1, recovered);
+      }
+    }
     for (const nested of res.nested) this.words(nested.words, [...chain, nested.label], depth + 1, recovered);
     return command;
   }
@@ -308,10 +319,11 @@ class Walker {
     const source = this.topSource;
     // Data stays data only while nothing in the command could run it later: a script written by
     // `echo "..." > s.sh` and then run, or printed into a shell's stdin, is code.
-    if (source === undefined || this.data.length === 0 || this.commands.some(runsCode)) return source;
+    const ranges = this.commands.some(runsCode) ? [...this.comments] : [...this.data, ...this.comments];
+    if (source === undefined || ranges.length === 0) return source;
     let out = '';
     let cursor = 0;
-    for (const [start, end] of this.data.sort((a, b) => a[0] - b[0])) {
+    for (const [start, end] of ranges.sort((a, b) => a[0] - b[0])) {
       if (end <= cursor) continue;
       const from = Math.max(start, cursor);
       // Blanked with spaces, so offsets and word boundaries stay where they were.

@@ -27,7 +27,7 @@ class Unsupported extends Error {}
  * The fast parser reads texts of up to this many simple commands; longer ones go to tree-sitter,
  * whose time limit bounds the cost of a hostile text (thousands of commands are analyzed one by one).
  */
-export const FAST_MAX_COMMANDS = 100_000;
+export const FAST_MAX_COMMANDS = 2500;
 
 /** `$(...)` nested deeper than this is left to tree-sitter (and its nesting limit). */
 const MAX_FAST_NESTING = 16;
