@@ -51,12 +51,12 @@ class Cutter {
     this.pos = close + 1;
   }
 
-  /** `$'...'`: backslash escapes, to the closing quote. */
-  private ansiC(): void {
+  /** From `skip` characters on, to the next unescaped `close`: `$'...'` (skip 2) and `` `...` `` (skip 1). */
+  private escapedTo(close: string, skip: number): void {
     const { text } = this;
-    for (this.pos += 2; this.pos < text.length; this.pos++) {
+    for (this.pos += skip; this.pos < text.length; this.pos++) {
       if (text[this.pos] === '\\') this.pos++;
-      else if (text[this.pos] === "'") {
+      else if (text[this.pos] === close) {
         this.pos++;
         return;
       }
@@ -75,22 +75,9 @@ class Cutter {
         return;
       }
       if (ch === '\\') this.pos += 2;
-      else if (ch === '`') this.backquote();
+      else if (ch === '`') this.escapedTo('`', 1);
       else if (ch === '$') this.dollar();
       else this.pos++;
-    }
-    this.unsure();
-  }
-
-  /** `` `...` ``: to the next unescaped backquote. */
-  private backquote(): void {
-    const { text } = this;
-    for (this.pos++; this.pos < text.length; this.pos++) {
-      if (text[this.pos] === '\\') this.pos++;
-      else if (text[this.pos] === '`') {
-        this.pos++;
-        return;
-      }
     }
     this.unsure();
   }
@@ -123,7 +110,7 @@ class Cutter {
       if (ch === '\\') this.pos += 2;
       else if (ch === "'") this.single();
       else if (ch === '"') this.double();
-      else if (ch === '`') this.backquote();
+      else if (ch === '`') this.escapedTo('`', 1);
       else if (ch === '$') this.dollar();
       else this.pos++;
     }
@@ -281,8 +268,8 @@ class Cutter {
       if (ch === '\\') this.pos += 2;
       else if (ch === "'") this.single();
       else if (ch === '"') this.double();
-      else if (ch === '`') this.backquote();
-      else if (ch === '$' && text[this.pos + 1] === "'") this.ansiC();
+      else if (ch === '`') this.escapedTo('`', 1);
+      else if (ch === '$' && text[this.pos + 1] === "'") this.escapedTo("'", 2);
       else if (ch === '$') this.dollar();
       else this.pos++;
     }
