@@ -99,7 +99,9 @@ const KNOWN_OPERATIONS = new Set([
   'file-map-executable', 'network*', 'network-outbound', 'network-bind', 'mach-priv-task-port', 'system-socket',
 ]);
 // Filter name → how many arguments and of which kind ('path' = string or (param "...")).
-const KNOWN_FILTERS: Record<string, 'path' | 'string' | 'regex' | 'symbol' | 'socket'> = {
+const KNOWN_FILTERS: Record<string, 'path' | 'string' | 'regex' | 'symbol' | 'socket' | 'filters'> = {
+  'require-all': 'filters',
+  extension: 'string',
   subpath: 'path',
   literal: 'path',
   'path-ancestors': 'path',
@@ -143,43 +145,8 @@ function checkSbpl(text: string): Checked {
         operations.push(item.value);
         continue;
       }
-      if (item.kind !== 'list') throw new Error(`line ${item.line}: a bare literal where a filter belongs`);
       filters++;
-      const [name, arg, ...extra] = item.items;
-      if (name?.kind !== 'symbol' || KNOWN_FILTERS[name.value] === undefined) {
-        throw new Error(`line ${item.line}: unknown filter ${name?.kind === 'symbol' ? name.value : '?'}`);
-      }
-      const want = KNOWN_FILTERS[name.value];
-      if (want === 'socket') {
-        // (remote unix-socket), (remote unix-socket (path-literal "/abs/path")) or
-        // (remote unix-socket (subpath (param "NAME"))).
-        const inner = extra[0];
-        const literal = inner?.kind === 'list' && inner.items.length === 2 && inner.items[0]?.kind === 'symbol' &&
-          inner.items[0].value === 'path-literal' && inner.items[1]?.kind === 'string' && inner.items[1].value.startsWith('/');
-        const param = inner?.kind === 'list' && inner.items.length === 2 && inner.items[0]?.kind === 'symbol' && inner.items[0].value === 'subpath' &&
-          inner.items[1]?.kind === 'list' && inner.items[1].items[0]?.kind === 'symbol' && inner.items[1].items[0].value === 'param' &&
-          inner.items[1].items[1]?.kind === 'string';
-        if (param) paramsUsed.add((inner.items[1] as { items: Array<{ value: string }> }).items[1]!.value);
-        const ok = arg?.kind === 'symbol' && arg.value === 'unix-socket' && extra.length <= 1 && (inner === undefined || literal || param);
-        if (!ok) throw new Error(`line ${item.line}: ${name.value} needs unix-socket and an optional (path-literal "/...") or (subpath (param "NAME"))`);
-        continue;
-      }
-      if (arg === undefined || extra.length > 0) throw new Error(`line ${item.line}: ${name.value} takes one argument`);
-      if (want === 'path') {
-        if (arg.kind === 'string') {
-          if (!arg.value.startsWith('/')) throw new Error(`line ${item.line}: relative path ${arg.value}`);
-          if (name.value === 'path-ancestors' && arg.value === '/') {
-            throw new Error(`line ${item.line}: (path-ancestors "/") is invalid SBPL`);
-          }
-        } else if (arg.kind === 'list' && arg.items.length === 2 && arg.items[0]?.kind === 'symbol' &&
-          arg.items[0].value === 'param' && arg.items[1]?.kind === 'string') {
-          paramsUsed.add(arg.items[1].value);
-        } else {
-          throw new Error(`line ${item.line}: ${name.value} needs a path string or (param "NAME")`);
-        }
-      } else if (arg.kind !== want) {
-        throw new Error(`line ${item.line}: ${name.value} needs a ${want}`);
-      }
+      checkFilter(item, paramsUsed);
     }
     if (operations.length === 0) throw new Error(`line ${form.line}: a rule without an operation`);
     if (operations.includes('default') && (operations.length > 1 || filters > 0)) {
@@ -188,6 +155,51 @@ function checkSbpl(text: string): Checked {
     rules.push({ action: action.value, operations, line: form.line });
   }
   return { rules, paramsUsed };
+}
+
+/** Checks one filter form (recursively for require-all); records the parameters it references. */
+function checkFilter(item: Node, paramsUsed: Set<string>): void {
+  if (item.kind !== 'list') throw new Error(`line ${item.line}: a bare literal where a filter belongs`);
+  const [name, arg, ...extra] = item.items;
+  if (name?.kind !== 'symbol' || KNOWN_FILTERS[name.value] === undefined) {
+    throw new Error(`line ${item.line}: unknown filter ${name?.kind === 'symbol' ? name.value : '?'}`);
+  }
+  const want = KNOWN_FILTERS[name.value];
+  if (want === 'filters') {
+    if (arg === undefined) throw new Error(`line ${item.line}: ${name.value} needs filters`);
+    for (const inner of [arg, ...extra]) checkFilter(inner, paramsUsed);
+    return;
+  }
+  if (want === 'socket') {
+    // (remote unix-socket), (remote unix-socket (path-literal "/abs/path")) or
+    // (remote unix-socket (subpath (param "NAME"))).
+    const inner = extra[0];
+    const literal = inner?.kind === 'list' && inner.items.length === 2 && inner.items[0]?.kind === 'symbol' &&
+      inner.items[0].value === 'path-literal' && inner.items[1]?.kind === 'string' && inner.items[1].value.startsWith('/');
+    const param = inner?.kind === 'list' && inner.items.length === 2 && inner.items[0]?.kind === 'symbol' && inner.items[0].value === 'subpath' &&
+      inner.items[1]?.kind === 'list' && inner.items[1].items[0]?.kind === 'symbol' && inner.items[1].items[0].value === 'param' &&
+      inner.items[1].items[1]?.kind === 'string';
+    if (param) paramsUsed.add((inner.items[1] as { items: Array<{ value: string }> }).items[1]!.value);
+    const ok = arg?.kind === 'symbol' && arg.value === 'unix-socket' && extra.length <= 1 && (inner === undefined || literal || param);
+    if (!ok) throw new Error(`line ${item.line}: ${name.value} needs unix-socket and an optional (path-literal "/...") or (subpath (param "NAME"))`);
+    return;
+  }
+  if (arg === undefined || extra.length > 0) throw new Error(`line ${item.line}: ${name.value} takes one argument`);
+  if (want === 'path') {
+    if (arg.kind === 'string') {
+      if (!arg.value.startsWith('/')) throw new Error(`line ${item.line}: relative path ${arg.value}`);
+      if (name.value === 'path-ancestors' && arg.value === '/') {
+        throw new Error(`line ${item.line}: (path-ancestors "/") is invalid SBPL`);
+      }
+    } else if (arg.kind === 'list' && arg.items.length === 2 && arg.items[0]?.kind === 'symbol' &&
+      arg.items[0].value === 'param' && arg.items[1]?.kind === 'string') {
+      paramsUsed.add(arg.items[1].value);
+    } else {
+      throw new Error(`line ${item.line}: ${name.value} needs a path string or (param "NAME")`);
+    }
+  } else if (arg.kind !== want) {
+    throw new Error(`line ${item.line}: ${name.value} needs a ${want}`);
+  }
 }
 
 /** Substitutes every (param "X") with its escaped value, as sandbox-exec would see the rule. */
@@ -356,21 +368,38 @@ test('attack: renaming a parent directory cannot carry a denied or protected pat
   assert.not.ok(rendered.includes('(deny file-write-unlink (literal "/Users/dev"))'));
 });
 
-test("attack: the user's terminals are out of reach (no pty allocation, no /dev/ttys*, no /dev/ptmx)", () => {
-  for (const name of Object.keys(CASES)) {
-    const { plan: p, tmpDir } = CASES[name]!;
-    const { rules } = checkSbpl(buildSeatbeltProfile(p, { tmpDir }).profile);
-    assert.not.ok(rules.some((r) => r.action === 'allow' && r.operations.includes('pseudo-tty')), name);
-  }
+test("attack: the user's terminals are out of reach; only ptys the sandbox allocates and held descriptors", () => {
   const code = SEATBELT_BASE_PROFILE.split('\n').filter((line) => !line.startsWith(';')).join('\n');
+  // The base profile (read before the read roots) never names a terminal: read-all comes later and
+  // would override an allowance there, so every terminal rule lives after it.
   assert.not.ok(code.includes('/dev/ttys'));
   assert.not.ok(code.includes('/dev/ptmx'));
-  // The read-all rule would reach /dev/ttys*: an explicit deny follows every allow of the plan.
-  const built = buildSeatbeltProfile(plan(), { tmpDir: TMP });
-  const deny = built.profile.indexOf(TERMINAL_DEVICE_RULE);
-  assert.match(TERMINAL_DEVICE_RULE, /\(literal "\/dev\/ptmx"\) \(regex #"\^\/dev\/ttys\[0-9\]"\)/);
-  assert.ok(deny > built.profile.lastIndexOf('(allow file-read*'));
-  assert.ok(deny > built.profile.lastIndexOf('(allow file-write*'));
+  assert.not.ok(code.includes('pseudo-tty'));
+  for (const name of Object.keys(CASES)) {
+    const { plan: p, tmpDir } = CASES[name]!;
+    const built = buildSeatbeltProfile(p, { tmpDir });
+    const rendered = renderParams(built.profile, built.params);
+    const lines = rendered.split('\n');
+    const at = (needle: string): number => lines.findIndex((line) => line.includes(needle));
+    const denyTerminals = at('(deny file-read* file-write* file-ioctl (literal "/dev/ptmx") (regex #"^/dev/ttys[0-9]")');
+    assert.ok(denyTerminals > 0, name);
+    // The deny follows every read and write allowance of the plan (read-all reaches /dev/ttys*).
+    const lastPlainAllow = lines.reduce((last, line, i) => (/^\(allow file-(read|write)\*/.test(line) && !line.includes('/dev/') ? i : last), -1);
+    assert.ok(denyTerminals > lastPlainAllow, `${name}: terminal deny after the plan allowances`);
+    // Opening a terminal other than /dev/ptmx needs the extension the kernel grants for a pty this
+    // sandbox allocated; no rule after the deny opens /dev/ttys* without it.
+    const after = checkSbpl(lines.slice(0, 1).concat(lines.slice(denyTerminals + 2)).join('\n')).rules;
+    const opens = lines.slice(denyTerminals + 2).filter((line) => /^\(allow file-(read|write)\*/.test(line));
+    assert.equal(opens, [
+      '(allow file-read* file-write* file-ioctl (literal "/dev/ptmx"))',
+      '(allow file-read* file-write* file-ioctl (require-all (regex #"^/dev/ttys[0-9]+$") (extension "com.apple.sandbox.pty")))',
+    ], name);
+    assert.ok(after.some((r) => r.action === 'allow' && r.operations.join() === 'pseudo-tty'), name);
+    // ioctl alone on /dev/ttysN: isatty() and TIOCGWINSZ on a terminal descriptor already held.
+    assert.ok(lines.includes('(allow file-ioctl (regex #"^/dev/ttys[0-9]+$"))'), name);
+    // The legacy BSD ptys get no allowance at all.
+    assert.not.ok(lines.slice(denyTerminals + 2).some((line) => line.startsWith('(allow') && /pty\[p-w\]|tty\[p-w\]/.test(line)), name);
+  }
 });
 
 test('network deny has no DNS service and no allow network rule; the shared /tmp is not writable', () => {

@@ -43,9 +43,8 @@ export const SEATBELT_BASE_PROFILE = `(version 1)
 ; Reading user defaults (NSUserDefaults) is needed by almost every Apple tool.
 (allow user-preference-read)
 
-; Deliberately absent: pseudo-tty, /dev/ptmx and /dev/ttys*. Seatbelt cannot tell a pty the
-; command allocated from the user's own terminals, and opening those would let a command write
-; to (and, as root, inject input into) the caller's terminal.
+; Pseudo-terminals are not here: profile.ts adds them after the read roots, together with the
+; deny of the user's terminals that read-all would otherwise reach.
 
 ; Directory services: user and group lookups (getpwuid, id, whoami).
 (allow mach-lookup (global-name "com.apple.system.opendirectoryd.libinfo"))

@@ -10,6 +10,7 @@ export const SEATBELT_ENFORCED: ReadonlyArray<{ capability: string; by: string[]
   { capability: 'no keychain access and no application launch outside the sandbox', by: ['seatbelt mach-lookup allow list without SecurityServer, securityd, launchservicesd'] },
   { capability: 'deny-read paths unreadable, not unlinkable, and their parents not renamable', by: ['seatbelt deny file-read*, file-write-unlink'] },
   { capability: 'network deny: no TCP/UDP and no Unix-socket contact, host loopback included', by: ['seatbelt (deny network*)'] },
+  { capability: "the user's terminals unreadable and unwritable; pseudo-terminals the command allocates work, and isatty() holds on a terminal it was given", by: ['seatbelt deny of /dev/ttys*, then the com.apple.sandbox.pty extension and file-ioctl on held descriptors'] },
   { capability: 'signals and process inspection limited to the sandbox', by: ['seatbelt (target same-sandbox)'] },
   { capability: 'every process of the command group killed when it ends, times out or is aborted', by: ['process group SIGKILL'] },
 ];
@@ -18,7 +19,6 @@ export const SEATBELT_ENFORCED: ReadonlyArray<{ capability: string; by: string[]
 export const SEATBELT_LIMITATIONS: readonly string[] = [
   'no loopback inside the sandbox under network deny: seatbelt has no private network namespace, so a test suite that starts its own local server fails',
   'a process that calls setsid() or setpgid() leaves the command group and is not killed at the end (macOS has no pid namespace or cgroup)',
-  'commands cannot allocate pseudo-terminals (script, expect): seatbelt cannot separate new ptys from the user\'s own terminals, which must stay out of reach',
   'resource limits (cpu seconds, memory, file size, open files, processes) are not available; a run that asks for them is refused',
   'the shared /tmp stays visible read-only; scripts that hard-code /tmp/x cannot write there (TMPDIR is the private directory)',
   'other processes remain listable (ps reads pids and names through sysctl kern.proc); they cannot be signalled, and their command lines and environments cannot be read',

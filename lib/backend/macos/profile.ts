@@ -92,10 +92,25 @@ class ParamTable {
 /** The resolver's Unix socket (dns_sd clients connect to it); a fixed system path, not a plan path. */
 export const MDNS_RESPONDER_SOCKET = '/private/var/run/mDNSResponder';
 
-/** Denies every terminal device but the command's own /dev/tty; fixed system paths only. */
+/**
+ * Terminal devices, fixed system paths only. Every terminal is denied first (read-all would reach
+ * the user's own terminals), then three narrow allowances follow:
+ * - pseudo-terminals the command allocates itself (script, expect, node-pty): opening /dev/ptmx
+ *   makes a new pair, and the kernel hands this sandbox the com.apple.sandbox.pty extension for
+ *   that new /dev/ttysN only, so a terminal of the user (which carries no such extension for this
+ *   sandbox) still cannot be opened;
+ * - ioctl on a terminal descriptor the command already holds (the terminal it was given as stdin,
+ *   stdout or stderr), so isatty() and the window size work. Opening a terminal still needs the
+ *   extension, and input injection (TIOCSTI) needs the terminal to be the controlling one, which it
+ *   is not: the command runs in a session of its own.
+ */
 export const TERMINAL_DEVICE_RULE =
   '(deny file-read* file-write* file-ioctl (literal "/dev/ptmx") (regex #"^/dev/ttys[0-9]")\n' +
-  '  (regex #"^/dev/pty[p-w]") (regex #"^/dev/tty[p-w]"))';
+  '  (regex #"^/dev/pty[p-w]") (regex #"^/dev/tty[p-w]"))\n' +
+  '(allow pseudo-tty)\n' +
+  '(allow file-read* file-write* file-ioctl (literal "/dev/ptmx"))\n' +
+  '(allow file-read* file-write* file-ioctl (require-all (regex #"^/dev/ttys[0-9]+$") (extension "com.apple.sandbox.pty")))\n' +
+  '(allow file-ioctl (regex #"^/dev/ttys[0-9]+$"))';
 
 const ref = (name: string): string => `(param ${buildSbplString(name)})`;
 
@@ -179,8 +194,11 @@ export function buildSeatbeltProfile(plan: SandboxPlan, options: SeatbeltOptions
     }
   }
 
-  lines.push("; Terminal devices stay out of reach even under read-all: reading another terminal would");
-  lines.push("; steal the user's keystrokes, writing or ioctl would inject into it.");
+  lines.push("; Terminal devices: the user's terminals stay out of reach even under read-all (reading one");
+  lines.push("; would steal keystrokes, writing would inject into it). Allowed: new pseudo-terminals through");
+  lines.push('; /dev/ptmx and the com.apple.sandbox.pty extension the kernel grants for each one this sandbox');
+  lines.push('; allocates, and ioctl on a terminal descriptor already held, so isatty() holds on a terminal');
+  lines.push('; the command was given (it cannot open one, and TIOCSTI needs a controlling terminal).');
   lines.push(TERMINAL_DEVICE_RULE);
 
   // Parents of a denied or protected path that lie inside a writable tree cannot be unlinked or
