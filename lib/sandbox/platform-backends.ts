@@ -46,6 +46,8 @@ export interface PlatformDeps {
   pipeAddress?: (index: number) => string;
   /** Where private temp directories are created (default `os.tmpdir()`). */
   tmpRoot?: string;
+  /** Tests only: another unified-log tool than /usr/bin/log (macOS denial monitor). */
+  logTool?: string;
   /** macOS: the per-user temp and cache directories (default: read with /usr/bin/getconf). */
   darwinUserDirs?: () => DarwinUserDirs;
 }

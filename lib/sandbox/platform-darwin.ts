@@ -6,11 +6,12 @@ import { lstatSync, readdirSync } from 'node:fs';
 
 import { buildCredentialBaseline } from '../credentials.js';
 import { isWithin } from '../path-within.js';
+import { buildDenialTag, LOG_TOOL, startDenialMonitor } from '../backend/macos/denial-log.js';
 import { buildSandboxExecArgs, runSeatbelt, SANDBOX_EXEC } from '../backend/macos/run.js';
 import { readDarwinUserDirs } from '../backend/macos/user-dirs.js';
 import type { SandboxPlan } from '../backend/types.js';
 import type { RunOptions } from './options.js';
-import { protectedPathDenial } from './denials.js';
+import { protectedPathDenial, type SandboxDenial } from './denials.js';
 import { PlatformProcess, removeTmpDir, watchLimits } from './platform-process.js';
 import type { PlatformDeps } from './platform-backends.js';
 import type { InternalSpawnOptions as SpawnSandboxedOptions, SandboxExit } from './process.js';
@@ -113,9 +114,15 @@ export function spawnDarwin(plan: SandboxPlan, options: SpawnSandboxedOptions, t
 
 export async function runDarwin(plan: SandboxPlan, options: RunOptions, tmpDir: string, deps: PlatformDeps, started: number): Promise<RunResult> {
   const watched = missingProtectedPaths(plan.writeRoots);
+  // The unified-log monitor runs from before the command starts until after it ended: the refusals
+  // of this run's deny rules (tagged) become structured denials. Best-effort reporting only.
+  const denialTag = buildDenialTag();
+  const monitor = startDenialMonitor(denialTag, deps.logTool ?? LOG_TOOL);
+  let logged: Promise<SandboxDenial[]> | undefined;
   try {
     const out = await runSeatbelt(seatbeltPlan(plan, envsOf(options)), {
       tmpDir,
+      denialTag,
       darwinUserDirs: (deps.darwinUserDirs ?? readDarwinUserDirs)(),
       platform: 'darwin',
       ...(deps.sandboxExecPath === undefined ? {} : { sandboxExecPath: deps.sandboxExecPath }),
@@ -125,13 +132,17 @@ export async function runDarwin(plan: SandboxPlan, options: RunOptions, tmpDir: 
       ...(options.maxBuffer === undefined ? {} : { maxBuffer: options.maxBuffer }),
     });
     const protectedPathViolations = removeCreatedProtectedPaths(watched);
+    // Log delivery lags the refusal a little: a failed command (the usual sign of a refusal) gets
+    // a longer wait for late lines than a successful one.
+    logged = monitor.stop(out.exitCode === 0 ? 20 : 150);
+    const refusals = await logged;
     return {
       ...out,
       // The seatbelt runner rejects with `aborted` when the signal fires, so a result was not aborted.
       aborted: false,
       truncated: false,
       outputBytes: { stdout: Buffer.byteLength(out.stdout), stderr: Buffer.byteLength(out.stderr) },
-      denials: protectedPathViolations.map((path) => protectedPathDenial(path)),
+      denials: [...protectedPathViolations.map((path) => protectedPathDenial(path)), ...refusals],
       durationMs: Math.round((performance.now() - started) * 1000) / 1000,
       backend: 'macos-seatbelt',
       network: plan.network,
@@ -140,6 +151,7 @@ export async function runDarwin(plan: SandboxPlan, options: RunOptions, tmpDir: 
       scrubbedEnv: plan.scrubbedEnv ?? [],
     };
   } finally {
+    if (logged === undefined) void monitor.stop(0);
     removeCreatedProtectedPaths(watched);
     removeTmpDir(tmpDir);
   }

@@ -76,8 +76,8 @@ contract('run: seatbelt profile, scrubbed environment, private TMPDIR, tool PATH
   // The profile: deny-default with network denied; the private temp dir and workspace as params.
   const args = readFileSync(argsFile, 'utf8');
   assert.ok(args.startsWith('-p\n(version 1)'), args.slice(0, 40));
-  assert.match(args, /\(deny default\)/);
-  assert.match(args, /\(deny network\*\)/);
+  assert.match(args, /\(deny default \(with message "zsdeny[0-9a-f]{24}"\)\)/);
+  assert.match(args, /\(deny network\* \(with message "zsdeny[0-9a-f]{24}"\)\)/);
   const params = recordedParams();
   assert.is(params.TMPDIR_0, tmp);
   assert.is(params.WRITE_ROOT_0, ws);
@@ -94,7 +94,7 @@ contract('run: network allow drops the network deny and is reported', async () =
   const result = await runOnPlatform(['/bin/sh', '-c', 'printf %s "$ZERO_SANDBOX_NETWORK"'], { workspace: ws, env, network: 'allow' }, deps);
   assert.is(result.network, 'allow');
   assert.is(result.stdout, 'allow');
-  assert.not.match(readFileSync(argsFile, 'utf8'), /\(deny network\*\)/);
+  assert.not.match(readFileSync(argsFile, 'utf8'), /\(deny network\*[ )]/);
 });
 
 contract('run: a shell string runs under /bin/sh -c; input reaches stdin', async () => {
@@ -235,6 +235,28 @@ contract('attack: a credential file created while the command runs is denied too
   for (const rel of ['.aws', '.git-credentials', '.npmrc', '.netrc', '.docker/config.json', '.kube']) {
     assert.ok(denied.includes(join(home, rel)), `${rel} not denied: ${denied.join(' ')}`);
   }
+});
+
+contract('run: the unified-log refusals of this run (tagged deny rules) become structured denials', async () => {
+  // Stand-in for /usr/bin/log: reports one refusal carrying the tag it was asked to filter on.
+  const fakeLog = join(base, 'fake-log');
+  const predicateFile = join(base, 'predicate.txt');
+  writeFileSync(fakeLog, [
+    '#!/bin/sh',
+    'eval "last=\\${$#}"',
+    `printf "%s" "$last" > "${predicateFile}"`,
+    'tag=$(printf "%s" "$last" | sed \'s/.*"\\(zsdeny[0-9a-f]*\\)".*/\\1/\')',
+    'printf \'{"eventMessage":"Sandbox: cat(41) deny(1) file-read-data /Users/dev/.aws/credentials %s"}\\n\' "$tag"',
+    'exec sleep 30',
+    '',
+  ].join('\n'));
+  chmodSync(fakeLog, 0o755);
+  const result = await runOnPlatform(['/bin/sh', '-c', 'exit 1'], { workspace: ws, env }, { ...deps, logTool: fakeLog });
+  const tag = /zsdeny[0-9a-f]{24}/.exec(readFileSync(predicateFile, 'utf8'))?.[0];
+  assert.ok(tag !== undefined);
+  // The tag the log was filtered on is the one every deny rule of this run's profile carries.
+  assert.ok(readFileSync(argsFile, 'utf8').includes(`(deny default (with message "${tag}"))`));
+  assert.equal(result.denials.map((d) => [d.capability.kind, d.capability.scope, d.source]), [['filesystem_read', '/Users/dev/.aws/credentials', 'platform_sandbox']]);
 });
 
 test('withMissingCredentials: only missing, clean candidates that neither hold nor lie in a write root', () => {

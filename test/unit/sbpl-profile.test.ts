@@ -14,6 +14,7 @@ import {
   TERMINAL_DEVICE_RULE,
 } from '../../lib/backend/macos/profile.js';
 import type { SandboxPlan } from '../../lib/backend/types.js';
+import { buildDenialTag, tagDenyRules } from '../../lib/backend/macos/denial-log.js';
 import { posixPlan, posixWriteRoot } from '../fixtures/sbpl/plans.js';
 
 const FIXTURES = new URL('../../../test/fixtures/sbpl/', import.meta.url);
@@ -143,6 +144,15 @@ function checkSbpl(text: string): Checked {
         if (filters > 0) throw new Error(`line ${item.line}: operation ${item.value} after a filter`);
         if (!KNOWN_OPERATIONS.has(item.value)) throw new Error(`line ${item.line}: unknown operation ${item.value}`);
         operations.push(item.value);
+        continue;
+      }
+      // (with message "...") is a modifier, not a filter: it names the rule in the kernel's log line.
+      if (item.kind === 'list' && item.items[0]?.kind === 'symbol' && item.items[0].value === 'with') {
+        const [, what, text, ...more] = item.items;
+        if (what?.kind !== 'symbol' || what.value !== 'message' || text?.kind !== 'string' || more.length > 0) {
+          throw new Error(`line ${item.line}: only (with message "...") is used`);
+        }
+        if (action.value !== 'deny') throw new Error(`line ${item.line}: a message on an allow rule`);
         continue;
       }
       filters++;
@@ -458,6 +468,33 @@ test('buildSbplString escapes backslash, quote, CR and LF', () => {
   assert.equal(readSbpl(`(x ${buildSbplString('a\\b"c\nd\re')})`), [
     { kind: 'list', line: 1, items: [{ kind: 'symbol', value: 'x', line: 1 }, { kind: 'string', value: 'a\\b"c\nd\re', line: 1 }] },
   ]);
+});
+
+
+test('denial tag: every deny rule (and only deny rules) names the run, the profile is otherwise unchanged', () => {
+  const tag = buildDenialTag(Buffer.alloc(12, 0xab));
+  for (const [name, { plan: p, tmpDir }] of Object.entries(CASES)) {
+    const plain = buildSeatbeltProfile(p, { tmpDir });
+    const tagged = buildSeatbeltProfile(p, { tmpDir, denialTag: tag });
+    assert.equal(tagged.params, plain.params, name);
+    const withTag = ` (with message "${tag}")`;
+    assert.is(tagged.profile.split(withTag).join(''), plain.profile, `${name}: only the tags were added`);
+    const { rules } = checkSbpl(tagged.profile);
+    const denies = rules.filter((r) => r.action === 'deny').length;
+    assert.ok(denies >= 3, name);
+    assert.is(tagged.profile.split(withTag).length - 1, denies, `${name}: one tag per deny rule`);
+    // Each tag closes a deny form: the text before it on its rule starts with (deny.
+    for (const line of tagged.profile.split('\n').filter((l) => l.includes(withTag))) {
+      assert.not.ok(line.startsWith('(allow') || line.startsWith(';'), line);
+    }
+  }
+  // Comments, strings and regex literals holding parentheses do not confuse the reader.
+  assert.is(
+    tagDenyRules('; (deny x)\n(deny file-read* (literal "/a)(b\\"c") (regex #"^/d(e)$"))\n(allow file-read*)\n', tag),
+    `; (deny x)\n(deny file-read* (literal "/a)(b\\"c") (regex #"^/d(e)$") (with message "${tag}"))\n(allow file-read*)\n`,
+  );
+  assert.throws(() => tagDenyRules('(deny default)', 'x") (allow default'), /not a denial tag/);
+  assert.throws(() => checkSbpl('(version 1)\n(allow file-read* (with message "a"))'), /message on an allow/);
 });
 
 test.run();

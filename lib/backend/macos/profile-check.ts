@@ -2,13 +2,14 @@
 // The probe's seatbelt check with the real profile: the native probe only proves that sandbox-exec
 // applies a trivial profile, so a rule of ours that this macOS does not know (an operation, filter
 // or service it rejects) would fail every command. This compiles the profile this package builds
-// for a workspace and runs /usr/bin/true under it; the backend is available only when it works.
+// for a workspace (deny rules tagged for the denial log, as every run's are) and runs /usr/bin/true under it; the backend is available only when it works.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import type { NativeFact } from '../../native/types.js';
+import { buildDenialTag } from './denial-log.js';
 import { buildSandboxExecArgs, SANDBOX_EXEC } from './run.js';
 import { readDarwinUserDirs, type DarwinUserDirs } from './user-dirs.js';
 
@@ -25,7 +26,7 @@ export function checkSeatbeltProfile(sandboxExec: string = SANDBOX_EXEC, userDir
         argv: ['/usr/bin/true'], cwd: ws, env: {}, network, workspace: ws,
         writeRoots: [{ root: ws, readOnlySubpaths: [], protectedNames: ['.zero', '.agents'] }],
         readRoots: ['/'], denyRead: [join(base, 'denied')], denyWrite: [], blockUnixSockets: network === 'deny', limits: {},
-      }, { tmpDir: tmp, darwinUserDirs: userDirs });
+      }, { tmpDir: tmp, darwinUserDirs: userDirs, denialTag: buildDenialTag() });
       const result = spawnSync(sandboxExec, args, { cwd: ws, encoding: 'utf8', timeout: 10_000 });
       if (result.status !== 0) {
         const why = result.error?.message ?? (result.stderr.split('\n', 1)[0] || `exit ${result.status ?? result.signal}`);

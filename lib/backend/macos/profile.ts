@@ -4,6 +4,7 @@ import { SandboxError } from '../../errors.js';
 import type { SandboxPlan } from '../types.js';
 import { SEATBELT_BASE_PROFILE } from './base-profile.js';
 import { isWithin as isWithinOs } from '../../path-within.js';
+import { tagDenyRules } from './denial-log.js';
 
 // macOS paths are POSIX paths whatever OS builds the profile (the unit tests run it on Windows too).
 const isWithin = (parent: string, child: string): boolean => isWithinOs(parent, child, '/');
@@ -18,6 +19,11 @@ export interface SeatbeltOptions {
    * because clang's module cache, xcrun and Swift write there whatever TMPDIR says.
    */
   darwinUserDirs?: { temp?: string; cache?: string };
+  /**
+   * This run's denial tag (denial-log.ts): every deny rule gets `(with message "<tag>")`, so the
+   * refusals the kernel logs can be read back for this run only. Absent: no tag.
+   */
+  denialTag?: string;
 }
 
 /** A profile ready for `sandbox-exec -p <profile> -D<name>=<value>…`. */
@@ -276,5 +282,6 @@ export function buildSeatbeltProfile(plan: SandboxPlan, options: SeatbeltOptions
     lines.push('; has no private network namespace, and host loopback counts as outside).');
     lines.push('(deny network*)');
   }
-  return { profile: `${lines.join('\n')}\n`, params: table.params };
+  const profile = `${lines.join('\n')}\n`;
+  return { profile: options.denialTag === undefined ? profile : tagDenyRules(profile, options.denialTag), params: table.params };
 }
