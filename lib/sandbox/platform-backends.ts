@@ -22,6 +22,7 @@ import { buildAppContainerSpec, buildNativeWindowsSpec, type NativeWindowsSpec }
 import type { SandboxBackendName, SandboxPlan } from '../backend/types.js';
 import { checkOptions, normalizeCommand, type RunOptions, type SandboxCommand, type SandboxOptions } from './options.js';
 import { resolvePlan } from './plan.js';
+import { acquireRuntimeState, attachRuntimeState, releaseRuntimeState } from './runtime-state.js';
 import { missingProtectedPaths, removeCreatedProtectedPaths } from './protected.js';
 import { runDarwin, spawnDarwin } from './platform-darwin.js';
 import { PlatformProcess, removeTmpDir, watchLimits } from './platform-process.js';
@@ -46,6 +47,8 @@ export interface PlatformDeps {
   pipeAddress?: (index: number) => string;
   /** Where private temp directories are created (default `os.tmpdir()`). */
   tmpRoot?: string;
+  /** Tests only: where the managed runtime state goes instead of the user's cache dir (macOS). */
+  userCacheDir?: string;
   /** Tests only: another unified-log tool than /usr/bin/log (macOS denial monitor). */
   logTool?: string;
   /** macOS: the per-user temp and cache directories (default: read with /usr/bin/getconf). */
@@ -120,17 +123,35 @@ export function buildPlatformArgv(command: SandboxCommand, platform: string, env
   return [env.ComSpec ?? env.COMSPEC ?? win32.join(root, 'System32', 'cmd.exe'), '/d', '/s', '/c', command];
 }
 
-/** Validation, environment scrub (with the private temp dir) and plan, as on Linux. */
-function preparePlan(command: SandboxCommand, options: SandboxOptions, backend: SandboxBackendName, platform: string, tmpDir: string): SandboxPlan {
+/**
+ * Validation, environment scrub (with the private temp dir) and plan, as on Linux. On macOS the
+ * managed runtime state is leased as on Linux: npm, yarn, pip, Go and cargo caches go to a
+ * per-workspace directory outside the workspace (a write root of the plan, so installs and builds
+ * work without opening the user's real caches), and npm reads a copy of the user's npmrc without
+ * its tokens (the original is in the credential deny set). The lease is released with
+ * releaseRuntimeState(plan) when the run ends.
+ */
+function preparePlan(command: SandboxCommand, options: SandboxOptions, backend: SandboxBackendName, deps: PlatformDeps, tmpDir: string): SandboxPlan {
+  const { platform } = deps;
   const checked = checkOptions(options);
   const raw = options.env ?? process.env;
   const source = platform === 'win32' ? buildWindowsSourceEnv(raw) : raw;
   const argv = buildPlatformArgv(command, platform, source);
-  const scrubbedEnv: string[] = [];
-  const commandEnv = buildSandboxEnv(source, { backend, network: checked.network, pass: checked.envPass, tmpDir, scrubbed: scrubbedEnv });
-  if (platform === 'darwin') commandEnv.PATH = buildMacToolPath(commandEnv.PATH ?? '');
-  const envs = options.env === undefined ? [process.env] : [process.env, options.env];
-  return resolvePlan({ argv, options: checked, envs, commandEnv, scrubbedEnv });
+  const runtime = platform === 'darwin'
+    ? acquireRuntimeState(checked.workspace ?? process.cwd(), { argv, lingerMs: 3000, ...(deps.userCacheDir === undefined ? {} : { userCacheDir: deps.userCacheDir }) })
+    : undefined;
+  try {
+    const scrubbedEnv: string[] = [];
+    const commandEnv = buildSandboxEnv(source, { backend, network: checked.network, pass: checked.envPass, tmpDir, overrides: runtime?.env ?? {}, scrubbed: scrubbedEnv });
+    if (platform === 'darwin') commandEnv.PATH = buildMacToolPath(commandEnv.PATH ?? '');
+    const envs = options.env === undefined ? [process.env] : [process.env, options.env];
+    const plan = resolvePlan({ argv, options: checked, envs, commandEnv, scrubbedEnv, runtimeWriteRoots: runtime?.writeRoots ?? [] });
+    attachRuntimeState(plan, runtime);
+    return plan;
+  } catch (error) {
+    runtime?.release();
+    throw error;
+  }
 }
 
 /** Checks the command before anything is measured, created or run. */
@@ -301,10 +322,15 @@ export function spawnOnPlatform(command: SandboxCommand, options: SpawnSandboxed
   const backend = assertPlatformBackend(deps);
   const tmpDir = makeTmpDir(deps);
   try {
-    const plan = preparePlan(command, options, backend, deps.platform, tmpDir);
-    const child = deps.platform === 'darwin' ? spawnDarwin(plan, options, tmpDir, deps) : startWindows(plan, options, tmpDir, deps);
-    // PlatformProcess has every public member of SandboxedProcess (whose constructor is Linux's).
-    return child as unknown as SandboxedProcess;
+    const plan = preparePlan(command, options, backend, deps, tmpDir);
+    try {
+      const child = deps.platform === 'darwin' ? spawnDarwin(plan, options, tmpDir, deps) : startWindows(plan, options, tmpDir, deps);
+      // PlatformProcess has every public member of SandboxedProcess (whose constructor is Linux's).
+      return child as unknown as SandboxedProcess;
+    } catch (error) {
+      releaseRuntimeState(plan);
+      throw error;
+    }
   } catch (error) {
     removeTmpDir(tmpDir);
     throw error;
@@ -324,7 +350,7 @@ export async function runOnPlatform(command: SandboxCommand, options: RunOptions
   const tmpDir = makeTmpDir(deps);
   let plan: SandboxPlan;
   try {
-    plan = preparePlan(command, options, backend, deps.platform, tmpDir);
+    plan = preparePlan(command, options, backend, deps, tmpDir);
   } catch (error) {
     removeTmpDir(tmpDir);
     throw error;

@@ -16,6 +16,7 @@ import { PlatformProcess, removeTmpDir, watchLimits } from './platform-process.j
 import type { PlatformDeps } from './platform-backends.js';
 import type { InternalSpawnOptions as SpawnSandboxedOptions, SandboxExit } from './process.js';
 import { missingProtectedPaths, removeCreatedProtectedPaths } from './protected.js';
+import { releaseRuntimeState } from './runtime-state.js';
 import type { RunResult } from './run.js';
 
 /**
@@ -93,6 +94,7 @@ export function spawnDarwin(plan: SandboxPlan, options: SpawnSandboxedOptions, t
       const exit: SandboxExit = { exitCode, signal, ...limits.flags, protectedPathViolations: removeCreatedProtectedPaths(watched) };
       if (startError !== undefined) exit.execError = { errno: -(startError.errno ?? 0), code: startError.code ?? 'UNKNOWN' };
       removeTmpDir(tmpDir);
+      releaseRuntimeState(plan);
       resolve(exit);
     };
     // sandbox-exec itself could not start (missing, not executable): nothing ran.
@@ -154,5 +156,6 @@ export async function runDarwin(plan: SandboxPlan, options: RunOptions, tmpDir: 
     if (logged === undefined) void monitor.stop(0);
     removeCreatedProtectedPaths(watched);
     removeTmpDir(tmpDir);
+    releaseRuntimeState(plan);
   }
 }

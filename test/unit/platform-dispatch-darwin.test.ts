@@ -30,7 +30,8 @@ function darwinProbe(ok: boolean) {
 }
 
 const userDirs = { temp: '/private/var/folders/zz/abc123/T', cache: '/private/var/folders/zz/abc123/C' };
-const deps: PlatformDeps = { platform: 'darwin', probe: () => darwinProbe(true), sandboxExecPath: fake, tmpRoot, darwinUserDirs: () => userDirs };
+const userCacheDir = join(base, 'user-cache');
+const deps: PlatformDeps = { platform: 'darwin', probe: () => darwinProbe(true), sandboxExecPath: fake, tmpRoot, darwinUserDirs: () => userDirs, userCacheDir };
 const env = { PATH: '/usr/bin:/bin', HOME: base, OPENAI_API_KEY: 'sk-secret', GITHUB_TOKEN: 'ghp-secret', KEEP_ME: 'kept' };
 
 /** The argument after each `-D`, as a name → value map. */
@@ -257,6 +258,37 @@ contract('run: the unified-log refusals of this run (tagged deny rules) become s
   // The tag the log was filtered on is the one every deny rule of this run's profile carries.
   assert.ok(readFileSync(argsFile, 'utf8').includes(`(deny default (with message "${tag}"))`));
   assert.equal(result.denials.map((d) => [d.capability.kind, d.capability.scope, d.source]), [['filesystem_read', '/Users/dev/.aws/credentials', 'platform_sandbox']]);
+});
+
+contract('run: npm, pip, Go and cargo caches go to the managed per-workspace state; npm reads a token-free npmrc copy', async () => {
+  // The user's npmrc is found through our own environment (as on Linux): point it at a test file.
+  writeFileSync(join(base, '.npmrc'), 'color=false\n//registry.example/:_authToken=npm_secret_token_value\n');
+  const saved = process.env.NPM_CONFIG_USERCONFIG;
+  process.env.NPM_CONFIG_USERCONFIG = join(base, '.npmrc');
+  try {
+    const result = await runOnPlatform(['/bin/sh', '-c', 'env; echo ---; cat "$npm_config_userconfig"'], { workspace: ws, env }, deps);
+    const [envText, npmrc] = result.stdout.split('---\n');
+    const vars = new Map(envText!.trim().split('\n').map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
+    const state = join(userCacheDir, 'zero', 'runtime', 'v1');
+    for (const name of ['npm_config_cache', 'NPM_CONFIG_CACHE', 'PIP_CACHE_DIR', 'GOCACHE', 'GOMODCACHE', 'CARGO_HOME', 'YARN_CACHE_FOLDER']) {
+      assert.ok(vars.get(name)?.startsWith(`${state}/`), `${name}=${vars.get(name)}`);
+    }
+    // The managed cache/ and data/ dirs are write roots of the profile (no protected names there).
+    const params = Object.entries(recordedParams());
+    const roots = params.filter(([name]) => name.startsWith('WRITE_ROOT_')).map(([, value]) => value);
+    assert.ok(roots.some((root) => root.startsWith(state) && root.endsWith('/cache')), roots.join());
+    assert.ok(roots.some((root) => root.startsWith(state) && root.endsWith('/data')), roots.join());
+    // The user's npmrc is denied; the copy npm is pointed at keeps the settings, not the token.
+    assert.ok(params.some(([name, value]) => name.startsWith('DENY_READ_') && value === join(base, '.npmrc')));
+    assert.ok(vars.get('npm_config_userconfig')?.startsWith(`${state}/`));
+    assert.match(npmrc!, /color=false/);
+    assert.not.match(npmrc!, /npm_secret_token_value/);
+    assert.not.match(result.stdout, /npm_secret_token_value/);
+  } finally {
+    if (saved === undefined) delete process.env.NPM_CONFIG_USERCONFIG;
+    else process.env.NPM_CONFIG_USERCONFIG = saved;
+    rmSync(join(base, '.npmrc'), { force: true });
+  }
 });
 
 test('withMissingCredentials: only missing, clean candidates that neither hold nor lie in a write root', () => {
