@@ -195,10 +195,22 @@ export interface WindowsSpawnSpec {
   windows: NativeWindowsSpec;
 }
 
+/**
+ * The host facts of the Windows read set (read-grants.ts), from our own environment: the user's
+ * profile, the directory of this node.exe, and the directories ALL APPLICATION PACKAGES already
+ * read (never given an ACE). Pure.
+ */
+export function buildReadGrantFacts(env: Readonly<Record<string, string | undefined>>, execPath: string): NonNullable<Parameters<typeof buildAppContainerSpec>[1]['readGrants']> {
+  const get = (name: string): string | undefined => Object.entries(env).find(([key]) => key.toUpperCase() === name.toUpperCase())?.[1];
+  const systemDirs = ['SystemRoot', 'ProgramFiles', 'ProgramFiles(x86)', 'ProgramW6432'].map(get).filter((dir): dir is string => dir !== undefined);
+  const home = get('USERPROFILE');
+  return { ...(home === undefined ? {} : { home }), execDir: win32.dirname(execPath), systemDirs };
+}
+
 /** Builds what the Windows glue receives from a plan (argv[0] already resolved). Pure. */
 export function buildWindowsSpawnSpec(plan: SandboxPlan, tmpDir: string, stdio: WindowsSpawnSpec['stdio']): WindowsSpawnSpec {
   // The read-all posture cannot be an ACL on a volume: reads are what AppContainers may read.
-  const spec = buildAppContainerSpec({ ...plan, readRoots: plan.readRoots.filter((r) => r !== '/') }, { tmpDir });
+  const spec = buildAppContainerSpec({ ...plan, readRoots: plan.readRoots.filter((r) => r !== '/') }, { tmpDir, readGrants: buildReadGrantFacts(process.env, process.execPath) });
   const [program, ...rest] = plan.argv;
   // cmd.exe parses its own command line: `/s /c "text"` strips the outer quotes and runs text as typed.
   const shell = rest.length === 4 && rest[0] === '/d' && rest[1] === '/s' && rest[2] === '/c' && /cmd\.exe$/i.test(program ?? '');

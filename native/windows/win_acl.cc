@@ -36,6 +36,11 @@ bool RuleFor(const std::string& kind, Rule* out) {
   } else if (kind == "deny-read") {
     *out = {DENY_ACCESS, FILE_READ_DATA | FILE_READ_EA | FILE_EXECUTE | DELETE,
             SUB_CONTAINERS_AND_OBJECTS_INHERIT};
+  } else if (kind == "allow-traverse") {
+    // Only the directory itself: lstat and realpath of a root's ancestors work, nothing is listed
+    // or read (FILE_LIST_DIRECTORY and FILE_READ_DATA are the same bit and stay ungranted).
+    *out = {GRANT_ACCESS, FILE_TRAVERSE | FILE_READ_ATTRIBUTES | READ_CONTROL | SYNCHRONIZE,
+            NO_INHERITANCE};
   } else if (kind == "deny-delete") {
     // Only the directory itself: it cannot be renamed or removed, its contents stay writable.
     *out = {DENY_ACCESS, DELETE, NO_INHERITANCE};
@@ -95,7 +100,9 @@ status::Status Fail(const char* code, DWORD err, const std::string& call, const 
 }
 
 // Opens `path` for READ_CONTROL|WRITE_DAC without following a reparse point at any component.
-status::Status OpenNoFollow(const std::string& path, bool optional, HANDLE* out, bool* skipped) {
+// `optional`: a missing path is skipped; `best_effort`: also one whose ACL the user may not change.
+status::Status OpenNoFollow(const std::string& path, bool optional, bool best_effort, HANDLE* out,
+                            bool* skipped) {
   *skipped = false;
   bool ok = true;
   std::wstring wpath = wide::FromUtf8(path, &ok);
@@ -107,7 +114,8 @@ status::Status OpenNoFollow(const std::string& path, bool optional, HANDLE* out,
                   FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
   if (h == INVALID_HANDLE_VALUE) {
     DWORD err = GetLastError();
-    if (optional && (err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND)) {
+    bool missing = err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND;
+    if ((optional && missing) || (best_effort && (missing || err == ERROR_ACCESS_DENIED))) {
       *skipped = true;
       return status::Ok();
     }
@@ -197,7 +205,8 @@ status::Status ApplyAclPlan(PSID sid, const std::vector<std::string>& kinds,
   for (size_t i = 0; i < kinds.size() && result.ok(); ++i) {
     std::string kind = kinds[i];
     bool optional = !kind.empty() && kind.back() == '?';
-    if (optional) kind.pop_back();
+    bool best_effort = !kind.empty() && kind.back() == '~';
+    if (optional || best_effort) kind.pop_back();
     Rule rule;
     if (!RuleFor(kind, &rule)) {
       result = Fail("invalid_argument", 0, "ApplyAclPlan", paths[i], "unknown ACL kind " + kind);
@@ -205,7 +214,7 @@ status::Status ApplyAclPlan(PSID sid, const std::vector<std::string>& kinds,
     }
     HANDLE h = INVALID_HANDLE_VALUE;
     bool skipped = false;
-    result = OpenNoFollow(paths[i], optional, &h, &skipped);
+    result = OpenNoFollow(paths[i], optional, best_effort, &h, &skipped);
     if (!result.ok() || skipped) continue;
     result = ApplyOne(sid, rule, paths[i], h, &snapshots);
     if (!result.ok()) CloseHandle(h);

@@ -12,8 +12,9 @@
 
 namespace win_acl {
 
-// kinds[i] is "allow-read", "allow-write", "deny-write", "deny-read" or "deny-delete", with a
-// trailing "?" when a missing path is skipped instead of failing. paths[i] is absolute.
+// kinds[i] is "allow-read", "allow-write", "allow-traverse", "deny-write", "deny-read" or
+// "deny-delete", with a trailing "?" when a missing path is skipped instead of failing, or "~" when
+// one whose ACL the user may not change is skipped too. paths[i] is absolute.
 status::Status ApplyAclPlan(PSID sid, const std::vector<std::string>& kinds,
                             const std::vector<std::string>& paths);
 

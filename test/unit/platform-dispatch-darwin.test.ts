@@ -263,8 +263,10 @@ contract('run: the unified-log refusals of this run (tagged deny rules) become s
 contract('run: npm, pip, Go and cargo caches go to the managed per-workspace state; npm reads a token-free npmrc copy', async () => {
   // The user's npmrc is found through our own environment (as on Linux): point it at a test file.
   writeFileSync(join(base, '.npmrc'), 'color=false\n//registry.example/:_authToken=npm_secret_token_value\n');
-  const saved = process.env.NPM_CONFIG_USERCONFIG;
+  // Both spellings: npm itself sets the lower-case one for `npm test`, and it is read first.
+  const saved = { upper: process.env.NPM_CONFIG_USERCONFIG, lower: process.env.npm_config_userconfig };
   process.env.NPM_CONFIG_USERCONFIG = join(base, '.npmrc');
+  process.env.npm_config_userconfig = join(base, '.npmrc');
   try {
     const result = await runOnPlatform(['/bin/sh', '-c', 'env; echo ---; cat "$npm_config_userconfig"'], { workspace: ws, env }, deps);
     const [envText, npmrc] = result.stdout.split('---\n');
@@ -285,8 +287,10 @@ contract('run: npm, pip, Go and cargo caches go to the managed per-workspace sta
     assert.not.match(npmrc!, /npm_secret_token_value/);
     assert.not.match(result.stdout, /npm_secret_token_value/);
   } finally {
-    if (saved === undefined) delete process.env.NPM_CONFIG_USERCONFIG;
-    else process.env.NPM_CONFIG_USERCONFIG = saved;
+    if (saved.upper === undefined) delete process.env.NPM_CONFIG_USERCONFIG;
+    else process.env.NPM_CONFIG_USERCONFIG = saved.upper;
+    if (saved.lower === undefined) delete process.env.npm_config_userconfig;
+    else process.env.npm_config_userconfig = saved.lower;
     rmSync(join(base, '.npmrc'), { force: true });
   }
 });

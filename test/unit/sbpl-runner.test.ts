@@ -159,7 +159,9 @@ contract('the probe check runs the real profile (both network modes) and reports
   assert.equal(good, { attempted: true, ok: true, errno: 0, value: 0 });
   const args = readFileSync(recorded, 'utf8');
   assert.is(args.split('\n').filter((line) => line === '(version 1)').length, 2, 'both profiles were given');
-  assert.match(args, /\(deny network\*\)/);
+  // The profile checked is the one runs use: deny rules carry the denial-log tag.
+  assert.match(args, /\(deny network\* \(with message "zsdeny[0-9a-f]{24}"\)\)/);
+  assert.match(args, /\(deny default \(with message "zsdeny[0-9a-f]{24}"\)\)/);
   assert.match(args, /\(allow network\*\)/);
   const rejecting = join(base, 'rejecting-sandbox-exec');
   writeFileSync(rejecting, '#!/bin/sh\necho "sandbox-exec: unknown operation: system-socket" >&2\nexit 65\n');

@@ -13,7 +13,7 @@ export const APPCONTAINER_ENFORCED: ReadonlyArray<{ capability: string; by: stri
 
 /** What AppContainer cannot do; each line is a difference from the Linux backend. */
 export const APPCONTAINER_LIMITATIONS: readonly string[] = [
-  'reads are narrower than read-all: outside write roots and extra read roots, only what ALL APPLICATION PACKAGES may read (the system directories) is readable, so tools installed under the user profile do not start unless their directory is an extra read root',
+  'reads are narrower than read-all. Readable: the write roots, extra read roots and private temp dir; what ALL APPLICATION PACKAGES may read (the Windows and Program Files directories); the directories on the command\'s PATH and the directory of node.exe (not a volume root, the user\'s profile or a directory above it); the user\'s .gitconfig and .config\\git\\config; and, for the directories above each root, their attributes only (lstat, realpath, cd; no listing). A tool outside these (a file elsewhere in the user\'s profile) is unreadable unless its directory is an extra read root; a directory whose ACL the user may not change (owned by an administrator) gets no grant',
   '.git/hooks, .git/config, .zero and .agents that do not exist yet cannot be protected by an ACL without creating them; the command can create them',
   'ACEs granted to the workspace container stay on the files after the run (they name only that container SID); a write root removed from the policy keeps its grant until the ACE is removed',
   'a path whose parent is a symbolic link or junction, or that lies on a mapped drive letter, is refused when its ACL is applied (the resolved path differs); pass the resolved or UNC path',

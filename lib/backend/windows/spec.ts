@@ -7,6 +7,7 @@ import { win32 } from 'node:path';
 import { SandboxError } from '../../errors.js';
 import type { SandboxPlan } from '../types.js';
 import { buildWindowsCommandLine } from './command-line.js';
+import { buildWindowsReadGrants, type WindowsReadGrantInput } from './read-grants.js';
 
 /** Well-known capability SIDs (winnt.h `SECURITY_CAPABILITY_*`). */
 export const CAPABILITY_SIDS = {
@@ -26,9 +27,11 @@ export type AppContainerCapability = keyof typeof CAPABILITY_SIDS;
  * - `deny-write`: an inheritable deny of every write right beneath the path;
  * - `deny-read`: an inheritable deny of read, execute and delete beneath the path;
  * - `deny-delete`: the directory itself cannot be deleted or renamed (not inherited), so a parent
- *   of a denied or protected path cannot be moved to carry it out of its rule.
+ *   of a denied or protected path cannot be moved to carry it out of its rule;
+ * - `allow-traverse`: the directory itself (not inherited) can be traversed and its attributes
+ *   read, nothing more: no listing, no file contents (ancestors of the roots; see read-grants.ts).
  */
-export type AclKind = 'allow-read' | 'allow-write' | 'deny-write' | 'deny-read' | 'deny-delete';
+export type AclKind = 'allow-read' | 'allow-write' | 'deny-write' | 'deny-read' | 'deny-delete' | 'allow-traverse';
 
 /** One entry of the ACL plan, applied through a no-follow handle (reparse points rejected). */
 export interface AclEntry {
@@ -39,8 +42,10 @@ export interface AclEntry {
    * What to do when the path does not exist. `fail`: refuse to run (sandbox_unavailable).
    * `skip`: nothing to protect yet; used for protected names inside a write root, which Windows
    * ACLs cannot guard before they exist (creating a placeholder on the host is not done).
+   * `best-effort`: skipped when missing or when the user may not change its ACL (WRITE_DAC
+   * refused); used only for the read grants, where skipping makes reads narrower, never wider.
    */
-  ifMissing: 'fail' | 'skip';
+  ifMissing: 'fail' | 'skip' | 'best-effort';
 }
 
 /** Job object settings; the job always kills the whole tree when its handle closes. */
@@ -78,6 +83,11 @@ export interface AppContainerSpec {
 export interface AppContainerOptions {
   /** The command's private temp directory (TEMP/TMP); gets an allow-write entry. */
   tmpDir: string;
+  /**
+   * Facts for the read set beyond ALL APPLICATION PACKAGES (read-grants.ts): the user's profile,
+   * node.exe's directory, the system directories. Absent: no read grants (tests of the rest).
+   */
+  readGrants?: Omit<WindowsReadGrantInput, 'roots' | 'path'>;
 }
 
 /**
@@ -126,7 +136,7 @@ function refuseVolumeRoot(field: string, path: string): void {
 }
 
 /** Lists the entries for one plan, checking each path once. */
-function buildAclPlan(plan: SandboxPlan, tmpDir: string): AclEntry[] {
+function buildAclPlan(plan: SandboxPlan, tmpDir: string, readGrants?: AppContainerOptions['readGrants']): AclEntry[] {
   const entries: AclEntry[] = [];
   const seen = new Set<string>();
   const add = (kind: AclKind, path: string, ifMissing: AclEntry['ifMissing']): void => {
@@ -151,6 +161,10 @@ function buildAclPlan(plan: SandboxPlan, tmpDir: string): AclEntry[] {
   checkWindowsPath('tmpDir', tmpDir);
   refuseVolumeRoot('tmpDir', tmpDir);
   add('allow-write', tmpDir, 'fail');
+  if (readGrants !== undefined) {
+    const roots = [...plan.readRoots.filter((r) => !isVolumeRoot(r)), ...plan.writeRoots.map((w) => w.root), tmpDir];
+    for (const e of buildWindowsReadGrants({ ...readGrants, roots, path: plan.env.PATH ?? plan.env.Path ?? '' })) add(e.kind, e.path, e.ifMissing);
+  }
   plan.writeRoots.forEach((w, i) => {
     w.readOnlySubpaths.forEach((sub, j) => {
       checkWindowsPath(`writeRoots[${i}].readOnlySubpaths[${j}]`, sub);
@@ -239,7 +253,7 @@ export function buildAppContainerSpec(plan: SandboxPlan, options: AppContainerOp
   const capabilities: AppContainerCapability[] =
     plan.network === 'allow' ? ['internetClient', 'privateNetworkClientServer'] : [];
   const base = win32.basename(plan.workspace) || plan.workspace;
-  const aclPlan = buildAclPlan(plan, options.tmpDir);
+  const aclPlan = buildAclPlan(plan, options.tmpDir, options.readGrants);
   // The per-run temp dir is granted too but is not part of the policy (it differs every run).
   const granted = aclPlan.filter((e) => e.kind.startsWith('allow') && e.path !== options.tmpDir).map((e) => `${e.kind}:${e.path}`);
   return {
@@ -268,7 +282,10 @@ export interface NativeWindowsSpec {
   capabilitySids: string[];
   /** `command_line`: the full, quoted command line. */
   commandLine: string;
-  /** `acl_kinds`; a trailing `?` marks an entry skipped when its path does not exist. */
+  /**
+   * `acl_kinds`; a trailing `?` marks an entry skipped when its path does not exist, a trailing `~`
+   * one also skipped when the user may not change its ACL.
+   */
   aclKinds: string[];
   /** `acl_paths`, index for index with `aclKinds`. */
   aclPaths: string[];
@@ -285,7 +302,7 @@ export function buildNativeWindowsSpec(spec: AppContainerSpec): NativeWindowsSpe
     displayName: spec.displayName,
     capabilitySids: [...spec.capabilitySids],
     commandLine: spec.commandLine,
-    aclKinds: spec.aclPlan.map((e) => (e.ifMissing === 'skip' ? `${e.kind}?` : e.kind)),
+    aclKinds: spec.aclPlan.map((e) => `${e.kind}${e.ifMissing === 'skip' ? '?' : e.ifMissing === 'best-effort' ? '~' : ''}`),
     aclPaths: spec.aclPlan.map((e) => e.path),
     jobMemoryBytes: spec.job.memoryBytes,
     jobProcessLimit: spec.job.processLimit,
