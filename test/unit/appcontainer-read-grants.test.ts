@@ -62,6 +62,23 @@ test('PATH directories and node.exe\'s directory are readable; system dirs, volu
   assert.is(pairs(grants(`${HOME}\\bin;${HOME.toUpperCase()}\\BIN`)).filter((g) => g.startsWith('allow-read') && g.toLowerCase().endsWith('\\bin')).length, 1);
 });
 
+test('attack: a PATH entry inside a denied directory is not granted (an explicit allow would beat the inherited deny)', () => {
+  const got = pairs(grants(`${HOME}\\.ssh\\bin;${HOME}\\bin`, { denied: [`${HOME}\\.ssh`, `${HOME}\\.gitconfig`] }));
+  assert.not.ok(got.some((g) => g.toLowerCase().includes('\\.ssh')), got.join());
+  assert.not.ok(got.some((g) => g.includes('.gitconfig')), 'a denied git config is not granted');
+  assert.ok(got.includes(`allow-read ${HOME}\\bin`));
+  // In the spec, the plan's denyRead is what is excluded.
+  const plan: SandboxPlan = {
+    argv: ['C:\\Windows\\System32\\cmd.exe'], cwd: WS, workspace: WS, network: 'deny',
+    env: { PATH: `${HOME}\\.aws\\tools` },
+    writeRoots: [{ root: WS, readOnlySubpaths: [], protectedNames: [] }], readRoots: [],
+    denyRead: [`${HOME}\\.aws`], denyWrite: [], blockUnixSockets: true, limits: {},
+  };
+  const spec = buildAppContainerSpec(plan, { tmpDir: TMP, readGrants: { home: HOME, systemDirs: SYSTEM } });
+  assert.not.ok(spec.aclPlan.some((e) => e.kind.startsWith('allow') && e.path.toLowerCase().includes('\\.aws')));
+  assert.ok(spec.aclPlan.some((e) => e.kind === 'deny-read' && e.path === `${HOME}\\.aws`));
+});
+
 test('git config files of the user are readable (identity), nothing else in the profile', () => {
   const got = pairs(grants(''));
   assert.ok(got.includes(`allow-read ${HOME}\\.gitconfig`));

@@ -9,7 +9,8 @@
 //   so tools installed under the user's profile or a tool cache start;
 // - read of the user's git config files, so git has the user's identity and settings.
 // A PATH entry that is a volume root, or the user's profile or a directory above it, is not granted
-// (it would open every file of the user); denyRead ACEs still win over every grant here. Grants on
+// (it would open every file of the user), and nothing at or below a denyRead path is granted (an
+// explicit allow on a child would beat the deny it inherits). Grants on
 // directories the user may not change the ACL of (WRITE_DAC refused) are skipped: reads are then
 // narrower, never wider.
 import { win32 } from 'node:path';
@@ -28,6 +29,11 @@ export interface WindowsReadGrantInput {
   execDir?: string;
   /** Directories ALL APPLICATION PACKAGES already read (SystemRoot, Program Files): never granted. */
   systemDirs?: readonly string[];
+  /**
+   * The deny-read paths. Nothing at or below one is granted: an explicit allow ACE on a child
+   * would take precedence over the deny ACE it inherits from the denied directory.
+   */
+  denied?: readonly string[];
 }
 
 const lower = (path: string): string => path.toLowerCase();
@@ -67,7 +73,9 @@ export function buildWindowsReadGrants(input: WindowsReadGrantInput): AclEntry[]
   const seen = new Set<string>();
   const system = (input.systemDirs ?? []).map(clean).filter((dir): dir is string => dir !== undefined);
   const home = input.home === undefined ? undefined : clean(input.home);
+  const denied = (input.denied ?? []).map(clean).filter((dir): dir is string => dir !== undefined);
   const add = (kind: AclEntry['kind'], path: string, ifMissing: AclEntry['ifMissing']): void => {
+    if (denied.some((d) => within(d, path))) return;
     const key = `${kind}\0${lower(path)}`;
     if (seen.has(key)) return;
     seen.add(key);

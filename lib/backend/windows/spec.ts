@@ -163,7 +163,8 @@ function buildAclPlan(plan: SandboxPlan, tmpDir: string, readGrants?: AppContain
   add('allow-write', tmpDir, 'fail');
   if (readGrants !== undefined) {
     const roots = [...plan.readRoots.filter((r) => !isVolumeRoot(r)), ...plan.writeRoots.map((w) => w.root), tmpDir];
-    for (const e of buildWindowsReadGrants({ ...readGrants, roots, path: plan.env.PATH ?? plan.env.Path ?? '' })) add(e.kind, e.path, e.ifMissing);
+    const path = plan.env.PATH ?? plan.env.Path ?? '';
+    for (const e of buildWindowsReadGrants({ ...readGrants, roots, path, denied: plan.denyRead })) add(e.kind, e.path, e.ifMissing);
   }
   plan.writeRoots.forEach((w, i) => {
     w.readOnlySubpaths.forEach((sub, j) => {
