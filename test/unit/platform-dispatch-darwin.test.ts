@@ -9,6 +9,7 @@ import * as assert from 'uvu/assert';
 
 import { rejection } from '../helpers/sandbox.js';
 import { drive } from '../fixtures/platform-dispatch.js';
+import { writeFakeLogTool } from '../fixtures/sbpl/fake-log.js';
 import { buildProbeReport } from '../../lib/probe.js';
 import { runOnPlatform, spawnOnPlatform, type PlatformDeps } from '../../lib/sandbox/platform-backends.js';
 import { withMissingCredentials } from '../../lib/sandbox/platform-darwin.js';
@@ -242,16 +243,7 @@ contract('run: the unified-log refusals of this run (tagged deny rules) become s
   // Stand-in for /usr/bin/log: reports one refusal carrying the tag it was asked to filter on.
   const fakeLog = join(base, 'fake-log');
   const predicateFile = join(base, 'predicate.txt');
-  writeFileSync(fakeLog, [
-    '#!/bin/sh',
-    'eval "last=\\${$#}"',
-    `printf "%s" "$last" > "${predicateFile}"`,
-    'tag=$(printf "%s" "$last" | sed \'s/.*"\\(zsdeny[0-9a-f]*\\)".*/\\1/\')',
-    'printf \'{"eventMessage":"Sandbox: cat(41) deny(1) file-read-data /Users/dev/.aws/credentials %s"}\\n\' "$tag"',
-    'exec sleep 30',
-    '',
-  ].join('\n'));
-  chmodSync(fakeLog, 0o755);
+  writeFakeLogTool(fakeLog, predicateFile, ['Sandbox: cat(41) deny(1) file-read-data /Users/dev/.aws/credentials %s']);
   const result = await runOnPlatform(['/bin/sh', '-c', 'exit 1'], { workspace: ws, env }, { ...deps, logTool: fakeLog });
   const tag = /zsdeny[0-9a-f]{24}/.exec(readFileSync(predicateFile, 'utf8'))?.[0];
   assert.ok(tag !== undefined);

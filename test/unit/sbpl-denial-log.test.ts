@@ -3,7 +3,7 @@
 // layout that tool prints, with the kernel's `Sandbox: name(pid) deny(n) operation target`
 // message), the denials it makes, and the monitor run against a stand-in log tool (the unified
 // log exists only on macOS).
-import { chmodSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -18,6 +18,7 @@ import {
   parseSeatbeltLogLine,
   startDenialMonitor,
 } from '../../lib/backend/macos/denial-log.js';
+import { writeFakeLogTool } from '../fixtures/sbpl/fake-log.js';
 
 const TAG = buildDenialTag(Buffer.from('00112233445566778899aabb', 'hex'));
 
@@ -112,20 +113,10 @@ const posix = process.platform !== 'win32';
 if (posix) {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'zs-denial-log-')));
   const fakeLog = join(dir, 'log');
-  // Stand-in for /usr/bin/log: checks it was asked for ndjson, takes the tag from the predicate,
-  // prints a banner, one refusal of this run and one of another run, then streams until killed.
-  writeFileSync(fakeLog, [
-    '#!/bin/sh',
-    '[ "$1 $2 $3" = "stream --style ndjson" ] || exit 2',
-    'eval "last=\\${$#}"',
-    'tag=$(printf "%s" "$last" | sed \'s/.*"\\(zsdeny[0-9a-f]*\\)".*/\\1/\')',
-    'echo "Filtering the log data using \\"$last\\""',
-    'printf \'{"eventMessage":"Sandbox: cat(41) deny(1) file-read-data /Users/dev/.ssh/id_rsa %s","processID":0}\\n\' "$tag"',
-    'printf \'{"eventMessage":"Sandbox: cat(42) deny(1) file-read-data /other zsdenyffffffffffffffffffffffff","processID":0}\\n\'',
-    'exec sleep 30',
-    '',
-  ].join('\n'));
-  chmodSync(fakeLog, 0o755);
+  writeFakeLogTool(fakeLog, join(dir, 'predicate.txt'), [
+    'Sandbox: cat(41) deny(1) file-read-data /Users/dev/.ssh/id_rsa %s',
+    'Sandbox: cat(42) deny(1) file-read-data /other zsdenyffffffffffffffffffffffff',
+  ]);
 
   test('monitor: reads this run\'s refusals from the log tool and stops it', async () => {
     const monitor = startDenialMonitor(TAG, fakeLog);
