@@ -2,9 +2,8 @@
 // `zero-sandbox state list|prune`: the managed per-workspace state (tool caches) under the user
 // cache dir. Only this user's real directories are listed or removed (never through a symlink),
 // and never one a live run holds a lease on.
-import { rmSync } from 'node:fs';
 
-import { cleanupRuntimeRoots, listRuntimeRoots, runtimeMaxAgeMs, runtimeStateBase } from '../sandbox/runtime-state.js';
+import { cleanupRuntimeRoots, listRuntimeRoots, removeRuntimeTrash, runtimeMaxAgeMs, runtimeStateBase } from '../sandbox/runtime-state.js';
 import { flagBool, flagString, parseArgs, UsageError } from './args.js';
 import type { CliIo } from './io.js';
 
@@ -78,7 +77,8 @@ export async function runState(argv: string[], io: CliIo): Promise<number> {
   const before = listRuntimeRoots(base);
   // Moved aside under the lease mutex (a root a live run holds is skipped), removed after it.
   const trash = before.length === 0 ? [] : cleanupRuntimeRoots(base, { now, maxAgeMs, maxRoots: Number.MAX_SAFE_INTEGER });
-  for (const dir of trash) rmSync(dir, { recursive: true, force: true });
+  // Trees the sandboxed commands shaped: removed by the descriptor walk (see removeRuntimeTrash).
+  for (const dir of trash) removeRuntimeTrash(dir);
   const left = new Set(listRuntimeRoots(base).map((root) => root.name));
   const removed = before.filter((root) => !left.has(root.name)).map((root) => ({ name: root.name, workspace: root.workspace ?? null }));
   const kept = before.length - removed.length;

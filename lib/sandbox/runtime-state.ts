@@ -3,7 +3,6 @@
 // user cache dir, 0700: its cache/ and data/ dirs become write roots, the environment points the
 // tools at them, a lease protects it while a command runs, and old siblings are cleaned up.
 import { chmodSync, lstatSync, mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 
@@ -14,6 +13,7 @@ import { leaseDirOf, liveLeases, removeLease, withMutex, writeLease } from './ru
 import { isWithin } from '../path-within.js';
 import type { HostFacts } from '../host-facts.js';
 import { BoundedMemo } from '../bounded-memo.js';
+import { removeEntry, toBytes } from './beneath.js';
 import { sha256Hex } from '../sha256.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -364,10 +364,19 @@ function maybeCleanup(base: string, now: () => number, created: boolean): void {
   const t = new Date(now());
   writeFileSync(stamp, '');
   utimesSync(stamp, t, t);
-  if (trash.length === 0) return;
-  // node:fs/promises is required only when there is something to remove (~1 ms of CLI start otherwise).
-  const { rm } = createRequire(import.meta.url)('node:fs/promises') as typeof import('node:fs/promises');
-  for (const dir of trash) void rm(dir, { recursive: true, force: true }).catch(() => {});
+  // After this call returns, off the caller's current turn; a process that exits first leaves the
+  // trash for the next cleanup (earlier trash is returned again).
+  for (const dir of trash) setImmediate(() => removeRuntimeTrash(dir)).unref();
+}
+
+/**
+ * Removes a trashed runtime root. Its cache/ and data/ were write roots: sandboxed commands shaped
+ * them (links out, loops, trees deeper than PATH_MAX, where a path-based recursive remove throws
+ * or, raced, follows a link). The descriptor walk never follows a link and never throws; no lease
+ * is live, so no sandboxed process of it can still be running. True when nothing is left.
+ */
+export function removeRuntimeTrash(dir: string): boolean {
+  return removeEntry(toBytes(dir));
 }
 
 /** Options of cleanupRuntimeRoots. */
