@@ -3,12 +3,12 @@
 // key or a wrong type is a config_invalid error naming the file and the JSON path. zod is imported
 // only when a config file exists, so starting without config stays cheap.
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 
 import { SandboxError } from '../errors.js';
 import type { SandboxConfig } from './schema.js';
 import { normalizeWriteRoot } from './scope.js';
+import { userSettingsDir } from './settings-dir.js';
 
 /** Where the config files are; `null` skips one. */
 export interface ConfigPaths {
@@ -39,9 +39,7 @@ export interface LoadedConfig {
 
 /** `$XDG_CONFIG_HOME/zero/config.json` (or `~/.config/zero/config.json`) and `<workspace>/.zero/config.json`. */
 export function resolveConfigPaths(workspaceRoot: string, env: NodeJS.ProcessEnv = process.env): { user: string; project: string | null } {
-  const xdg = env.XDG_CONFIG_HOME?.trim();
-  const home = env.HOME?.trim() || homedir();
-  const user = xdg ? join(resolve(xdg), 'zero', 'config.json') : join(home, '.config', 'zero', 'config.json');
+  const user = join(userSettingsDir(env), 'config.json');
   return { user, project: workspaceRoot === '' ? null : join(workspaceRoot, '.zero', 'config.json') };
 }
 

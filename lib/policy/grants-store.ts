@@ -2,8 +2,7 @@
 // The persistent grants store: path resolution, cached reads, locked atomic writes, migrations with
 // exclusive backups and a one-time notice. A broken file is never rewritten or deleted.
 import { closeSync, copyFileSync, constants as fsConstants, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 
 import { SandboxError } from '../errors.js';
 import { selectGrant } from './grant-match.js';
@@ -21,16 +20,12 @@ import {
   type PrefixValidator,
 } from './grants-file.js';
 import { acquireLock } from './lock.js';
+import { grantsFilePath } from './settings-dir.js';
 import type { ApprovedCommand, CommandPrefixGrant, Grant } from './schema.js';
 
 /** `$ZERO_SANDBOX_GRANTS_PATH` → `$XDG_CONFIG_HOME/zero/sandbox-grants.json` → `~/.config/zero/sandbox-grants.json`. */
 export function resolveGrantsPath(env: NodeJS.ProcessEnv = process.env): string {
-  const override = env.ZERO_SANDBOX_GRANTS_PATH?.trim();
-  if (override) return resolve(override);
-  const xdg = env.XDG_CONFIG_HOME?.trim();
-  if (xdg) return join(resolve(xdg), 'zero', 'sandbox-grants.json');
-  const home = env.HOME?.trim() || env.USERPROFILE?.trim() || homedir();
-  return join(home, '.config', 'zero', 'sandbox-grants.json');
+  return grantsFilePath(env);
 }
 
 /** Input of a new grant; the scope is stored as given (callers resolve it first). */

@@ -6,10 +6,11 @@
 // entry point (API options, CLI flags, config write roots, engine grants) goes through.
 import { realpathSync } from 'node:fs';
 import { homedir, tmpdir, userInfo } from 'node:os';
-import { dirname, posix, win32 } from 'node:path';
+import { basename, dirname, join, posix, win32 } from 'node:path';
 
 import { SandboxError } from '../errors.js';
 import { PACKAGE_ROOT } from '../native/load.js';
+import { grantsFilePath, userSettingsDir } from '../policy/settings-dir.js';
 
 /** The host facts the rule depends on (all absolute and symlink-resolved, in the platform's syntax). */
 export interface HandoverHost {
@@ -23,6 +24,12 @@ export interface HandoverHost {
   packageDir: string;
   /** The shared temp directory (os.tmpdir()). */
   tempDir?: string;
+  /**
+   * zero-sandbox's own settings: the user settings directory (config file, grants) and the grants
+   * file. A command that could write them would turn the sandbox off, or grant itself network
+   * and write roots, for the next run.
+   */
+  settings?: readonly string[];
   /** Windows: SystemRoot, ProgramFiles, ProgramFiles(x86), ProgramData, SystemDrive. */
   env?: Readonly<Record<string, string | undefined>>;
 }
@@ -120,6 +127,11 @@ export function hostHandoverReason(path: string, host: HandoverHost): string | u
     if (target === h) return 'is your home directory: the command could change your shell startup files, git config, SSH keys and login programs';
     if (within(target, h)) return `holds your home directory ${home}: the command could change your shell startup files, git config, SSH keys and login programs`;
   }
+  for (const own of host.settings ?? []) {
+    const dir = fold(own);
+    if (within(target, dir)) return `${target === dir ? 'is' : 'holds'} zero-sandbox's own settings (${own}): the command could turn the sandbox off or grant itself more for the next run`;
+    if (within(dir, target)) return `is inside zero-sandbox's own settings (${own}): the command could turn the sandbox off or grant itself more for the next run`;
+  }
   const nodeDir = fold(host.nodeDir);
   if (within(nodeDir, target)) return `${target === nodeDir ? 'is' : 'is inside'} the directory of the Node binary (${host.nodeDir}): the command could replace the node the host runs`;
   const pkg = fold(host.packageDir);
@@ -146,6 +158,16 @@ function real(path: string): string {
   }
 }
 
+/** `path` with its deepest existing ancestor resolved (the settings may not exist yet). */
+function realAsFarAsExists(path: string): string {
+  const up = dirname(path);
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return up === path ? path : join(realAsFarAsExists(up), basename(path));
+  }
+}
+
 // The parts of this host's facts that cannot change while the process runs.
 let fixed: { nodeDir: string; packageDir: string; tempDir: string; account: string | undefined } | undefined;
 
@@ -166,7 +188,8 @@ export function currentHandoverHost(): HandoverHost {
     };
   }
   const homes = [real(homedir()), ...(fixed.account === undefined ? [] : [fixed.account])];
-  return { platform: process.platform, homes: [...new Set(homes)], nodeDir: fixed.nodeDir, packageDir: fixed.packageDir, tempDir: fixed.tempDir, env: process.env };
+  const settings = [...new Set([userSettingsDir(process.env), grantsFilePath(process.env)].map(realAsFarAsExists))];
+  return { platform: process.platform, homes: [...new Set(homes)], nodeDir: fixed.nodeDir, packageDir: fixed.packageDir, tempDir: fixed.tempDir, settings, env: process.env };
 }
 
 /**

@@ -11,7 +11,7 @@ import type { CheckedOptions } from './options.js';
 import { isCleanAbsolute, isWithin } from '../path-within.js';
 import { HostFacts } from '../host-facts.js';
 import { ownFilesInside } from './own-files.js';
-import { assertNoSymlinkHop, assertNotHostHandover, samePath } from './host-handover.js';
+import { assertNoSymlinkHop, assertNotHostHandover, currentHandoverHost, samePath, type HandoverHost } from './host-handover.js';
 import { buildRuntimeLayout, buildUserCacheDir } from './runtime-state.js';
 import { wasWriteRoot } from './earlier-roots.js';
 import { listDirNames } from '../dir-listing.js';
@@ -44,10 +44,10 @@ function directory(path: string, option: string, base: string, facts: HostFacts)
  * An allowWrite entry, resolved and checked: an existing directory, reached without a symlink
  * (see assertNoSymlinkHop), that does not hand the host over (see host-handover.ts).
  */
-export function resolveWriteRoot(path: string, option: string, base: string, facts: HostFacts): string {
+export function resolveWriteRoot(path: string, option: string, base: string, facts: HostFacts, host: HandoverHost = currentHandoverHost()): string {
   const real = directory(path, option, base, facts);
   assertNoSymlinkHop(path, isAbsolute(path) ? resolve(path) : resolve(base, path), real, option);
-  assertNotHostHandover(real, option, path);
+  assertNotHostHandover(real, option, path, host);
   return real;
 }
 
@@ -329,7 +329,9 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
   const { options } = input;
   const facts = input.facts ?? new HostFacts();
   const workspace = resolveWorkspace(options.workspace, facts);
-  const extra = options.allowWrite.map((path) => resolveWriteRoot(path, 'allowWrite', workspace, facts));
+  // The host facts the handover rule needs, looked up once for every root of this plan.
+  const host = options.allowWrite.length === 0 ? undefined : currentHandoverHost();
+  const extra = options.allowWrite.map((path) => resolveWriteRoot(path, 'allowWrite', workspace, facts, host));
   const roots = [workspace, ...extra, ...(input.runtimeWriteRoots ?? [])];
   const userRoots = new Set([workspace, ...extra]);
   const managed = new Set(input.runtimeWriteRoots ?? []);

@@ -92,11 +92,23 @@ test('assertNotHostHandover throws invalid_argument naming the option, the given
   assert.not.throws(() => assertNotHostHandover('/home/ada/proj', 'workspace', '/home/ada/proj', linux));
 });
 
+test("Linux: zero-sandbox's own settings (config dir, grants file) are refused with what holds them, wherever they live", () => {
+  const host: HandoverHost = { ...linux, settings: ['/work/cfg/zero', '/work/grants.json'] };
+  const why = 'the command could turn the sandbox off or grant itself more for the next run';
+  assert.is(hostHandoverReason('/work/cfg', host), `holds zero-sandbox's own settings (/work/cfg/zero): ${why}`);
+  assert.is(hostHandoverReason('/work/cfg/zero', host), `is zero-sandbox's own settings (/work/cfg/zero): ${why}`);
+  assert.is(hostHandoverReason('/work/cfg/zero/x', host), `is inside zero-sandbox's own settings (/work/cfg/zero): ${why}`);
+  assert.is(hostHandoverReason('/work', host), `holds zero-sandbox's own settings (/work/cfg/zero): ${why}`);
+  allowed(host, ['/work/proj', '/work/cfg2', '/work/grants']);
+});
+
 test('this host: the Node binary directory and this package are refused, a fresh project directory is not', () => {
   const host = currentHandoverHost();
   assert.ok(hostHandoverReason(host.nodeDir, host)?.includes('Node binary'));
   assert.ok(hostHandoverReason(host.packageDir, host)?.includes("zero-sandbox's own package directory"));
   for (const home of host.homes) assert.ok(hostHandoverReason(home, host) !== undefined);
+  for (const own of host.settings ?? []) assert.ok(hostHandoverReason(own, host) !== undefined, own);
+  assert.ok((host.settings ?? []).length >= 1, 'the settings are among the facts');
 });
 
 test.run();
