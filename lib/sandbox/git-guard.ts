@@ -115,10 +115,22 @@ class Discovery {
   constructor(roots: readonly string[], env: Env) {
     this.guard = { readOnly: [], watched: new Map(), roots: roots.map(toBytes), gitDirs: new Set(), worktrees: new Set(), indexStamps: new Map(), noGit: [], truncated: false };
     this.#home = toBytes(env.HOME ?? homedir());
+    this.#rootSet = new Set(this.guard.roots);
   }
 
+  /** The write roots as a set: "is it inside one" walks the path's ancestors, whatever their number. */
+  readonly #rootSet: ReadonlySet<string>;
+
   #inRoots(path: string): boolean {
-    return this.guard.roots.some((root) => isWithin(root, path) && root !== path);
+    for (let dir = dirname(path); ; dir = dirname(dir)) {
+      if (this.#rootSet.has(dir)) return true;
+      if (dirname(dir) === dir) return false;
+    }
+  }
+
+  /** Whether `dir` is a write root or lies inside one. */
+  inOrIsRoot(dir: string): boolean {
+    return this.#rootSet.has(dir) || this.#inRoots(dir);
   }
 
   /** Read-only when it exists; its state noted when missing or a link (and a link followed). */
@@ -337,18 +349,29 @@ export function discoverGit(userRoots: readonly string[], roots: readonly string
     // where it points, and replacing the link itself is undone too).
     for (const path of alsoProtect) d.protect(toBytes(path));
     d.globalConfig(env);
+    // The repository each directory belongs to (null: none), shared by the roots: nested roots
+    // (a monorepo's many dist/ dirs) share their ancestors, each looked at once.
+    const tops = new Map<string, string | null>();
     for (const root of userRoots.map(toBytes)) {
       // The repository the root belongs to: itself, or the nearest ancestor with a .git.
-      let top: string | undefined;
+      let top: string | null = null;
+      const walked: string[] = [];
       for (let dir = root; ; dir = dirname(dir)) {
+        const known = tops.get(dir);
+        if (known !== undefined) {
+          top = known;
+          break;
+        }
+        walked.push(dir);
         if (inspect(join(dir, '.git')).kind !== 'missing') {
           top = dir;
           break;
         }
-        if (d.guard.roots.some((r) => isWithin(r, dir))) d.guard.noGit.push(dir);
+        if (d.inOrIsRoot(dir)) d.guard.noGit.push(dir);
         if (dirname(dir) === dir) break;
       }
-      if (top !== undefined) d.worktree(top);
+      for (const dir of walked) tops.set(dir, top);
+      if (top !== null) d.worktree(top);
     }
   } catch {
     d.guard.truncated = true; // an unexpected fault: everything is checked after the run as new

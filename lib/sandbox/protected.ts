@@ -117,9 +117,16 @@ export function guardProtectedPaths(plan: SandboxPlan): { plan: SandboxPlan; gua
   const user = plan.writeRoots.filter((w) => w.protectedNames.length > 0);
   // A git dir the command creates itself is checked as new after the run (git init must work):
   // only paths whose directory exists now are watched as they are.
+  // Each directory looked at once (a root's .git/hooks and .git/config share theirs).
+  const kinds = new Map<string, string>();
+  const isDir = (dir: string) => {
+    let kind = kinds.get(dir);
+    if (kind === undefined) kinds.set(dir, (kind = inspect(toBytes(dir)).kind));
+    return kind === 'dir';
+  };
   const named = user.flatMap((w) => [
     ...w.protectedNames.map((name) => join(w.root, name)),
-    ...w.readOnlySubpaths.filter((path) => inspect(toBytes(dirname(path))).kind === 'dir'),
+    ...w.readOnlySubpaths.filter((path) => isDir(dirname(path))),
   ]);
   const git = discoverGit(user.map((w) => w.root), plan.writeRoots.map((w) => w.root), process.env, named);
   // Each path goes to the innermost write root holding it (the mount plan pins from there).
