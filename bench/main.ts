@@ -7,6 +7,7 @@ import { join } from 'node:path';
 
 import { REPO_ROOT } from '../test/helpers/cli.js';
 import { benchSandbox, type BenchLine } from './sandbox.js';
+import { benchScaling } from './scaling.js';
 
 function print(title: string, lines: BenchLine[]): void {
   process.stdout.write(`\n${title}\n`);
@@ -22,6 +23,10 @@ const want = (name: string) => only.length === 0 || only.includes(name);
 
 if (want('sandbox') && process.platform === 'linux') {
   print('Sandbox (Linux native)', await benchSandbox(join(REPO_ROOT, 'dist', 'cli', 'main.js')));
+}
+
+if (want('scaling') && process.platform === 'linux') {
+  print('Scaling with policy size and load (Linux native; each against its baseline in this run)', await benchScaling());
 }
 
 // Standalone benchmarks run in their own process, so each measures one core from a cold start.
