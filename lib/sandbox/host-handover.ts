@@ -168,6 +168,22 @@ function realAsFarAsExists(path: string): string {
   }
 }
 
+// The settings paths resolved, by the variables that place them (resolving costs ~0.1 ms; the
+// ancestors of the settings lie outside every write root, or the root is refused, so no sandboxed
+// command can change what they resolve to).
+const settingsMemo = new Map<string, string[]>();
+
+function settingsOf(env: NodeJS.ProcessEnv): string[] {
+  const key = [env.XDG_CONFIG_HOME, env.HOME, env.USERPROFILE, env.ZERO_SANDBOX_GRANTS_PATH].join('\0');
+  let settings = settingsMemo.get(key);
+  if (settings === undefined) {
+    settings = [...new Set([userSettingsDir(env), grantsFilePath(env)].map(realAsFarAsExists))];
+    if (settingsMemo.size >= 8) settingsMemo.clear();
+    settingsMemo.set(key, settings);
+  }
+  return settings;
+}
+
 // The parts of this host's facts that cannot change while the process runs.
 let fixed: { nodeDir: string; packageDir: string; tempDir: string; account: string | undefined } | undefined;
 
@@ -188,7 +204,7 @@ export function currentHandoverHost(): HandoverHost {
     };
   }
   const homes = [real(homedir()), ...(fixed.account === undefined ? [] : [fixed.account])];
-  const settings = [...new Set([userSettingsDir(process.env), grantsFilePath(process.env)].map(realAsFarAsExists))];
+  const settings = settingsOf(process.env);
   return { platform: process.platform, homes: [...new Set(homes)], nodeDir: fixed.nodeDir, packageDir: fixed.packageDir, tempDir: fixed.tempDir, settings, env: process.env };
 }
 

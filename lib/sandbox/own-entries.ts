@@ -131,7 +131,8 @@ export function noteOwnEntries(roots: readonly string[], workspace: string): Own
   };
   try {
     for (const dir of installDirs(pkg.dir, roots, workspace)) {
-      if (lstat(dir)?.isDirectory() !== true) continue;
+      // Most workspaces have no node_modules, or no zero-sandbox in it: one or two lstat calls.
+      if (lstat(join(dir, pkg.name)) === undefined) continue;
       const installed = linksOnTheWay(join(dir, pkg.name));
       // Only a node_modules from which this very package is found holds its entry points.
       if (installed === undefined || installed.end !== pkg.dir) continue;

@@ -22,15 +22,15 @@ sandboxTest('a workspace or write root holding the user config dir or the grants
     const config = join(t.ws, 'cfg');
     mkdirSync(config);
     const env = { ...process.env, XDG_CONFIG_HOME: config, ZERO_SANDBOX_GRANTS_PATH: join(t.base, 'grants.json') };
-    const disable = "mkdir -p cfg/zero && echo '{\"sandbox\":{\"enabled\":false}}' > cfg/zero/config.json";
-    const run = await runCli(['run', '--workspace', t.ws, '--', '/bin/sh', '-c', disable], { env, cwd: t.ws });
+    // What the command would do first; the refusal comes before anything runs.
+    const run = await runCli(['run', '--workspace', t.ws, '--', 'mkdir', '-p', 'cfg/zero'], { env, cwd: t.ws });
     assert.is(run.code, 2, run.stderr);
     assert.match(run.stderr, `workspace ${t.ws} holds zero-sandbox's own settings (${join(config, 'zero')}): ${WHY} [invalid_argument]`);
     assert.not.ok(existsSync(join(config, 'zero')), 'nothing ran');
 
     const grants = join(t.outside, 'grants.json');
     const env2 = { ...process.env, XDG_CONFIG_HOME: join(t.base, 'config'), ZERO_SANDBOX_GRANTS_PATH: grants };
-    const write = await runCli(['run', '--workspace', t.ws, '--allow-write', t.outside, '--', '/bin/sh', '-c', `echo '{}' > ${grants}`], { env: env2, cwd: t.ws });
+    const write = await runCli(['run', '--workspace', t.ws, '--allow-write', t.outside, '--', 'touch', grants], { env: env2, cwd: t.ws });
     assert.is(write.code, 2, write.stderr);
     assert.match(write.stderr, `allowWrite ${t.outside} holds zero-sandbox's own settings (${grants})`);
     assert.equal(readdirSync(t.outside), []);
