@@ -8,7 +8,6 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 import { runSandboxed } from '../lib/sandbox/run.js';
 import type { RunOptions } from '../lib/sandbox/options.js';
@@ -73,18 +72,25 @@ export async function benchScaling(runs = 9): Promise<BenchLine[]> {
     const started = performance.now();
     await Promise.all(Array.from({ length: 256 }, spawnTrue));
     const spawned = performance.now() - started;
-    const delay = monitorEventLoopDelay({ resolution: 1 });
-    delay.enable();
+    // The caller's event loop during the burst: the longest gap between ticks of a 1 ms interval,
+    // minus the interval itself.
+    let last = performance.now();
+    let maxGap = 0;
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      maxGap = Math.max(maxGap, now - last - 1);
+      last = now;
+    }, 1);
     const burst = performance.now();
     const results = await Promise.all(Array.from({ length: 256 }, () => runSandboxed(['/bin/true'], { workspace })));
     const sandboxed = performance.now() - burst;
-    delay.disable();
+    clearInterval(ticker);
     lines.push({ name: '256 concurrent spawn(/bin/true): wall time', value: spawned, unit: 'ms' });
     lines.push({ name: '256 concurrent runSandboxed: wall time', value: sandboxed, unit: 'ms' });
     lines.push({ name: 'ratio 256 concurrent sandboxed / spawned', value: sandboxed / spawned, unit: 'x', target: '<= 1.5', ok: sandboxed / spawned <= 1.5 });
     const ok = results.filter((r) => r.exitCode === 0).length;
     lines.push({ name: '256 concurrent runSandboxed: succeeded', value: ok, unit: 'of 256', target: '256', ok: ok === 256 });
-    const maxDelay = delay.max / 1e6;
+    const maxDelay = maxGap;
     lines.push({ name: 'caller event-loop delay during the burst, max', value: maxDelay, unit: 'ms', target: '<= 10', ok: maxDelay <= 10 });
     const many = await Promise.all(Array.from({ length: 1024 }, () => runSandboxed(['/bin/true'], { workspace }).then((r) => r.exitCode === 0, () => false)));
     const okMany = many.filter(Boolean).length;
