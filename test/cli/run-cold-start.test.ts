@@ -12,6 +12,7 @@ import * as assert from 'uvu/assert';
 
 import { CLI_PATH } from '../helpers/cli.js';
 import { makeTree, sandboxTest, type Tree } from '../helpers/sandbox.js';
+import { fastParse } from '../../lib/bash/fast-parse.js';
 
 // Preloaded into the CLI process: at exit, writes the builtins Node loaded and every CommonJS module
 // required (zod and tree-sitter are required from the bundle) to $ZS_LOADED_OUT.
@@ -118,10 +119,13 @@ sandboxTest('control: a project config file is still validated with zod, and an 
   }
 });
 
-sandboxTest('control: a shell string that needs parsing loads the tree-sitter parser (web-tree-sitter)', () => {
+sandboxTest('control: a shell string the fast parser does not read (a case statement) loads the tree-sitter parser (web-tree-sitter)', () => {
   const tree = makeTree();
   try {
-    const loaded = runLoaded(tree, ['-c', 'echo "$(printf ok)"']);
+    // The fast parser reads plain lists, pipes and $(...) itself; a case statement is tree-sitter's.
+    const command = 'case x in x) echo ok;; esac';
+    assert.is(fastParse(command), undefined, 'the control command must need tree-sitter');
+    const loaded = runLoaded(tree, ['-c', command]);
     assert.is(loaded.status, 0, loaded.stderr);
     assert.ok(requiredPackage(loaded, 'web-tree-sitter'), 'web-tree-sitter was not loaded');
   } finally {
