@@ -3,6 +3,8 @@
 // decided by the engine, run sandboxed. Takes the flags of stream-json's `exec` with their meaning.
 import { UsageError, flagBool, flagList, flagString, parseArgs, parseTimeout, type FlagSpec } from './args.js';
 import type { CliIo } from './io.js';
+import type { ResourceLimits } from '../backend/types.js';
+import { buildLimitsFromFlags, LIMIT_FLAG_DEFS, LIMIT_FLAGS_HELP } from './limit-flags.js';
 
 export const EXEC_HELP = `Usage: zero-sandbox exec [options] [SCRIPT...]
        zero-sandbox exec -i stream-json [-f FILE] [-o stream-json] [options]
@@ -42,6 +44,8 @@ Options:
                                 dir; its path is tool_result.meta.spill_path
   -h, --help                    show this help
 
+Resource caps (Linux; also the "limits" key of the sandbox config):
+${LIMIT_FLAGS_HELP}
 Flags about models, providers and agent loops (-m/--model, --provider, --max-turns, --mode,
 --profile, -r/--reasoning-effort, --allow-escalation, ...) are accepted and reported as not
 applicable (a "warning" event with code flag_not_applicable): there is no model here.
@@ -76,6 +80,7 @@ const FLAGS: FlagSpec[] = [
   { name: 'timeout', type: 'string' },
   { name: 'max-output', type: 'string' },
   { name: 'keep-output', type: 'boolean' },
+  ...LIMIT_FLAG_DEFS,
   ...NOT_APPLICABLE_VALUES.map((name): FlagSpec => ({ name, type: 'string', ...(name === 'model' ? { short: 'm' } : name === 'reasoning-effort' ? { short: 'r' } : {}) })),
   ...NOT_APPLICABLE_SWITCHES.map((name): FlagSpec => ({ name, type: 'boolean' })),
 ];
@@ -119,6 +124,8 @@ interface ParsedExec {
   network?: 'deny' | 'allow';
   addDirs: string[];
   keepOutput: boolean;
+  /** The --limit-* flags given (absent ones leave config and defaults). */
+  limits: ResourceLimits;
   permissionMode?: 'auto' | 'ask' | 'unsafe';
   warnings: Array<{ code: string; message: string }>;
 }
@@ -136,7 +143,7 @@ function parseExec(argv: string[]): ParsedExec | 'help' {
   const cwd = flagString(args, 'cwd');
   const workspace = flagString(args, 'workspace');
   if (cwd !== undefined && workspace !== undefined && cwd !== workspace) throw new UsageError('give either -C/--cwd or --workspace, not both');
-  const parsed: ParsedExec = { input, format, addDirs: [...flagList(args, 'add-dir'), ...flagList(args, 'allow-write')], keepOutput: flagBool(args, 'keep-output'), warnings: [] };
+  const parsed: ParsedExec = { input, format, addDirs: [...flagList(args, 'add-dir'), ...flagList(args, 'allow-write')], keepOutput: flagBool(args, 'keep-output'), limits: buildLimitsFromFlags(args), warnings: [] };
   const network = flagString(args, 'network');
   if (network !== undefined && network !== 'deny' && network !== 'allow') throw new UsageError(`--network must be deny or allow, not "${network}"`);
   if (network !== undefined) parsed.network = network;
@@ -204,6 +211,7 @@ export async function runExec(argv: string[], io: CliIo): Promise<number> {
     readStdin,
     addDirs: parsed.addDirs,
     keepOutput: parsed.keepOutput,
+    limits: parsed.limits,
     warnings: parsed.warnings,
     ...(parsed.script === undefined ? {} : { script: parsed.script }),
     ...(parsed.file === undefined ? {} : { file: parsed.file }),

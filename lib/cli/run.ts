@@ -21,6 +21,9 @@ import { isTerminal } from './terminal.js';
 import { warnParserFailure } from './io.js';
 import type { CliIo } from './io.js';
 
+/** Said on stderr before a run that goes without the default process cap (never silently). */
+export const NO_PROCESS_CAP_WARNING = 'zero-sandbox run: warning: no process cap (limits.processes) in this run: the caller is root, no writable pids cgroup was found and the kernel is older than 6.14; run as an ordinary user to get one\n';
+
 export const RUN_HELP = `Usage: zero-sandbox run [options] [--] CMD [ARGS...]
        zero-sandbox run [options] -c 'SHELL STRING'
 
@@ -131,6 +134,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
     }
     throw error;
   }
+  if (child.limitsNotEnforced.includes('processes')) io.stderr(NO_PROCESS_CAP_WARNING);
   // Ctrl-C and friends reach the sandbox; its init forwards them to the command.
   const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
   const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((signal) => {

@@ -5,7 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import type { ResourceLimits } from '../backend/types.js';
 import { SandboxError } from '../errors.js';
+import { DEFAULT_PROCESSES, DEFAULT_SHM_BYTES, DEFAULT_TMP_BYTES } from '../sandbox/default-limits.js';
 import type { SandboxConfig } from './schema.js';
 import { normalizeWriteRoot } from './scope.js';
 import { userSettingsDir } from './settings-dir.js';
@@ -31,6 +33,8 @@ export interface LoadedConfig {
   extraWriteRoots: string[];
   /** Sensitive environment variables to pass through on purpose (user config). */
   envPass: string[];
+  /** Resource caps (`limits`): the user config's, lowered by the project config's. */
+  limits: ResourceLimits;
   /** Config files that exist and were read. */
   files: string[];
   /** Settings a project config may not loosen, reported instead of applied. */
@@ -88,7 +92,7 @@ async function validate(file: string, data: unknown): Promise<SandboxConfig | un
 
 /** Reads and merges the config files. The project file may only tighten the user settings. */
 export async function loadSandboxConfig(paths: ConfigPaths): Promise<LoadedConfig> {
-  const loaded: LoadedConfig = { policy: {}, extraWriteRoots: [], envPass: [], files: [], warnings: [] };
+  const loaded: LoadedConfig = { policy: {}, extraWriteRoots: [], envPass: [], limits: {}, files: [], warnings: [] };
   const sources: Array<[string | null | undefined, typeof applyUser]> = [
     [paths.user, applyUser],
     [paths.project, applyProject],
@@ -125,7 +129,24 @@ function applyUser(file: string, sandbox: SandboxConfig, loaded: LoadedConfig): 
   if (sandbox.denyRead) loaded.policy.denyRead = [...sandbox.denyRead];
   if (sandbox.denyWrite) loaded.policy.denyWrite = [...sandbox.denyWrite];
   if (sandbox.env?.pass) loaded.envPass.push(...sandbox.env.pass);
+  Object.assign(loaded.limits, configLimits(sandbox.limits));
 }
+
+const SIZE_UNITS: Record<string, number> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 };
+
+/** The config's `limits` as numbers (sizes such as "4G" in bytes; the schema checked their form). */
+function configLimits(limits: SandboxConfig['limits']): ResourceLimits {
+  const out: ResourceLimits = {};
+  for (const [key, value] of Object.entries(limits ?? {})) {
+    if (value === undefined) continue;
+    const match = /^(\d+)([KMGT]?)$/i.exec(String(value)) as RegExpExecArray;
+    out[key as keyof ResourceLimits] = Number(match[1]) * (SIZE_UNITS[(match[2] as string).toUpperCase()] as number);
+  }
+  return out;
+}
+
+// The caps every run has without config; a project value above these would loosen them.
+const DEFAULT_CAPS: ResourceLimits = { processes: DEFAULT_PROCESSES, tmpBytes: DEFAULT_TMP_BYTES, shmBytes: DEFAULT_SHM_BYTES };
 
 function applyProject(file: string, sandbox: SandboxConfig, loaded: LoadedConfig): void {
   const ignored = (path: string, what: string) =>
@@ -141,4 +162,9 @@ function applyProject(file: string, sandbox: SandboxConfig, loaded: LoadedConfig
   if (sandbox.monitorDenials === true) loaded.policy.monitorDenials = true;
   if (sandbox.denyRead) loaded.policy.denyRead = [...(loaded.policy.denyRead ?? []), ...sandbox.denyRead];
   if (sandbox.denyWrite) loaded.policy.denyWrite = [...(loaded.policy.denyWrite ?? []), ...sandbox.denyWrite];
+  for (const [key, value] of Object.entries(configLimits(sandbox.limits)) as Array<[keyof ResourceLimits, number]>) {
+    const current = loaded.limits[key] ?? DEFAULT_CAPS[key];
+    if (current !== undefined && value > current) ignored(`sandbox.limits.${key}`, `it cannot raise a cap above ${current}`);
+    else loaded.limits[key] = value;
+  }
 }

@@ -233,6 +233,27 @@ export const RequestPermissionProfileSchema = z
 /** Requested permission profile. */
 export type RequestPermissionProfile = z.infer<typeof RequestPermissionProfileSchema>;
 
+const positiveCount = (what: string) => z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional().describe(`${what} (a positive integer)`);
+// A byte size: a positive integer, or a string with a K, M, G or T suffix ("4G").
+const byteSize = (what: string) =>
+  z
+    .union([z.number().int().positive().max(Number.MAX_SAFE_INTEGER), z.string().regex(/^\d+[KMGT]?$/i, 'must be bytes, or a size such as "512M" or "4G"')])
+    .optional()
+    .describe(`${what} (bytes, or a string with K, M, G or T)`);
+
+/** The `limits` object of the sandbox config: the same caps as the API's `limits` and the --limit-* flags. */
+export const ConfigLimitsSchema = z
+  .object({
+    processes: positiveCount('processes and threads (default 4096)'),
+    tmpBytes: byteSize('size of the private /tmp (default 1G)'),
+    shmBytes: byteSize('size of the private /dev/shm (default 256M)'),
+    cpuSeconds: positiveCount('CPU seconds (default: none)'),
+    memoryBytes: byteSize('heap and private memory (default: none)'),
+    fileSizeBytes: byteSize('largest file written (default: none)'),
+    openFiles: positiveCount('open file descriptors (default: none)'),
+  })
+  .strict();
+
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
 
 /** The `sandbox` object of the user or project config file. Unknown keys are errors. */
@@ -250,6 +271,7 @@ export const SandboxConfigSchema = z
       .strict()
       .optional()
       .describe('Environment handling.'),
+    limits: ConfigLimitsSchema.optional().describe('Resource caps of every run (Linux); a project config may only lower them.'),
   })
   .strict()
   .describe('zero-sandbox settings (the "sandbox" key of Zero\'s config.json).');

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 
 import { isNetworkPrompt } from '../policy/approval.js';
 import { authorizeCommand, type HintSurface, type PermissionPrompt } from '../policy/authorize.js';
+import type { ResourceLimits } from '../backend/types.js';
 import type { Engine } from '../policy/engine.js';
 import type { EngineOptions, SandboxCommand, SandboxOptions } from './options.js';
 import { assertEnforceable } from './process.js';
@@ -64,7 +65,7 @@ export async function authorizeRun<T extends SandboxOptions & EngineOptions>(
   const workspace = engine.workspaceRoot;
   const extraWrite = engine.shellWriteRoots().filter((root) => root !== workspace && !temp.has(root) && existsSync(root));
   const lists = engine.pathLists();
-  const config = (engine as { config?: { envPass?: string[] } }).config;
+  const config = (engine as { config?: { envPass?: string[]; limits?: ResourceLimits } }).config;
   const effective: T = {
     ...options,
     // An explicit network choice of the caller stands (allow answered the network prompt above).
@@ -73,6 +74,8 @@ export async function authorizeRun<T extends SandboxOptions & EngineOptions>(
     denyRead: [...new Set([...(options.denyRead ?? []), ...lists.denyRead.filter((path) => existsSync(path))])],
     denyWrite: [...new Set([...(options.denyWrite ?? []), ...lists.denyWrite.filter((path) => existsSync(path))])],
     envPass: [...new Set([...(options.envPass ?? []), ...(config?.envPass ?? [])])],
+    // The config's caps, under the ones the caller gave (an explicit option or flag stands).
+    ...(config?.limits === undefined || Object.keys(config.limits).length === 0 ? {} : { limits: { ...config.limits, ...Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, value]) => value !== undefined)) } }),
   };
   return { options: effective, cleanup: auth.cleanup };
 }

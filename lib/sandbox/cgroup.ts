@@ -3,6 +3,7 @@
 // RLIMIT_NPROC. Found from /proc/self/cgroup and the mount table (cgroup v1 `pids`, or a v2
 // cgroup whose subtree already delegates `pids`); created before the run, removed after it.
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { release } from 'node:os';
 import { join } from 'node:path';
 
 import { SandboxError } from '../errors.js';
@@ -48,6 +49,29 @@ export function findPidsCgroupParent(
     }
   }
   return undefined;
+}
+
+// The kernel refuses a pid_max below this (its reserved low pids plus one).
+const PID_MAX_MIN = 301;
+
+/** True from Linux 6.14 on, where kernel.pid_max belongs to each PID namespace (before, to the host). */
+export function pidMaxIsPerNamespace(kernelRelease = release()): boolean {
+  const match = /^(\d+)\.(\d+)/.exec(kernelRelease);
+  if (match === null) return false;
+  const [major, minor] = [Number(match[1]), Number(match[2])];
+  return major > 6 || (major === 6 && minor >= 14);
+}
+
+/**
+ * The pid_max that lets the sandbox's own PID namespace hold at most `max` processes (its init
+ * included), or undefined when the kernel cannot: pid_max is the host's before Linux 6.14, and
+ * the kernel refuses values under 301. The process limit of a root caller without a pids cgroup:
+ * it binds host root too (RLIMIT_NPROC does not). Once pid numbers wrap, the kernel skips the
+ * first 300, so a long run may hold up to 300 fewer at once than `max`.
+ */
+export function pidNamespaceMax(max: number, kernelRelease = release()): number | undefined {
+  if (!pidMaxIsPerNamespace(kernelRelease) || max + 1 < PID_MAX_MIN) return undefined;
+  return max + 1;
 }
 
 export interface PidsLimit {

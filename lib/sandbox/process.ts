@@ -15,7 +15,7 @@ import { HostFacts, attachHostFacts, takeHostFacts } from '../host-facts.js';
 import type { BackendInfo, SandboxBackendName, SandboxPlan } from '../backend/types.js';
 import { checkOptions, commandScript, normalizeCommand, validateOptions, type SandboxCommand, type SandboxOptions, type SpawnSandboxedOptions } from './options.js';
 import { resolvePlan, resolveWorkspace } from './plan.js';
-import { createPidsLimit } from './cgroup.js';
+import { createPidsLimit, pidNamespaceMax } from './cgroup.js';
 import { DEFAULT_PROCESSES } from './default-limits.js';
 import { checkProtectedPaths, guardProtectedPaths, type ProtectedPathViolation } from './protected.js';
 import { buildPrewarmKey, prewarmEnabled, prewarmPool } from './prewarm.js';
@@ -247,6 +247,11 @@ export class SandboxedProcess extends EventEmitter<SandboxedProcessEvents> {
   /** Names of the caller's variables scrubbed as secrets (never their values). */
   readonly scrubbedEnv: readonly string[];
   /**
+   * Default caps this run goes without because no mechanism can enforce them here: `processes`
+   * for a root caller with no writable pids cgroup on a kernel before 6.14. Empty otherwise.
+   */
+  readonly limitsNotEnforced: readonly string[];
+  /**
    * Resolves after the sandbox is gone (every process in it ended) and stdout and stderr have
    * ended: all output has been delivered (the `close` event). Streams nobody reads are drained and
    * discarded when the sandbox exits, as in `child_process`. Rejects with a SandboxError only when
@@ -273,10 +278,14 @@ export class SandboxedProcess extends EventEmitter<SandboxedProcessEvents> {
     const stdio: [StdioMode, StdioMode, StdioMode] = capture === undefined
       ? modes.map((mode, i): StdioMode => (mode === 'inherit' ? i : mode)) as [StdioMode, StdioMode, StdioMode]
       : [capture.inheritStdin === true ? 0 : capture.input.length <= DIRECT_INPUT_BYTES ? capture.input : 'pipe', 'capture', 'capture'];
-    // A root caller's process limit is a pids cgroup (RLIMIT_NPROC does not bind root). The
-    // default cap is used where a writable pids hierarchy exists; one the caller set is required.
+    // A root caller's process limit (RLIMIT_NPROC does not bind root) is a pids cgroup where a
+    // writable pids hierarchy exists, else the sandbox PID namespace's own pid_max (Linux 6.14+).
+    // With neither, a cap the caller set is refused (buildRlimits) and the default cap is reported
+    // as not enforced (limitsNotEnforced), never dropped silently.
     const processes = plan.limits.processes ?? DEFAULT_PROCESSES;
-    const pids = context.isRoot ? createPidsLimit(processes, undefined, plan.limits.processes !== undefined) : undefined;
+    const pids = context.isRoot ? createPidsLimit(processes, undefined, false) : undefined;
+    const pidMax = context.isRoot && pids === undefined ? pidNamespaceMax(processes) : undefined;
+    this.limitsNotEnforced = context.isRoot && pids === undefined && pidMax === undefined ? ['processes'] : [];
     // The filesystem facts the plan was resolved with (this call only): each path looked up once.
     const facts = takeHostFacts(plan);
     // Every git file that could make host git run code later: read-only now, checked after the run.
@@ -289,6 +298,7 @@ export class SandboxedProcess extends EventEmitter<SandboxedProcessEvents> {
         arch: context.arch,
         bindingPath: nativeBindingPath() ?? '',
         ...(pids === undefined ? {} : { cgroupProcsFd: pids.fd }),
+        ...(pidMax === undefined ? {} : { pidMax }),
       }, hostViewOf(facts));
     } catch (error) {
       pids?.closeFd();

@@ -56,6 +56,11 @@ export interface RunResult {
   scrubbedEnv: string[];
   /** Caps the command ran into (`processes`: a fork was refused), when the kernel tells. */
   limitsHit?: string[];
+  /**
+   * Default caps the run went without because nothing here can enforce them (`processes`: a root
+   * caller with no writable pids cgroup on a kernel before 6.14). Absent when every cap held.
+   */
+  limitsNotEnforced?: string[];
 }
 
 const DEFAULT_MAX_BUFFER = 64 * 1024 * 1024;
@@ -163,5 +168,6 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
   }
   if (spill !== undefined) result.outputFile = { path: spill.path, complete: output.spillFailed !== true };
   if (exit.limitsHit !== undefined) result.limitsHit = [...exit.limitsHit];
+  if (child.limitsNotEnforced.length > 0) result.limitsNotEnforced = [...child.limitsNotEnforced];
   return result;
 }

@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 
 import { SandboxError } from '../errors.js';
 import { callNative } from '../native/load.js';
+import type { ResourceLimits } from '../backend/types.js';
 import type { RunOptions, SandboxCommand } from '../sandbox/options.js';
 import { commandText } from '../sandbox/authorize.js';
 import { assertNotHostHandover } from '../sandbox/host-handover.js';
@@ -45,6 +46,8 @@ export interface ExecOptions {
   keepOutput?: boolean;
   /** Network of the command (default deny; allow answers the network prompt). */
   network?: 'deny' | 'allow';
+  /** Resource caps from the --limit-* flags (over the config's and the defaults). */
+  limits?: ResourceLimits;
   /** Permission mode of the request (default ask). */
   permissionMode?: 'auto' | 'ask' | 'unsafe';
   /** Kill the command after this many milliseconds. */
@@ -199,6 +202,7 @@ export async function runExecStream(options: ExecOptions): Promise<number> {
   if (options.permissionMode !== undefined) runOptions.permissionMode = options.permissionMode;
   if (options.keepOutput === true) runOptions.keepOutputFile = true;
   if (options.network !== undefined) runOptions.network = options.network;
+  if (options.limits !== undefined && Object.keys(options.limits).length > 0) runOptions.limits = { ...options.limits };
   // The caller's standard input goes to the command unless the input was read from it.
   if (input === 'text' || options.file !== undefined) runOptions.inheritStdin = true;
   const ran = script;

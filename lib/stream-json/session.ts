@@ -217,6 +217,7 @@ function buildMeta(result: RunResult, cwd: string, exitCode: number, shown: { em
   if (result.protectedPathViolations.length > 0) meta.sandbox_protected_path_violations = result.protectedPathViolations.join('\n');
   if (result.scrubbedEnv.length > 0) meta.sandbox_scrubbed_env = result.scrubbedEnv.join('\n');
   if (result.limitsHit !== undefined) meta.sandbox_limits_hit = result.limitsHit.join('\n');
+  if (result.limitsNotEnforced !== undefined) meta.sandbox_limits_not_enforced = result.limitsNotEnforced.join('\n');
   // The reference keys describe one denial: what the sandbox itself refused (a protected path, the
   // network) before a cap of the run (output kept, timeout).
   const first = result.denials.find((d) => d.capability.kind !== 'resource_limit') ?? result.denials[0];

@@ -170,6 +170,12 @@ void ParseLinux(const Napi::Object& obj, backend::LinuxSpec* out) {
     if (!cgroup.IsNumber()) throw Napi::TypeError::New(obj.Env(), "spec.linux.cgroupProcsFd must be a number");
     out->cgroup_procs_fd = cgroup.As<Napi::Number>().Int32Value();
   }
+  Napi::Value pid_max = obj.Get("pidMax");
+  if (!pid_max.IsUndefined()) {
+    if (!pid_max.IsNumber()) throw Napi::TypeError::New(obj.Env(), "spec.linux.pidMax must be a number");
+    out->pid_max = pid_max.As<Napi::Number>().Int32Value();
+    if (out->pid_max < 301) throw Napi::RangeError::New(obj.Env(), "spec.linux.pidMax must be at least 301 (the kernel's minimum)");
+  }
 }
 
 void ParseCommon(const Napi::Object& obj, const std::string& w, std::vector<std::string>* argv,

@@ -69,6 +69,9 @@ struct LinuxSpec {
   // A pids cgroup's cgroup.procs, opened by the caller: the sandbox's first process moves itself
   // there before anything else (the process limit for callers RLIMIT_NPROC exempts). -1: none.
   int cgroup_procs_fd = -1;
+  // The PID namespace's own pid_max (0: leave it): the process limit for a root caller without a
+  // pids cgroup, on kernels where pid_max is per namespace (the caller checks the version).
+  int pid_max = 0;
 };
 
 struct WindowsSpec {

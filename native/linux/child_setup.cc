@@ -304,6 +304,12 @@ int Run(void* arg) {
   if (unshare(CLONE_NEWCGROUP) != 0) Fail(plan, kStageCgroup, errno);
 
   if (WriteMaps(plan) != 0) Fail(plan, kStageUidMap, errno);
+  // We are pid 1 of a new PID namespace whose user namespace we hold every capability in: the
+  // sysctl addresses this namespace's own pid_max (whichever /proc it is opened through), so no
+  // more than pid_max - 1 processes besides us can exist in it, whoever's uid they run as.
+  if (plan->pid_max != nullptr && WriteWhole("/proc/sys/kernel/pid_max", plan->pid_max) != 0) {
+    Fail(plan, kStagePidMax, errno);
+  }
 
   // Nothing we mount may propagate back to the host.
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {

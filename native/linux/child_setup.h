@@ -28,6 +28,7 @@ enum Stage : int32_t {
   kStageExecInit,
   kStageCgroup,
   kStageNetHolder,
+  kStagePidMax,
 };
 
 // Mount operation kinds, mirrored by lib/backend/linux/mounts.ts.
@@ -82,6 +83,7 @@ struct ChildPlan {
   int stdio_fds[3];             // installed as 0, 1, 2
   int report_fd;                // installed as 3 for the init helper
   int cgroup_fd;                // cgroup.procs to join first (-1: none)
+  const char* pid_max;          // the new PID namespace's pid_max, decimal (nullptr: leave it)
   int control_fd;               // installed as 4 for a prewarmed init (-1: none)
   int script_fd;                // else installed as 4: the command's script memfd (-1: none)
   int init_fd;                  // O_PATH fd of the init helper, executed with execveat

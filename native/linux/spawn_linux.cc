@@ -150,6 +150,7 @@ const char* StageName(int32_t stage) {
     case kStageExecInit: return "execveat(zero-sandbox-init)";
     case kStageCgroup: return "join the pids cgroup / unshare(CLONE_NEWCGROUP)";
     case kStageNetHolder: return "unshare(CLONE_NEWUSER|CLONE_NEWNET) for the network holder";
+    case kStagePidMax: return "write(/proc/sys/kernel/pid_max) in the sandbox's PID namespace";
     default: return "sandbox setup";
   }
 }
@@ -182,7 +183,8 @@ status::Status ChildFailure(int32_t raw_stage, int err, const SpawnSpec& spec) {
     case kStageSeccomp: code = "seccomp_install_failed"; layer = "seccomp"; break;
     case kStageChdir: code = "spawn_failed"; layer = "cwd"; path = spec.cwd; call = "chdir(" + spec.cwd + ")"; break;
     case kStageRlimit: code = "spawn_failed"; layer = "limits"; break;
-    case kStageCgroup: code = "sandbox_unavailable"; layer = "limits"; break;
+    case kStageCgroup:
+    case kStagePidMax: code = "sandbox_unavailable"; layer = "limits"; break;
     case kStageNoNewPrivs:
     case kStageCapabilities: code = "sandbox_unavailable"; layer = "capabilities"; break;
     default: break;
@@ -293,6 +295,9 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
   plan.control_fd = spec.control_fd;
   plan.script_fd = spec.script_fd;
   plan.cgroup_fd = ls.cgroup_procs_fd;
+  char pid_max[16];
+  snprintf(pid_max, sizeof pid_max, "%d", ls.pid_max);
+  plan.pid_max = ls.pid_max > 0 ? pid_max : nullptr;
   plan.init_fd = init_fd.fd;
   plan.init_argv = init_argv.data();
   plan.envp = envp.data();

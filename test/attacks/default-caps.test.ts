@@ -2,15 +2,18 @@
 // to no process, so the OOM killer takes host processes) or runs a fork bomb until the host
 // cannot start processes. Fix: every Linux run gets default caps: /tmp and /dev/shm are
 // size-capped tmpfs mounts, and the number of processes is capped (a pids cgroup for a root
-// caller, RLIMIT_NPROC counted in the sandbox's own user namespace otherwise). Checked as root
-// and as an unprivileged user, with the host spawning processes afterwards.
+// caller, RLIMIT_NPROC counted in the sandbox's own user namespace otherwise; a root caller with
+// no writable pids cgroup gets the sandbox PID namespace's own pid_max, which the kernel applies
+// to host root too). Checked as root, as root without a pids cgroup and as an unprivileged user,
+// with the host spawning processes afterwards.
 import { spawnSync } from 'node:child_process';
-import { chmodSync } from 'node:fs';
+import { chmodSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
+import { pidMaxIsPerNamespace } from '../../lib/sandbox/cgroup.js';
 import { DEFAULT_PROCESSES, DEFAULT_SHM_BYTES, DEFAULT_TMP_BYTES } from '../../lib/sandbox/default-limits.js';
 import { makeTree, py, sandboxTest, sh } from '../helpers/sandbox.js';
 
@@ -95,6 +98,51 @@ process.stdout.write(d.stdout + d.stderr);`;
     assert.ok(refused !== null, out.stdout + out.stderr);
     assert.ok(Number(refused[1]) > 50 && Number(refused[1]) < 64, `the cap of 64 held in the sandbox alone (${refused[1]} children)`);
     assert.match(out.stdout, new RegExp(`default-nproc=${DEFAULT_PROCESSES}\\n`), 'with no limit given, the default cap applies');
+    hostStillSpawns();
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('a root caller with no writable pids cgroup still gets the default process cap, which the command cannot raise', async () => {
+  if (process.getuid?.() !== 0) return; // the unprivileged caller's cap is the test above
+  const t = makeTree();
+  try {
+    const run = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'lib', 'sandbox', 'run.js');
+    // A cold run and a prewarmed one (the pool refills after the first run of a plan).
+    const script = `const { runSandboxed } = await import(${JSON.stringify(run)});
+const { prewarmPool } = await import(${JSON.stringify(join(dirname(run), 'prewarm.js'))});
+const opts = { workspace: ${JSON.stringify(t.ws)}, timeoutMs: 120000, prewarm: true };
+for (const warm of [false, true]) {
+  if (warm) {
+    // Two quick uses of the plan warm the next sandbox for it.
+    await runSandboxed(['true'], opts);
+    await runSandboxed(['true'], opts);
+    for (let j = 0; j < 300 && prewarmPool.size === 0; j++) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const r = await runSandboxed(['python3', '-c', ${JSON.stringify(FORK_UNTIL_REFUSED)}], opts);
+  process.stdout.write('run prewarmed=' + r.prewarmed + ' not-enforced=' + JSON.stringify(r.limitsNotEnforced ?? []) + ' ' + r.stdout + r.stderr);
+}
+const w = await runSandboxed(['/bin/sh', '-c', 'cat /proc/sys/kernel/pid_max; echo 4194304 > /proc/sys/kernel/pid_max || echo raise-refused; cat /proc/sys/kernel/pid_max'], opts);
+process.stdout.write(w.stdout + w.stderr);
+process.exit(0);`;
+    // A private mount namespace where the cgroup hierarchies are read-only: no pids cgroup can be made.
+    const out = spawnSync('unshare', ['-m', 'sh', '-c', 'for d in /sys/fs/cgroup/pids /sys/fs/cgroup/unified /sys/fs/cgroup; do mountpoint -q $d && mount -o bind,remount,ro $d; done; node --input-type=module -e "$1"', 'sh', script], {
+      encoding: 'utf8', cwd: t.ws, timeout: 300_000,
+    });
+    const hostPidMax = readFileSync('/proc/sys/kernel/pid_max', 'utf8').trim();
+    if (pidMaxIsPerNamespace()) {
+      const refused = [...out.stdout.matchAll(/refused (\d+) EAGAIN/g)].map((m) => Number(m[1]));
+      assert.is(refused.length, 2, out.stdout + out.stderr);
+      for (const n of refused) assert.ok(n > DEFAULT_PROCESSES - 400 && n < DEFAULT_PROCESSES, `the default cap held without a pids cgroup (${n} children)`);
+      assert.match(out.stdout, /run prewarmed=true/, 'a prewarmed sandbox is capped too');
+      assert.match(out.stdout, new RegExp(`^${DEFAULT_PROCESSES + 1}\\nraise-refused\\n${DEFAULT_PROCESSES + 1}\\n`, 'm'), 'the command sees the cap and cannot raise it');
+      assert.not.match(out.stdout, /not-enforced=\["processes"\]/);
+    } else {
+      // No mechanism binds root here: the run says so instead of dropping the cap silently.
+      assert.match(out.stdout, /not-enforced=\["processes"\]/, out.stdout + out.stderr);
+    }
+    assert.is(readFileSync('/proc/sys/kernel/pid_max', 'utf8').trim(), hostPidMax, 'the host\'s pid_max is untouched');
     hostStillSpawns();
   } finally {
     t.cleanup();

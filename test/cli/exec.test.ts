@@ -251,6 +251,21 @@ test('exec: a failing command reports status error and its exit code', async () 
   assert.equal(only(events, 'run_end')[0]!.exitCode, 5);
 });
 
+test('exec: --limit-* flags and the config\'s sandbox.limits set the caps; a flag stands over the config; a bad size is a usage error', async () => {
+  const { workspace, env } = setup();
+  const bad = await runCli([...EXEC, '--workspace', workspace, '--limit-tmp', '4X'], { env, input: prompt('true') });
+  assert.is(bad.code, 2);
+  assert.match(bad.stdout, /--limit-tmp must be a positive size/);
+  if (!sandbox) return;
+  const configDir = join(env.XDG_CONFIG_HOME as string, 'zero');
+  mkdirSync(configDir);
+  writeFileSync(join(configDir, 'config.json'), '{"sandbox":{"limits":{"tmpBytes":"16M","shmBytes":"8M"}}}');
+  const result = await runCli([...EXEC, '--workspace', workspace, '--limit-shm', '4M'], { env, input: prompt('df -B1 --output=size /tmp /dev/shm | tail -n 2 | tr "\\n" " "') });
+  assert.is(result.code, 0, result.stdout + result.stderr);
+  const [res] = only(parseOutputStream(result.stdout), 'tool_result');
+  assert.equal(String(res!.output).trim().split(/\s+/).map(Number), [16 * 1024 * 1024, 4 * 1024 * 1024]);
+});
+
 test('exec: a network command under the default policy is a permission_request, a denied result, and never runs', async () => {
   if (!sandbox) return;
   const { workspace, env } = setup();

@@ -123,6 +123,27 @@ test('a project config may only tighten: loosening settings are reported and ign
   }
 });
 
+test('limits: the user config sets caps (sizes with K/M/G), the project config may only lower them, bad values name the key', async () => {
+  const p = place();
+  try {
+    p.write(p.user, '{"sandbox":{"limits":{"processes":200,"tmpBytes":"64M","openFiles":1024}}}');
+    p.write(p.project, '{"sandbox":{"limits":{"tmpBytes":"32M","shmBytes":"8G","processes":500,"cpuSeconds":60}}}');
+    const loaded = await loadSandboxConfig({ user: p.user, project: p.project });
+    assert.equal(loaded.limits, { processes: 200, tmpBytes: 32 * 1024 * 1024, openFiles: 1024, cpuSeconds: 60 });
+    assert.is(loaded.warnings.length, 2, loaded.warnings.join('\n'));
+    assert.match(loaded.warnings.join('\n'), `${p.project}: sandbox.limits.shmBytes: ignored; a project config may only tighten the sandbox (it cannot raise a cap above 268435456)`);
+    assert.match(loaded.warnings.join('\n'), 'sandbox.limits.processes: ignored');
+    for (const bad of ['{"processes":0}', '{"tmpBytes":"4X"}', '{"tmpBytes":-1}', '{"processes":1.5}', '{"nproc":10}']) {
+      p.write(p.user, `{"sandbox":{"limits":${bad}}}`);
+      const error = await loadSandboxConfig({ user: p.user, project: null }).then(() => undefined, (e: unknown) => e as SandboxError);
+      assert.is(error?.code, 'config_invalid', bad);
+      assert.match(error?.message ?? '', `${p.user}: sandbox.limits.`);
+    }
+  } finally {
+    p.done();
+  }
+});
+
 test('the zod grants-file schema accepts what the store writes, and both reject a bad decision', () => {
   const text = serializeGrantsState({
     grants: { write_file: [{ toolName: 'write_file', decision: 'allow', approvedAt: '2026-01-01T00:00:00Z', scope: '/a', scopeKind: 'file' }] },

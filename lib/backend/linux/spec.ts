@@ -32,6 +32,8 @@ export interface LinuxNativeSpec {
     rlimits: Array<{ resource: number; soft: number; hard: number }>;
     /** A pids cgroup's cgroup.procs descriptor the first process joins (root callers' process limit). */
     cgroupProcsFd?: number;
+    /** The sandbox PID namespace's pid_max (a root caller's process limit without a pids cgroup). */
+    pidMax?: number;
   };
 }
 
@@ -48,8 +50,8 @@ const RLIMIT = { CPU: 0, FSIZE: 1, DATA: 2, NPROC: 6, NOFILE: 7 } as const;
 
 /**
  * The rlimits for a plan. A root caller's process limit is not an rlimit (the kernel exempts root
- * from RLIMIT_NPROC): `processesByCgroup` says a pids cgroup enforces it instead; without one it
- * refuses.
+ * from RLIMIT_NPROC): `processesByCgroup` says a pids cgroup or the PID namespace's pid_max
+ * enforces it instead; without either it refuses.
  */
 export function buildRlimits(limits: SandboxPlan['limits'], isRoot: boolean, processesByCgroup = false): LinuxNativeSpec['linux']['rlimits'] {
   const out: LinuxNativeSpec['linux']['rlimits'] = [];
@@ -66,7 +68,7 @@ export function buildRlimits(limits: SandboxPlan['limits'], isRoot: boolean, pro
     if (isRoot) {
       throw new SandboxError(
         'sandbox_unavailable',
-        'limits.processes cannot be enforced for a root caller: the kernel exempts root from RLIMIT_NPROC. Run as an ordinary user or drop the limit.',
+        'limits.processes (--limit-processes) cannot be enforced for a root caller here: the kernel exempts root from RLIMIT_NPROC, no writable pids cgroup was found, and the PID namespace cap needs Linux 6.14 or later (and at least 300 processes). Run as an ordinary user, raise the limit or drop it.',
         { layer: 'limits' },
       );
     }
@@ -77,13 +79,19 @@ export function buildRlimits(limits: SandboxPlan['limits'], isRoot: boolean, pro
 
 /**
  * The limits applied at spawn: the defaults filled in, except the default process cap for a root
- * caller without a pids cgroup (the kernel exempts root from RLIMIT_NPROC; the loss report says
- * so). A process limit the caller set is kept, and refused in that case (buildRlimits).
+ * caller with neither a pids cgroup nor a per-namespace pid_max (the kernel exempts root from
+ * RLIMIT_NPROC; the run reports it in limitsNotEnforced). A process limit the caller set is kept,
+ * and refused in that case (buildRlimits).
  */
 function spawnLimits(asked: SandboxPlan['limits'], limits: SandboxPlan['limits'], context: LinuxSpecContext): SandboxPlan['limits'] {
-  if (asked.processes !== undefined || !context.isRoot || context.cgroupProcsFd !== undefined) return limits;
+  if (asked.processes !== undefined || !context.isRoot || processesEnforcedElsewhere(context)) return limits;
   const { processes: _default, ...rest } = limits;
   return rest;
+}
+
+/** True when a root caller's process limit is a pids cgroup or a PID namespace pid_max. */
+function processesEnforcedElsewhere(context: LinuxSpecContext): boolean {
+  return context.cgroupProcsFd !== undefined || context.pidMax !== undefined;
 }
 
 let rootEntries: RootEntry[] | undefined;
@@ -145,6 +153,8 @@ export interface LinuxSpecContext {
   isRoot: boolean;
   /** The cgroup.procs descriptor of a pids cgroup that enforces limits.processes. */
   cgroupProcsFd?: number;
+  /** Else the pid_max of the sandbox's PID namespace that enforces it (see pidNamespaceMax). */
+  pidMax?: number;
   arch: string;
   bindingPath: string;
 }
@@ -184,8 +194,9 @@ export function buildLinuxSpec(
       landlockScoped: landlock.scoped,
       landlockRules: landlock.rules,
       seccomp,
-      rlimits: buildRlimits(spawnLimits(plan.limits, limits, context), context.isRoot, context.cgroupProcsFd !== undefined),
+      rlimits: buildRlimits(spawnLimits(plan.limits, limits, context), context.isRoot, processesEnforcedElsewhere(context)),
       ...(context.cgroupProcsFd === undefined ? {} : { cgroupProcsFd: context.cgroupProcsFd }),
+      ...(context.pidMax === undefined ? {} : { pidMax: context.pidMax }),
     },
   };
 }
