@@ -46,7 +46,10 @@ const SECRET_IF_VALUE_LOOKS = [/AUTH(?!OR)/, /_KEY$/];
 /**
  * Values that are secrets whatever the name: URLs with a password, well-known token shapes
  * (GitHub, GitLab, Slack, OpenAI/Anthropic, Stripe, npm, PyPI, Hugging Face, Google, SendGrid,
- * AWS access key ids), PEM private keys, JWTs and connection strings with a password.
+ * AWS access key ids, DigitalOcean, Vault, Shopify, Databricks, Linear, Atlassian, Sentry, age),
+ * PEM private keys, JWTs, connection strings with a password, webhook URLs whose path is the
+ * secret (Slack, Discord), URLs whose user part is a 32-hex key (Sentry DSNs) and HTTP
+ * Authorization values (Bearer/Basic/token followed by the credential).
  */
 export const SECRET_VALUE = new RegExp(
   [
@@ -55,6 +58,10 @@ export const SECRET_VALUE = new RegExp(
     String.raw`-----BEGIN [A-Z ]*PRIVATE KEY`,
     String.raw`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.`,
     String.raw`(?:^|;)\s*(?:password|pwd)\s*=`,
+    String.raw`(?:^|[^A-Za-z0-9])(?:xapp-[0-9]-[A-Za-z0-9-]{8,}|gl(?:ptt|dt|rt|oas)-[A-Za-z0-9_-]{16,}|do[opr]_v1_[a-f0-9]{32,}|hv[sb]\.[A-Za-z0-9_-]{20,}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{20,}|dapi[a-f0-9]{32}|lin_api_[A-Za-z0-9]{20,}|ATATT3[A-Za-z0-9_=-]{20,}|sntr[yu]s_[A-Za-z0-9_=+/-]{20,}|ya29\.[A-Za-z0-9_-]{20,}|AGE-SECRET-KEY-1[A-Z0-9]{20,})`,
+    String.raw`hooks\.slack\.com/(?:services|workflows|triggers)/|discord(?:app)?\.com/api/webhooks/\d+/`,
+    String.raw`://[0-9a-f]{32}(?::[0-9a-f]*)?@`,
+    String.raw`^(?:Bearer|Basic|token)\s+[A-Za-z0-9._~+/=-]{12,}\s*$`,
   ].join('|'),
   'i',
 );

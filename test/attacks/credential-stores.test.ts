@@ -30,6 +30,17 @@ export const STORE_FILES = [
   '.cache/huggingface/token', '.pulumi/credentials.json', '.oci/config', '.config/doctl/config.yaml', '.s3cfg', '.boto',
   '.config/rclone/rclone.conf', '.databrickscfg', '.composer/auth.json', '.config/github-copilot/hosts.json',
   '.gemini/oauth_creds.json', '.terraformrc', '.fly/config.yml', '.m2/settings-security.xml',
+  '.aliyun/config.json', '.bluemix/config.json', '.config/openstack/clouds.yaml', '.config/scw/config.yaml',
+  '.config/linode-cli', '.mc/config.json', '.saml2aws', '.tsh/keys/proxy/user', '.local/share/com.vercel.cli/auth.json',
+  '.config/netlify/config.json', '.netlify/config.json', '.railway/config.json', '.supabase/access-token',
+  '.config/ngrok/ngrok.yml', '.ngrok2/ngrok.yml', '.config/stripe/config.toml', '.snowflake/connections.toml',
+  '.snowsql/config', '.dbt/profiles.yml', '.docker/key.pem', '.docker/contexts/tls/ctx/docker/key.pem',
+  '.config/containers/auth.json', '.config/helm/registry/config.json', '.yarnrc', '.pki/nssdb/key4.db',
+  '.config/Bitwarden CLI/data.json', '.authinfo', '.authinfo.gpg', '.ash_history', '.dbshell',
+  '.mongodb/mongosh/mongosh_repl_history', '.local/share/atuin/history.db', '.thunderbird/p.default/logins.json',
+  '.config/Slack/Cookies', '.config/discord/Local Storage/leveldb/000003.log',
+  '.config/gcloud/credentials.db', '.config/gcloud/access_tokens.db', '.azure/accessTokens.json', '.kube/config.d/dev',
+  '.ssh/id_rsa', '.ssh/deploy-key.pem',
 ];
 
 /** Files that must stay readable: what the tools need that holds no secret. */

@@ -23,6 +23,14 @@ const SECRETS: Record<string, string> = {
   SESS: `ASIA${'Q'.repeat(16)}${S}`, CERT: `-----BEGIN RSA PRIVATE KEY-----\n${S}\n-----END RSA PRIVATE KEY-----`,
   BEARER: `eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIke${S}.sig`, REDIS: `redis://:${S}@cache.example:6379`,
   CONN: `Server=db;User Id=sa;Password=${S};`,
+  // The cloud, forge and service variables developers export, and more token shapes.
+  AWS_SECRET_ACCESS_KEY: S, AZURE_CLIENT_SECRET: S, GOOGLE_APPLICATION_CREDENTIALS: `/keys/${S}.json`, HF_TOKEN: S,
+  OPENAI_API_KEY: S, ARM_CLIENT_SECRET: S, VAULT_TOKEN: S, NODE_AUTH_TOKEN: S, DOCKER_AUTH_CONFIG: `{"auths":{"r":{"auth":"${S}"}}}`,
+  GOOGLE_SA_JSON: `{"type":"service_account","private_key":"-----BEGIN PRIVATE KEY-----\\n${S}"}`,
+  ALERTS: `https://hooks.slack.com/services/T0000/B0000/${S}`, HOOK_TARGET: `https://discord.com/api/webhooks/123456/${S}`,
+  ERRORS_URL: `https://0123456789abcdef0123456789abcdef@o1.ingest.example/${S}`, AUTHZ_HEADER: `Bearer ${S}abc`,
+  DO_CRED: `dop_v1_${'a1'.repeat(32)}${S}`, VAULT_ADDR_TOKEN: `hvs.${S}abcdefgh`, SHOP: `shpat_${'0f'.repeat(16)}${S}`,
+  AGE_ID: `AGE-SECRET-KEY-1${S.toUpperCase()}QQQQQQ`, GOOGLE_OAUTH: `ya29.${S}abcdefgh`, SLACK_APP: `xapp-1-${S}`,
 };
 
 /** Variables that must stay: directories, settings, names that only resemble a secret's. */
@@ -30,7 +38,8 @@ const KEPT: Record<string, string> = {
   PWD: '/somewhere', OLDPWD: '/elsewhere', LD_LIBRARY_PATH: '/opt/lib', TOKENIZERS_PARALLELISM: 'false',
   XAUTHORITY: '/run/user/1000/.Xauthority', GIT_AUTHOR_NAME: 'Jane Doe', GIT_AUTHOR_EMAIL: 'jane@example.com',
   AWS_PROFILE: 'dev', AWS_REGION: 'eu-west-1', KEEP_ME: 'visible', DATABASE_HOST: 'db.example',
-  REGISTRY_URL: 'https://registry.example/',
+  REGISTRY_URL: 'https://registry.example/', AZURE_CLIENT_ID: '00000000-0000-0000-0000-000000000000',
+  EDITOR_AUTH_MODE: 'none', HOOKS_DIR: '/srv/hooks', GIT_URL: 'https://git@github.example/org/repo.git',
 };
 
 sandboxTest('secrets by name pattern and by value shape stay out; PWD/OLDPWD stay; every scrubbed name is reported', async () => {

@@ -33,6 +33,10 @@ const CASES: Record<string, string> = {
   'section named by a token': `[//registry.example/:_authToken=${TOKEN}]\nfoo=${TOKEN}\n`,
   'array key': `_authToken[]=${TOKEN}\n`,
   'leading blanks': `   _authToken = ${TOKEN}\n\t//registry.example/:_password=${TOKEN}\n`,
+  'scoped path and port keys': `//npm.pkg.example/acme/packages/:_authToken=${TOKEN}\n//registry.example:8443/:_auth=${TOKEN}\n@acme:_authToken=${TOKEN}\n`,
+  'optional env reference': `//registry.example/:_authToken=\${NPM_TOKEN?}\n//r2.example/:_password=\${PW?}\n`,
+  'client key and cert inline': `key="-----BEGIN PRIVATE KEY-----\\n${TOKEN}"\ncert=${TOKEN}\n//registry.example/:keyfile=/k/${TOKEN}.pem\n`,
+  'comment then CR token': `; comment\r_authToken=${TOKEN}\r# other\r`,
 };
 
 type Decode = (text: string) => Record<string, unknown>;
