@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+// Attack: a command run in a prewarmed sandbox that was moved into the run's pids cgroup leaves
+// processes behind (in the cgroup, counted against the next run of the same cap, or on the host
+// after the caller is done). Fix: a prewarmed sandbox's init and its waiting command process are
+// the only processes moved in, every process in the sandbox is reaped before the exit is
+// reported, the pool's refills are never in a run's cgroup, and clear() kills them. Checked as
+// root (the pids cgroup is a root caller's cap): a prewarmed run of a fork storm gets exactly as
+// many processes as a cold one, the cgroup is empty afterwards, the only processes left are the
+// pool's idle sandboxes, and none is left after clear().
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { findPidsCgroupParent } from '../../lib/sandbox/cgroup.js';
+import { prewarmPool } from '../../lib/sandbox/prewarm.js';
+import { makeTree, py, sandboxTest } from '../helpers/sandbox.js';
+
+const STORM = [
+  'import os, time, errno',
+  'started = 0',
+  'for _ in range(64):',
+  '    try:',
+  '        pid = os.fork()',
+  '    except OSError as e:',
+  '        break',
+  '    if pid == 0:',
+  '        time.sleep(30); os._exit(0)',
+  '    started += 1',
+  'print("started", started)',
+].join('\n');
+
+/** Every process descended from this one (pid and command line), read from /proc. */
+function descendants(): Array<{ pid: number; cmd: string }> {
+  const parentOf = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      parentOf.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: Array<{ pid: number; cmd: string }> = [];
+  for (const [pid] of parentOf) {
+    for (let p = parentOf.get(pid); p !== undefined && p > 1; p = parentOf.get(p)) {
+      if (p !== process.pid) continue;
+      let cmd = '';
+      try {
+        cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+      } catch {
+        cmd = '(gone)';
+      }
+      out.push({ pid, cmd });
+      break;
+    }
+  }
+  return out;
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+
+sandboxTest('a prewarmed run leaves nothing in its cgroup, nothing counts against the next run, and clear() leaves no process', async () => {
+  const parent = findPidsCgroupParent();
+  if (process.getuid?.() !== 0 || parent === undefined) return; // the pids cgroup is a root caller's cap
+  const t = makeTree();
+  try {
+    const options = { limits: { processes: 24 }, timeoutMs: 60_000 };
+    const cold = await py(t, STORM, { ...options, prewarm: false });
+    const coldStarted = Number(/started (\d+)/.exec(cold.stdout)?.[1]);
+    assert.ok(coldStarted > 10 && coldStarted < 24, cold.stdout + cold.stderr);
+    for (let round = 0; round < 3; round++) {
+      await py(t, 'pass', options);
+      await py(t, 'pass', options);
+      for (let i = 0; i < 300 && prewarmPool.size === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      const warm = await py(t, STORM, options);
+      assert.ok(warm.prewarmed, 'a prewarmed sandbox ran the storm');
+      assert.is(Number(/started (\d+)/.exec(warm.stdout)?.[1]), coldStarted, 'a prewarmed run gets exactly the processes a cold one does');
+      assert.equal(warm.limitsHit, ['processes']);
+      await settle();
+      const ours = readdirSync(parent).filter((name) => name.startsWith(`zero-sandbox-${process.pid}-`));
+      assert.ok(ours.length > 0);
+      for (const name of ours) {
+        assert.is(readFileSync(join(parent, name, 'pids.current'), 'utf8').trim(), '0', `${name} is empty after the run`);
+      }
+      // What is left are the pool's idle sandboxes (an init waiting with its command process).
+      for (const { pid, cmd } of descendants()) assert.match(cmd, /zero-sandbox-init --warm/, `process ${pid} left behind: ${cmd}`);
+    }
+    prewarmPool.clear();
+    for (let i = 0; i < 200 && descendants().length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(descendants(), [], 'no process is left once the pool is cleared');
+  } finally {
+    prewarmPool.clear();
+    t.cleanup();
+  }
+});
+
+test.run();
