@@ -92,6 +92,9 @@ const wineEnv = {
   ZERO_SANDBOX_BINDING: winPath(addon),
   // node-gyp-build would pick tree-sitter's Linux build/Release first; its win32 prebuild is wanted.
   PREBUILDS_ONLY: '1',
+  // Always as in CI, so the known-failure list means the same on every machine: a sandbox test
+  // whose probe fails must fail, and under Wine (no AppContainer) the real-probe tests do.
+  ZERO_SANDBOX_MUST_WORK: '1',
 };
 if (!existsSync(join(prefix, 'system.reg'))) {
   step('creating the Wine prefix (Windows 10)');
