@@ -28,6 +28,7 @@
             "native/common/capture_buffer.cc",
             "native/common/exit_watcher.cc",
             "native/common/fs_beneath.cc",
+            "native/common/git_scan.cc",
             "native/common/spawn_glue_linux.cc",
             "native/linux/child_setup.cc",
             "native/linux/net_holders.cc",
@@ -39,6 +40,7 @@
         ["OS=='mac'", {
           "sources": [
             "native/common/fs_beneath.cc",
+            "native/common/git_scan.cc",
             "native/common/spawn_glue_unsupported.cc",
             "native/macos/probe_macos.cc"
           ],

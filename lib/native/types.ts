@@ -89,6 +89,17 @@ export interface NativeBinding {
   fsList?(root: string, rel: string, max: number): Array<[string, NativeFsKind]> | { errno: number } | null;
   /** Removes the entry (a whole tree included) without following links or crossing mounts. */
   fsRemove?(root: string, rel: string): { ok: boolean; errno: number; removed: number } | null;
+  /** Every repository under root: directories with a `.git`, and git dirs themselves (bare). */
+  fsScanGit?(root: string, rel: '', maxDirs: number, maxRepos: number): NativeGitScan | { kind: string; errno: number } | null;
+}
+
+/** What fsScanGit found; paths are absolute byte strings. */
+export interface NativeGitScan {
+  worktrees: string[];
+  gitDirs: string[];
+  dirs: number;
+  truncated: boolean;
+  errno: number;
 }
 
 /** m missing, f file, d directory, l symlink, o other, e error. */

@@ -9,6 +9,7 @@
 // Paths here are byte strings (one char code per byte, see `toBytes`), so that every name a file
 // system can hold, valid UTF-8 or not, round-trips from a listing to a removal.
 import { lstatSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { constants } from 'node:os';
 
 import { loadNative } from '../native/load.js';
 import type { NativeBinding, NativeFsKind } from '../native/types.js';
@@ -88,6 +89,32 @@ export function removeEntry(path: string): boolean {
   return r.ok || inspect(path).kind === 'missing';
 }
 
+/** Repositories inside a directory tree (see scanRepositories). */
+export interface RepositoryScan {
+  /** Directories holding a `.git` entry. */
+  worktrees: string[];
+  /** Directories that are git dirs themselves (HEAD, objects/, refs/): bare repositories. */
+  gitDirs: string[];
+  /** A limit was reached or the root could not be read: the answer is incomplete. */
+  incomplete: boolean;
+}
+
+/**
+ * Every repository under `root` (byte strings), walked without following links; `.git`
+ * directories and git dirs are not entered. At most `maxDirs` directories and `maxRepos`
+ * repositories, else `incomplete`. The addon remembers listings of unchanged directories, so a
+ * repeated scan of a large tree costs about one stat per directory.
+ */
+export function scanRepositories(root: string, maxDirs: number, maxRepos: number): RepositoryScan {
+  const binding = native();
+  if (binding?.fsScanGit === undefined) return scanFallback(root, maxDirs, maxRepos);
+  const r = binding.fsScanGit(root, '', maxDirs, maxRepos);
+  if (r === null || !('worktrees' in r)) return { worktrees: [], gitDirs: [], incomplete: true };
+  // A root that is missing or not a directory holds no repository.
+  const nothing = r.errno === constants.errno.ENOENT || r.errno === constants.errno.ENOTDIR;
+  return { worktrees: r.worktrees, gitDirs: r.gitDirs, incomplete: r.truncated || (r.errno !== 0 && !nothing) };
+}
+
 // Platforms without the descriptor walk (Windows): the closest node:fs equivalents, never throwing.
 function inspectFallback(path: string): EntryInfo {
   try {
@@ -98,6 +125,26 @@ function inspectFallback(path: string): EntryInfo {
   } catch {
     return { kind: 'error', stamp: '' };
   }
+}
+
+function scanFallback(root: string, maxDirs: number, maxRepos: number): RepositoryScan {
+  const out: RepositoryScan = { worktrees: [], gitDirs: [], incomplete: false };
+  const stack = [root];
+  let dirs = 0;
+  while (stack.length > 0) {
+    const dir = stack.pop() as string;
+    if (++dirs > maxDirs) return { ...out, incomplete: true };
+    const entries = listFallback(dir, Number.MAX_SAFE_INTEGER);
+    if (entries === undefined) continue; // unreadable or missing: host git cannot enter it either
+    const names = new Map(entries);
+    if (names.has('.git')) out.worktrees.push(dir);
+    const gitDir = names.has('HEAD') && names.get('objects') === 'dir' && names.get('refs') === 'dir';
+    if (gitDir) out.gitDirs.push(dir);
+    if (out.worktrees.length + out.gitDirs.length > maxRepos) return { ...out, incomplete: true };
+    if (gitDir) continue;
+    for (const [name, kind] of entries) if (kind === 'dir' && name !== '.git') stack.push(`${dir}/${name}`);
+  }
+  return out;
 }
 
 function readFallback(path: string, max: number): Buffer | undefined {

@@ -15,15 +15,17 @@
 // Cost is bounded: small files and a few directory listings, plus one pass over each index.
 import { readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 
 import { isWithin } from '../path-within.js';
-import { fromBytes, inspect, listDir, readSmall, toBytes, type EntryKind } from './beneath.js';
+import { fromBytes, inspect, listDir, readSmall, scanRepositories, toBytes, type EntryKind } from './beneath.js';
 import { parseGitConfig, type ConfigEntry } from './git-config.js';
 import { indexGitlinks } from './git-index.js';
 
 /** Git dirs (each with its worktrees, modules and gitlinks) looked at per run, at most. */
 export const MAX_GIT_DIRS = 256;
+/** Directories of a workspace walked to find the repositories it holds, at most. */
+export const MAX_SCANNED_DIRS = 2_000_000;
 /** Entries of a worktrees/ or modules/ directory looked at, at most. */
 export const MAX_LISTED = 1024;
 /** Largest config or pointer file read (git's own are a few KB). */
@@ -53,8 +55,10 @@ export interface GitGuard {
   indexStamps: Map<string, string>;
   /** Directories whose `.git` was absent: one created there is a new repository host git enters. */
   noGit: string[];
-  /** Set when a limit was reached: the rest is checked after the run as if new. */
+  /** Set when a limit was reached or the look failed: something may be unguarded, so the run is refused. */
   truncated: boolean;
+  /** The first place a limit was reached (for the refusal). */
+  truncatedAt?: string;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -120,6 +124,12 @@ class Discovery {
 
   /** The write roots as a set: "is it inside one" walks the path's ancestors, whatever their number. */
   readonly #rootSet: ReadonlySet<string>;
+
+  /** A limit was reached at `where`: the run is refused rather than left partly unguarded. */
+  truncate(where: string, why: string): void {
+    if (!this.guard.truncated) this.guard.truncatedAt = `${fromBytes(where)}: ${why}`;
+    this.guard.truncated = true;
+  }
 
   #inRoots(path: string): boolean {
     for (let dir = dirname(path); ; dir = dirname(dir)) {
@@ -213,7 +223,7 @@ class Discovery {
   worktree(dir: string, depth = 0): void {
     if (this.guard.worktrees.has(dir)) return;
     if (this.guard.worktrees.size + this.guard.gitDirs.size >= MAX_GIT_DIRS) {
-      this.guard.truncated = true;
+      this.truncate(dir, `more than ${MAX_GIT_DIRS} git dirs and worktrees to guard`);
       return;
     }
     this.guard.worktrees.add(dir);
@@ -240,7 +250,7 @@ class Discovery {
   gitDir(gitDir: string, worktree: string | undefined, moduleDepth = 0): void {
     if (this.guard.gitDirs.has(gitDir)) return;
     if (this.guard.worktrees.size + this.guard.gitDirs.size >= MAX_GIT_DIRS) {
-      this.guard.truncated = true;
+      this.truncate(gitDir, `more than ${MAX_GIT_DIRS} git dirs and worktrees to guard`);
       return;
     }
     this.guard.gitDirs.add(gitDir);
@@ -264,7 +274,10 @@ class Discovery {
 
   /** Submodule git dirs (names may hold slashes: a directory without HEAD is a path prefix). */
   #modules(dir: string, depth: number): void {
-    if (depth > MAX_MODULE_DEPTH) return;
+    if (depth > MAX_MODULE_DEPTH) {
+      if ((listDir(dir, 1) ?? []).length > 0) this.truncate(dir, `submodule git dirs nested deeper than ${MAX_MODULE_DEPTH} levels`);
+      return;
+    }
     for (const [name, kind] of this.#list(dir)) {
       if (kind !== 'dir') continue;
       const path = join(dir, name);
@@ -275,12 +288,15 @@ class Discovery {
 
   #list(dir: string): Array<[string, EntryKind]> {
     const entries = listDir(dir, MAX_LISTED + 1) ?? [];
-    if (entries.length > MAX_LISTED) this.guard.truncated = true;
+    if (entries.length > MAX_LISTED) this.truncate(dir, `more than ${MAX_LISTED} entries`);
     return entries.slice(0, MAX_LISTED);
   }
 
   #gitlinks(worktree: string, gitDir: string, depth: number): void {
-    if (depth > MAX_MODULE_DEPTH) return;
+    if (depth > MAX_MODULE_DEPTH) {
+      if (readGitlinks(gitDir).length > 0) this.truncate(worktree, `gitlinks nested deeper than ${MAX_MODULE_DEPTH} levels`);
+      return;
+    }
     const index = join(gitDir, 'index');
     this.guard.indexStamps.set(worktree, inspect(index).stamp);
     for (const link of readGitlinks(gitDir)) {
@@ -337,7 +353,31 @@ function parseGitlinks(gitDir: string): string[] {
 }
 
 /**
- * Looks at every repository the write roots are, lie in or contain (gitlinks), before a run.
+ * The roots already scanned for repositories. The scan walks every directory below a root
+ * except `.git` directories and git dirs, so a root lying below a scanned one was walked with it
+ * unless a `.git` or a git dir lies between them (then it is scanned itself).
+ */
+class ScannedRoots {
+  readonly #roots = new Set<string>();
+  readonly #notEntered = new Set<string>();
+
+  add(root: string, gitDirs: readonly string[]): void {
+    this.#roots.add(root);
+    for (const gitDir of gitDirs) this.#notEntered.add(gitDir);
+  }
+
+  covers(root: string): boolean {
+    for (let dir = root; dirname(dir) !== dir; ) {
+      if (basename(dir) === '.git' || this.#notEntered.has(dir)) return false;
+      dir = dirname(dir);
+      if (this.#roots.has(dir)) return true;
+    }
+    return false;
+  }
+}
+
+/**
+ * Looks at every repository the write roots are, lie in or contain (at any depth), before a run.
  * `userRoots` are the workspace and the caller's extra write roots (managed caches hold no
  * repository); `roots` every write root; `alsoProtect` further paths under the same rule
  * (read-only when present, else watched). Never throws.
@@ -352,7 +392,9 @@ export function discoverGit(userRoots: readonly string[], roots: readonly string
     // The repository each directory belongs to (null: none), shared by the roots: nested roots
     // (a monorepo's many dist/ dirs) share their ancestors, each looked at once.
     const tops = new Map<string, string | null>();
-    for (const root of userRoots.map(toBytes)) {
+    const scanned = new ScannedRoots();
+    // Shortest first: a root is scanned before the roots nested in it.
+    for (const root of [...new Set(userRoots.map(toBytes))].sort((x, y) => x.length - y.length)) {
       // The repository the root belongs to: itself, or the nearest ancestor with a .git.
       let top: string | null = null;
       const walked: string[] = [];
@@ -372,9 +414,18 @@ export function discoverGit(userRoots: readonly string[], roots: readonly string
       }
       for (const dir of walked) tops.set(dir, top);
       if (top !== null) d.worktree(top);
+      // Every repository the root holds, at any depth, tracked or not: host git in any of them
+      // reads its own config and hooks. Bare ones (a git dir without a worktree) too. A root
+      // inside one already scanned was walked with it (outer roots come first): not again.
+      if (scanned.covers(root)) continue;
+      const scan = scanRepositories(root, MAX_SCANNED_DIRS, MAX_GIT_DIRS);
+      if (scan.incomplete) d.truncate(root, `could not look at every directory (at most ${MAX_SCANNED_DIRS} directories and ${MAX_GIT_DIRS} repositories, none unreadable at the top)`);
+      scanned.add(root, scan.gitDirs);
+      for (const dir of scan.worktrees) d.worktree(dir);
+      for (const gitDir of scan.gitDirs) d.gitDir(gitDir, undefined);
     }
-  } catch {
-    d.guard.truncated = true; // an unexpected fault: everything is checked after the run as new
+  } catch (error) {
+    d.truncate('', `the look failed: ${error instanceof Error ? error.message : String(error)}`);
   }
   return d.guard;
 }

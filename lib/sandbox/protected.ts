@@ -11,6 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { SandboxPlan, WritableRoot } from '../backend/types.js';
 import { isWithin } from '../path-within.js';
 import { HostFacts } from '../host-facts.js';
+import { SandboxError } from '../errors.js';
 import { inspect, removeEntry, toBytes } from './beneath.js';
 import { checkGitAfterRun, type ProtectedPathViolation } from './git-check.js';
 import { discoverGit, type GitGuard } from './git-guard.js';
@@ -129,6 +130,10 @@ export function guardProtectedPaths(plan: SandboxPlan): { plan: SandboxPlan; gua
     ...w.readOnlySubpaths.filter((path) => isDir(dirname(path))),
   ]);
   const git = discoverGit(user.map((w) => w.root), plan.writeRoots.map((w) => w.root), process.env, named);
+  // Fail closed: a repository, hooks directory or config left unlooked-at would be unguarded.
+  if (git.truncated) {
+    throw new SandboxError('protected_path', `refusing to run: the git protections could not look at everything host git could run from (${git.truncatedAt ?? 'a limit was reached'}); run in a workspace with fewer repositories, or move the extra ones out of it`, { layer: 'git-guard', ...(git.truncatedAt ? { path: git.truncatedAt.replace(/: .*$/, '') } : {}) });
+  }
   // Each path goes to the innermost write root holding it (the mount plan pins from there).
   const extra = new Map<string, string[]>();
   for (const path of git.readOnly) {

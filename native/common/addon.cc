@@ -9,6 +9,7 @@
 #include "common/spawn_glue.h"
 #ifndef _WIN32
 #include "common/fs_beneath.h"
+#include "common/git_scan.h"
 #endif
 
 namespace {
@@ -147,6 +148,28 @@ Napi::Value FsRemoveBody(const Napi::CallbackInfo& info, const std::string& root
   out.Set("removed", Napi::Number::New(info.Env(), static_cast<double>(r.removed)));
   return out;
 }
+
+Napi::Array ToArray(Napi::Env env, const std::vector<std::string>& items) {
+  Napi::Array out = Napi::Array::New(env, items.size());
+  for (size_t i = 0; i < items.size(); ++i) out.Set(static_cast<uint32_t>(i), FromBytes(env, items[i]));
+  return out;
+}
+
+// fsScanGit(root, '', maxDirs, maxRepos): every repository under root (see git_scan.h).
+Napi::Value FsScanGitBody(const Napi::CallbackInfo& info, const std::string& root, const std::string& /*rel*/) {
+  Napi::Env env = info.Env();
+  double max_dirs = info.Length() > 2 && info[2].IsNumber() ? info[2].As<Napi::Number>().DoubleValue() : 0;
+  double max_repos = info.Length() > 3 && info[3].IsNumber() ? info[3].As<Napi::Number>().DoubleValue() : 0;
+  if (max_dirs < 0 || max_repos < 0) max_dirs = max_repos = 0;
+  git_scan::Result r = git_scan::Scan(root, static_cast<uint64_t>(max_dirs), static_cast<uint64_t>(max_repos));
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("worktrees", ToArray(env, r.worktrees));
+  out.Set("gitDirs", ToArray(env, r.git_dirs));
+  out.Set("dirs", Napi::Number::New(env, static_cast<double>(r.dirs)));
+  out.Set("truncated", r.truncated);
+  out.Set("errno", Napi::Number::New(env, r.err));
+  return out;
+}
 #endif
 
 class Addon : public Napi::Addon<Addon> {
@@ -168,6 +191,7 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod("fsRead", &Addon::FsRead),
                              InstanceMethod("fsList", &Addon::FsList),
                              InstanceMethod("fsRemove", &Addon::FsRemove),
+                             InstanceMethod("fsScanGit", &Addon::FsScanGit),
 #endif
                          });
   }
@@ -200,6 +224,7 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value FsRead(const Napi::CallbackInfo& info) { return FsCall(info, FsReadBody); }
   Napi::Value FsList(const Napi::CallbackInfo& info) { return FsCall(info, FsListBody); }
   Napi::Value FsRemove(const Napi::CallbackInfo& info) { return FsCall(info, FsRemoveBody); }
+  Napi::Value FsScanGit(const Napi::CallbackInfo& info) { return FsCall(info, FsScanGitBody); }
 #endif
 
   Napi::Value Probe(const Napi::CallbackInfo& info) {

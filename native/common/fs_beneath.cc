@@ -217,6 +217,8 @@ bool ReadEntries(int dirfd, size_t max, std::vector<std::pair<std::string, Kind>
 
 }  // namespace
 
+int OpenDirectory(const std::string& root, int* err) { return OpenDir(root, {}, 0, err); }
+
 Info Inspect(const std::string& root, const std::string& rel) {
   Info info;
   Target t;

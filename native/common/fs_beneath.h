@@ -46,4 +46,7 @@ struct RemoveResult {
 // without leaving the file system of its parent. A missing entry is ok with removed = 0.
 RemoveResult Remove(const std::string& root, const std::string& rel);
 
+// A descriptor for the directory `root` (absolute), walked without following links; -1 and *err.
+int OpenDirectory(const std::string& root, int* err);
+
 }  // namespace fs_beneath

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT
+// Repository discovery inside write roots (see git_scan.h).
+#include "common/git_scan.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <memory>
+#include <unordered_map>
+
+#include "common/fs_beneath.h"
+
+namespace git_scan {
+namespace {
+
+constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+#ifdef O_PATH
+// A remembered directory is only looked through (fstatat of its entries), not listed: a path-only
+// descriptor is cheaper to open; a readable one is opened from it when a listing is needed.
+constexpr int kLookFlags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+#else
+constexpr int kLookFlags = kDirFlags;
+#endif
+// Deeper trees are reported as truncated (each level holds one descriptor while it is walked).
+constexpr size_t kMaxDepth = 400;
+// Remembered directories, at most; beyond it the memory starts over.
+constexpr size_t kMaxRemembered = 1 << 21;
+// Directory times come from a coarse clock: a listing taken less than this after the directory's
+// last change may have missed a second change in the same tick, so it is not remembered.
+constexpr int64_t kRacyNanos = 2000000000;
+
+struct Stamp {
+  uint64_t dev = 0, ino = 0;
+  int64_t mtime = 0, ctime = 0;
+  bool operator==(const Stamp& o) const { return dev == o.dev && ino == o.ino && mtime == o.mtime && ctime == o.ctime; }
+};
+
+struct Listing {
+  Stamp stamp;
+  std::vector<std::string> subdirs;
+  bool has_git = false;
+  bool is_git_dir = false;
+};
+
+std::unordered_map<std::string, Listing>& Memory() {
+  static auto* memory = new std::unordered_map<std::string, Listing>();
+  return *memory;
+}
+
+int64_t Nanos(const struct timespec& ts) { return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec; }
+
+Stamp StampOf(const struct stat& st) {
+#if defined(__APPLE__)
+  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino), Nanos(st.st_mtimespec), Nanos(st.st_ctimespec)};
+#else
+  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino), Nanos(st.st_mtim), Nanos(st.st_ctim)};
+#endif
+}
+
+int64_t Now() {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return Nanos(ts);
+}
+
+bool IsDir(int dirfd, const char* name, unsigned char type) {
+  if (type == DT_DIR) return true;
+  if (type != DT_UNKNOWN) return false;
+  struct stat st;
+  return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Lists an open directory: its subdirectories, whether it has a `.git`, whether it is a git dir.
+bool List(int fd, Listing* out) {
+  int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (dup_fd < 0) return false;
+  DIR* dir = fdopendir(dup_fd);
+  if (dir == nullptr) {
+    close(dup_fd);
+    return false;
+  }
+  bool head = false, objects = false, refs = false;
+  bool ok = true;
+  for (;;) {
+    errno = 0;
+    struct dirent* entry = readdir(dir);
+    if (entry == nullptr) {
+      ok = errno == 0;
+      break;
+    }
+    const char* name = entry->d_name;
+    if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
+    if (strcmp(name, ".git") == 0) {
+      out->has_git = true;
+      continue;
+    }
+    bool is_dir = IsDir(fd, name, entry->d_type);
+    if (strcmp(name, "HEAD") == 0) head = true;
+    if (is_dir && strcmp(name, "objects") == 0) objects = true;
+    if (is_dir && strcmp(name, "refs") == 0) refs = true;
+    if (is_dir) out->subdirs.emplace_back(name);
+  }
+  closedir(dir);
+  out->is_git_dir = head && objects && refs;
+  return ok;
+}
+
+struct Frame {
+  int fd;
+  std::string path;
+  std::vector<std::string> subdirs;
+  size_t next = 0;
+};
+
+class Walker {
+ public:
+  Walker(uint64_t max_dirs, uint64_t max_repos) : max_dirs_(max_dirs), max_repos_(max_repos) {}
+  ~Walker() {
+    for (Frame& f : stack_) close(f.fd);
+  }
+
+  void Run(int root_fd, const std::string& root) {
+    Enter(root_fd, root, false);
+    while (!stack_.empty() && !result.truncated) {
+      Frame& top = stack_.back();
+      if (top.next >= top.subdirs.size()) {
+        close(top.fd);
+        stack_.pop_back();
+        continue;
+      }
+      const std::string name = top.subdirs[top.next++];
+      Child(top.fd, top.path + "/" + name, name);
+    }
+  }
+
+  Result result;
+
+ private:
+  bool Count() {
+    if (++result.dirs > max_dirs_) result.truncated = true;
+    return !result.truncated;
+  }
+
+  // A subdirectory: an unchanged, remembered leaf is settled by one fstatat; others are opened
+// (with O_NOFOLLOW: a link is never entered) and looked at through the descriptor.
+  void Child(int parent, const std::string& path, const std::string& name) {
+    auto known = Memory().find(path);
+    if (known != Memory().end() && known->second.subdirs.empty() && !known->second.has_git && !known->second.is_git_dir) {
+      struct stat st;
+      if (fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) return;
+      if (known->second.stamp == StampOf(st)) {
+        Count();
+        return;
+      }
+    }
+    bool readable = known == Memory().end();
+    int fd = openat(parent, name.c_str(), readable ? kDirFlags : kLookFlags);
+    if (fd < 0) return;  // unreadable, gone, or a link now: host git cannot enter it there either
+    Enter(fd, path, readable);
+  }
+
+  // Takes `fd` (`readable`, or path-only): notes what the directory is, pushes it to be walked.
+  void Enter(int fd, const std::string& path, bool readable) {
+    struct stat st;
+    if (!Count() || fstat(fd, &st) != 0) {
+      close(fd);
+      return;
+    }
+    Stamp stamp = StampOf(st);
+    auto known = Memory().find(path);
+    Listing listing;
+    if (known != Memory().end() && known->second.stamp == stamp) {
+      listing = known->second;
+    } else {
+      int64_t now = Now();
+      int list_fd = readable ? fd : openat(fd, ".", kDirFlags);
+      bool listed = list_fd >= 0 && List(list_fd, &listing);
+      if (list_fd >= 0 && list_fd != fd) close(list_fd);
+      if (!listed) {
+        close(fd);
+        return;
+      }
+      listing.stamp = stamp;
+      if (now - stamp.mtime > kRacyNanos && now - stamp.ctime > kRacyNanos) {
+        if (Memory().size() >= kMaxRemembered) Memory().clear();
+        Memory()[path] = listing;
+      } else if (known != Memory().end()) {
+        Memory().erase(known);
+      }
+    }
+    if (listing.has_git) Found(&result.worktrees, path);
+    if (listing.is_git_dir) {
+      Found(&result.git_dirs, path);
+      close(fd);
+      return;
+    }
+    if (stack_.size() >= kMaxDepth) {
+      result.truncated = true;
+      close(fd);
+      return;
+    }
+    stack_.push_back(Frame{fd, path, std::move(listing.subdirs), 0});
+  }
+
+  void Found(std::vector<std::string>* list, const std::string& path) {
+    if (result.worktrees.size() + result.git_dirs.size() >= max_repos_) result.truncated = true;
+    else list->push_back(path);
+  }
+
+  uint64_t max_dirs_;
+  uint64_t max_repos_;
+  std::vector<Frame> stack_;
+};
+
+}  // namespace
+
+Result Scan(const std::string& root, uint64_t max_dirs, uint64_t max_repos) {
+  Result failed;
+  int walk_fd = fs_beneath::OpenDirectory(root, &failed.err);
+  if (walk_fd < 0) return failed;
+  std::string base = root;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  Walker walker(max_dirs, max_repos);
+  walker.Run(walk_fd, base == "/" ? "" : base);
+  return walker.result;
+}
+
+}  // namespace git_scan

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+// Finds every git repository inside a write root before a run, so that the host side can guard
+// the files through which host git would run code (config, hooks, pointer files). Walks with
+// directory descriptors and O_NOFOLLOW, never recursing on the C stack. A directory's listing is
+// remembered with its identity and times (dev, ino, mtime, ctime): while those are unchanged its
+// entries are too (a process can set mtime but not ctime), so a repeated scan costs one fstatat
+// per directory and one open per directory that has subdirectories. No napi here (addon.cc).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace git_scan {
+
+struct Result {
+  // Directories holding a `.git` entry (of any kind) and directories that are git dirs themselves
+  // (HEAD, objects/ and refs/: a bare repository); absolute byte strings.
+  std::vector<std::string> worktrees;
+  std::vector<std::string> git_dirs;
+  uint64_t dirs = 0;
+  // A limit was reached (directories, depth or repositories): the answer is incomplete.
+  bool truncated = false;
+  int err = 0;
+};
+
+// Scans `root` (absolute, walked from "/" without following links). Not entered: `.git`
+// directories and git dirs (the caller guards their insides), links, unreadable directories
+// (host git cannot enter them either).
+Result Scan(const std::string& root, uint64_t max_dirs, uint64_t max_repos);
+
+}  // namespace git_scan

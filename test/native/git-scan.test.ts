@@ -1,0 +1,76 @@
+// The repository scan that runs before every sandboxed run (beneath.ts over the addon): it finds
+// every repository a workspace holds at any depth (a `.git` of any kind, or a bare git dir), never
+// follows a link, does not enter git dirs, reports an incomplete answer at its limits (the run is
+// then refused), and a remembered listing is dropped as soon as its directory changes.
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as assert from 'uvu/assert';
+import { test } from 'uvu';
+
+import { scanRepositories, toBytes } from '../../lib/sandbox/beneath.js';
+import { makeTree } from '../helpers/sandbox.js';
+
+function bare(dir: string): void {
+  mkdirSync(join(dir, 'objects'), { recursive: true });
+  mkdirSync(join(dir, 'refs'));
+  writeFileSync(join(dir, 'HEAD'), 'ref: refs/heads/main\n');
+}
+
+function scan(root: string, maxDirs = 10_000, maxRepos = 100) {
+  const r = scanRepositories(toBytes(root), maxDirs, maxRepos);
+  return { worktrees: [...r.worktrees].sort(), gitDirs: [...r.gitDirs].sort(), incomplete: r.incomplete };
+}
+
+test('finds repositories at any depth and bare git dirs; links and git dirs are not entered', () => {
+  const t = makeTree();
+  try {
+    bare(join(t.ws, '.git'));
+    bare(join(t.ws, 'a', 'b', 'c', '.git'));
+    mkdirSync(join(t.ws, 'sub'));
+    writeFileSync(join(t.ws, 'sub', '.git'), 'gitdir: ../.git/modules/sub\n');
+    bare(join(t.ws, 'mirrors', 'x.git'));
+    bare(join(t.ws, 'mirrors', 'x.git', 'inner', '.git')); // inside a git dir: the guard's own look
+    bare(join(t.ws, '.git', 'modules', 'sub'));
+    bare(join(t.outside, 'elsewhere', '.git'));
+    symlinkSync(join(t.outside, 'elsewhere'), join(t.ws, 'linked'));
+    assert.equal(scan(t.ws), {
+      worktrees: [t.ws, join(t.ws, 'a', 'b', 'c'), join(t.ws, 'sub')].map(toBytes).sort(),
+      gitDirs: [toBytes(join(t.ws, 'mirrors', 'x.git'))],
+      incomplete: false,
+    });
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('limits: too many directories or repositories is an incomplete answer, a missing root an empty one', () => {
+  const t = makeTree();
+  try {
+    for (let i = 0; i < 5; i++) bare(join(t.ws, `r${i}`, '.git'));
+    assert.ok(scan(t.ws, 10_000, 4).incomplete);
+    assert.not.ok(scan(t.ws, 10_000, 5).incomplete);
+    assert.ok(scan(t.ws, 3, 100).incomplete);
+    assert.equal(scan(join(t.ws, 'missing')), { worktrees: [], gitDirs: [], incomplete: false });
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('a remembered listing is not reused once its directory changed (new repository in a leaf, deep down)', async () => {
+  const t = makeTree();
+  try {
+    mkdirSync(join(t.ws, 'node_modules', 'p', 'lib'), { recursive: true });
+    mkdirSync(join(t.ws, 'deep', 'er', 'still'), { recursive: true });
+    // Listings are remembered only once their directory is older than the clock's coarse tick.
+    await new Promise((resolve) => setTimeout(resolve, 2200));
+    assert.equal(scan(t.ws).worktrees, []);
+    assert.equal(scan(t.ws).worktrees, []);
+    bare(join(t.ws, 'node_modules', 'p', 'lib', '.git'));
+    bare(join(t.ws, 'deep', 'er', 'still', 'repo', '.git'));
+    assert.equal(scan(t.ws).worktrees, [join(t.ws, 'deep', 'er', 'still', 'repo'), join(t.ws, 'node_modules', 'p', 'lib')].map(toBytes));
+  } finally {
+    t.cleanup();
+  }
+});
+
+test.run();
