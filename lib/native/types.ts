@@ -89,6 +89,8 @@ export interface NativeBinding {
   fsList?(root: string, rel: string, max: number): Array<[string, NativeFsKind]> | { errno: number } | null;
   /** Removes the entry (a whole tree included) without following links or crossing mounts. */
   fsRemove?(root: string, rel: string): { ok: boolean; errno: number; removed: number } | null;
+  /** A new regular file with `data` in place of whatever is at rel (nothing followed). */
+  fsReplace?(root: string, rel: string, data: Buffer, mode: number): { ok: boolean; errno: number } | null;
   /** Every repository under root: directories with a `.git`, and git dirs themselves (bare). */
   fsScanGit?(root: string, rel: '', maxDirs: number, maxRepos: number): NativeGitScan | { kind: string; errno: number } | null;
 }

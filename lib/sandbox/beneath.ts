@@ -8,7 +8,7 @@
 //
 // Paths here are byte strings (one char code per byte, see `toBytes`), so that every name a file
 // system can hold, valid UTF-8 or not, round-trips from a listing to a removal.
-import { lstatSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { lstatSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { constants } from 'node:os';
 
 import { loadNative } from '../native/load.js';
@@ -89,6 +89,14 @@ export function removeEntry(path: string): boolean {
   return r.ok || inspect(path).kind === 'missing';
 }
 
+/** Puts a regular file with `data` at `path` in place of whatever is there; true when it did. */
+export function replaceFile(path: string, data: Buffer, mode = 0o644): boolean {
+  const binding = native();
+  if (binding === undefined) return replaceFallback(path, data, mode);
+  const r = binding.fsReplace?.('/', split(path), data, mode) ?? null;
+  return r !== null && r.ok;
+}
+
 /** Repositories inside a directory tree (see scanRepositories). */
 export interface RepositoryScan {
   /** Directories holding a `.git` entry. */
@@ -106,13 +114,15 @@ export interface RepositoryScan {
  * repeated scan of a large tree costs about one stat per directory.
  */
 export function scanRepositories(root: string, maxDirs: number, maxRepos: number): RepositoryScan {
+  // A root that is missing or not a directory holds no repository.
+  const kind = inspect(root).kind;
+  if (kind === 'missing' || kind === 'file' || kind === 'other') return { worktrees: [], gitDirs: [], incomplete: false };
   const binding = native();
   if (binding?.fsScanGit === undefined) return scanFallback(root, maxDirs, maxRepos);
   const r = binding.fsScanGit(root, '', maxDirs, maxRepos);
   if (r === null || !('worktrees' in r)) return { worktrees: [], gitDirs: [], incomplete: true };
-  // A root that is missing or not a directory holds no repository.
-  const nothing = r.errno === constants.errno.ENOENT || r.errno === constants.errno.ENOTDIR;
-  return { worktrees: r.worktrees, gitDirs: r.gitDirs, incomplete: r.truncated || (r.errno !== 0 && !nothing) };
+  const gone = r.errno === constants.errno.ENOENT || r.errno === constants.errno.ENOTDIR; // since the look above
+  return { worktrees: r.worktrees, gitDirs: r.gitDirs, incomplete: r.truncated || (r.errno !== 0 && !gone) };
 }
 
 // Platforms without the descriptor walk (Windows): the closest node:fs equivalents, never throwing.
@@ -124,6 +134,16 @@ function inspectFallback(path: string): EntryInfo {
     return { kind, stamp: `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` };
   } catch {
     return { kind: 'error', stamp: '' };
+  }
+}
+
+function replaceFallback(path: string, data: Buffer, mode: number): boolean {
+  try {
+    rmSync(fsPath(path), { recursive: true, force: true });
+    writeFileSync(fsPath(path), data, { mode, flag: 'wx' });
+    return true;
+  } catch {
+    return false;
   }
 }
 

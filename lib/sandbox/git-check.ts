@@ -7,11 +7,11 @@
 // keys from a safe list only (git-config.ts), hooks directories holding only `*.sample` files,
 // no commondir redirect, no `.git` file at the top. Anything else is removed and reported.
 // Every look and removal goes through beneath.ts: no link followed, nothing thrown.
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 
 import { isWithin } from '../path-within.js';
-import { fromBytes, inspect, listDir, readSmall, removeEntry } from './beneath.js';
-import { unsafeConfigKeys } from './git-config.js';
+import { fromBytes, inspect, listDir, readSmall, removeEntry, replaceFile, type EntryKind } from './beneath.js';
+import { riskyConfigChange, unsafeConfigKeys } from './git-config.js';
 import { MAX_CONFIG_BYTES, MAX_LISTED, gitFileTarget, isGitDirLike, readGitlinks, readPointer, type GitGuard } from './git-guard.js';
 
 /** One thing a command left that would have made host git run code; it has been removed. */
@@ -21,6 +21,12 @@ export interface ProtectedPathViolation {
 }
 
 const MAX_NEW_DEPTH = 6;
+/** Entries of one worktrees/ or modules/ directory checked after a run, at most. */
+const MAX_CHECKED = MAX_LISTED * 64;
+const TOO_DEEP = `nested deeper than the after-run check follows (${MAX_NEW_DEPTH} levels)`;
+
+/** New hooks are never kept, whoever wrote them (git's templates, husky, the command). */
+const NEW_HOOKS = 'new git hooks are never kept, host git would run them; install hooks outside the sandbox (for husky: run `npx husky` or `npm install` on the host)';
 
 class Checker {
   readonly violations: ProtectedPathViolation[] = [];
@@ -64,8 +70,36 @@ class Checker {
     for (const [path, before] of this.guard.watched) {
       const info = inspect(path);
       if (info.kind === 'missing' || `${info.kind}:${info.stamp}` === before) continue;
-      this.remove(path, before.startsWith('missing:') ? 'created where host git or the agent would read it' : 'replaced a protected path');
+      this.remove(path, this.#watchedReason(path, before.startsWith('missing:')));
     }
+  }
+
+  /** Existing configs git writes: a change that could make host git run anything is undone. */
+  configs(): void {
+    for (const [path, before] of this.guard.configs) {
+      const info = inspect(path);
+      if (`${info.kind}:${info.stamp}` === before.state || (info.kind === 'missing' && before.bytes === undefined)) continue;
+      const text = info.kind === 'file' ? readSmall(path, MAX_CONFIG_BYTES)?.toString('latin1') : undefined;
+      const changed = text === undefined ? ['<not a readable regular file>'] : riskyConfigChange(before.bytes?.toString('latin1'), text);
+      if (changed.length === 0) continue;
+      const keys = changed.slice(0, 8).map(fromBytes).join(', ');
+      const why = `a git config change that could make host git run programs or read other files (${keys}); make that change outside the sandbox`;
+      if (before.bytes === undefined) {
+        this.remove(path, `${why}; the new config was removed`);
+        continue;
+      }
+      if (this.#inRoots(path) && replaceFile(path, before.bytes)) this.violations.push({ path: fromBytes(path), reason: `${why}; the config is as it was before the run` });
+      else this.remove(path, `${why}; it could not be restored, so it was removed`);
+    }
+  }
+
+  /** Why a watched path was removed, and what to do instead. */
+  #watchedReason(path: string, created: boolean): string {
+    const what = created ? 'created' : 'replaced';
+    if (this.guard.hookPaths.has(path)) return `${NEW_HOOKS} (${what} a hooks directory)`;
+    const name = basename(path);
+    if (name === '.zero' || name === '.agents') return `${what} the agent's own configuration directory, which a sandboxed command may not write; create or change it outside the sandbox`;
+    return `${what} a file or directory host git reads (config, hooks or a pointer to another git dir); make that change outside the sandbox`;
   }
 
   /** A worktree root that has a `.git` now and had none (or was not entered) before. */
@@ -89,18 +123,34 @@ class Checker {
   }
 
   newGitlinks(worktree: string, gitDir: string, depth: number): void {
-    if (depth >= MAX_NEW_DEPTH) return;
     for (const link of readGitlinks(gitDir)) {
       const sub = join(worktree, link);
       if (this.guard.worktrees.has(sub) || !this.#inRoots(join(sub, '.git'))) continue;
+      // Fail closed: a repository nested deeper than the check follows is not kept.
+      if (depth + 1 > MAX_NEW_DEPTH) {
+        if (inspect(join(sub, '.git')).kind !== 'missing') this.remove(join(sub, '.git'), TOO_DEEP);
+        continue;
+      }
       this.newWorktree(sub, false, depth + 1);
     }
   }
 
+  /** Entries of a worktrees/ or modules/ directory; one too large to check is removed whole. */
+  #entries(dir: string): Array<[string, EntryKind]> {
+    const entries = listDir(dir, MAX_CHECKED + 1) ?? [];
+    if (entries.length <= MAX_CHECKED) return entries;
+    this.remove(dir, `more than ${MAX_CHECKED} entries to check`);
+    return [];
+  }
+
   /** A git dir that did not exist before the run (or was never guarded): as git itself writes one. */
   newGitDir(gitDir: string, depth: number): void {
-    if (this.#checked.has(gitDir) || depth > MAX_NEW_DEPTH) return;
+    if (this.#checked.has(gitDir)) return;
     this.#checked.add(gitDir);
+    if (depth > MAX_NEW_DEPTH) {
+      this.remove(gitDir, TOO_DEEP);
+      return;
+    }
     const kind = inspect(gitDir).kind;
     if (kind === 'missing') return;
     if (kind !== 'dir') {
@@ -119,7 +169,7 @@ class Checker {
 
   /** Linked-worktree admin dirs: commondir must lead back to this git dir; no config or hooks of their own. */
   adminDirs(gitDir: string): void {
-    for (const [name, kind] of listDir(join(gitDir, 'worktrees'), MAX_LISTED) ?? []) {
+    for (const [name, kind] of this.#entries(join(gitDir, 'worktrees'))) {
       const admin = join(gitDir, 'worktrees', name);
       if (this.guard.gitDirs.has(admin) || this.#checked.has(admin)) continue;
       this.#checked.add(admin);
@@ -137,8 +187,11 @@ class Checker {
   }
 
   modules(dir: string, depth: number): void {
-    if (depth > MAX_NEW_DEPTH) return;
-    for (const [name, kind] of listDir(dir, MAX_LISTED) ?? []) {
+    if (depth > MAX_NEW_DEPTH) {
+      if ((listDir(dir, 1) ?? []).length > 0) this.remove(dir, TOO_DEEP);
+      return;
+    }
+    for (const [name, kind] of this.#entries(dir)) {
       if (kind !== 'dir') continue;
       const path = join(dir, name);
       if (isGitDirLike(path)) {
@@ -172,7 +225,7 @@ class Checker {
     }
     for (const [name, kind] of entries) {
       if (kind === 'file' && name.endsWith('.sample')) continue;
-      this.remove(join(path, name), 'a hook host git would run');
+      this.remove(join(path, name), NEW_HOOKS);
     }
   }
 }
@@ -185,6 +238,7 @@ export function checkGitAfterRun(guard: GitGuard): ProtectedPathViolation[] {
   const c = new Checker(guard);
   try {
     c.watched();
+    c.configs();
     for (const dir of guard.noGit) c.newWorktree(dir, true, 0);
     for (const [worktree, stamp] of guard.indexStamps) {
       const gitDir = inspect(join(worktree, '.git')).kind === 'dir' ? join(worktree, '.git') : gitFileTarget(worktree);

@@ -195,3 +195,25 @@ export function unsafeConfigKeys(text: string): string[] {
 export function configName(e: ConfigEntry): string {
   return e.subsection === undefined ? `${e.section}.${e.key}` : `${e.section}.${e.subsection}.${e.key}`;
 }
+
+/**
+ * What a change to an existing repository's config added that could make host git run anything:
+ * the entries outside the safe list, plus core.worktree (it moves where hooks and relative paths
+ * resolve), must be the same, in the same order, before and after. Returns the names of those
+ * that differ (empty when the change is data only). A config that was or is unparseable: any
+ * change counts.
+ */
+export function riskyConfigChange(before: string | undefined, after: string): string[] {
+  if (before === after) return [];
+  const now = parseGitConfig(after);
+  if (now === undefined) return ['<unparseable>'];
+  const was = before === undefined ? [] : parseGitConfig(before);
+  if (was === undefined) return ['<a change to a config this check cannot read strictly>'];
+  const risky = (entries: ConfigEntry[]) => entries.filter((e) => !isSafeConfigEntry(e) || configName(e) === 'core.worktree').map((e) => `${configName(e)}=${e.value ?? ''}`);
+  const a = risky(was);
+  const b = risky(now);
+  if (a.length === b.length && a.every((entry, i) => entry === b[i])) return [];
+  const changed = [...b.filter((entry) => !a.includes(entry)), ...a.filter((entry) => !b.includes(entry))].map((entry) => entry.replace(/=[^]*$/, ''));
+  return changed.length > 0 ? [...new Set(changed)] : ['<program-running entries reordered>'];
+}
+

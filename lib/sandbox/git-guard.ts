@@ -46,6 +46,14 @@ export interface GitGuard {
   readOnly: string[];
   /** Paths inside write roots that were missing or links: their state (kind:stamp) before the run. */
   watched: Map<string, string>;
+  /**
+   * Configs git itself writes (`config`, `config.worktree`) of repositories that exist: writable
+   * during the run (`git remote add`, `git branch -u` work), compared after it with their content
+   * before (undefined when missing) and restored when a change could make host git run anything.
+   */
+  configs: Map<string, { bytes: Buffer | undefined; state: string }>;
+  /** Which guarded paths are hooks directories (for the reason given when one is removed). */
+  hookPaths: Set<string>;
   /** Write roots (all of them), byte strings. */
   roots: string[];
   /** Git dirs and worktrees guarded before the run. */
@@ -117,7 +125,7 @@ class Discovery {
   readonly #configs = new Map<string, ConfigEntry[] | undefined>();
 
   constructor(roots: readonly string[], env: Env) {
-    this.guard = { readOnly: [], watched: new Map(), roots: roots.map(toBytes), gitDirs: new Set(), worktrees: new Set(), indexStamps: new Map(), noGit: [], truncated: false };
+    this.guard = { readOnly: [], watched: new Map(), configs: new Map(), hookPaths: new Set(), roots: roots.map(toBytes), gitDirs: new Set(), worktrees: new Set(), indexStamps: new Map(), noGit: [], truncated: false };
     this.#home = toBytes(env.HOME ?? homedir());
     this.#rootSet = new Set(this.guard.roots);
   }
@@ -162,6 +170,22 @@ class Discovery {
         // unreadable: the link's own state is watched
       }
     }
+  }
+
+  /** A config git writes: its content noted to compare after the run; else read-only or watched. */
+  #watchConfig(path: string): void {
+    if (!this.#inRoots(path) || this.guard.configs.has(path) || this.guard.watched.has(path)) return;
+    const info = inspect(path);
+    if (info.kind === 'missing') {
+      this.guard.configs.set(path, { bytes: undefined, state: state('missing', info.stamp) });
+      return;
+    }
+    const bytes = info.kind === 'file' ? readSmall(path, MAX_CONFIG_BYTES) : undefined;
+    if (bytes !== undefined && inspect(path).stamp === info.stamp) {
+      this.guard.configs.set(path, { bytes, state: state('file', info.stamp) });
+      return;
+    }
+    this.protect(path); // a link, a directory, too large or changing: as every other guarded path
   }
 
   /** The user's global and system config: hooksPath, includes and command paths in write roots. */
@@ -214,9 +238,13 @@ class Discovery {
 
   #protectCommand(word: string, worktree: string, hooks: boolean): void {
     const target = expandPath(word, worktree, this.#home);
+    if (hooks) this.guard.hookPaths.add(target);
     this.protect(target);
     // husky: core.hooksPath is .husky/_ whose stubs run the hooks kept in .husky itself.
-    if (hooks && target.endsWith('/_')) this.protect(dirname(target));
+    if (hooks && target.endsWith('/_')) {
+      this.guard.hookPaths.add(dirname(target));
+      this.protect(dirname(target));
+    }
   }
 
   /** A repository's worktree `dir` (which has a `.git`) and everything git reaches from it. */
@@ -254,7 +282,11 @@ class Discovery {
       return;
     }
     this.guard.gitDirs.add(gitDir);
-    for (const name of GIT_DIR_GUARDED) this.protect(join(gitDir, name));
+    this.guard.hookPaths.add(join(gitDir, 'hooks'));
+    for (const name of GIT_DIR_GUARDED) {
+      if (name === 'config' || name === 'config.worktree') this.#watchConfig(join(gitDir, name));
+      else this.protect(join(gitDir, name));
+    }
     // A submodule's git dir names its worktree itself.
     const own = readConfig(join(gitDir, 'config'), this.guard.roots, this.#configs)?.find((e) => e.section === 'core' && e.subsection === undefined && e.key === 'worktree')?.value;
     const base = worktree ?? (own ? resolve(gitDir, own) : undefined);
@@ -264,7 +296,11 @@ class Discovery {
       if (kind !== 'dir') continue;
       const admin = join(gitDir, 'worktrees', name);
       this.guard.gitDirs.add(admin);
-      for (const guarded of ADMIN_DIR_GUARDED) this.protect(join(admin, guarded));
+      this.guard.hookPaths.add(join(admin, 'hooks'));
+      for (const guarded of ADMIN_DIR_GUARDED) {
+        if (guarded === 'config.worktree') this.#watchConfig(join(admin, guarded));
+        else this.protect(join(admin, guarded));
+      }
       // That worktree's own root is where its .git file is (the admin dir's gitdir names it).
       const dotGit = readPointer(join(admin, 'gitdir'));
       this.#configPointers(join(admin, 'config.worktree'), dotGit === undefined ? undefined : dirname(resolve(admin, dotGit)), 0);
@@ -427,5 +463,7 @@ export function discoverGit(userRoots: readonly string[], roots: readonly string
   } catch (error) {
     d.truncate('', `the look failed: ${error instanceof Error ? error.message : String(error)}`);
   }
+  // A config compared after the run stays writable during it (the plan's own list included).
+  d.guard.readOnly = d.guard.readOnly.filter((path) => !d.guard.configs.has(toBytes(path)));
   return d.guard;
 }

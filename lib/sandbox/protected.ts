@@ -143,10 +143,34 @@ export function guardProtectedPaths(plan: SandboxPlan): { plan: SandboxPlan; gua
   const writeRoots = plan.writeRoots.map((w) => {
     const named = new Set([...w.readOnlySubpaths, ...w.protectedNames.map((name) => join(w.root, name))]);
     const more = (extra.get(w.root) ?? []).filter((path) => !named.has(path));
-    return more.length === 0 ? w : { ...w, readOnlySubpaths: [...w.readOnlySubpaths, ...more] };
+    // Configs git writes are compared after the run instead (git-guard.ts): writable during it.
+    const kept = w.readOnlySubpaths.filter((path) => !git.configs.has(toBytes(path)));
+    return more.length === 0 && kept.length === w.readOnlySubpaths.length ? w : { ...w, readOnlySubpaths: [...kept, ...more] };
   });
   const ownEntries = noteOwnEntries(user.map((w) => w.root), plan.workspace);
   return { plan: { ...plan, writeRoots }, guard: { git, ownEntries } };
+}
+
+/** What a backend reports once its sandbox is gone (see checkProtectedPaths). */
+export interface ProtectedExit {
+  /** The command's exit code, or 1 when it exited 0 but left something for host git to run. */
+  exitCode: number | null;
+  protectedPathViolations: string[];
+  protectedPathDetails: ProtectedPathViolation[];
+}
+
+/**
+ * The after-run check as every backend applies it (Linux, macOS, Windows: the check runs on the
+ * host in TypeScript, so all use the same one). Call only once every sandboxed process is gone.
+ */
+export function protectedExit(guard: ProtectedPathGuard, exitCode: number | null): ProtectedExit {
+  const violations = checkProtectedPaths(guard);
+  return {
+    // A command that left something for host git to run has failed, whatever it returned.
+    exitCode: violations.length > 0 && exitCode === 0 ? 1 : exitCode,
+    protectedPathViolations: violations.map((v) => v.path),
+    protectedPathDetails: violations,
+  };
 }
 
 /**

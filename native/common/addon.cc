@@ -149,6 +149,23 @@ Napi::Value FsRemoveBody(const Napi::CallbackInfo& info, const std::string& root
   return out;
 }
 
+// fsReplace(root, rel, data, mode): a new regular file in place of whatever is at rel.
+Napi::Value FsReplaceBody(const Napi::CallbackInfo& info, const std::string& root, const std::string& rel) {
+  Napi::Env env = info.Env();
+  Napi::Object out = Napi::Object::New(env);
+  if (info.Length() < 4 || !info[2].IsBuffer() || !info[3].IsNumber()) {
+    out.Set("ok", false);
+    out.Set("errno", Napi::Number::New(env, 22));
+    return out;
+  }
+  Napi::Buffer<char> data = info[2].As<Napi::Buffer<char>>();
+  int err = 0;
+  bool ok = fs_beneath::Replace(root, rel, std::string(data.Data(), data.Length()), info[3].As<Napi::Number>().Uint32Value(), &err);
+  out.Set("ok", ok);
+  out.Set("errno", Napi::Number::New(env, err));
+  return out;
+}
+
 Napi::Array ToArray(Napi::Env env, const std::vector<std::string>& items) {
   Napi::Array out = Napi::Array::New(env, items.size());
   for (size_t i = 0; i < items.size(); ++i) out.Set(static_cast<uint32_t>(i), FromBytes(env, items[i]));
@@ -192,6 +209,7 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod("fsList", &Addon::FsList),
                              InstanceMethod("fsRemove", &Addon::FsRemove),
                              InstanceMethod("fsScanGit", &Addon::FsScanGit),
+                             InstanceMethod("fsReplace", &Addon::FsReplace),
 #endif
                          });
   }
@@ -225,6 +243,7 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value FsList(const Napi::CallbackInfo& info) { return FsCall(info, FsListBody); }
   Napi::Value FsRemove(const Napi::CallbackInfo& info) { return FsCall(info, FsRemoveBody); }
   Napi::Value FsScanGit(const Napi::CallbackInfo& info) { return FsCall(info, FsScanGitBody); }
+  Napi::Value FsReplace(const Napi::CallbackInfo& info) { return FsCall(info, FsReplaceBody); }
 #endif
 
   Napi::Value Probe(const Napi::CallbackInfo& info) {

@@ -437,4 +437,35 @@ RemoveResult Remove(const std::string& root, const std::string& rel) {
   return r;
 }
 
+bool Replace(const std::string& root, const std::string& rel, const std::string& data, unsigned mode, int* err) {
+  RemoveResult removed = Remove(root, rel);
+  if (!removed.ok) {
+    *err = removed.err;
+    return false;
+  }
+  Target t;
+  if (rel.empty() || !OpenTarget(root, rel, &t, err)) {
+    if (rel.empty()) *err = EINVAL;
+    return false;
+  }
+  Fd parent(t.parent);
+  // O_EXCL|O_NOFOLLOW: whatever appeared there since the removal is never written through.
+  Fd fd(openat(parent.get(), t.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0777));
+  if (fd.get() < 0) {
+    *err = errno;
+    return false;
+  }
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = write(fd.get(), data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      *err = n < 0 ? errno : EIO;
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
 }  // namespace fs_beneath

@@ -46,6 +46,10 @@ struct RemoveResult {
 // without leaving the file system of its parent. A missing entry is ok with removed = 0.
 RemoveResult Remove(const std::string& root, const std::string& rel);
 
+// Puts a new regular file with `data` (permission bits `mode`) at rel, after removing whatever is
+// there (a link or tree included, nothing followed); false and *err when it could not.
+bool Replace(const std::string& root, const std::string& rel, const std::string& data, unsigned mode, int* err);
+
 // A descriptor for the directory `root` (absolute), walked without following links; -1 and *err.
 int OpenDirectory(const std::string& root, int* err);
 

@@ -166,7 +166,12 @@ sandboxTest('attack: core.hooksPath into the workspace (husky .husky/_): the hoo
     // A hooksPath whose target is missing (a fresh clone before npm install): what appears is removed.
     rmSync(join(t.ws, '.husky'), { recursive: true });
     const r = await sh(t, `mkdir -p .husky/_ && printf ${hookScript(t.outside, 'missing')} > .husky/_/pre-commit && chmod +x .husky/_/pre-commit`);
-    assert.ok(r.protectedPathViolations.length > 0);
+    assert.equal([...r.protectedPathViolations].sort(), [join(t.ws, '.husky'), join(t.ws, '.husky', '_')]);
+    // The denial names the path and what to do instead (hooks are installed on the host).
+    const denial = r.denials.find((d) => d.capability.kind === 'protected_metadata' && d.capability.scope === join(t.ws, '.husky', '_'));
+    assert.match(denial?.reason ?? '', new RegExp(`${join(t.ws, '.husky', '_')}: new git hooks are never kept`));
+    assert.match(denial?.reason ?? '', /npx husky/);
+    assert.is(r.exitCode, 1);
     hostGit(t.ws, ['commit', '-q', '--allow-empty', '-m', 'y']);
     assert.equal(markers(t.outside), []);
   } finally {
@@ -223,8 +228,11 @@ sandboxTest('attack: a gitlink whose .git file leads through a symlinked modules
   }
 });
 
-/** Config keys that make git run a program, each with a host git command that would run it. */
-const KEYS: Array<{ key: string; setup?: string; value?: (marker: string, ws: string) => string; trigger: string[][]; input?: string }> = [
+/**
+ * Config keys that make git run a program, each with a host git command that would run it (or,
+ * where running it needs a terminal, a server or a signing key, one that shows the key is gone).
+ */
+const KEYS: Array<{ key: string; setup?: string | ((outside: string) => string); value?: (marker: string, ws: string) => string; trigger: string[][]; input?: string }> = [
   { key: 'core.fsmonitor', trigger: [['status']] },
   { key: 'core.sshCommand', trigger: [['ls-remote', 'ssh://127.0.0.1/nothing']] },
   { key: 'core.pager', trigger: [['var', 'GIT_PAGER']] },
@@ -240,6 +248,17 @@ const KEYS: Array<{ key: string; setup?: string; value?: (marker: string, ws: st
   { key: 'remote.origin.uploadpack', setup: 'git remote add origin "$PWD"', trigger: [['fetch', '-q', 'origin']] },
   { key: 'include.path', value: (_m, ws) => `${ws}/inc.gitconfig`, trigger: [['status']] },
   { key: 'includeIf.gitdir:/.path', value: (_m, ws) => `${ws}/inc.gitconfig`, trigger: [['status']] },
+  { key: 'sequence.editor', trigger: [['rebase', '-q', '-i', '--root']] },
+  { key: 'pager.log', trigger: [['config', '--list', '--local']] },
+  { key: 'interactive.diffFilter', trigger: [['config', '--list', '--local']] },
+  { key: 'diff.x.command', setup: 'echo "* diff=x" > .gitattributes; echo b >> a', trigger: [['diff']] },
+  { key: 'core.gitProxy', trigger: [['config', '--list', '--local']] },
+  { key: 'remote.origin.receivepack', setup: 'git remote add origin "$PWD"', trigger: [['push', '-q', 'origin', 'HEAD:refs/heads/other']] },
+  // The ext:: transport runs its URL as a command once the repository's config allows it.
+  { key: 'protocol.ext.allow', value: () => 'always', setup: (outside) => `git remote add origin "ext::touch ${outside}/pwned-ext"`, trigger: [['fetch', '-q', 'origin']] },
+  { key: 'gpg.ssh.program', trigger: [['config', '--list', '--local']] },
+  { key: 'submodule.x.update', value: (m) => `!${m}`, trigger: [['config', '--list', '--local']] },
+  { key: 'core.alternateRefsCommand', trigger: [['config', '--list', '--local']] },
 ];
 
 sandboxTest('attack: config keys that run programs are not kept in a repository the command creates', async () => {
@@ -253,7 +272,7 @@ sandboxTest('attack: config keys that run programs are not kept in a repository 
         // What the include and the hooks path would bring in: a fsmonitor and a hook.
         `printf '[core]\\n\\tfsmonitor = "${marker}"\\n' > inc.gitconfig`,
         `mkdir -p evilhooks && printf ${hookScript(t.outside, 'hookspath')} > evilhooks/pre-commit && chmod +x evilhooks/pre-commit`,
-        setup ?? ':',
+        (typeof setup === 'function' ? setup(t.outside) : setup) ?? ':',
         `git config '${key}' '${v}' && echo set`,
       ].join('; '));
       assert.match(r.stdout, /set/, `${key}: ${r.stderr}`);

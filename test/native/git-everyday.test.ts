@@ -1,7 +1,7 @@
 // Everyday git inside the sandbox keeps working under the git protections (read-only git files of
 // existing repositories, the after-run check of new ones): init then commits, commit, checkout -b,
 // stash, worktree add inside the workspace, submodule update against a local path, clone into
-// the workspace, submodule add. Each run ends with exit 0 and no violation, and host git sees the
+// the workspace, submodule add, and data-only config changes of an existing repository. Each run ends with exit 0 and no violation, and host git sees the
 // result.
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
@@ -65,6 +65,27 @@ sandboxTest('git submodule update against a local path, and git submodule add', 
     } finally {
       fresh.cleanup();
     }
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('config changes of an existing repository that are data only are kept: remote add, fetch, branch -u, config user.name, sparse-checkout', async () => {
+  const t = makeTree();
+  try {
+    const up = hostRepo(join(t.base, 'up'));
+    hostRepo(t.ws);
+    clean(await sh(t, [
+      `${G} remote add origin ${up}`,
+      `${G} fetch -q origin`,
+      `${G} branch -q --set-upstream-to=origin/main`,
+      `${G} config user.name 'Sandboxed Name'`,
+      `${G} sparse-checkout set --no-cone /a`,
+    ].join(' && ')), 'config changes');
+    assert.is(hostGit(t.ws, ['config', 'remote.origin.url']).stdout.trim(), up);
+    assert.is(hostGit(t.ws, ['config', 'branch.main.remote']).stdout.trim(), 'origin');
+    assert.is(hostGit(t.ws, ['config', '--local', 'user.name']).stdout.trim(), 'Sandboxed Name');
+    assert.is(hostGit(t.ws, ['config', 'core.sparseCheckout']).stdout.trim(), 'true');
   } finally {
     t.cleanup();
   }
