@@ -10,9 +10,9 @@
 import { basename, join, resolve } from 'node:path';
 
 import { isWithin } from '../path-within.js';
-import { fromBytes, inspect, listDir, readSmall, removeEntry, replaceFile, type EntryKind } from './beneath.js';
+import { fromBytes, inspect, listDir, readSmall, removeEntry, replaceFile, scanRepositories, type EntryKind } from './beneath.js';
 import { riskyConfigChange, unsafeConfigKeys } from './git-config.js';
-import { MAX_CONFIG_BYTES, MAX_LISTED, gitFileTarget, isGitDirLike, readGitlinks, readPointer, type GitGuard } from './git-guard.js';
+import { MAX_CONFIG_BYTES, MAX_GIT_DIRS, MAX_LISTED, MAX_SCANNED_DIRS, gitFileTarget, isGitDirLike, readGitlinks, readPointer, ScannedRoots, type GitGuard } from './git-guard.js';
 
 /** One thing a command left that would have made host git run code; it has been removed. */
 export interface ProtectedPathViolation {
@@ -21,6 +21,8 @@ export interface ProtectedPathViolation {
 }
 
 const MAX_NEW_DEPTH = 6;
+/** Repositories looked at after a run, at most (before it, more than MAX_GIT_DIRS is refused). */
+const MAX_NEW_REPOS = MAX_GIT_DIRS * 4;
 /** Entries of one worktrees/ or modules/ directory checked after a run, at most. */
 const MAX_CHECKED = MAX_LISTED * 64;
 const TOO_DEEP = `nested deeper than the after-run check follows (${MAX_NEW_DEPTH} levels)`;
@@ -90,6 +92,32 @@ class Checker {
       }
       if (this.#inRoots(path) && replaceFile(path, before.bytes)) this.violations.push({ path: fromBytes(path), reason: `${why}; the config is as it was before the run` });
       else this.remove(path, `${why}; it could not be restored, so it was removed`);
+    }
+  }
+
+  /**
+   * Repositories the command created anywhere else in the workspace (a clone two levels down, a
+   * bare one): host git runs their config and hooks as soon as someone works in them, so they are
+   * held to what git itself writes too. A `.git` file leading into another git dir (a linked
+   * worktree, a submodule) is that git dir's admin or module dir, checked with it.
+   */
+  elsewhere(): void {
+    // A root nested in one already scanned was walked with it: each directory looked at once.
+    const scanned = new ScannedRoots();
+    for (const root of this.guard.scanRoots) {
+      if (scanned.covers(root)) continue;
+      const scan = scanRepositories(root, MAX_SCANNED_DIRS, MAX_NEW_REPOS);
+      scanned.add(root, scan.gitDirs);
+      for (const dir of scan.worktrees) {
+        if (this.guard.worktrees.has(dir) || this.guard.noGit.includes(dir)) continue;
+        const target = inspect(join(dir, '.git')).kind === 'file' ? gitFileTarget(dir) : undefined;
+        if (target !== undefined && /\/(worktrees|modules)\/[^]+$/.test(target)) continue;
+        this.newWorktree(dir, false, 0);
+      }
+      for (const gitDir of scan.gitDirs) if (!this.guard.gitDirs.has(gitDir)) this.newGitDir(gitDir, 0);
+      if (scan.incomplete) {
+        this.violations.push({ path: fromBytes(root), reason: `more than ${MAX_NEW_REPOS} repositories or ${MAX_SCANNED_DIRS} directories to look at after the run: repositories beyond them were not checked; keep fewer repositories in the workspace` });
+      }
     }
   }
 
@@ -250,6 +278,7 @@ export function checkGitAfterRun(guard: GitGuard): ProtectedPathViolation[] {
       c.adminDirs(gitDir);
       c.modules(join(gitDir, 'modules'), 0);
     }
+    c.elsewhere();
   } catch (error) {
     c.violations.push({ path: '', reason: `the protected-path check failed: ${error instanceof Error ? error.message : String(error)}` });
   }

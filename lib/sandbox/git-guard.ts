@@ -61,6 +61,8 @@ export interface GitGuard {
   worktrees: Set<string>;
   /** Index stamp per guarded worktree: an unchanged index has no new gitlinks. */
   indexStamps: Map<string, string>;
+  /** The roots scanned for repositories (the workspace and extra write roots, outer ones first), byte strings. */
+  scanRoots: string[];
   /** Directories whose `.git` was absent: one created there is a new repository host git enters. */
   noGit: string[];
   /** Set when a limit was reached or the look failed: something may be unguarded, so the run is refused. */
@@ -125,7 +127,7 @@ class Discovery {
   readonly #configs = new Map<string, ConfigEntry[] | undefined>();
 
   constructor(roots: readonly string[], env: Env) {
-    this.guard = { readOnly: [], watched: new Map(), configs: new Map(), hookPaths: new Set(), roots: roots.map(toBytes), gitDirs: new Set(), worktrees: new Set(), indexStamps: new Map(), noGit: [], truncated: false };
+    this.guard = { readOnly: [], watched: new Map(), configs: new Map(), hookPaths: new Set(), roots: roots.map(toBytes), gitDirs: new Set(), worktrees: new Set(), indexStamps: new Map(), scanRoots: [], noGit: [], truncated: false };
     this.#home = toBytes(env.HOME ?? homedir());
     this.#rootSet = new Set(this.guard.roots);
   }
@@ -393,15 +395,17 @@ function parseGitlinks(gitDir: string): string[] {
  * except `.git` directories and git dirs, so a root lying below a scanned one was walked with it
  * unless a `.git` or a git dir lies between them (then it is scanned itself).
  */
-class ScannedRoots {
+export class ScannedRoots {
   readonly #roots = new Set<string>();
   readonly #notEntered = new Set<string>();
 
+  /** Notes a scanned root and the git dirs its scan found (and did not enter). */
   add(root: string, gitDirs: readonly string[]): void {
     this.#roots.add(root);
     for (const gitDir of gitDirs) this.#notEntered.add(gitDir);
   }
 
+  /** Whether a scan of an earlier root walked `root` already. */
   covers(root: string): boolean {
     for (let dir = root; dirname(dir) !== dir; ) {
       if (basename(dir) === '.git' || this.#notEntered.has(dir)) return false;
@@ -430,7 +434,8 @@ export function discoverGit(userRoots: readonly string[], roots: readonly string
     const tops = new Map<string, string | null>();
     const scanned = new ScannedRoots();
     // Shortest first: a root is scanned before the roots nested in it.
-    for (const root of [...new Set(userRoots.map(toBytes))].sort((x, y) => x.length - y.length)) {
+    d.guard.scanRoots = [...new Set(userRoots.map(toBytes))].sort((x, y) => x.length - y.length);
+    for (const root of d.guard.scanRoots) {
       // The repository the root belongs to: itself, or the nearest ancestor with a .git.
       let top: string | null = null;
       const walked: string[] = [];

@@ -4,7 +4,8 @@
 // workspace is scanned for repositories (directories with a `.git`, and git dirs themselves) and
 // each one's config, hooks and pointer files are guarded like the workspace's own; when the scan
 // cannot finish (too many repositories or directories) the run is refused instead of running with
-// something unguarded. Each test ends by running the real git on the host.
+// something unguarded. A repository the command creates anywhere in the workspace is held, after
+// the run, to what git itself writes. Each test ends by running the real git on the host.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
@@ -32,6 +33,33 @@ sandboxTest('attack: an untracked repository two levels down (vendor/tools/lib):
     hostGit(nested, ['commit', '-q', '--allow-empty', '-m', 'x']);
     hostGit(deeper, ['-p', 'log']);
     hostGit(deeper, ['commit', '-q', '--allow-empty', '-m', 'x']);
+    assert.equal(markers(t.outside), []);
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('attack: a repository the command creates two levels down keeps only what git itself writes (no fsmonitor, no hook)', async () => {
+  const t = makeTree();
+  try {
+    const up = hostRepo(join(t.base, 'up'));
+    const G = 'git -c user.email=t@example.com -c user.name=t';
+    const r = await sh(t, [
+      `${G} init -q tools/made && ${G} -C tools/made config core.fsmonitor "${plant(t.outside, 'made')}"`,
+      `printf ${hookScript(t.outside, 'madehook')} > tools/made/.git/hooks/pre-commit; chmod +x tools/made/.git/hooks/pre-commit`,
+      `${G} clone -q ${up} vendor/deep/clone && ${G} -C vendor/deep/clone config alias.st "!${plant(t.outside, 'alias')}"`,
+      `${G} init -q --bare mirrors/made.git && ${G} -C mirrors/made.git config core.pager "${plant(t.outside, 'bare')}"`,
+    ].join('; '));
+    assert.equal([...r.protectedPathViolations].sort(), [
+      join(t.ws, 'mirrors', 'made.git', 'config'),
+      join(t.ws, 'tools', 'made', '.git', 'config'),
+      join(t.ws, 'tools', 'made', '.git', 'hooks', 'pre-commit'),
+      join(t.ws, 'vendor', 'deep', 'clone', '.git', 'config'),
+    ]);
+    hostGit(join(t.ws, 'tools', 'made'), ['status']);
+    hostGit(join(t.ws, 'tools', 'made'), ['commit', '-q', '--allow-empty', '-m', 'x']);
+    hostGit(join(t.ws, 'vendor', 'deep', 'clone'), ['st']);
+    hostGit(join(t.ws, 'mirrors', 'made.git'), ['-p', 'log']);
     assert.equal(markers(t.outside), []);
   } finally {
     t.cleanup();

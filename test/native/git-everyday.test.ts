@@ -97,6 +97,9 @@ sandboxTest('git clone into the workspace', async () => {
     const up = hostRepo(join(t.base, 'up'));
     clean(await sh(t, `${G} clone -q ${up} . && ${G} commit -q --allow-empty -m mine`), 'clone');
     assert.equal(hostGit(t.ws, ['log', '--format=%s']).stdout.split('\n').filter(Boolean), ['mine', 'first']);
+    // A clone further down (a vendored checkout) is kept as git wrote it.
+    clean(await sh(t, `${G} clone -q ${up} vendor/deep/up && ${G} -C vendor/deep/up commit -q --allow-empty -m deep`), 'nested clone');
+    assert.match(hostGit(join(t.ws, 'vendor', 'deep', 'up'), ['log', '--format=%s', '-1']).stdout, /deep/);
   } finally {
     t.cleanup();
   }
