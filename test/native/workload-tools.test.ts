@@ -107,7 +107,7 @@ function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'user.name=workload', '-c', 'user.email=workload@example.com', ...args], { cwd, encoding: 'utf8' });
 }
 
-sandboxTest('git clone from a local path, branch and commit work; the existing repo keeps its hooks and config', () =>
+sandboxTest('git clone from a local path, branch and commit work; the existing repo keeps its hooks, and its config is put back', () =>
   withProject(async (t) => {
     // A source repository outside every write root, and the workspace itself an existing repo.
     git(t.outside, 'init', '-q', '-b', 'main');
@@ -128,10 +128,12 @@ sandboxTest('git clone from a local path, branch and commit work; the existing r
       `${GIT} log --format=%s main..feature && ${GIT} branch --format="%(refname:short)" | sort`,
       'cd ..',
       '(echo "#!/bin/sh" > .git/hooks/pre-commit) 2>/dev/null || echo HOOK-DENIED',
-      `(${GIT} config core.hooksPath /tmp/evil) 2>/dev/null || echo CONFIG-DENIED`,
+      // The config is writable inside (git remote add works); a program-running key is undone after.
+      `${GIT} config core.hooksPath /tmp/evil`,
     ].join(' && '), TIMEOUT);
-    ok(r, 'git clone/branch/commit');
-    assert.is(r.stdout, 'feature work\nfeature\nmain\nHOOK-DENIED\nCONFIG-DENIED\n');
+    assert.is(r.stdout, 'feature work\nfeature\nmain\nHOOK-DENIED\n', r.stderr);
+    assert.equal(r.protectedPathViolations, [join(t.ws, '.git', 'config')]);
+    assert.is(r.exitCode, 1, 'a run that left a program-running config change fails');
     assert.is(git(join(t.ws, 'clone'), 'log', '-1', '--format=%s', 'feature').trim(), 'feature work');
     assert.is(git(t.outside, 'rev-parse', 'HEAD'), upstream, 'the source repository did not change');
     assert.equal(readdirSync(t.outside).sort(), ['.git', 'README']);
