@@ -8,6 +8,7 @@ import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
 import { scanRepositories, toBytes } from '../../lib/sandbox/beneath.js';
+import { ScannedRoots, discoverGit } from '../../lib/sandbox/git-guard.js';
 import { makeTree } from '../helpers/sandbox.js';
 
 function bare(dir: string): void {
@@ -68,6 +69,34 @@ test('a remembered listing is not reused once its directory changed (new reposit
     bare(join(t.ws, 'node_modules', 'p', 'lib', '.git'));
     bare(join(t.ws, 'deep', 'er', 'still', 'repo', '.git'));
     assert.equal(scan(t.ws).worktrees, [join(t.ws, 'deep', 'er', 'still', 'repo'), join(t.ws, 'node_modules', 'p', 'lib')].map(toBytes));
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('nested write roots: each directory is scanned once, and every repository in them is guarded', () => {
+  const t = makeTree();
+  try {
+    const inner = join(t.ws, 'a', 'b');
+    bare(join(inner, 'r', '.git'));
+    // A root inside a git dir is not walked by the outer scan (git dirs are not entered): its
+    // own scan finds what it holds.
+    const inBare = join(t.ws, 'm.git', 'work');
+    bare(join(t.ws, 'm.git'));
+    bare(join(inBare, 'q', '.git'));
+    const roots = [inner, inBare, t.ws];
+    const guard = discoverGit(roots, roots, { HOME: t.outside });
+    assert.not.ok(guard.truncated, guard.truncatedAt);
+    assert.ok(guard.worktrees.has(toBytes(join(inner, 'r'))));
+    assert.ok(guard.worktrees.has(toBytes(join(inBare, 'q'))));
+    assert.ok(guard.gitDirs.has(toBytes(join(t.ws, 'm.git'))));
+    assert.equal(guard.scanRoots, [t.ws, inner, inBare].map(toBytes));
+    const scanned = new ScannedRoots();
+    scanned.add(toBytes(t.ws), [toBytes(join(t.ws, 'm.git'))]);
+    assert.ok(scanned.covers(toBytes(inner)));
+    assert.not.ok(scanned.covers(toBytes(inBare)));
+    assert.not.ok(scanned.covers(toBytes(join(t.ws, 'x', '.git', 'y'))));
+    assert.not.ok(scanned.covers(toBytes(t.outside)));
   } finally {
     t.cleanup();
   }
