@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 
 import { BoundedMemo } from '../bounded-memo.js';
 import { PACKAGE_ROOT } from '../native/load.js';
@@ -103,6 +104,28 @@ function firstLine(error: unknown): string {
   return error instanceof Error ? (error.message.split('\n')[0] ?? 'unknown error') : String(error);
 }
 
+/** Whether the process was started with V8's baseline-only WebAssembly flag (then it stays). */
+const BASELINE_BY_USER = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((arg) => /liftoff-only/.test(arg));
+
+/**
+ * Compiles the parser's WebAssembly with V8's baseline compiler only. By default V8 recompiles
+ * the functions a parse runs often with its optimizing compiler, in the background: for this
+ * grammar's large lexer and parse tables that costs 1.5 to 2.5 s of CPU in every process that
+ * parses one ordinary command, delays the process's exit until it is done, and buys nothing
+ * measurable (parsing stays dominated by the JavaScript walk of the tree). The flag is read when a
+ * module is compiled, so it is set for the two compilations of the load and put back at once;
+ * WebAssembly another part of the process compiles meanwhile would be baseline-only too.
+ */
+async function baselineOnly<T>(compile: () => Promise<T>): Promise<T> {
+  if (BASELINE_BY_USER) return compile();
+  setFlagsFromString('--liftoff-only');
+  try {
+    return await compile();
+  } finally {
+    setFlagsFromString('--no-liftoff-only');
+  }
+}
+
 /**
  * Loads the WebAssembly parser once (web-tree-sitter's runtime and the bash grammar, ~1.5 MB of
  * WebAssembly, no native code, so nothing needs a compiler or a particular libc). WebAssembly
@@ -111,23 +134,33 @@ function firstLine(error: unknown): string {
  */
 export function loadShellParser(): Promise<ParserStatus> {
   loading ??= (async (): Promise<ParserStatus> => {
+    // WebAssembly compilation completes on V8's own threads, which libuv does not see: with no
+    // other handle alive, Node's loop would count as idle, and Node then resumes this function
+    // from a step that first waits for every queued V8 background job, including the optimizing
+    // compiler's work on the grammar, which takes seconds on a loaded machine. Everything the
+    // caller did after the load (a sandbox started, a timeout armed) would wait with it. A timer
+    // held for the duration of the load keeps the resumption in the loop.
+    const hold = setInterval(() => undefined, 60_000);
     try {
       const require = createRequire(import.meta.url);
       const ts = require('web-tree-sitter') as WebTreeSitter;
       const grammar = readFileSync(GRAMMAR_PATH);
-      await ts.Parser.init();
-      const language = await ts.Language.load(grammar);
+      const language = await baselineOnly(async () => {
+        await ts.Parser.init();
+        return ts.Language.load(grammar);
+      });
       const instance = new ts.Parser();
       instance.setLanguage(language);
-      // The first parses run unoptimized WebAssembly (compiled lazily, function by function): one
-      // parse of a script touching most of the grammar here keeps that cost out of the first
-      // command's time limit.
+      // The first parses run WebAssembly compiled lazily, function by function: one parse of a
+      // script touching most of the grammar here keeps that cost out of the first command's time.
       instance.parse(WARM_UP)?.delete();
       parser = instance;
       return { state: 'ready' };
     } catch (error) {
       loadError = firstLine(error);
       return { state: 'failed', reason: loadError };
+    } finally {
+      clearInterval(hold);
     }
   })();
   return loading;

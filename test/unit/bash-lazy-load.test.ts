@@ -44,4 +44,22 @@ test('analyzeShellCommand loads the parser itself: the same command is analyzed 
   assert.equal(JSON.parse(result.stdout.trim()), [true, true, false, true]);
 });
 
+// WebAssembly compiles on V8's threads, which Node's loop does not count: with nothing else alive,
+// Node would resume the load from a step that first waits for every V8 background job, and a
+// sandbox started right after the load would not be watched until then (seconds under load).
+test('while the parser loads, a timer keeps the loop alive; after the load nothing of it is left', () => {
+  const script = `
+    const lib = await import(${JSON.stringify(`${REPO_ROOT}/dist/lib/index.js`)});
+    const timers = () => process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;
+    const before = timers();
+    const loading = lib.loadShellParser();
+    const during = timers();
+    const status = await loading;
+    console.log(JSON.stringify([before, during, status.state, timers()]));
+  `;
+  const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  assert.is(result.status, 0, result.stderr);
+  assert.equal(JSON.parse(result.stdout.trim()), [0, 1, 'ready', 0]);
+});
+
 test.run();
