@@ -30,11 +30,11 @@ if (want('scaling') && process.platform === 'linux') {
 }
 
 // Standalone benchmarks run in their own process, so each measures one core from a cold start.
-for (const name of ['analyzer', 'engine', 'prepare', 'git-guard']) {
+for (const name of ['analyzer', 'parser-load', 'engine', 'prepare', 'git-guard']) {
   if (!want(name)) continue;
   const script = join(REPO_ROOT, 'dist', 'bench', `${name}.js`);
   if (!existsSync(script)) continue;
-  process.stdout.write(`\n${name[0]!.toUpperCase()}${name.slice(1)}\n`);
+  process.stdout.write(`\n${name[0]!.toUpperCase()}${name.slice(1).replace('-', ' ')}\n`);
   const out = spawnSync(process.execPath, [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   process.stdout.write(out.stdout.replace(/^/gm, '  '));
 }

@@ -30,7 +30,7 @@ export type { ApprovedCommand, Block, CommandPrefixGrant, ConfigFile, Decision, 
 export { authorizeCommand, formatBlockError } from './policy/authorize.js';
 export type { Authorization, AuthorizeOptions, PermissionPrompt } from './policy/authorize.js';
 export { analyzeCommand, analyzeArgv, analyzeShellCommand, prepareShellParser } from './bash/analyze.js';
-export { loadShellParser, parserStatus } from './bash/parse.js';
+export { loadShellParser, parserStatus, preferBaselineWebAssembly } from './bash/parse.js';
 export type { ParserStatus } from './bash/parse.js';
 export { classifyCommand } from './bash/classify.js';
 export type { CommandClassification } from './bash/classify.js';

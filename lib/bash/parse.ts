@@ -4,7 +4,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
 
 import { BoundedMemo } from '../bounded-memo.js';
 import { PACKAGE_ROOT } from '../native/load.js';
@@ -107,26 +106,23 @@ function firstLine(error: unknown): string {
   return error instanceof Error ? (error.message.split('\n')[0] ?? 'unknown error') : String(error);
 }
 
-/** Whether the process was started with V8's baseline-only WebAssembly flag (then it stays). */
-const BASELINE_BY_USER = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((arg) => /liftoff-only/.test(arg));
+/** Whether the process was started with its own choice of V8's WebAssembly tiering flags. */
+const TIERING_BY_USER = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((arg) => /liftoff|wasm-tier|wasm-dynamic-tiering/.test(arg));
+let baselineWanted = false;
 
 /**
- * Compiles the parser's WebAssembly with V8's baseline compiler only. By default V8 recompiles
- * the functions a parse runs often with its optimizing compiler, in the background: for this
- * grammar's large lexer and parse tables that costs 1.5 to 2.5 s of CPU in every process that
- * parses one ordinary command, delays the process's exit until it is done, and buys nothing
- * measurable (parsing stays dominated by the JavaScript walk of the tree). The flag is read when a
- * module is compiled, so it is set for the two compilations of the load and put back at once;
- * WebAssembly another part of the process compiles meanwhile would be baseline-only too.
+ * Asks for the parser's WebAssembly to be compiled by V8's baseline compiler only, for the rest of
+ * this process (the zero-sandbox CLI does; a process started with its own WebAssembly tiering
+ * flags keeps them). By default V8 recompiles the functions a parse runs often with its
+ * optimizing compiler, in the background: for this grammar's large lexer and parse tables that
+ * costs 1.5 to 2.5 s of CPU in every process that parses one ordinary command, and the process
+ * cannot exit before it is done, while parsing stays dominated by the JavaScript walk of the tree.
+ * A long-lived process amortizes that once; a command-line run pays it every time. The setting is
+ * process-wide (V8 flags are) and changes V8's flag hash, so code caches made afterwards fit only
+ * processes with the same setting: call it in a program that owns its process, before the load.
  */
-async function baselineOnly<T>(compile: () => Promise<T>): Promise<T> {
-  if (BASELINE_BY_USER) return compile();
-  setFlagsFromString('--liftoff-only');
-  try {
-    return await compile();
-  } finally {
-    setFlagsFromString('--no-liftoff-only');
-  }
+export function preferBaselineWebAssembly(): void {
+  baselineWanted = true;
 }
 
 /**
@@ -148,10 +144,9 @@ export function loadShellParser(): Promise<ParserStatus> {
       const require = createRequire(import.meta.url);
       const ts = require('web-tree-sitter') as WebTreeSitter;
       const grammar = readFileSync(GRAMMAR_PATH);
-      const language = await baselineOnly(async () => {
-        await ts.Parser.init();
-        return ts.Language.load(grammar);
-      });
+      if (baselineWanted && !TIERING_BY_USER) (require('node:v8') as typeof import('node:v8')).setFlagsFromString('--liftoff-only');
+      await ts.Parser.init();
+      const language = await ts.Language.load(grammar);
       const instance = new ts.Parser();
       instance.setLanguage(language);
       // The first parses run WebAssembly compiled lazily, function by function: one parse of a

@@ -5,6 +5,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+import { preferBaselineWebAssembly } from '../bash/parse.js';
 import { closest } from '../did-you-mean.js';
 
 import { SandboxError } from '../errors.js';
@@ -97,6 +98,8 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href;
 // No top-level await: the shipped CLI is bundled as CommonJS (scripts/bundle-cli.mjs).
 if (invokedDirectly) {
+  // A command-line run must not spend seconds of CPU optimizing the shell parser it uses once.
+  preferBaselineWebAssembly();
   void main(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
   });
