@@ -7,12 +7,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { buildLinuxSpec, hostViewOf } from '../lib/backend/linux/spec.js';
-import { takeHostFacts } from '../lib/host-facts.js';
 import { nativeBindingPath } from '../lib/native/load.js';
 import { buildPrewarmKey } from '../lib/sandbox/prewarm.js';
-import { assertEnforceable, prepareSandbox } from '../lib/sandbox/process.js';
+import { assertEnforceable, prepareLinux } from '../lib/backend/linux/start.js';
 import { guardProtectedPaths } from '../lib/sandbox/protected.js';
-import { releaseRuntimeState } from '../lib/sandbox/runtime-state.js';
 import type { BenchLine } from './sandbox.js';
 
 /**
@@ -43,11 +41,12 @@ function median(values: number[]): number {
 /** One pass over the preparation path, as SandboxedProcess runs it; returns the time of each part. */
 function prepareOnce(workspace: string, bindingPath: string): { prepare: number; spec: number; protected: number; key: number; total: number } {
   const t0 = performance.now();
-  const plan = prepareSandbox(['/bin/true'], { workspace });
+  const prepared = prepareLinux(['/bin/true'], { workspace });
+  const plan = prepared.plan;
   const t1 = performance.now();
   // As SandboxedProcess does: the spec and the protected-path note share the plan's facts.
   const context = assertEnforceable(plan);
-  const facts = takeHostFacts(plan);
+  const facts = prepared.takeFacts();
   const t2a = performance.now();
   const guarded = guardProtectedPaths(plan);
   const t2b = performance.now();
@@ -56,7 +55,7 @@ function prepareOnce(workspace: string, bindingPath: string): { prepare: number;
   const t3 = t2 + (t2b - t2a);
   const key = buildPrewarmKey(spec);
   const t4 = performance.now();
-  releaseRuntimeState(plan);
+  prepared.release();
   if (key.length === 0 || guarded.guard.git.gitDirs.size === 0) throw new Error('the preparation produced nothing');
   return { prepare: t1 - t0, spec: t2 - t1, protected: t3 - t2, key: t4 - t3, total: t4 - t0 };
 }

@@ -115,26 +115,19 @@ export class HostFacts {
   }
 }
 
-// The facts a plan was resolved with, for the one spawn of that plan.
-const planFacts = new WeakMap<object, HostFacts>();
-
 /**
- * Hands the facts gathered while resolving `plan` on to the spawn of that plan, within the same
- * synchronous run: they are dropped at the next microtask, so a plan spawned later is checked afresh.
+ * Hands the facts gathered while resolving a plan on to the start of that plan: the returned
+ * function gives them once, within the same synchronous run; afterwards (or again) it gives fresh
+ * (empty) facts, so a plan started later is checked afresh.
  */
-export function attachHostFacts(plan: object, facts: HostFacts): void {
-  planFacts.set(plan, facts);
+export function handOverFacts(facts: HostFacts): () => HostFacts {
+  let held: HostFacts | undefined = facts;
   queueMicrotask(() => {
-    if (planFacts.get(plan) === facts) planFacts.delete(plan);
+    held = undefined;
   });
-}
-
-/**
- * The facts attached to `plan`, detached so they serve one spawn only; fresh (empty) facts when
- * none are attached.
- */
-export function takeHostFacts(plan: object): HostFacts {
-  const facts = planFacts.get(plan);
-  planFacts.delete(plan);
-  return facts ?? new HostFacts();
+  return () => {
+    const out = held ?? new HostFacts();
+    held = undefined;
+    return out;
+  };
 }

@@ -11,7 +11,8 @@ import { SandboxError } from '../errors.js';
 import { buildAnalyzer } from '../policy/analyzer.js';
 import { createEngine } from '../policy/create-engine.js';
 import { authorizeRun, commandText } from '../sandbox/authorize.js';
-import { execFailureMessage, quickBackendInfo, startSandboxed } from '../sandbox/process.js';
+import { execFailureMessage, startSandboxed } from '../sandbox/process.js';
+import { quickLinuxInfo as quickBackendInfo } from '../backend/linux/start.js';
 import { OWN_ENTRY_CHANGED } from '../sandbox/own-entries.js';
 import { loadPlatformBackends } from '../sandbox/platforms.js';
 import type { SandboxOptions } from '../sandbox/options.js';
@@ -146,7 +147,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   cleanup();
   for (const [signal, handler] of handlers) process.off(signal, handler);
   for (const { path, reason } of exit.protectedPathDetails ?? exit.protectedPathViolations.map((p) => ({ path: p, reason: '' }))) {
-    if (reason.startsWith(OWN_ENTRY_CHANGED)) io.stderr(`zero-sandbox run: ${path}: ${reason}\n`);
+    if (reason?.startsWith(OWN_ENTRY_CHANGED) === true) io.stderr(`zero-sandbox run: ${path}: ${reason}\n`);
     else io.stderr(`zero-sandbox run: sandbox blocked creation of protected workspace metadata path ${path} (removed)\n`);
   }
   if (exit.protectedPathViolations.length > 0 && exit.exitCode === 0) return 1;

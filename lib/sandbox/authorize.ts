@@ -10,7 +10,7 @@ import { authorizeCommand, type HintSurface, type PermissionPrompt } from '../po
 import type { ResourceLimits } from '../backend/types.js';
 import type { Engine } from '../policy/engine.js';
 import type { EngineOptions, SandboxCommand, SandboxOptions } from './options.js';
-import { assertEnforceable } from './process.js';
+import { assertEnforceable } from '../backend/linux/start.js';
 
 export type { PermissionPrompt } from '../policy/authorize.js';
 export type { EngineOptions } from './options.js';

@@ -1,24 +1,29 @@
 // SPDX-License-Identifier: MIT
-// The macOS/Windows entry of runSandboxed/spawnSandboxed. Tiny on purpose: the backends load only
-// off Linux, so the Linux cold start (`zero-sandbox run`) does not pay for them.
+// Which backend serves this process: Linux's is loaded with the package; the macOS/Windows ones
+// load only off Linux (lib/sandbox/platform-backends.ts), so the Linux cold start
+// (`zero-sandbox run`) does not pay for them.
 import { createRequire } from 'node:module';
 
 import { SandboxError } from '../errors.js';
-import type { RunOptions, SandboxCommand } from './options.js';
-import type { InternalSpawnOptions as SpawnSandboxedOptions, SandboxedProcess } from './process.js';
-import type { RunResult } from './run.js';
+import { linuxBackend } from '../backend/linux/start.js';
+import type { SandboxBackend } from './contract.js';
 
-type Backends = typeof import('./platform-backends.js');
+/** What lib/sandbox/platform-backends.ts exports that is used here. */
+export interface PlatformBackends {
+  /** The backend of the running platform (refuses on use where none exists). */
+  platformBackend(): SandboxBackend;
+  readonly [name: string]: unknown;
+}
 
-let backends: Backends | undefined;
-let loading: Promise<Backends> | undefined;
+let backends: PlatformBackends | undefined;
+let loading: Promise<PlatformBackends> | undefined;
 
 /**
  * Loads the macOS/Windows backends. Started at once off Linux; a caller about to spawn
  * synchronously from a bundle (where require(esm) cannot find the module) awaits it first.
  */
-export function loadPlatformBackends(): Promise<Backends> {
-  loading ??= import('./platform-backends.js').then((loaded) => (backends ??= loaded));
+export function loadPlatformBackends(): Promise<PlatformBackends> {
+  loading ??= (import('./platform-backends.js') as Promise<unknown> as Promise<PlatformBackends>).then((loaded) => (backends ??= loaded));
   return loading;
 }
 
@@ -28,10 +33,10 @@ if (process.platform !== 'linux') {
 }
 
 /** The backends, loaded synchronously when the early import has not finished (require(esm)). */
-function loadSync(): Backends {
+function loadSync(): PlatformBackends {
   if (backends !== undefined) return backends;
   try {
-    backends = createRequire(import.meta.url)('./platform-backends.js') as Backends;
+    backends = createRequire(import.meta.url)('./platform-backends.js') as PlatformBackends;
     return backends;
   } catch (error) {
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
@@ -43,12 +48,17 @@ function loadSync(): Backends {
   }
 }
 
-/** spawnSandboxed on every platform but Linux. */
-export function spawnOnPlatform(command: SandboxCommand, options: SpawnSandboxedOptions = {}): SandboxedProcess {
-  return loadSync().spawnOnPlatform(command, options);
+/** The backend of the running platform, for a synchronous start. */
+export function currentBackend(): SandboxBackend {
+  return process.platform === 'linux' ? linuxBackend : loadSync().platformBackend();
 }
 
-/** runSandboxed on every platform but Linux. */
-export async function runOnPlatform(command: SandboxCommand, options: RunOptions = {}): Promise<RunResult> {
-  return (await loadPlatformBackends()).runOnPlatform(command, options);
+/** The backend of the running platform, loaded by import where it is not loaded yet. */
+export async function loadCurrentBackend(): Promise<SandboxBackend> {
+  return process.platform === 'linux' ? linuxBackend : (await loadPlatformBackends()).platformBackend();
+}
+
+/** The macOS/Windows backend module's backend, loaded synchronously if need be (any platform; tests). */
+export function platformBackendSync(): SandboxBackend {
+  return loadSync().platformBackend();
 }

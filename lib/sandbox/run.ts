@@ -7,8 +7,10 @@ import { join } from 'node:path';
 import type { SandboxBackendName } from '../backend/types.js';
 import { SandboxError } from '../errors.js';
 import { normalizeCommand, validateOptions, type RunOptions, type SandboxCommand } from './options.js';
-import { execFailureMessage, startSandboxed, type CapturedOutput, type CapturedStream, type SandboxExit } from './process.js';
-import { runOnPlatform } from './platforms.js';
+import { execFailureMessage, startSandboxed, type SandboxedProcess } from './process.js';
+import type { CapturedOutput, CapturedStream, SandboxBackend, SandboxExit } from './contract.js';
+import { collectStreams } from './capture.js';
+import { loadCurrentBackend } from './platforms.js';
 import { truncationMarker } from './truncation.js';
 import { networkDenial, outputCapDenial, protectedPathDenial, timeoutDenial, processCapDenial, type SandboxDenial } from './denials.js';
 
@@ -112,28 +114,46 @@ export async function runValidated(command: SandboxCommand, options: RunOptions)
 }
 
 async function runDirect(command: SandboxCommand, options: RunOptions): Promise<RunResult> {
-  if (process.platform !== 'linux') return runOnPlatform(command, options);
+  return runWith(command, options, await loadCurrentBackend());
+}
+
+/**
+ * @internal runSandboxed's collection on a given backend: starts the command with its output
+ * captured (by the addon on Linux, from the pipes elsewhere, with the same head-and-tail rule) and
+ * assembles the RunResult.
+ */
+export async function runWith(command: SandboxCommand, options: RunOptions, backend: SandboxBackend): Promise<RunResult> {
   const started = performance.now();
   const maxBuffer = options.maxBuffer ?? DEFAULT_MAX_BUFFER;
   if (!Number.isSafeInteger(maxBuffer) || maxBuffer <= 0) {
     throw new SandboxError('invalid_argument', 'options.maxBuffer must be a positive integer');
   }
   const input = options.input === undefined ? EMPTY : typeof options.input === 'string' ? Buffer.from(options.input) : options.input;
-  // The addon reads stdout and stderr itself and hands them over with the exit: no stream objects.
   const overflowKill = options.onMaxBuffer === 'kill';
   const spill = options.keepOutputFile === true ? openOutputFile() : undefined;
-  let child;
+  const capture = { input, maxBuffer, overflowKill, inheritStdin: options.inheritStdin === true, ...(spill === undefined ? {} : { spill: spill.fd }) };
+  let child: SandboxedProcess;
+  let collected: ReturnType<typeof collectStreams> | undefined;
   try {
-    child = startSandboxed(command, { ...options, capture: { input, maxBuffer, overflowKill, inheritStdin: options.inheritStdin === true, ...(spill === undefined ? {} : { spill: spill.fd }) } });
+    child = startSandboxed(command, { ...options, capture }, backend);
+    // The addon reads stdout and stderr itself and hands them over with the exit; elsewhere the
+    // pipes are read here, under the same rule.
+    if (child.capturesOutput) child.stdin?.end(input);
+    else collected = collectStreams([child.stdin, child.stdout, child.stderr], capture, () => child?.kill('SIGKILL'));
   } finally {
-    // The addon holds its own descriptors for the file.
-    if (spill !== undefined) closeSync(spill.fd);
+    // The addon holds its own descriptors for the file; a collection here writes it until the end.
+    if (spill !== undefined && collected === undefined) closeSync(spill.fd);
   }
-  // Only an input larger than a page needs a stdin stream (its errors are ignored by the process).
-  child.stdin?.end(input);
-  const exit = await child.exited;
+  let exit: SandboxExit;
+  try {
+    exit = await child.exited;
+  } finally {
+    if (spill !== undefined && collected !== undefined) closeSync(spill.fd);
+  }
   const none: CapturedStream = { head: '', bytes: 0 };
-  const output: CapturedOutput = child.capturedOutput() ?? { stdout: none, stderr: none };
+  const output: CapturedOutput = collected?.output() ?? child.capturedOutput() ?? { stdout: none, stderr: none };
+  const startFailure = child.startFailure(output.stderr.head);
+  if (startFailure !== undefined) throw startFailure;
   if (output.overflow !== undefined) {
     throw new SandboxError('max_buffer_exceeded', `${output.overflow} exceeded maxBuffer (${maxBuffer} bytes); the sandbox was killed`);
   }
@@ -144,6 +164,7 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
   if (exit.timedOut && options.timeoutMs !== undefined) denials.push(timeoutDenial(options.timeoutMs));
   if (exit.limitsHit?.includes('processes') === true) denials.push(processCapDenial());
   if (exit.networkRefusals !== undefined) denials.push(networkDenial(exit.networkRefusals));
+  if (exit.platformDenials !== undefined) denials.push(...exit.platformDenials);
   const result: RunResult = {
     exitCode: exit.exitCode,
     signal: exit.signal,

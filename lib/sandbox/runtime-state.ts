@@ -470,17 +470,3 @@ export function listRuntimeRoots(base: string, startOf?: (pid: number) => string
 export function runtimeStateBase(env: Env = process.env): string {
   return join(buildUserCacheDir(env), 'zero', 'runtime', 'v1');
 }
-
-// Plans prepared with managed state, so the caller that runs them can release the lease.
-const byPlan = new WeakMap<object, RuntimeState>();
-
-/** Remembers the state a plan was prepared with. */
-export function attachRuntimeState(plan: object, state: RuntimeState | undefined): void {
-  if (state !== undefined) byPlan.set(plan, state);
-}
-
-/** Releases the lease a plan was prepared with (no-op when none). */
-export function releaseRuntimeState(plan: object): void {
-  byPlan.get(plan)?.release();
-  byPlan.delete(plan);
-}

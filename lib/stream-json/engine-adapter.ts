@@ -15,10 +15,10 @@ export interface EngineAuthority {
  * store, analyzer, the measured backend) and binds authorizeRun to it.
  */
 export async function createEngineAuthority(workspace: string): Promise<EngineAuthority> {
-  const [{ createEngine }, { authorizeRun }, { quickBackendInfo }] = await Promise.all([
+  const [{ createEngine }, { authorizeRun }, { quickLinuxInfo: quickBackendInfo }] = await Promise.all([
     import('../policy/create-engine.js'),
     import('../sandbox/authorize.js'),
-    import('../sandbox/process.js'),
+    import('../backend/linux/start.js'),
   ]);
   const engine = await createEngine({ workspaceRoot: workspace, ...(process.platform === 'linux' ? { backend: quickBackendInfo() } : {}) });
   const notices = (engine.config?.warnings ?? []).map((warning) => `warning: ${warning}`);

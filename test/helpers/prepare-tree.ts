@@ -6,13 +6,11 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { buildLinuxSpec, hostViewOf, type LinuxNativeSpec } from '../../lib/backend/linux/spec.js';
-import { takeHostFacts } from '../../lib/host-facts.js';
 import type { RootEntry } from '../../lib/backend/linux/landlock.js';
 import type { SandboxPlan } from '../../lib/backend/types.js';
 import { buildPrewarmKey } from '../../lib/sandbox/prewarm.js';
-import { prepareSandbox } from '../../lib/sandbox/process.js';
+import { prepareLinux } from '../../lib/backend/linux/start.js';
 import { missingProtectedPaths } from '../../lib/sandbox/protected.js';
-import { releaseRuntimeState } from '../../lib/sandbox/runtime-state.js';
 import type { SandboxOptions } from '../../lib/sandbox/options.js';
 
 /** A fixed view of `/` so the snapshot does not depend on the machine. */
@@ -102,9 +100,10 @@ function plain(plan: SandboxPlan, spec: LinuxNativeSpec): { plan: unknown; spec:
  * of the facts the plan was resolved with.
  */
 export function snapshotPrepare(base: string, command: readonly string[], options: SandboxOptions, shareFacts = true): PrepareSnapshot {
-  const plan = prepareSandbox(command, options);
+  const prepared = prepareLinux(command, options);
+  const plan = prepared.plan;
   try {
-    const facts = shareFacts ? takeHostFacts(plan) : undefined;
+    const facts = shareFacts ? prepared.takeFacts() : undefined;
     const context = { landlockAbi: 6, isRoot: false, arch: 'x64', bindingPath: '/pkg/build/Release/zero_sandbox.node' };
     const spec = buildLinuxSpec(plan, ['pipe', 'pipe', 'pipe'], context, facts === undefined ? undefined : hostViewOf(facts), FIXED_ROOT_ENTRIES);
     const watched = missingProtectedPaths(plan.writeRoots, facts);
@@ -117,6 +116,6 @@ export function snapshotPrepare(base: string, command: readonly string[], option
       keySha256: createHash('sha256').update(stable(key, base)).digest('hex'),
     };
   } finally {
-    releaseRuntimeState(plan);
+    prepared.release();
   }
 }

@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import type { SandboxPlan } from '../../lib/backend/types.js';
 import { buildWindowsReadGrants } from '../../lib/backend/windows/read-grants.js';
 import { buildAppContainerSpec, buildNativeWindowsSpec } from '../../lib/backend/windows/spec.js';
-import { buildReadGrantFacts } from '../../lib/sandbox/platform-backends.js';
+import { buildReadGrantFacts } from '../../lib/backend/windows/launch-spec.js';
 
 const HOME = 'C:\\Users\\dev';
 const WS = `${HOME}\\src\\project`;

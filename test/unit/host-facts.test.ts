@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { HostFacts, attachHostFacts, takeHostFacts } from '../../lib/host-facts.js';
+import { HostFacts, handOverFacts } from '../../lib/host-facts.js';
 import { isCleanAbsolute } from '../../lib/path-within.js';
 
 type Outcome = { kind: 'missing' } | { kind: 'value'; value: string } | { kind: 'error'; code: string | undefined };
@@ -75,16 +75,14 @@ test('a path is looked up once per facts; new facts look again', () => {
   }
 });
 
-test('attached facts serve one spawn, and only within the same synchronous run', async () => {
-  const plan = {};
+test('handed-over facts serve one spawn, and only within the same synchronous run', async () => {
   const facts = new HostFacts();
-  attachHostFacts(plan, facts);
-  assert.is(takeHostFacts(plan), facts);
-  assert.is.not(takeHostFacts(plan), facts, 'taken once');
-  const later = {};
-  attachHostFacts(later, facts);
+  const take = handOverFacts(facts);
+  assert.is(take(), facts);
+  assert.is.not(take(), facts, 'taken once');
+  const later = handOverFacts(facts);
   await Promise.resolve();
-  assert.is.not(takeHostFacts(later), facts, 'a plan spawned after the run gets fresh facts');
+  assert.is.not(later(), facts, 'a plan spawned after the run gets fresh facts');
 });
 
 test('clean absolute paths: exactly those with no empty, . or .. component and no trailing slash', () => {

@@ -12,7 +12,8 @@ import { drive } from '../fixtures/platform-dispatch.js';
 import { writeFakeLogTool } from '../fixtures/sbpl/fake-log.js';
 import { buildProbeReport } from '../../lib/probe.js';
 import { runOnPlatform, spawnOnPlatform, type PlatformDeps } from '../../lib/sandbox/platform-backends.js';
-import { withMissingCredentials } from '../../lib/sandbox/platform-darwin.js';
+import { withMissingCredentials } from '../../lib/backend/macos/seatbelt-plan.js';
+import { SandboxedProcess } from '../../lib/sandbox/process.js';
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), 'zs-dispatch-darwin-')));
 const ws = join(base, 'ws');
@@ -153,6 +154,7 @@ contract('run: unknown platforms are refused', async () => {
 contract('spawn: streams, exit event and exited promise with the SandboxExit shape', async () => {
   const child = spawnOnPlatform(['/bin/sh', '-c', 'read line; echo "out:$line"; echo "err:$TMPDIR" >&2; exit 5'], { workspace: ws, env }, deps);
   assert.is(child.backend, 'macos-seatbelt');
+  assert.instance(child, SandboxedProcess);
   assert.ok(child.pid > 0);
   const { exit, events, stdout, stderr } = await drive(child, 'ping\n');
   assert.equal(exit, { exitCode: 5, signal: null, timedOut: false, aborted: false, protectedPathViolations: [] });
@@ -167,7 +169,7 @@ contract('spawn: streams, exit event and exited promise with the SandboxExit sha
 contract('spawn: kill() ends the whole process group; abort is reported', async () => {
   const child = spawnOnPlatform(['/bin/sh', '-c', 'sleep 30 & sleep 30'], { workspace: ws, env, stdio: ['ignore', 'ignore', 'ignore'] }, deps);
   assert.is(child.stdout, null);
-  assert.ok(child.kill());
+  assert.ok(child.kill('SIGKILL'));
   const exit = await child.exited;
   assert.is(exit.signal, 'SIGKILL');
   // The background sleep was in the group too; once init reaps it, the group is empty.

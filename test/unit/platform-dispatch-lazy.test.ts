@@ -9,7 +9,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { SandboxError } from '../../lib/errors.js';
-import { loadPlatformBackends, runOnPlatform, spawnOnPlatform } from '../../lib/sandbox/platforms.js';
+import { loadPlatformBackends, platformBackendSync } from '../../lib/sandbox/platforms.js';
+import { startSandboxed } from '../../lib/sandbox/process.js';
+import { runWith } from '../../lib/sandbox/run.js';
 
 // A loader hook that records every module URL the process loads into $LOADED_LOG.
 const HOOK = `
@@ -40,7 +42,7 @@ test('the package entry loads the platform dispatch but not the macOS/Windows ba
   if (process.platform !== 'linux') return;
   const loaded = loadedModules(`await import(${JSON.stringify(`${REPO_ROOT}/dist/lib/index.js`)});`);
   assert.ok(loaded.some((url) => url.endsWith('/dist/lib/sandbox/platforms.js')), 'the hook saw the dispatch module');
-  for (const name of ['platform-backends.js', 'backend/macos/run.js', 'backend/windows/spec.js']) {
+  for (const name of ['platform-backends.js', 'backend/macos/start.js', 'backend/macos/sandbox-exec.js', 'backend/windows/start.js', 'backend/windows/spec.js']) {
     assert.not.ok(loaded.some((url) => url.endsWith(name)), `${name} was loaded on Linux`);
   }
 });
@@ -50,7 +52,7 @@ test('the entry loads the backends on demand, synchronously for spawn and by imp
   const other = process.platform === 'darwin' || process.platform === 'win32' ? 'skip' : process.platform;
   if (other === 'skip') return;
   try {
-    spawnOnPlatform(['/bin/true']);
+    startSandboxed(['/bin/true'], {}, platformBackendSync());
     assert.unreachable('expected a refusal');
   } catch (error) {
     assert.instance(error, SandboxError);
@@ -58,13 +60,13 @@ test('the entry loads the backends on demand, synchronously for spawn and by imp
     assert.match((error as SandboxError).message, new RegExp(`no native sandbox backend exists for ${other}`));
   }
   try {
-    await runOnPlatform(['/bin/true']);
+    await runWith(['/bin/true'], {}, (await loadPlatformBackends()).platformBackend());
     assert.unreachable('expected a refusal');
   } catch (error) {
     assert.is((error as SandboxError).code, 'sandbox_unavailable');
   }
   const loaded = await loadPlatformBackends();
-  assert.type(loaded.startWindows, 'function');
+  assert.type(loaded.platformBackend, 'function');
   assert.is(await loadPlatformBackends(), loaded, 'one load, shared');
 });
 

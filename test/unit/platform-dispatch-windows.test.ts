@@ -11,24 +11,17 @@ import * as assert from 'uvu/assert';
 
 import { SandboxError } from '../../lib/errors.js';
 import { rejection } from '../helpers/sandbox.js';
-import { drive } from '../fixtures/platform-dispatch.js';
+import { drive, planBackend } from '../fixtures/platform-dispatch.js';
 import { posixPlan } from '../fixtures/sbpl/plans.js';
 import type { SandboxPlan } from '../../lib/backend/types.js';
 import type { NativeExit } from '../../lib/native/types.js';
 import { buildProbeReport } from '../../lib/probe.js';
-import {
-  buildPlatformArgv,
-  buildWindowsSourceEnv,
-  buildWindowsSpawnSpec,
-  collectPlatformRun,
-  resolveWindowsProgram,
-  runOnPlatform,
-  spawnOnPlatform,
-  startWindows,
-  type PlatformDeps,
-  type WindowsSpawnSpec,
-} from '../../lib/sandbox/platform-backends.js';
-import type { SandboxedProcess } from '../../lib/sandbox/process.js';
+import { buildPlatformArgv, buildWindowsSourceEnv, runOnPlatform, spawnOnPlatform, type PlatformDeps } from '../../lib/sandbox/platform-backends.js';
+import { buildWindowsSpawnSpec, resolveWindowsProgram, type WindowsSpawnSpec } from '../../lib/backend/windows/launch-spec.js';
+import { windowsStarter } from '../../lib/backend/windows/start.js';
+import type { InternalSpawnOptions } from '../../lib/sandbox/contract.js';
+import { SandboxedProcess, startSandboxed } from '../../lib/sandbox/process.js';
+import { runWith } from '../../lib/sandbox/run.js';
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), 'zs-dispatch-win-')));
 const WS = 'C:\\Users\\dev\\project';
@@ -92,6 +85,16 @@ function pipeAt(name: string): string {
 }
 function deps(binding: FakeBinding, ok = true): PlatformDeps {
   return { platform: 'win32', probe: () => winProbe(ok), binding, pipeAddress: () => pipeAt(`pipe-${pipeCount++}`) };
+}
+
+/** The Windows starter under the shared lifecycle, for a fixed plan. */
+function winBackend(plan: SandboxPlan, tmpDir: string, d: PlatformDeps) {
+  return planBackend(plan, tmpDir, 'windows-appcontainer', windowsStarter({ ...(d.binding === undefined ? {} : { binding: d.binding }), ...(d.pipeAddress === undefined ? {} : { pipeAddress: d.pipeAddress }) }));
+}
+
+/** spawnSandboxed's path for a fixed plan on the Windows starter. */
+function startWindows(plan: SandboxPlan, options: InternalSpawnOptions, tmpDir: string, d: PlatformDeps): SandboxedProcess {
+  return startSandboxed(plan.argv, options, winBackend(plan, tmpDir, d));
 }
 
 const exited = (code: number) => ({ exitCode: code, signal: null, execErrno: 0, commandExited: true });
@@ -180,6 +183,7 @@ test('spawn: the native call gets the spec; verified pipes carry stdin, stdout a
   const child = startWindows(winPlan(), {}, TMP, deps(binding));
   assert.is(child.pid, 4242);
   assert.is(child.backend, 'windows-appcontainer');
+  assert.instance(child, SandboxedProcess);
   assert.is(binding.specs.length, 1);
   const spec = binding.specs[0]!;
   assert.is(spec.windows.commandLine, `${CMD} /d /s /c "echo hi"`);
@@ -243,8 +247,7 @@ test('spawn: a failing native spawn closes the pipes and surfaces its error', as
 
 test('run: output collected into the RunResult shape', async () => {
   const binding = new FakeBinding(echo);
-  const child = startWindows(winPlan(), {}, TMP, deps(binding)) as unknown as SandboxedProcess;
-  const result = await collectPlatformRun(child, { input: 'abc' }, performance.now());
+  const result = await runWith(['echo'], { input: 'abc' }, winBackend(winPlan(), TMP, deps(binding)));
   assert.equal(Object.keys(result).sort(), ['aborted', 'backend', 'denials', 'durationMs', 'exitCode', 'network', 'outputBytes', 'prewarmed', 'protectedPathViolations', 'scrubbedEnv', 'signal', 'stderr', 'stdout', 'timedOut', 'truncated']);
   assert.is(result.stdout, 'out:abc');
   assert.is(result.stderr, 'err');

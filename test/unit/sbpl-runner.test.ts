@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The seatbelt runner's contract (argv, stdio, exit, timeout, abort, kill of the whole group),
-// checked everywhere with a stand-in for sandbox-exec; on macOS also against the real seatbelt.
+// The seatbelt starter under the shared lifecycle (argv, stdio, exit, timeout, abort, kill of the
+// whole group, output cap), checked everywhere with a stand-in for sandbox-exec; on macOS also
+// against the real seatbelt.
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,8 +10,14 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { SandboxError } from '../../lib/errors.js';
-import { buildSandboxExecArgs, runSeatbelt, sandboxExecSetupFailure, spawnSeatbelt } from '../../lib/backend/macos/run.js';
+import { buildSandboxExecArgs, sandboxExecSetupFailure } from '../../lib/backend/macos/sandbox-exec.js';
+import { macosStarter } from '../../lib/backend/macos/start.js';
 import type { SandboxPlan } from '../../lib/backend/types.js';
+import type { RunOptions } from '../../lib/sandbox/options.js';
+import { SandboxedProcess, startSandboxed } from '../../lib/sandbox/process.js';
+import { runWith, type RunResult } from '../../lib/sandbox/run.js';
+import { runOnPlatform } from '../../lib/sandbox/platform-backends.js';
+import { planBackend } from '../fixtures/platform-dispatch.js';
 import { posixPlan } from '../fixtures/sbpl/plans.js';
 import { checkSeatbeltProfile } from '../../lib/backend/macos/profile-check.js';
 
@@ -30,7 +37,21 @@ function plan(argv: string[], overrides: Partial<SandboxPlan> = {}): SandboxPlan
   return posixPlan(ws, { argv, env: { PATH: '/usr/bin:/bin', FAKE_ARGS: argsFile, TMPDIR: tmp }, ...overrides });
 }
 
-const fakeOptions = { tmpDir: tmp, sandboxExecPath: fake, platform: 'darwin' } as const;
+const fakeOptions = { sandboxExecPath: fake } as const;
+
+/** runSandboxed's path for a fixed plan on the macOS starter. */
+function runSeatbelt(p: SandboxPlan, options: RunOptions & { sandboxExecPath?: string }): Promise<RunResult> {
+  const { sandboxExecPath, ...run } = options;
+  return runWith(p.argv, run, planBackend(p, tmp, 'macos-seatbelt', macosStarter(sandboxExecPath === undefined ? {} : { sandboxExecPath })));
+}
+
+/** spawnSandboxed's path for a fixed plan on the macOS starter. */
+function spawnSeatbelt(p: SandboxPlan, options: { sandboxExecPath?: string }): SandboxedProcess {
+  return startSandboxed(p.argv, { stdio: 'pipe' }, planBackend(p, tmp, 'macos-seatbelt', macosStarter(options)));
+}
+
+/** The fields of a result the runner decides. */
+const core = (r: RunResult) => ({ exitCode: r.exitCode, signal: r.signal, stdout: r.stdout, stderr: r.stderr, timedOut: r.timedOut });
 
 // The stand-in is a POSIX shell script: these contract tests run on Linux and macOS.
 const posix = process.platform !== 'win32';
@@ -81,7 +102,8 @@ contract('stdout, stderr, exit code and stdin through the runner', async () => {
     ...fakeOptions,
     input: 'hello\n',
   });
-  assert.equal(result, { exitCode: 3, signal: null, stdout: 'out:hello\n', stderr: 'err\n', timedOut: false });
+  assert.equal(core(result), { exitCode: 3, signal: null, stdout: 'out:hello\n', stderr: 'err\n', timedOut: false });
+  assert.is(result.backend, 'macos-seatbelt');
   const recorded = readFileSync(argsFile, 'utf8').split('\n');
   assert.is(recorded[0], '-p');
   assert.ok(recorded.includes(`WRITE_ROOT_0=${ws}`));
@@ -104,18 +126,25 @@ contract('nothing outlives the call: background processes of the command are kil
   assert.not.ok(alive(pid), `background pid ${pid} survived`);
 });
 
-contract('kill() ends the whole group; abort rejects with aborted', async () => {
+contract('kill() ends the whole group; abort resolves like a timeout, with partial output and the reason (as on Linux)', async () => {
   const run = spawnSeatbelt(plan(['/bin/sh', '-c', 'sleep 60 & sleep 60']), fakeOptions);
-  setTimeout(() => run.kill(), 100);
-  const result = await run.result;
+  assert.instance(run, SandboxedProcess);
+  setTimeout(() => run.kill('SIGKILL'), 100);
+  const result = await run.exited;
   assert.is(result.signal, 'SIGKILL');
   const controller = new AbortController();
-  const pending = runSeatbelt(plan(['/bin/sleep', '30']), { ...fakeOptions, signal: controller.signal });
-  setTimeout(() => controller.abort(), 100);
-  assert.is((await rejection(pending)).code, 'aborted');
+  const pending = runSeatbelt(plan(['/bin/sh', '-c', 'echo partial; exec sleep 30']), { ...fakeOptions, signal: controller.signal });
+  setTimeout(() => controller.abort(new Error('stop')), 300);
+  const aborted = await pending;
+  assert.is(aborted.aborted, true);
+  assert.is((aborted.abortReason as Error).message, 'stop');
+  assert.is(aborted.stdout, 'partial\n');
+  assert.is(aborted.signal, 'SIGKILL');
   const already = new AbortController();
   already.abort();
-  assert.is((await rejection(runSeatbelt(plan(['/bin/true']), { ...fakeOptions, signal: already.signal }))).code, 'aborted');
+  const early = await runSeatbelt(plan(['/bin/sh', '-c', 'sleep 30']), { ...fakeOptions, signal: already.signal });
+  assert.is(early.aborted, true);
+  assert.is(early.timedOut, false);
 });
 
 contract('a process that left the group (new session) holding stdout does not hang the run past the exit', async () => {
@@ -172,18 +201,24 @@ contract('the probe check runs the real profile (both network modes) and reports
   assert.match(bad.syscall ?? '', /network deny profile: sandbox-exec: unknown operation: system-socket/);
 });
 
-contract('maxBuffer, a missing sandbox-exec, resource limits and another platform fail with their codes', async () => {
-  const big = await rejection(runSeatbelt(plan(['/bin/sh', '-c', 'head -c 100000 /dev/zero']), { ...fakeOptions, maxBuffer: 1000 }));
-  assert.is(big.code, 'max_buffer_exceeded');
+contract('maxBuffer keeps head and tail with the marker (as on Linux); onMaxBuffer kill, a missing sandbox-exec, resource limits and another platform fail with their codes', async () => {
+  const big = await runSeatbelt(plan(['/bin/sh', '-c', 'head -c 100000 /dev/zero | tr "\\0" a; printf END']), { ...fakeOptions, maxBuffer: 1000 });
+  assert.is(big.truncated, true);
+  assert.is(big.outputBytes.stdout, 100003);
+  assert.ok(big.stdout.startsWith('a'.repeat(500) + '\n[zero] output truncated: 99003 bytes omitted'), big.stdout.slice(0, 600));
+  assert.ok(big.stdout.endsWith('a'.repeat(497) + 'END'), big.stdout.slice(-600));
+  assert.ok(big.denials.some((d) => d.capability.scope === 'maxBuffer.stdout'), JSON.stringify(big.denials));
+  const killed = await rejection(runSeatbelt(plan(['/bin/sh', '-c', 'head -c 100000 /dev/zero']), { ...fakeOptions, maxBuffer: 1000, onMaxBuffer: 'kill' }));
+  assert.is(killed.code, 'max_buffer_exceeded');
   const missing = await rejection(runSeatbelt(plan(['/bin/true']), { ...fakeOptions, sandboxExecPath: join(base, 'nope') }));
   assert.is(missing.code, 'spawn_failed');
   assert.match(missing.message, /nope/);
   const limited = await rejection(runSeatbelt(plan(['/bin/true'], { limits: { cpuSeconds: 5, openFiles: 64 } }), fakeOptions));
   assert.is(limited.code, 'sandbox_unavailable');
   assert.match(limited.message, /cannot enforce the limits cpuSeconds, openFiles/);
-  const linux = await rejection(runSeatbelt(plan(['/bin/true']), { tmpDir: tmp, platform: 'linux' }));
+  const linux = await rejection(runOnPlatform(['/bin/true'], {}, { platform: 'linux', probe: () => { throw new Error('not probed'); } }));
   assert.is(linux.code, 'sandbox_unavailable');
-  assert.match(linux.message, /only on macOS, not on linux/);
+  assert.match(linux.message, /no native sandbox backend exists for linux/);
 });
 
 // ---- The real seatbelt (macOS only) ----------------------------------------------------------
@@ -196,7 +231,7 @@ const real = (name: string, fn: () => Promise<void>): void => {
 };
 
 function sh(script: string, overrides: Partial<SandboxPlan> = {}): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
-  return runSeatbelt(plan(['/bin/sh', '-c', script], overrides), { tmpDir: tmp, timeoutMs: 20_000 });
+  return runSeatbelt(plan(['/bin/sh', '-c', script], overrides), { timeoutMs: 20_000 });
 }
 
 real('macOS: the workspace and private temp are writable, the shared /tmp and a sibling directory are not', async () => {

@@ -2,7 +2,8 @@
 // The probe's seatbelt check with the real profile: the native probe only proves that sandbox-exec
 // applies a trivial profile, so a rule of ours that this macOS does not know (an operation, filter
 // or service it rejects) would fail every command. This compiles the profile this package builds
-// for a workspace (deny rules tagged for the denial log, as every run's are) and runs /usr/bin/true under it; the backend is available only when it works.
+// for a workspace (deny rules tagged for the denial log, as every run's are) and runs
+// /usr/bin/true under it; the backend is available only when it works.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 
 import type { NativeFact } from '../../native/types.js';
 import { buildDenialTag } from './denial-log.js';
-import { buildSandboxExecArgs, SANDBOX_EXEC } from './run.js';
+import { buildSandboxExecArgs, SANDBOX_EXEC } from './sandbox-exec.js';
 import { readDarwinUserDirs, type DarwinUserDirs } from './user-dirs.js';
 
 /** Runs `/usr/bin/true` under the real profile of a scratch workspace, both network modes. */

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+// The Linux backend: prepares a run (plan, host facts, runtime-state lease), refuses to run weaker
+// than asked, and starts the sandbox through the addon (namespaces, Landlock, seccomp; a prewarmed
+// sandbox when one matches). The lifecycle around it is lib/sandbox/process.ts.
+import { createRequire } from 'node:module';
+import { constants } from 'node:os';
+
+import { SandboxError } from '../../errors.js';
+import { buildSandboxEnv } from '../../env.js';
+import { handOverFacts, HostFacts } from '../../host-facts.js';
+import { callNative, nativeBindingPath } from '../../native/load.js';
+import type { NativeExit, NativeSpawned } from '../../native/types.js';
+import { layersDisabledForTesting, probeSync, type LayerName, type ProbeReport } from '../../probe.js';
+import { createPidsLimit, pidNamespaceMax } from '../../sandbox/cgroup.js';
+import type { OsExit, OsProcess, PreparedRun, SandboxBackend, StartIo } from '../../sandbox/contract.js';
+import { DEFAULT_PROCESSES } from '../../sandbox/default-limits.js';
+import { checkOptions, commandScript, normalizeCommand, type SandboxCommand, type SandboxOptions } from '../../sandbox/options.js';
+import { resolvePlan, resolveWorkspace } from '../../sandbox/plan.js';
+import { buildPrewarmKey, prewarmEnabled, prewarmPool } from '../../sandbox/prewarm.js';
+import { checkProtectedPaths, guardProtectedPaths } from '../../sandbox/protected.js';
+import { acquireRuntimeState } from '../../sandbox/runtime-state.js';
+import { noteWriteRoots } from '../../sandbox/earlier-roots.js';
+import type { BackendInfo, SandboxPlan } from '../types.js';
+import { buildLinuxSpec, hostViewOf, type StdioMode } from './spec.js';
+
+/** The largest input handed to the addon with the launch; more goes through a stdin stream. */
+const DIRECT_INPUT_BYTES = 4096;
+
+const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(
+  Object.entries(constants.signals).map(([name, value]) => [value, name as NodeJS.Signals]),
+);
+
+/** The layers a plan needs on Linux. */
+export function requiredLayers(plan: Pick<SandboxPlan, 'network'>): LayerName[] {
+  const layers: LayerName[] = ['userns', 'mountns', 'pidns', 'ipcns', 'utsns', 'landlock', 'seccomp'];
+  if (plan.network === 'deny') layers.push('netns');
+  return layers;
+}
+
+function unavailable(missing: LayerName[], report: ProbeReport): SandboxError {
+  const details = missing
+    .map((name) => `${name}: ${report.layers[name]?.reason ?? 'not available'} (fix: ${report.layers[name]?.fix ?? 'n/a'})`)
+    .join('; ');
+  return new SandboxError('sandbox_unavailable', `the sandbox cannot enforce the policy here, so nothing ran. Missing ${details}`, { layer: missing[0] as string });
+}
+
+/** What the Linux start needs to know about the host, from cheap checks. */
+export interface LinuxContext {
+  abi: number;
+  isRoot: boolean;
+  arch: string;
+}
+
+/**
+ * Fails closed before anything runs, on what is cheap to know: the Landlock ABI (one system call)
+ * and layers switched off for testing. The spawn itself is the real test of every other layer;
+ * when it fails, `explainSpawnFailure` runs the full probe to say why.
+ */
+export function assertEnforceable(plan: Pick<SandboxPlan, 'network'>): LinuxContext {
+  const required = requiredLayers(plan);
+  const disabled = layersDisabledForTesting().filter((name) => required.includes(name));
+  const abi = callNative((binding) => binding.landlockAbi());
+  if (disabled.length > 0 || abi < 1) {
+    const report = probeSync();
+    const missing = required.filter((name) => report.layers[name]?.available !== true);
+    throw unavailable(missing.length > 0 ? missing : ['landlock'], report);
+  }
+  return { abi, isRoot: process.getuid?.() === 0, arch: process.arch };
+}
+
+/**
+ * What the engine needs to know about the backend, from the same cheap checks: the spawn itself
+ * proves the rest (and a failing layer then refuses with the probe's explanation).
+ */
+export function quickLinuxInfo(): BackendInfo {
+  const base = { name: 'linux-native' as const, platform: 'linux', nativeIsolation: true, commandWrapping: true, setupInitialized: true };
+  try {
+    assertEnforceable({ network: 'deny' });
+    return { ...base, available: true };
+  } catch (error) {
+    return { ...base, available: false, message: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+const SPAWN_LAYERS = new Set<string>(['userns', 'mount', 'netns', 'landlock', 'seccomp', 'capabilities']);
+
+/** A spawn that failed in a sandbox layer becomes sandbox_unavailable, explained by the probe. */
+export function explainSpawnFailure(error: unknown, plan: Pick<SandboxPlan, 'network'>): unknown {
+  if (!(error instanceof SandboxError) || error.layer === undefined || !SPAWN_LAYERS.has(error.layer)) return error;
+  const report = probeSync();
+  const missing = requiredLayers(plan).filter((name) => report.layers[name]?.available !== true);
+  if (missing.length === 0) return error;
+  const wrapped = unavailable(missing, report);
+  (wrapped as { cause?: unknown }).cause = error;
+  return wrapped;
+}
+
+/**
+ * Prepares a run from a command and options: validation, environment scrub, managed runtime
+ * state (per-workspace tool caches outside the workspace become write roots and the env points
+ * tools at them; the lease lingers briefly after a run, so a burst in one workspace prepares the
+ * state once) and the plan, with the host facts it was resolved with.
+ */
+export function prepareLinux(command: SandboxCommand, options: SandboxOptions): PreparedRun {
+  const argv = normalizeCommand(command, options.shell);
+  const checked = checkOptions(options);
+  const source = options.env ?? process.env;
+  const facts = new HostFacts();
+  // Refused before any state is made for it (the plan below checks it again, from the memo).
+  resolveWorkspace(checked.workspace, facts);
+  const runtime = acquireRuntimeState(checked.workspace ?? process.cwd(), { argv, lingerMs: 3000, facts });
+  try {
+    const scrubbedEnv: string[] = [];
+    const commandEnv = buildSandboxEnv(source, { backend: 'linux-native', network: checked.network, pass: checked.envPass, tmpDir: '/tmp', overrides: runtime?.env ?? {}, scrubbed: scrubbedEnv });
+    const envs = options.env === undefined ? [process.env] : [process.env, options.env];
+    const plan = resolvePlan({ argv, options: checked, envs, commandEnv, scrubbedEnv, runtimeWriteRoots: runtime?.writeRoots ?? [], facts });
+    // Remembered so that a later run refuses a workspace reached through a link planted in one.
+    noteWriteRoots(plan.writeRoots.map((w) => w.root).filter((root) => root !== plan.workspace && !(runtime?.writeRoots ?? []).includes(root)));
+    return { plan, backend: 'linux-native', takeFacts: handOverFacts(facts), script: commandScript(command), envs, release: once(() => runtime?.release()) };
+  } catch (error) {
+    runtime?.release();
+    throw error;
+  }
+}
+
+/** `fn` on the first call only. */
+function once(fn: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+}
+
+/** node:net (and node:stream with it) loads only for piped stdio: `zero-sandbox run` inherits its stdio (~2 ms of start). */
+let net: typeof import('node:net') | undefined;
+function pipeSocket(fd: number, readable: boolean): import('node:net').Socket {
+  net ??= createRequire(import.meta.url)('node:net') as typeof import('node:net');
+  return new net.Socket({ fd, readable, writable: !readable });
+}
+
+function capturedStream(head: string | undefined, tail: string | undefined, bytes: number | undefined) {
+  return { head: head ?? '', bytes: bytes ?? 0, ...(tail === undefined ? {} : { tail }) };
+}
+
+/** The addon's exit record as the lifecycle reads it. */
+function toOsExit(raw: NativeExit, capturing: boolean): OsExit {
+  const exit: OsExit = { exitCode: raw.exitCode, signal: raw.signal === null ? null : (SIGNAL_NAMES.get(raw.signal) ?? null) };
+  if (raw.noRouteSends !== undefined) exit.networkRefusals = raw.noRouteSends;
+  if (raw.execErrno !== 0) {
+    const code = Object.entries(constants.errno).find(([, value]) => value === raw.execErrno)?.[0] ?? `errno ${raw.execErrno}`;
+    exit.execError = { errno: raw.execErrno, code };
+  }
+  if (capturing) {
+    exit.captured = { stdout: capturedStream(raw.stdout, raw.stdoutTail, raw.stdoutBytes), stderr: capturedStream(raw.stderr, raw.stderrTail, raw.stderrBytes) };
+    if (raw.overflow !== undefined) exit.captured.overflow = raw.overflow;
+    if (raw.spillFailed === true) exit.captured.spillFailed = true;
+  }
+  return exit;
+}
+
+/** Starts a prepared run in a Linux sandbox (the `Starter` of this backend). */
+export function startLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void): OsProcess {
+  const { plan } = prepared;
+  const context = assertEnforceable(plan);
+  const capture = io.capture;
+  const stdio: [StdioMode, StdioMode, StdioMode] = capture === undefined
+    ? io.stdio.map((mode, i): StdioMode => (mode === 'inherit' ? i : mode)) as [StdioMode, StdioMode, StdioMode]
+    : [capture.inheritStdin === true ? 0 : capture.input.length <= DIRECT_INPUT_BYTES ? capture.input : 'pipe', 'capture', 'capture'];
+  // A root caller's process limit (RLIMIT_NPROC does not bind root) is a pids cgroup where a
+  // writable pids hierarchy exists, else the sandbox PID namespace's own pid_max (Linux 6.14+).
+  // With neither, a cap the caller set is refused (buildRlimits) and the default cap is reported
+  // as not enforced (limitsNotEnforced), never dropped silently.
+  const processes = plan.limits.processes ?? DEFAULT_PROCESSES;
+  const pids = context.isRoot ? createPidsLimit(processes, undefined, false) : undefined;
+  const pidMax = context.isRoot && pids === undefined ? pidNamespaceMax(processes) : undefined;
+  const limitsNotEnforced = context.isRoot && pids === undefined && pidMax === undefined ? ['processes'] : [];
+  // The filesystem facts the plan was resolved with (this call only): each path looked up once.
+  const facts = prepared.takeFacts();
+  // Every git file that could make host git run code later: read-only now, checked after the run.
+  const guarded = guardProtectedPaths(plan);
+  let spec;
+  try {
+    spec = buildLinuxSpec(guarded.plan, stdio, {
+      landlockAbi: context.abi,
+      isRoot: context.isRoot,
+      arch: context.arch,
+      bindingPath: nativeBindingPath() ?? '',
+      ...(pids === undefined ? {} : { cgroupProcsFd: pids.fd }),
+      ...(pidMax === undefined ? {} : { pidMax }),
+    }, hostViewOf(facts));
+  } catch (error) {
+    pids?.closeFd();
+    pids?.remove();
+    throw error;
+  }
+  // The sandbox is gone (pid 1 reaped, its namespace emptied): the cgroup says whether a fork was refused.
+  const exited = (raw: NativeExit): void => {
+    const exit = toOsExit(raw, capture !== undefined);
+    if (pids?.hit() === true) exit.limitsHit = ['processes'];
+    pids?.remove();
+    onExit(exit);
+  };
+  const script = prepared.script;
+  // A pids cgroup is joined at clone time (a prewarmed sandbox's init and waiting command
+  // process, which have started nothing yet, are moved into it before the launch); a long
+  // script's descriptor is installed at clone time: such a run never uses a prewarmed sandbox.
+  const key = prewarmEnabled(io.prewarm) && script === undefined ? buildPrewarmKey(spec) : undefined;
+  let native: NativeSpawned | null = null;
+  let warm = key === undefined ? undefined : prewarmPool.take(key);
+  if (warm !== undefined && pids !== undefined) {
+    try {
+      pids.adopt(warm.pid);
+    } catch {
+      const stale = warm;
+      callNative((binding) => binding.kill(stale.pid, 9));
+      warm = undefined; // start cold instead
+    }
+  }
+  if (warm !== undefined) {
+    warm.listener = exited;
+    const launch = { argv: spec.argv, env: spec.env, cwd: spec.cwd, stdio: spec.stdio, rlimits: spec.linux.rlimits, maxBuffer: capture?.maxBuffer, overflowKill: capture?.overflowKill === true, ...(capture?.spill === undefined ? {} : { spill: capture.spill }) };
+    native = callNative((binding) => binding.launch(warm.pid, launch));
+    if (native === null) {
+      warm.listener = undefined; // it died before it could be used: start cold instead
+      const dead = warm;
+      callNative((binding) => binding.kill(dead.pid, 9));
+    }
+  }
+  const prewarmed = native !== null && warm !== undefined;
+  if (native === null) {
+    try {
+      const full = {
+        ...spec,
+        ...(capture === undefined ? {} : { maxBuffer: capture.maxBuffer, overflowKill: capture.overflowKill === true }),
+        ...(capture?.spill === undefined ? {} : { spill: capture.spill }),
+        ...(script === undefined ? {} : { script }),
+      };
+      native = callNative((binding) => binding.spawn(full, exited));
+    } catch (error) {
+      pids?.closeFd();
+      pids?.remove();
+      throw explainSpawnFailure(error, plan);
+    }
+  }
+  pids?.closeFd();
+  // Warming the next sandbox waits until this call has returned its process.
+  if (key !== undefined) {
+    const generation = prewarmPool.generation;
+    setImmediate(() => prewarmPool.noteUse(key, spec, generation));
+  }
+  const pid = native.pid;
+  return {
+    pid,
+    stdio: [
+      native.stdin === undefined ? null : pipeSocket(native.stdin, false),
+      native.stdout === undefined ? null : pipeSocket(native.stdout, true),
+      native.stderr === undefined ? null : pipeSocket(native.stderr, true),
+    ],
+    capturesOutput: capture !== undefined,
+    prewarmed,
+    limitsNotEnforced,
+    kill: (signal) => callNative((binding) => binding.kill(pid, signal)),
+    checkProtectedPaths: () => checkProtectedPaths(guarded.guard),
+  };
+}
+
+/** The Linux backend as the lifecycle uses it. */
+export const linuxBackend: SandboxBackend = { prepare: prepareLinux, start: startLinux };

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+// The macOS starter: the prepared plan under /usr/bin/sandbox-exec with its seatbelt profile,
+// in a process group of its own so one kill reaches everything the command started. Timeout,
+// abort, output capture and the result are the shared lifecycle's (lib/sandbox/process.ts).
+import { spawn } from 'node:child_process';
+
+import { SandboxError } from '../../errors.js';
+import type { OsExit, OsProcess, PreparedRun, StartIo, Starter } from '../../sandbox/contract.js';
+import { missingProtectedPaths, removeCreatedProtectedPaths } from '../../sandbox/protected.js';
+import { buildDenialTag, LOG_TOOL, startDenialMonitor } from './denial-log.js';
+import { buildSandboxExecArgs, SANDBOX_EXEC, sandboxExecSetupFailure } from './sandbox-exec.js';
+import { resolveSeatbeltPlan } from './seatbelt-plan.js';
+import { readDarwinUserDirs, type DarwinUserDirs } from './user-dirs.js';
+
+/** What the macOS starter depends on (injectable, so it runs on any POSIX OS in tests). */
+export interface MacosStartDeps {
+  /** Tests only: another sandbox-exec binary. */
+  sandboxExecPath?: string;
+  /** The per-user temp and cache directories (default: read with /usr/bin/getconf). */
+  darwinUserDirs?: () => DarwinUserDirs;
+  /** Tests only: another unified-log tool than /usr/bin/log (the denial monitor). */
+  logTool?: string;
+}
+
+/**
+ * How long output is still collected after the command has exited. A process that left the group
+ * (setsid) can hold the pipes open forever; the run ends on the exit, not on the pipes closing.
+ */
+const OUTPUT_GRACE_MS = 250;
+
+/** Signals the command's process group; false when it is gone (ESRCH). */
+function killGroup(pid: number | undefined, signal: number): boolean {
+  if (pid === undefined) return false;
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The macOS `Starter`, with its dependencies bound. */
+export function macosStarter(deps: MacosStartDeps = {}): Starter {
+  return (prepared, io, onExit) => startMacos(prepared, io, onExit, deps);
+}
+
+function startMacos(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void, deps: MacosStartDeps): OsProcess {
+  const { plan } = prepared;
+  if (prepared.tmpDir === undefined) throw new SandboxError('internal_error', 'macos-seatbelt: the prepared run has no private temp dir');
+  // Every deny rule of this run's profile carries a random tag, and the unified-log monitor runs
+  // from before the command starts until after it ended: the refusals of this run's rules become
+  // structured denials. Reporting only: enforcement does not depend on it.
+  const denialTag = buildDenialTag();
+  const args = buildSandboxExecArgs(resolveSeatbeltPlan(plan, prepared.envs), {
+    tmpDir: prepared.tmpDir,
+    darwinUserDirs: (deps.darwinUserDirs ?? readDarwinUserDirs)(),
+    denialTag,
+  });
+  const watched = missingProtectedPaths(plan.writeRoots, prepared.takeFacts());
+  const program = deps.sandboxExecPath ?? SANDBOX_EXEC;
+  // detached: the command leads its own process group, so one kill reaches all it started.
+  const monitor = startDenialMonitor(denialTag, deps.logTool ?? LOG_TOOL);
+  const child = spawn(program, args, { cwd: plan.cwd, env: plan.env, detached: true, stdio: io.stdio });
+  let finished = false;
+  const finish = (exit: OsExit): void => {
+    if (finished) return;
+    finished = true;
+    // Log delivery lags the refusal a little: a failed command (the usual sign of a refusal) gets
+    // a longer wait for late lines than a successful one.
+    void monitor.stop(exit.startFailure !== undefined ? 0 : exit.exitCode === 0 ? 20 : 150).then(
+      (platformDenials) => onExit(platformDenials.length > 0 ? { ...exit, platformDenials } : exit),
+      () => onExit(exit),
+    );
+  };
+  // sandbox-exec itself could not start (missing, not executable): nothing ran.
+  child.on('error', (error: NodeJS.ErrnoException) => {
+    if (child.pid !== undefined) return;
+    const startFailure = new SandboxError('spawn_failed', `cannot start ${program}: ${error.message}`, {
+      cause: error,
+      syscall: 'spawn',
+      layer: 'seatbelt',
+      ...(error.errno !== undefined ? { errno: -error.errno } : {}),
+    });
+    finish({ exitCode: 127, signal: null, execError: { errno: -(error.errno ?? 0), code: error.code ?? 'UNKNOWN' }, startFailure });
+  });
+  // Nothing outlives the command: when it exits, whatever it left in its group goes too (also the
+  // background jobs that would otherwise hold the output pipes open).
+  child.on('exit', (exitCode, signal) => {
+    killGroup(child.pid, 9);
+    const grace = setTimeout(() => {
+      // Whatever still holds the pipes (a process that left the group) is not waited for.
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      finish({ exitCode, signal });
+    }, OUTPUT_GRACE_MS);
+    child.once('close', () => {
+      clearTimeout(grace);
+      finish({ exitCode, signal });
+    });
+  });
+  return {
+    pid: child.pid ?? -1,
+    stdio: [child.stdin, child.stdout, child.stderr],
+    capturesOutput: false,
+    prewarmed: false,
+    kill: (signal) => killGroup(child.pid, signal),
+    checkProtectedPaths: () => removeCreatedProtectedPaths(watched).map((path) => ({ path })),
+    setupFailure: (exitCode, stderr) => {
+      const setup = sandboxExecSetupFailure(exitCode, stderr);
+      if (setup === undefined) return undefined;
+      return new SandboxError('spawn_failed', `sandbox-exec could not apply the seatbelt profile, so nothing ran (exit ${exitCode}): ${setup}`, { layer: 'seatbelt', syscall: 'sandbox_init' });
+    },
+  };
+}

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+// The Windows starter: the prepared plan in an AppContainer through the addon, its stdio over
+// named pipes we listen on (each verified by a nonce). Timeout, abort, output capture and the
+// result are the shared lifecycle's (lib/sandbox/process.ts).
+import { randomBytes } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
+
+import { SandboxError } from '../../errors.js';
+import { callNative } from '../../native/load.js';
+import type { NativeBinding } from '../../native/types.js';
+import type { OsExit, OsProcess, PreparedRun, StartIo, Starter } from '../../sandbox/contract.js';
+import { missingProtectedPaths, removeCreatedProtectedPaths } from '../../sandbox/protected.js';
+import type { SandboxPlan } from '../types.js';
+import { buildWindowsSpawnSpec, resolveWindowsProgram, type WindowsSpawnSpec, type WindowsStdioEntry } from './launch-spec.js';
+
+/** What the Windows starter depends on; injectable so tests run on any OS. */
+export interface WindowsStartDeps {
+  /** The addon's spawn and kill (default: the loaded addon, errors mapped by `callNative`). */
+  binding?: Pick<NativeBinding, 'spawn' | 'kill'>;
+  /** Tests only: the listening address of stdio pipe `index` (default: a random named pipe). */
+  pipeAddress?: (index: number) => string;
+}
+
+/**
+ * Waits on `server` for the connection that starts with `nonce` (the glue writes it on the end it
+ * hands to the command): any other client of the pipe name is dropped, never trusted.
+ */
+function acceptVerified(server: Server, nonce: string): Promise<Socket> {
+  return new Promise((resolve) => {
+    server.on('connection', (socket) => {
+      let got = Buffer.alloc(0);
+      const onData = (chunk: Buffer): void => {
+        got = Buffer.concat([got, chunk]);
+        if (got.length < nonce.length) return;
+        socket.off('data', onData);
+        socket.pause();
+        if (got.subarray(0, nonce.length).toString('latin1') !== nonce) {
+          socket.destroy();
+          return;
+        }
+        const rest = got.subarray(nonce.length);
+        if (rest.length > 0) socket.unshift(rest);
+        server.close();
+        resolve(socket);
+      };
+      socket.on('data', onData);
+      socket.on('error', () => {});
+    });
+  });
+}
+
+interface PipeSet {
+  entries: WindowsSpawnSpec['stdio'];
+  streams: [Writable | null, Readable | null, Readable | null];
+  close: () => void;
+}
+
+/**
+ * Listens on one pipe per 'pipe' stream; returns the entries for the glue, our stream ends, and
+ * `close` (stops listening; ends the streams never connected).
+ */
+function openPipes(modes: StartIo['stdio'], deps: WindowsStartDeps): PipeSet {
+  const servers: Server[] = [];
+  const unconnected = new Set<PassThrough>();
+  const entries: WindowsStdioEntry[] = [];
+  const streams: Array<Writable | Readable | null> = [];
+  const id = randomBytes(16).toString('hex');
+  modes.forEach((mode, i) => {
+    if (mode !== 'pipe') {
+      entries.push(mode === 'inherit' ? i : 'ignore');
+      streams.push(null);
+      return;
+    }
+    const address = deps.pipeAddress?.(i) ?? `\\\\.\\pipe\\zero-sandbox-${process.pid}-${id}-${i}`;
+    const nonce = randomBytes(16).toString('hex');
+    const server = createServer();
+    server.on('error', () => {});
+    server.listen(address);
+    servers.push(server);
+    const ours = new PassThrough();
+    unconnected.add(ours);
+    void acceptVerified(server, nonce).then((socket) => {
+      unconnected.delete(ours);
+      if (i === 0) ours.pipe(socket);
+      else socket.pipe(ours);
+    });
+    entries.push({ pipe: address, nonce });
+    streams.push(ours);
+  });
+  return {
+    entries: entries as WindowsSpawnSpec['stdio'],
+    streams: streams as PipeSet['streams'],
+    close: () => {
+      servers.forEach((s) => s.close());
+      // A stream the command never connected ends here, else nothing would end it.
+      for (const stream of unconnected) stream.end();
+      unconnected.clear();
+    },
+  };
+}
+
+/** The Windows `Starter`, with its dependencies bound. */
+export function windowsStarter(deps: WindowsStartDeps = {}): Starter {
+  return (prepared, io, onExit) => startWindowsProcess(prepared, io, onExit, deps);
+}
+
+function startWindowsProcess(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void, deps: WindowsStartDeps): OsProcess {
+  const { plan } = prepared;
+  const isFile = (path: string): boolean => existsSync(path) && statSync(path).isFile();
+  const program = resolveWindowsProgram(plan.argv[0] ?? '', plan.env, plan.cwd, isFile);
+  const resolved: SandboxPlan = { ...plan, argv: [program, ...plan.argv.slice(1)] };
+  if (prepared.tmpDir === undefined) throw new SandboxError('internal_error', 'windows-appcontainer: the prepared run has no private temp dir');
+  const tmpDir = prepared.tmpDir;
+  const pipes = openPipes(io.stdio, deps);
+  let spec: WindowsSpawnSpec;
+  try {
+    spec = buildWindowsSpawnSpec(resolved, tmpDir, pipes.entries);
+  } catch (error) {
+    pipes.close();
+    throw error;
+  }
+  const call = <T>(fn: (b: Pick<NativeBinding, 'spawn' | 'kill'>) => T): T => (deps.binding === undefined ? callNative(fn) : fn(deps.binding));
+  const watched = missingProtectedPaths(plan.writeRoots, prepared.takeFacts());
+  let spawned: { pid: number };
+  try {
+    spawned = call((b) => b.spawn(spec, (raw) => {
+      // The job is gone: pipes the command never connected end now, so nothing waits for them.
+      pipes.close();
+      onExit({ exitCode: raw.exitCode, signal: raw.signal === null ? null : 'SIGKILL' });
+    }));
+  } catch (error) {
+    pipes.close();
+    throw error;
+  }
+  return {
+    pid: spawned.pid,
+    stdio: pipes.streams,
+    capturesOutput: false,
+    prewarmed: false,
+    // Windows has no signals: any of them terminates the job (every process of the command).
+    kill: () => call((b) => b.kill(spawned.pid, 9)),
+    checkProtectedPaths: () => removeCreatedProtectedPaths(watched).map((path) => ({ path })),
+  };
+}
