@@ -7,7 +7,7 @@
 // it builds has the node types and shapes the tree-sitter-bash copy has, so the analysis cannot
 // tell them apart. test/unit/bash-fast-parse.test.ts checks that every analysis, risk and prefix
 // decision is the same on both paths.
-import type { ShNode } from './parse.js';
+import type { ShNode } from './tree.js';
 
 /** Characters of a bare word: no quoting, expansion, operator, glob class, brace, comment or history character (`*` and `?` globs are words to tree-sitter). */
 const BARE_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./=:,@%+~*?';

@@ -9,18 +9,9 @@ import { BoundedMemo } from '../bounded-memo.js';
 import { PACKAGE_ROOT } from '../native/load.js';
 import { fastParse } from './fast-parse.js';
 import { statementCuts } from './split.js';
+import type { ShNode } from './tree.js';
 
-/** A syntax node copied out of tree-sitter. Offsets are UTF-16 indexes into the parsed text. */
-export interface ShNode {
-  /** tree-sitter-bash node type, e.g. `command`, `word`, `pipeline`, `&&`. */
-  type: string;
-  /** Start offset (inclusive). */
-  start: number;
-  /** End offset (exclusive). */
-  end: number;
-  /** Child nodes, named and anonymous, in source order. */
-  children: ShNode[];
-}
+export type { ShNode } from './tree.js';
 
 /** The outcome of parsing: a tree (possibly with recovered errors) or a reason there is none. */
 export type ParseResult =
