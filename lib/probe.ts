@@ -8,19 +8,10 @@ import { constants } from 'node:os';
 import { callNative, callNativeAsync } from './native/load.js';
 import type { NativeFact, NativeProbe } from './native/types.js';
 import { selectBackend } from './backend/select.js';
+import { backendForPlatform, backendNameFor, type LayerName } from './backend/platform-table.js';
+import type { SandboxBackendName } from './backend/types.js';
 
-/** The isolation layers a backend can need. */
-export type LayerName =
-  | 'userns'
-  | 'mountns'
-  | 'pidns'
-  | 'netns'
-  | 'ipcns'
-  | 'utsns'
-  | 'landlock'
-  | 'seccomp'
-  | 'seatbelt'
-  | 'appcontainer';
+export type { LayerName } from './backend/platform-table.js';
 
 /** Whether one layer can be enforced here, and if not, why and how to fix it. */
 export interface LayerStatus {
@@ -39,7 +30,6 @@ export interface LayerStatus {
 }
 
 /** The name of the native backend this machine would use. */
-export type BackendName = 'linux-native' | 'macos-seatbelt' | 'windows-appcontainer' | 'unavailable';
 
 export interface ProbeReport {
   platform: string;
@@ -48,7 +38,7 @@ export interface ProbeReport {
   isRoot: boolean;
   uid: number;
   /** The backend selected for this platform, or `unavailable`. */
-  backend: BackendName;
+  backend: SandboxBackendName;
   /** Landlock ABI version offered by the kernel (0 when absent). */
   landlockAbi: number;
   layers: Partial<Record<LayerName, LayerStatus>>;
@@ -281,9 +271,10 @@ export function buildProbeReport(native: NativeProbe, env: NodeJS.ProcessEnv = p
   }
   // macOS and Windows: one layer each, judged by the backend selection from the measured facts.
   let otherInfo: ReturnType<typeof selectBackend> | undefined;
-  if (platform === 'darwin' || platform === 'win32') {
+  const single = backendForPlatform(platform)?.singleLayer;
+  if (single !== undefined) {
     otherInfo = selectBackend({ platform, facts: native.facts });
-    const name: LayerName = platform === 'darwin' ? 'seatbelt' : 'appcontainer';
+    const name: LayerName = single;
     const fix = platform === 'darwin'
       ? 'run outside any other sandbox, with /usr/bin/sandbox-exec present'
       : 'run as a user with a profile on Windows 10 or later, with the Windows Defender Firewall and Base Filtering Engine services running';
@@ -296,8 +287,7 @@ export function buildProbeReport(native: NativeProbe, env: NodeJS.ProcessEnv = p
     missing.push({ layer: 'seatbelt', reason: `no native sandbox backend exists for ${platform}`, fix: 'use Linux, macOS or Windows' });
   }
   const landlockAbi = platform === 'linux' ? Math.max(0, native.facts.landlockAbi?.value ?? 0) : 0;
-  const backend: BackendName =
-    platform === 'linux' ? 'linux-native' : platform === 'darwin' ? 'macos-seatbelt' : platform === 'win32' ? 'windows-appcontainer' : 'unavailable';
+  const backend = backendNameFor(platform);
   return {
     platform,
     arch: native.arch,

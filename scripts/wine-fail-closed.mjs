@@ -43,7 +43,9 @@ async function expectRefusal(fn, what) {
 }
 
 const { probe, runSandboxed, spawnSandboxed, SandboxError } = await lib('index.js');
-const { spawnOnPlatform } = await lib('sandbox/platform-backends.js');
+const { platformBackend } = await lib('sandbox/platform-backends.js');
+const { startSandboxed } = await lib('sandbox/process.js');
+const spawnOnPlatform = (cmd, options, deps) => startSandboxed(cmd, options, platformBackend(deps));
 const work = mkdtempSync(join(tmpdir(), 'zs-wine-'));
 const marker = join(work, 'ran.txt');
 // A shell string runs under cmd.exe; `echo x> file` creates the marker when anything runs it.

@@ -1,17 +1,29 @@
 // SPDX-License-Identifier: MIT
-// Which backend serves this process: Linux's is loaded with the package; the macOS/Windows ones
-// load only off Linux (lib/sandbox/platform-backends.ts), so the Linux cold start
-// (`zero-sandbox run`) does not pay for them.
+// The running platform's backend: the one place in lib/ that reads process.platform to choose
+// how commands are sandboxed (platform-table.ts says which backend serves which platform).
+// Linux's backend is loaded with the package; the macOS/Windows ones load only off Linux
+// (lib/sandbox/platform-backends.ts), so the Linux cold start (`zero-sandbox run`) does not pay.
 import { createRequire } from 'node:module';
 
 import { SandboxError } from '../errors.js';
-import { linuxBackend } from '../backend/linux/start.js';
-import type { SandboxBackend } from './contract.js';
+import type { SandboxBackend } from '../sandbox/contract.js';
+import { assertEnforceable, linuxBackend, quickLinuxInfo } from './linux/start.js';
+import { backendForPlatform } from './platform-table.js';
+import type { BackendInfo, SandboxBackendName } from './types.js';
+
+/** The platform this process runs on. */
+export const HOST_PLATFORM: NodeJS.Platform = process.platform;
+
+/** True on Linux, whose backend is in the package's main load (see `currentBackend`). */
+export const HOST_IS_LINUX = backendForPlatform(HOST_PLATFORM)?.name === 'linux-native';
+
+/** The name of the backend that serves this platform (`unavailable` where none exists). */
+export const HOST_BACKEND: SandboxBackendName = backendForPlatform(HOST_PLATFORM)?.name ?? 'unavailable';
 
 /** What lib/sandbox/platform-backends.ts exports that is used here. */
 export interface PlatformBackends {
-  /** The backend of the running platform (refuses on use where none exists). */
-  platformBackend(): SandboxBackend;
+  /** The backend of `platform` with the production dependencies (refuses on use where none exists). */
+  hostBackend(platform: string): SandboxBackend;
   readonly [name: string]: unknown;
 }
 
@@ -23,12 +35,12 @@ let loading: Promise<PlatformBackends> | undefined;
  * synchronously from a bundle (where require(esm) cannot find the module) awaits it first.
  */
 export function loadPlatformBackends(): Promise<PlatformBackends> {
-  loading ??= (import('./platform-backends.js') as Promise<unknown> as Promise<PlatformBackends>).then((loaded) => (backends ??= loaded));
+  loading ??= (import('../sandbox/platform-backends.js') as Promise<unknown> as Promise<PlatformBackends>).then((loaded) => (backends ??= loaded));
   return loading;
 }
 
 // Off Linux, start loading at once, so that a synchronous spawnSandboxed finds the backends ready.
-if (process.platform !== 'linux') {
+if (!HOST_IS_LINUX) {
   loadPlatformBackends().catch(() => {}); // reported by the synchronous load, which fails the same way
 }
 
@@ -36,13 +48,13 @@ if (process.platform !== 'linux') {
 function loadSync(): PlatformBackends {
   if (backends !== undefined) return backends;
   try {
-    backends = createRequire(import.meta.url)('./platform-backends.js') as PlatformBackends;
+    backends = createRequire(import.meta.url)('../sandbox/platform-backends.js') as PlatformBackends;
     return backends;
   } catch (error) {
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
     throw new SandboxError(
       'sandbox_unavailable',
-      `the ${process.platform} sandbox backend could not be loaded in time for a synchronous spawnSandboxed (${reason}); await loadPlatformBackends() before spawning, use runSandboxed, or use Node.js >= 20.19 with the unbundled package`,
+      `the ${HOST_PLATFORM} sandbox backend could not be loaded in time for a synchronous spawnSandboxed (${reason}); await loadPlatformBackends() before spawning, use runSandboxed, or use Node.js >= 20.19 with the unbundled package`,
       { layer: 'backend', cause: error },
     );
   }
@@ -50,15 +62,38 @@ function loadSync(): PlatformBackends {
 
 /** The backend of the running platform, for a synchronous start. */
 export function currentBackend(): SandboxBackend {
-  return process.platform === 'linux' ? linuxBackend : loadSync().platformBackend();
+  return HOST_IS_LINUX ? linuxBackend : loadSync().hostBackend(HOST_PLATFORM);
 }
 
 /** The backend of the running platform, loaded by import where it is not loaded yet. */
 export async function loadCurrentBackend(): Promise<SandboxBackend> {
-  return process.platform === 'linux' ? linuxBackend : (await loadPlatformBackends()).platformBackend();
+  return HOST_IS_LINUX ? linuxBackend : (await loadPlatformBackends()).hostBackend(HOST_PLATFORM);
 }
 
 /** The macOS/Windows backend module's backend, loaded synchronously if need be (any platform; tests). */
 export function platformBackendSync(): SandboxBackend {
-  return loadSync().platformBackend();
+  return loadSync().hostBackend(HOST_PLATFORM);
+}
+
+/**
+ * What the permission engine is told about the backend before a run, from cheap checks (Linux:
+ * the Landlock ABI and layers switched off for testing; the spawn proves the rest). Undefined
+ * elsewhere: the engine measures the macOS/Windows backend through the probe itself.
+ */
+export function quickBackendInfo(): BackendInfo | undefined {
+  return HOST_IS_LINUX ? quickLinuxInfo() : undefined;
+}
+
+/** Loads the backend of this platform before a synchronous start (a no-op on Linux). */
+export async function prepareHostBackend(): Promise<void> {
+  if (!HOST_IS_LINUX) await loadPlatformBackends();
+}
+
+/**
+ * Fails closed before anyone is asked about a command, when what is cheap to know already says the
+ * sandbox cannot be set up (Linux: see `assertEnforceable`). Elsewhere the backend refuses when it
+ * prepares the run.
+ */
+export function assertHostEnforceable(network: 'deny' | 'allow'): void {
+  if (HOST_IS_LINUX) assertEnforceable({ network });
 }

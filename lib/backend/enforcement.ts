@@ -3,6 +3,7 @@
 // policy are enforced natively and by what, and which cannot be — the latter make runSandboxed
 // refuse rather than run weaker. Also the known limits of what is enforced. Pure.
 import type { LayerName, ProbeReport } from '../probe.js';
+import { backendForPlatform } from './platform-table.js';
 import type { NetworkMode } from './types.js';
 import { SEATBELT_ENFORCED, SEATBELT_LIMITATIONS } from './macos/limitations.js';
 import { APPCONTAINER_ENFORCED, APPCONTAINER_LIMITATIONS } from './windows/limitations.js';
@@ -40,15 +41,15 @@ const LINUX_LIMITATIONS = [
   'a command that fills the private /tmp or /dev/shm (default caps 1 GiB and 256 MiB, less on machines with little memory) gets ENOSPC; the result does not say which cap was hit',
 ];
 
-/** The macOS and Windows backends: one layer each, with what it enforces and its limits. */
-const PLATFORM_BACKENDS: Record<string, { layer: LayerName; enforced: ReadonlyArray<{ capability: string; by: string[] }>; limitations: readonly string[] }> = {
-  darwin: { layer: 'seatbelt', enforced: SEATBELT_ENFORCED, limitations: SEATBELT_LIMITATIONS },
-  win32: { layer: 'appcontainer', enforced: APPCONTAINER_ENFORCED, limitations: APPCONTAINER_LIMITATIONS },
+/** The one-layer backends (macOS, Windows): what their layer enforces and its limits. */
+const SINGLE_LAYER: Record<'seatbelt' | 'appcontainer', { enforced: ReadonlyArray<{ capability: string; by: string[] }>; limitations: readonly string[] }> = {
+  seatbelt: { enforced: SEATBELT_ENFORCED, limitations: SEATBELT_LIMITATIONS },
+  appcontainer: { enforced: APPCONTAINER_ENFORCED, limitations: APPCONTAINER_LIMITATIONS },
 };
 
 /** macOS/Windows: every capability stands or falls with the platform's one sandbox layer. */
-function buildPlatformReport(report: ProbeReport, policy: { network: NetworkMode }): EnforcementReport {
-  const backend = PLATFORM_BACKENDS[report.platform]!;
+function buildPlatformReport(report: ProbeReport, policy: { network: NetworkMode }, single: 'seatbelt' | 'appcontainer'): EnforcementReport {
+  const backend = { layer: single, ...SINGLE_LAYER[single] };
   const layer = report.layers[backend.layer];
   const enforced = layer?.available === true;
   const reason = `${backend.layer} is not available on ${report.platform}: ${layer?.reason ?? 'not measured'}`;
@@ -68,8 +69,9 @@ function buildPlatformReport(report: ProbeReport, policy: { network: NetworkMode
 }
 
 export function buildEnforcementReport(report: ProbeReport, policy: { network: NetworkMode }): EnforcementReport {
-  if (PLATFORM_BACKENDS[report.platform] !== undefined) return buildPlatformReport(report, policy);
-  if (report.platform !== 'linux') {
+  const entry = backendForPlatform(report.platform);
+  if (entry?.singleLayer !== undefined) return buildPlatformReport(report, policy, entry.singleLayer);
+  if (entry === undefined) {
     return {
       backend: report.backend,
       complete: false,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The only process.platform switch in lib/: which native backend serves a platform, and whether
-// the measured facts say it can run here. One function, platform and facts injected.
+// Whether the backend of a platform (platform-table.ts) can run here, judged from the measured
+// facts. One function, platform and facts injected.
 import type { NativeFact } from '../native/types.js';
+import { backendForPlatform, SUPPORTED_PLATFORMS } from './platform-table.js';
 import type { BackendInfo } from './types.js';
 
 /** What the selection looks at; every field is injectable so each branch is testable anywhere. */
@@ -87,33 +88,31 @@ function fromFacts(
  */
 export function selectBackend(input: BackendSelectionInput): BackendInfo {
   const { platform, facts } = input;
-  switch (platform) {
-    case 'linux': {
-      const missing = input.linuxMissing ?? [];
-      const info: BackendInfo = {
-        name: 'linux-native',
-        available: missing.length === 0,
-        platform,
-        nativeIsolation: true,
-        commandWrapping: true,
-        setupInitialized: true,
-      };
-      if (missing.length > 0) info.message = missing.map((m) => `${m.layer}: ${m.reason}`).join('; ');
-      return info;
-    }
-    case 'darwin':
-      return fromFacts('macos-seatbelt', platform, facts, MACOS_REQUIRED_FACTS);
-    case 'win32':
-      return fromFacts('windows-appcontainer', platform, facts, WINDOWS_REQUIRED_FACTS);
-    default:
-      return {
-        name: 'unavailable',
-        available: false,
-        platform,
-        nativeIsolation: false,
-        commandWrapping: false,
-        setupInitialized: true,
-        message: `no native sandbox backend for platform ${platform}; supported: linux, darwin, win32`,
-      };
+  const entry = backendForPlatform(platform);
+  if (entry === undefined) {
+    return {
+      name: 'unavailable',
+      available: false,
+      platform,
+      nativeIsolation: false,
+      commandWrapping: false,
+      setupInitialized: true,
+      message: `no native sandbox backend for platform ${platform}; supported: ${SUPPORTED_PLATFORMS.join(', ')}`,
+    };
   }
+  if (entry.singleLayer === undefined) {
+    // Linux: the probe measured each layer; the missing ones are already explained there.
+    const missing = input.linuxMissing ?? [];
+    const info: BackendInfo = {
+      name: entry.name,
+      available: missing.length === 0,
+      platform,
+      nativeIsolation: true,
+      commandWrapping: true,
+      setupInitialized: true,
+    };
+    if (missing.length > 0) info.message = missing.map((m) => `${m.layer}: ${m.reason}`).join('; ');
+    return info;
+  }
+  return fromFacts(entry.name, platform, facts, entry.singleLayer === 'seatbelt' ? MACOS_REQUIRED_FACTS : WINDOWS_REQUIRED_FACTS);
 }

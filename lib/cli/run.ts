@@ -8,13 +8,12 @@ import * as prefix from '../bash/prefix.js';
 import * as parse from '../bash/parse.js';
 import { prepareShellParser } from '../bash/analyze.js';
 import { SandboxError } from '../errors.js';
-import { buildAnalyzer } from '../policy/analyzer.js';
-import { createEngine } from '../policy/create-engine.js';
+import { buildAnalyzer } from '../policy/engine/analyzer.js';
+import { createEngine } from '../policy/engine/create-engine.js';
 import { authorizeRun, commandText } from '../sandbox/authorize.js';
 import { execFailureMessage, startSandboxed } from '../sandbox/process.js';
-import { quickLinuxInfo as quickBackendInfo } from '../backend/linux/start.js';
+import { prepareHostBackend, quickBackendInfo } from '../backend/current.js';
 import { OWN_ENTRY_CHANGED } from '../sandbox/own-entries.js';
-import { loadPlatformBackends } from '../sandbox/platforms.js';
 import type { SandboxOptions } from '../sandbox/options.js';
 import { buildLimitsFromFlags, LIMIT_FLAG_DEFS, LIMIT_FLAGS_HELP } from './limit-flags.js';
 import { UsageError, flagList, flagString, parseArgs, parseTimeout } from './args.js';
@@ -122,7 +121,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   try {
     const authorized = await authorize(command, options, workspace, io);
     cleanup = authorized.cleanup;
-    if (process.platform !== 'linux') await loadPlatformBackends();
+    await prepareHostBackend();
     // The options are built from flags parsed above, so the API's schema check (and zod) is skipped.
     child = startSandboxed(command, { ...authorized.options, stdio: 'inherit' });
   } catch (error) {
@@ -179,15 +178,16 @@ async function authorize(command: string | string[], options: SandboxOptions, wo
   // Prepared for the text the engine will classify: an argv is quoted into one shell string.
   const parser = await prepareShellParser(commandText(command));
   if (parser.state === 'failed') warnParserFailure(io, 'run', parser.reason);
+  const backend = quickBackendInfo();
   const engine = await createEngine({
     workspaceRoot: resolve(workspace ?? process.cwd()),
     analyzer: buildAnalyzer({ risk, prefix, parse }),
-    ...(process.platform === 'linux' ? { backend: quickBackendInfo() } : {}),
+    ...(backend === undefined ? {} : { backend }),
   });
   for (const warning of engine.config?.warnings ?? []) io.stderr(`zero-sandbox run: warning: ${warning}\n`);
   const notice = engine.consumeMigrationNotice();
   if (notice !== undefined) io.stderr(`zero-sandbox run: ${notice}\n`);
   const interactive = isTerminal(0) && isTerminal(2);
-  const responder = interactive ? (await import('../policy/terminal-prompt.js')).askOnTerminal : undefined;
+  const responder = interactive ? (await import('../policy/approval/terminal-prompt.js')).askOnTerminal : undefined;
   return authorizeRun(command, { ...options, engine, ...(responder === undefined ? {} : { onPermissionRequest: responder }) }, 'cli');
 }

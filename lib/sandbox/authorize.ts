@@ -5,14 +5,14 @@
 // still runs inside the sandbox; approvals never unsandbox a command.
 import { existsSync } from 'node:fs';
 
-import { isNetworkPrompt } from '../policy/approval.js';
-import { authorizeCommand, type HintSurface, type PermissionPrompt } from '../policy/authorize.js';
+import { isNetworkPrompt } from '../policy/approval/approval.js';
+import { authorizeCommand, type HintSurface, type PermissionPrompt } from '../policy/approval/authorize.js';
 import type { ResourceLimits } from '../backend/types.js';
-import type { Engine } from '../policy/engine.js';
+import type { Engine } from '../policy/engine/engine.js';
 import type { EngineOptions, SandboxCommand, SandboxOptions } from './options.js';
-import { assertEnforceable } from '../backend/linux/start.js';
+import { assertHostEnforceable } from '../backend/current.js';
 
-export type { PermissionPrompt } from '../policy/authorize.js';
+export type { PermissionPrompt } from '../policy/approval/authorize.js';
 export type { EngineOptions } from './options.js';
 
 const PLAIN_ARG = /^[A-Za-z0-9_\-./=:,@%+]+$/;
@@ -41,7 +41,7 @@ export async function authorizeRun<T extends SandboxOptions & EngineOptions>(
 ): Promise<AuthorizedRun<T>> {
   const engine = options.engine as Engine;
   // Nothing can run unsandboxed here: when the sandbox cannot be set up, say so before asking anyone.
-  if (process.platform === 'linux') assertEnforceable({ network: options.network === 'allow' ? 'allow' : 'deny' });
+  assertHostEnforceable(options.network === 'allow' ? 'allow' : 'deny');
   const callerAllowsNetwork = options.network === 'allow';
   const responder = options.onPermissionRequest;
   const auth = await authorizeCommand(commandText(command), {

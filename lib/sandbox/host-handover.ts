@@ -205,6 +205,7 @@ export function currentHandoverHost(): HandoverHost {
   }
   const homes = [real(homedir()), ...(fixed.account === undefined ? [] : [fixed.account])];
   const settings = settingsOf(process.env);
+  // process.platform: the host's path rules (case, separators) decide what names the same file.
   return { platform: process.platform, homes: [...new Set(homes)], nodeDir: fixed.nodeDir, packageDir: fixed.packageDir, tempDir: fixed.tempDir, settings, env: process.env };
 }
 
@@ -221,6 +222,7 @@ export function assertNotHostHandover(resolved: string, option: string, given: s
 }
 
 /** Path equality as the platform's file systems see it (macOS and Windows ignore case by default). */
+// process.platform default: case sensitivity is a property of the host's file systems.
 export function samePath(a: string, b: string, platform: string = process.platform): boolean {
   return platform === 'darwin' || platform === 'win32' ? a.toLowerCase() === b.toLowerCase() : a === b;
 }

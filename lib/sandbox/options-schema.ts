@@ -6,10 +6,10 @@
 // synchronously (spawnSandboxed is synchronous), and importing the package does not load it.
 import type { z as Z } from 'zod';
 
-import type { ApprovalAnswer } from '../policy/constants.js';
-import type { Engine } from '../policy/engine.js';
-import type { PermissionPrompt } from '../policy/authorize.js';
-import type { PermissionEvent } from '../policy/approval.js';
+import type { ApprovalAnswer } from '../policy/engine/constants.js';
+import type { Engine } from '../policy/engine/engine.js';
+import type { PermissionPrompt } from '../policy/approval/authorize.js';
+import type { PermissionEvent } from '../policy/approval/approval.js';
 
 /** The names of the resource limits, in the order the docs list them. */
 export const LIMIT_NAMES = ['cpuSeconds', 'memoryBytes', 'fileSizeBytes', 'openFiles', 'processes', 'tmpBytes', 'shmBytes'] as const;
@@ -18,7 +18,7 @@ export const STDIO_MODES = ['pipe', 'ignore', 'inherit'] as const;
 /** The answers a permission responder may give. */
 export const RESPONDER_ANSWERS = ['allow', 'allow_for_session', 'always_allow', 'deny', 'cancel'] as const;
 
-export type { PermissionEvent } from '../policy/approval.js';
+export type { PermissionEvent } from '../policy/approval/approval.js';
 
 /** Answers onPermissionRequest may return (anything else is an `invalid_argument` error). */
 export type PermissionAnswer = ApprovalAnswer;

@@ -8,6 +8,7 @@ import type { z } from 'zod';
 import { SandboxError } from '../errors.js';
 import type { NetworkMode, ResourceLimits } from '../backend/types.js';
 import { closest } from '../did-you-mean.js';
+import { normalizeNetworkMode } from '../enums.js';
 import { buildOptionSchemas, type OptionSchemas } from './options-schema.js';
 
 /** Options shared by runSandboxed and spawnSandboxed (the input type of the zod schema). */
@@ -29,9 +30,8 @@ function invalid(message: string, path?: string): SandboxError {
   return new SandboxError('invalid_argument', message, path === undefined ? {} : { path });
 }
 
-export function normalizeNetwork(value: unknown): NetworkMode {
-  return typeof value === 'string' && value.trim().toLowerCase() === 'allow' ? 'allow' : 'deny';
-}
+/** The run option `network`: only `allow` allows (lib/enums.ts). */
+export const normalizeNetwork: (value: unknown) => NetworkMode = normalizeNetworkMode;
 
 /**
  * Shell strings longer than this (in bytes) reach the shell as a file descriptor instead of argv:

@@ -15,8 +15,10 @@ import { assertNoSymlinkHop, assertNotHostHandover, currentHandoverHost, samePat
 import { buildRuntimeLayout, buildUserCacheDir } from './runtime-state.js';
 import { wasWriteRoot } from './earlier-roots.js';
 import { listDirNames } from '../dir-listing.js';
+import { PROTECTED_METADATA_NAMES } from '../protected-names.js';
 
-export const PROTECTED_NAMES = ['.zero', '.agents'];
+/** The protected metadata names of every write root (lib/protected-names.ts). */
+export const PROTECTED_NAMES = PROTECTED_METADATA_NAMES;
 
 function fail(message: string, path: string): never {
   throw new SandboxError('invalid_argument', message, { path });
@@ -179,6 +181,7 @@ function credentialCandidates(
 ): Set<string> {
   const candidates = new Set(envs.flatMap((env) => buildCredentialBaseline({ env, list })));
   // A root caller's sandbox is uid 0 on the host's files: deny what only root may read.
+  // process.platform: only the Linux backend runs a root caller as root over the host's files.
   if (process.platform === 'linux' && process.getuid?.() === 0) {
     // /root stays when it is the caller's home (its toolchains; its credential stores are masked).
     const home = envs.some((env) => env.HOME === '/root') ? '/root' : process.env.HOME;

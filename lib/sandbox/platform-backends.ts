@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The macOS (seatbelt through sandbox-exec) and Windows (AppContainer through the addon) backends:
 // checking the probe, the private temp dir, the environment and the plan; the starters are in
-// lib/backend/<os>/start.ts and the lifecycle is the one every OS shares. Loaded only off Linux,
-// through lib/sandbox/platforms.ts.
+// lib/backend/<os>/start.ts and the lifecycle is the one every OS shares (which imports nothing of
+// this module). Loaded only off Linux, through lib/backend/current.ts.
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, win32 } from 'node:path';
@@ -17,17 +17,16 @@ import { macosStarter } from '../backend/macos/start.js';
 import { buildMacToolPath } from '../backend/macos/tool-path.js';
 import type { DarwinUserDirs } from '../backend/macos/user-dirs.js';
 import { windowsStarter } from '../backend/windows/start.js';
+import { backendForPlatform, SUPPORTED_PLATFORMS } from '../backend/platform-table.js';
 import type { SandboxBackendName } from '../backend/types.js';
-import type { InternalSpawnOptions, PreparedRun, SandboxBackend } from './contract.js';
-import { checkOptions, normalizeCommand, type RunOptions, type SandboxCommand, type SandboxOptions } from './options.js';
+import type { PreparedRun, SandboxBackend } from './contract.js';
+import { checkOptions, normalizeCommand, type SandboxCommand, type SandboxOptions } from './options.js';
 import { resolvePlan } from './plan.js';
-import { startSandboxed, type SandboxedProcess } from './process.js';
-import { runWith, type RunResult } from './run.js';
 import { acquireRuntimeState } from './runtime-state.js';
 
 /** What the platform dispatch depends on; every field is injectable so tests run on any OS. */
 export interface PlatformDeps {
-  /** The platform to act for (default `process.platform`). */
+  /** The platform to act for. */
   platform: NodeJS.Platform | string;
   /** The measured capabilities (default `probeSync`). */
   probe: () => ProbeReport;
@@ -58,26 +57,22 @@ function probeWithPlatformFacts(): ProbeReport {
   return probeSync();
 }
 
-/** The production dependencies. */
-export function defaultPlatformDeps(): PlatformDeps {
-  return { platform: process.platform, probe: probeWithPlatformFacts };
+/** The production dependencies for `platform` (lib/backend/current.ts passes the running one). */
+export function defaultPlatformDeps(platform: string): PlatformDeps {
+  return { platform, probe: probeWithPlatformFacts };
 }
-
-const BACKENDS: Record<string, { name: SandboxBackendName; layer: 'seatbelt' | 'appcontainer' }> = {
-  darwin: { name: 'macos-seatbelt', layer: 'seatbelt' },
-  win32: { name: 'windows-appcontainer', layer: 'appcontainer' },
-};
 
 /** Refuses (sandbox_unavailable) unless the probe measured this platform's backend as working. */
 export function assertPlatformBackend(deps: PlatformDeps): SandboxBackendName {
-  const backend = BACKENDS[deps.platform];
-  if (backend === undefined) {
-    throw new SandboxError('sandbox_unavailable', `no native sandbox backend exists for ${deps.platform} (supported: linux, darwin, win32); refusing to run unsandboxed`, { layer: 'backend' });
+  const backend = backendForPlatform(deps.platform);
+  const layer = backend?.singleLayer;
+  if (backend === undefined || layer === undefined) {
+    throw new SandboxError('sandbox_unavailable', `no native sandbox backend exists for ${deps.platform} (supported: ${backend === undefined ? SUPPORTED_PLATFORMS.join(', ') : 'darwin, win32 through this module'}); refusing to run unsandboxed`, { layer: 'backend' });
   }
-  const status = deps.probe().layers[backend.layer];
+  const status = deps.probe().layers[layer];
   if (status?.available !== true) {
     const fix = status?.fix === undefined ? '' : ` (fix: ${status.fix})`;
-    throw new SandboxError('sandbox_unavailable', `${backend.name} cannot enforce the policy here, so nothing ran: ${status?.reason ?? 'the probe did not measure it'}${fix}`, { layer: backend.layer });
+    throw new SandboxError('sandbox_unavailable', `${backend.name} cannot enforce the policy here, so nothing ran: ${status?.reason ?? 'the probe did not measure it'}${fix}`, { layer });
   }
   return backend.name;
 }
@@ -163,7 +158,7 @@ function preparePlatformRun(command: SandboxCommand, options: SandboxOptions, de
 }
 
 /** The macOS or Windows backend for `deps.platform` (refuses on prepare elsewhere). */
-export function platformBackend(deps: PlatformDeps = defaultPlatformDeps()): SandboxBackend {
+export function platformBackend(deps: PlatformDeps): SandboxBackend {
   const start = deps.platform === 'win32'
     ? windowsStarter({ ...(deps.binding === undefined ? {} : { binding: deps.binding }), ...(deps.pipeAddress === undefined ? {} : { pipeAddress: deps.pipeAddress }) })
     : macosStarter({
@@ -174,12 +169,7 @@ export function platformBackend(deps: PlatformDeps = defaultPlatformDeps()): San
   return { prepare: (command, options) => preparePlatformRun(command, options, deps), start };
 }
 
-/** spawnSandboxed for every platform but Linux. */
-export function spawnOnPlatform(command: SandboxCommand, options: InternalSpawnOptions = {}, deps: PlatformDeps = defaultPlatformDeps()): SandboxedProcess {
-  return startSandboxed(command, options, platformBackend(deps));
-}
-
-/** runSandboxed for every platform but Linux. */
-export async function runOnPlatform(command: SandboxCommand, options: RunOptions = {}, deps: PlatformDeps = defaultPlatformDeps()): Promise<RunResult> {
-  return runWith(command, options, platformBackend(deps));
+/** The backend of the running `platform` with the production dependencies. */
+export function hostBackend(platform: string): SandboxBackend {
+  return platformBackend(defaultPlatformDeps(platform));
 }

@@ -11,7 +11,7 @@ import { SandboxError } from '../errors.js';
 import type { SandboxBackendName } from '../backend/types.js';
 import type { CapturedOutput, InternalSpawnOptions, OsExit, OsProcess, PreparedRun, SandboxBackend, SandboxExit, StartIo, StdioChoice } from './contract.js';
 import { validateOptions, type SandboxCommand, type SpawnSandboxedOptions } from './options.js';
-import { currentBackend } from './platforms.js';
+import { currentBackend } from '../backend/current.js';
 
 export type { CapturedOutput, CapturedStream, InternalSpawnOptions, SandboxExit } from './contract.js';
 

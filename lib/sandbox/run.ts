@@ -10,7 +10,7 @@ import { normalizeCommand, validateOptions, type RunOptions, type SandboxCommand
 import { execFailureMessage, startSandboxed, type SandboxedProcess } from './process.js';
 import type { CapturedOutput, CapturedStream, SandboxBackend, SandboxExit } from './contract.js';
 import { collectStreams } from './capture.js';
-import { loadCurrentBackend } from './platforms.js';
+import { loadCurrentBackend } from '../backend/current.js';
 import { truncationMarker } from './truncation.js';
 import { networkDenial, outputCapDenial, protectedPathDenial, timeoutDenial, processCapDenial, type SandboxDenial } from './denials.js';
 

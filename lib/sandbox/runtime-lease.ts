@@ -23,6 +23,7 @@ export function processStart(pid: number): string | undefined {
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return fields[19] ?? '';
   } catch {
+    // process.platform: only Linux has /proc; elsewhere a live pid is all that can be told.
     if (process.platform === 'linux') return undefined;
     try {
       process.kill(pid, 0);

@@ -60,6 +60,7 @@ export interface RuntimeLayout {
  * macOS ~/Library/Caches; Windows %LocalAppData%.
  */
 export function buildUserCacheDir(env: Env, home: string = env.HOME ?? homedir()): string {
+  // process.platform: each OS has its own per-user cache directory convention (see above).
   if (process.platform === 'darwin') return join(home, 'Library', 'Caches');
   if (process.platform === 'win32') return env.LOCALAPPDATA !== undefined && isAbsolute(env.LOCALAPPDATA) ? env.LOCALAPPDATA : join(home, 'AppData', 'Local');
   const xdg = env.XDG_CACHE_HOME;

@@ -15,12 +15,13 @@ export interface EngineAuthority {
  * store, analyzer, the measured backend) and binds authorizeRun to it.
  */
 export async function createEngineAuthority(workspace: string): Promise<EngineAuthority> {
-  const [{ createEngine }, { authorizeRun }, { quickLinuxInfo: quickBackendInfo }] = await Promise.all([
-    import('../policy/create-engine.js'),
+  const [{ createEngine }, { authorizeRun }, { quickBackendInfo }] = await Promise.all([
+    import('../policy/engine/create-engine.js'),
     import('../sandbox/authorize.js'),
-    import('../backend/linux/start.js'),
+    import('../backend/current.js'),
   ]);
-  const engine = await createEngine({ workspaceRoot: workspace, ...(process.platform === 'linux' ? { backend: quickBackendInfo() } : {}) });
+  const backend = quickBackendInfo();
+  const engine = await createEngine({ workspaceRoot: workspace, ...(backend === undefined ? {} : { backend }) });
   const notices = (engine.config?.warnings ?? []).map((warning) => `warning: ${warning}`);
   const migration = engine.consumeMigrationNotice();
   if (migration !== undefined) notices.push(migration);

@@ -8,10 +8,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { rejection } from '../helpers/sandbox.js';
-import { drive } from '../fixtures/platform-dispatch.js';
+import { drive, runOnPlatform, spawnOnPlatform } from '../fixtures/platform-dispatch.js';
 import { writeFakeLogTool } from '../fixtures/sbpl/fake-log.js';
 import { buildProbeReport } from '../../lib/probe.js';
-import { runOnPlatform, spawnOnPlatform, type PlatformDeps } from '../../lib/sandbox/platform-backends.js';
+import type { PlatformDeps } from '../../lib/sandbox/platform-backends.js';
 import { withMissingCredentials } from '../../lib/backend/macos/seatbelt-plan.js';
 import { SandboxedProcess } from '../../lib/sandbox/process.js';
 

@@ -9,7 +9,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { SandboxError } from '../../lib/errors.js';
-import { loadPlatformBackends, platformBackendSync } from '../../lib/sandbox/platforms.js';
+import { loadPlatformBackends, platformBackendSync } from '../../lib/backend/current.js';
 import { startSandboxed } from '../../lib/sandbox/process.js';
 import { runWith } from '../../lib/sandbox/run.js';
 
@@ -41,7 +41,7 @@ function loadedModules(script: string): string[] {
 test('the package entry loads the platform dispatch but not the macOS/Windows backends', () => {
   if (process.platform !== 'linux') return;
   const loaded = loadedModules(`await import(${JSON.stringify(`${REPO_ROOT}/dist/lib/index.js`)});`);
-  assert.ok(loaded.some((url) => url.endsWith('/dist/lib/sandbox/platforms.js')), 'the hook saw the dispatch module');
+  assert.ok(loaded.some((url) => url.endsWith('/dist/lib/backend/current.js')), 'the hook saw the dispatch module');
   for (const name of ['platform-backends.js', 'backend/macos/start.js', 'backend/macos/sandbox-exec.js', 'backend/windows/start.js', 'backend/windows/spec.js']) {
     assert.not.ok(loaded.some((url) => url.endsWith(name)), `${name} was loaded on Linux`);
   }
@@ -60,13 +60,13 @@ test('the entry loads the backends on demand, synchronously for spawn and by imp
     assert.match((error as SandboxError).message, new RegExp(`no native sandbox backend exists for ${other}`));
   }
   try {
-    await runWith(['/bin/true'], {}, (await loadPlatformBackends()).platformBackend());
+    await runWith(['/bin/true'], {}, (await loadPlatformBackends()).hostBackend(process.platform));
     assert.unreachable('expected a refusal');
   } catch (error) {
     assert.is((error as SandboxError).code, 'sandbox_unavailable');
   }
   const loaded = await loadPlatformBackends();
-  assert.type(loaded.platformBackend, 'function');
+  assert.type(loaded.hostBackend, 'function');
   assert.is(await loadPlatformBackends(), loaded, 'one load, shared');
 });
 

@@ -11,12 +11,12 @@ import * as assert from 'uvu/assert';
 
 import { SandboxError } from '../../lib/errors.js';
 import { rejection } from '../helpers/sandbox.js';
-import { drive, planBackend } from '../fixtures/platform-dispatch.js';
+import { drive, planBackend, runOnPlatform, spawnOnPlatform } from '../fixtures/platform-dispatch.js';
 import { posixPlan } from '../fixtures/sbpl/plans.js';
 import type { SandboxPlan } from '../../lib/backend/types.js';
 import type { NativeExit } from '../../lib/native/types.js';
 import { buildProbeReport } from '../../lib/probe.js';
-import { buildPlatformArgv, buildWindowsSourceEnv, runOnPlatform, spawnOnPlatform, type PlatformDeps } from '../../lib/sandbox/platform-backends.js';
+import { buildPlatformArgv, buildWindowsSourceEnv, type PlatformDeps } from '../../lib/sandbox/platform-backends.js';
 import { buildWindowsSpawnSpec, resolveWindowsProgram, type WindowsSpawnSpec } from '../../lib/backend/windows/launch-spec.js';
 import { windowsStarter } from '../../lib/backend/windows/start.js';
 import type { InternalSpawnOptions } from '../../lib/sandbox/contract.js';

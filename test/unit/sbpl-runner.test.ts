@@ -16,8 +16,7 @@ import type { SandboxPlan } from '../../lib/backend/types.js';
 import type { RunOptions } from '../../lib/sandbox/options.js';
 import { SandboxedProcess, startSandboxed } from '../../lib/sandbox/process.js';
 import { runWith, type RunResult } from '../../lib/sandbox/run.js';
-import { runOnPlatform } from '../../lib/sandbox/platform-backends.js';
-import { planBackend } from '../fixtures/platform-dispatch.js';
+import { planBackend, runOnPlatform } from '../fixtures/platform-dispatch.js';
 import { posixPlan } from '../fixtures/sbpl/plans.js';
 import { checkSeatbeltProfile } from '../../lib/backend/macos/profile-check.js';
 

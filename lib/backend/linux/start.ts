@@ -20,6 +20,7 @@ import { buildPrewarmKey, prewarmEnabled, prewarmPool } from '../../sandbox/prew
 import { checkProtectedPaths, guardProtectedPaths } from '../../sandbox/protected.js';
 import { acquireRuntimeState } from '../../sandbox/runtime-state.js';
 import { noteWriteRoots } from '../../sandbox/earlier-roots.js';
+import { backendForPlatform } from '../platform-table.js';
 import type { BackendInfo, SandboxPlan } from '../types.js';
 import { buildLinuxSpec, hostViewOf, type StdioMode } from './spec.js';
 
@@ -32,8 +33,9 @@ const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(
 
 /** The layers a plan needs on Linux. */
 export function requiredLayers(plan: Pick<SandboxPlan, 'network'>): LayerName[] {
-  const layers: LayerName[] = ['userns', 'mountns', 'pidns', 'ipcns', 'utsns', 'landlock', 'seccomp'];
-  if (plan.network === 'deny') layers.push('netns');
+  const linux = backendForPlatform('linux')!;
+  const layers: LayerName[] = [...linux.layers];
+  if (plan.network === 'deny' && linux.networkDenyLayer !== undefined) layers.push(linux.networkDenyLayer);
   return layers;
 }
 

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 
 import type { NativeFact } from '../../native/types.js';
 import { buildDenialTag } from './denial-log.js';
+import { PROTECTED_METADATA_NAMES } from '../../protected-names.js';
 import { buildSandboxExecArgs, SANDBOX_EXEC } from './sandbox-exec.js';
 import { readDarwinUserDirs, type DarwinUserDirs } from './user-dirs.js';
 
@@ -25,7 +26,7 @@ export function checkSeatbeltProfile(sandboxExec: string = SANDBOX_EXEC, userDir
     for (const network of ['deny', 'allow'] as const) {
       const args = buildSandboxExecArgs({
         argv: ['/usr/bin/true'], cwd: ws, env: {}, network, workspace: ws,
-        writeRoots: [{ root: ws, readOnlySubpaths: [], protectedNames: ['.zero', '.agents'] }],
+        writeRoots: [{ root: ws, readOnlySubpaths: [], protectedNames: [...PROTECTED_METADATA_NAMES] }],
         readRoots: ['/'], denyRead: [join(base, 'denied')], denyWrite: [], blockUnixSockets: network === 'deny', limits: {},
       }, { tmpDir: tmp, darwinUserDirs: userDirs, denialTag: buildDenialTag() });
       const result = spawnSync(sandboxExec, args, { cwd: ws, encoding: 'utf8', timeout: 10_000 });
