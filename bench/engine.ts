@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import type { BackendInfo } from '../lib/backend/types.js';
-import { createEngine } from '../lib/policy/create-engine.js';
+import { createEngine } from '../lib/policy/engine/create-engine.js';
 import type { Request } from '../lib/policy/schema.js';
 import type { BenchLine } from './sandbox.js';
 

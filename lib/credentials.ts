@@ -329,6 +329,7 @@ function buildShape(env: CredentialSource['env'], givenHome: string | undefined,
 }
 
 /** The environment-derived part of the list, remembered by the values it was built from. */
+// process.platform default: where tools keep credentials differs per OS (~/Library, %APPDATA%, ~/.config).
 export function buildCredentialShape(env: CredentialSource['env'], home?: string, platform: string = process.platform): CredentialShape {
   const values = CREDENTIAL_ENV_NAMES.map((name) => env[name]);
   // Relative overrides resolve against the working directory; without HOME, the account's home.

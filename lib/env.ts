@@ -163,8 +163,3 @@ export function buildSandboxEnv(
   env[MARKER_NETWORK] = options.network;
   return env;
 }
-
-/** The same environment as `KEY=value` strings, the form execve takes. */
-export function envToList(env: Readonly<Record<string, string>>): string[] {
-  return Object.entries(env).map(([name, value]) => `${name}=${value}`);
-}

@@ -61,6 +61,7 @@ export function hostSocketAddress(base: string, platform: string, nonce: string)
 
 /** Runs every canary once inside a sandbox with the default policy (network deny). */
 export async function runSelfTest(): Promise<CanaryResult[]> {
+  // process.platform: the canaries use this OS's paths and its local socket kind (a named pipe on Windows).
   const platform = process.platform;
   const base = canaryBase(platform);
   const ws = join(base, 'ws');

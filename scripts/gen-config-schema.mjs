@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const { buildConfigJsonSchema } = await import(join(root, 'dist', 'lib', 'policy', 'config-schema.js'));
+const { buildConfigJsonSchema } = await import(join(root, 'dist', 'lib', 'policy', 'config', 'config-schema.js'));
 const { buildRunOptionsJsonSchema } = await import(join(root, 'dist', 'lib', 'sandbox', 'options-json-schema.js'));
 const outputs = [
   [join(root, 'schema', 'config.schema.json'), buildConfigJsonSchema()],

@@ -335,6 +335,7 @@ class Walker {
 }
 
 function safeDetail(run: (walker: Walker) => void, options: AnalyzeOptions | undefined): AnalysisDetail {
+  // process.platform default: the shell and its commands' meaning are the host OS's.
   const walker = new Walker(options?.platform ?? process.platform);
   try {
     run(walker);

@@ -20,6 +20,7 @@ export interface InteractiveVerdict {
  * quotes) that needs an interactive terminal. Never throws.
  */
 export function detectInteractiveCommand(text: string, options: { platform?: NodeJS.Platform } = {}): InteractiveVerdict {
+  // process.platform default: interactive programs and their flags differ per OS.
   const platform = options.platform ?? process.platform;
   const detail = analyzeCommandDetail(text, { platform });
   const match = detail.interactive;

@@ -49,6 +49,7 @@ function gitSafe(args: readonly string[]): boolean {
 }
 
 /** Whether one segment (argv) of a pipeline or `&&` chain is known to be read-only. */
+// process.platform default: a command's meaning differs per OS (e.g. `sort -o` writes; cmd.exe built-ins).
 export function isKnownSafeSegment(argv: readonly string[], platform: NodeJS.Platform = process.platform): boolean {
   const first = argv[0];
   if (first === undefined) return false;

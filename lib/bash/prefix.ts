@@ -151,6 +151,7 @@ export interface PrefixProposalInput {
 export function proposeCommandPrefix(input: PrefixProposalInput): string[] | null {
   const tool = typeof input?.toolName === 'string' ? input.toolName.trim().toLowerCase() : '';
   if (tool !== 'bash' && tool !== 'exec_command') return null;
+  // process.platform default: which commands are read-only differs per OS (cmd.exe built-ins vs POSIX tools).
   const platform = input.platform ?? process.platform;
   const command = commandText(input.args);
   if (command === undefined) return null;
@@ -190,6 +191,7 @@ export type PrefixMatch = { matched: true; prefix: string[]; session: boolean } 
  * session) or is known-safe, with at least one real prefix match.
  */
 export function matchCommandPrefix(command: string, prefixes: PrefixGrants, options: { platform?: NodeJS.Platform } = {}): PrefixMatch {
+  // process.platform default: which commands are read-only differs per OS (cmd.exe built-ins vs POSIX tools).
   const platform = options.platform ?? process.platform;
   const segments = typeof command === 'string' ? splitSafeSegments(command) : undefined;
   if (segments === undefined) return { matched: false };

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
-// classifyRisk: the risk of any tool request (side effect, shell command, path arguments), as the reference computes it.
+// classifyRisk: the risk of any tool request (side effect, shell command, path arguments).
 import { posix, resolve, win32 } from 'node:path';
+import { normalizeSideEffect } from '../enums.js';
 import { classifyCommand } from './classify.js';
 import type { Risk, RiskCategory, RiskLevel, RiskRequest, SideEffect } from './types.js';
+
+export { normalizeSideEffect } from '../enums.js';
 
 const RANK: Record<RiskLevel, number> = { low: 0, medium: 1, high: 2, critical: 3 };
 
@@ -62,12 +65,6 @@ export function requestCommand(args: Record<string, unknown> | undefined): strin
     if (value !== '') return value;
   }
   return undefined;
-}
-
-/** Normalizes a side effect: trimmed, lower-cased; unknown values become `out_of_workspace`. */
-export function normalizeSideEffect(value: unknown): SideEffect {
-  const text = typeof value === 'string' ? value.trim().toLowerCase() : '';
-  return Object.prototype.hasOwnProperty.call(SIDE_EFFECTS, text) ? (text as SideEffect) : 'out_of_workspace';
 }
 
 function isAbsolutePath(path: string): boolean {

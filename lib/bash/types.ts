@@ -1,18 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Plain types of the shell analyzer and risk classifier (no zod, so importing them costs nothing).
 
+import type { SideEffectName } from '../enums.js';
+
 /** What a tool request does; unknown values are treated as `out_of_workspace`. */
-export type SideEffect =
-  | 'read'
-  | 'write'
-  | 'shell'
-  | 'network'
-  | 'local_control'
-  | 'local_browser'
-  | 'local_desktop'
-  | 'local_terminal'
-  | 'out_of_workspace'
-  | 'none';
+export type SideEffect = SideEffectName;
 
 /** Risk levels, ranked `low < medium < high < critical`. */
 export type RiskLevel = 'low' | 'medium' | 'high' | 'critical';

@@ -56,6 +56,7 @@ export async function runAnalyze(argv: string[], io: CliIo): Promise<number> {
   if (platformFlag !== undefined && !PLATFORMS.has(platformFlag)) {
     throw new UsageError(`--platform must be linux, darwin or win32, not "${platformFlag}"`);
   }
+  // process.platform default: analysis follows the host OS's shell unless --platform says otherwise.
   const platform = (platformFlag ?? process.platform) as NodeJS.Platform;
   let command: string;
   if (args.rest !== undefined) {

@@ -2,11 +2,11 @@
 // `zero-sandbox check <tool>`: what the engine would decide for a hypothetical request, and why.
 import { resolve } from 'node:path';
 
-import { resolveScope, deriveScope } from '../policy/grant-match.js';
-import { allowHint } from '../policy/authorize.js';
-import { openCliEngine } from '../policy/cli-support.js';
-import { FILE_MUTATION_TOOLS, SHELL_TOOLS } from '../policy/constants.js';
-import { buildCheckReport, formatCheckText } from '../policy/report.js';
+import { resolveScope, deriveScope } from '../policy/grants/grant-match.js';
+import { allowHint } from '../policy/approval/authorize.js';
+import { openCliEngine } from '../policy/output/cli-support.js';
+import { FILE_MUTATION_TOOLS, SHELL_TOOLS } from '../policy/engine/constants.js';
+import { buildCheckReport, formatCheckText } from '../policy/output/report.js';
 import type { Grant } from '../policy/schema.js';
 import { flagBool, flagString, parseArgs, UsageError } from './args.js';
 import type { CliIo } from './io.js';

@@ -3,9 +3,9 @@
 import { realpathSync, statSync } from 'node:fs';
 
 import { SandboxError } from '../errors.js';
-import { loadAnalyzer } from '../policy/analyzer.js';
-import { GrantStore, resolveGrantsPath } from '../policy/grants-store.js';
-import { formatGrantList } from '../policy/report.js';
+import { loadAnalyzer } from '../policy/engine/analyzer.js';
+import { GrantStore, resolveGrantsPath } from '../policy/grants/grants-store.js';
+import { formatGrantList } from '../policy/output/report.js';
 import { flagBool, flagString, parseArgs, UsageError } from './args.js';
 import type { CliIo } from './io.js';
 

@@ -5,10 +5,11 @@ import { probeSync } from '../probe.js';
 import { existingCredentialPaths } from '../sandbox/plan.js';
 import { buildCredentialListJson } from '../credentials.js';
 import { buildSandboxEnv } from '../env.js';
-import { openCliEngine } from '../policy/cli-support.js';
-import type { EngineWithConfig } from '../policy/create-engine.js';
+import { openCliEngine } from '../policy/output/cli-support.js';
+import type { EngineWithConfig } from '../policy/engine/create-engine.js';
 import { buildEnforcementReport, type EnforcementReport } from '../backend/enforcement.js';
-import { buildBackendJson, buildCapabilities, buildPolicyJson, buildRestrictions } from '../policy/report.js';
+import { PROTECTED_METADATA_NAMES } from '../protected-names.js';
+import { buildBackendJson, buildCapabilities, buildPolicyJson, buildRestrictions } from '../policy/output/report.js';
 import { flagBool, parseArgs } from './args.js';
 import type { CliIo } from './io.js';
 
@@ -45,7 +46,7 @@ function buildPlan(engine: EngineWithConfig, enforcement: EnforcementReport): Re
         writeRoots: writeRoots.map((root) => ({
           root,
           readOnlySubpaths: [`${root}/.git/hooks`, `${root}/.git/config`],
-          protectedMetadataNames: ['.zero', '.agents'],
+          protectedMetadataNames: [...PROTECTED_METADATA_NAMES],
         })),
         ...(lists.denyRead.length > 0 ? { denyRead: lists.denyRead } : {}),
         denyReadIfExists: existingCredentialPaths([process.env], writeRoots),

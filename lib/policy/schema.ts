@@ -13,7 +13,7 @@ import {
   RISK_LEVELS,
   SIDE_EFFECTS,
   TOOL_NAME_PATTERN,
-} from './constants.js';
+} from './engine/constants.js';
 
 /** Shell egress mode; anything but `allow` normalizes to `deny` (fail closed). */
 export const NetworkModeSchema = z

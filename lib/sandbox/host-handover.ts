@@ -10,7 +10,7 @@ import { basename, dirname, join, posix, win32 } from 'node:path';
 
 import { SandboxError } from '../errors.js';
 import { PACKAGE_ROOT } from '../native/load.js';
-import { grantsFilePath, userSettingsDir } from '../policy/settings-dir.js';
+import { grantsFilePath, userSettingsDir } from '../policy/config/settings-dir.js';
 
 /** The host facts the rule depends on (all absolute and symlink-resolved, in the platform's syntax). */
 export interface HandoverHost {

@@ -4,7 +4,7 @@
 // the `run` start-up path.
 import { z } from 'zod';
 
-import { PERMISSIONS } from '../policy/constants.js';
+import { PERMISSIONS } from '../policy/engine/constants.js';
 import { BlockSchema, GrantSchema, RiskSchema } from '../policy/schema.js';
 
 /** The protocol's schema version: required on every input and output line. */

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
-import type { PermissionPrompt } from '../../lib/policy/authorize.js';
-import { createEngine } from '../../lib/policy/create-engine.js';
+import type { PermissionPrompt } from '../../lib/policy/approval/authorize.js';
+import { createEngine } from '../../lib/policy/engine/create-engine.js';
 import { runSandboxed } from '../../lib/sandbox/run.js';
 import { makeTree, rejection, sandboxTest } from '../helpers/sandbox.js';
 

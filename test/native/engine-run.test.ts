@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { createEngine } from '../../lib/policy/create-engine.js';
+import { createEngine } from '../../lib/policy/engine/create-engine.js';
 import { runSandboxed } from '../../lib/sandbox/run.js';
 import { makeTree, rejection, sandboxTest, type Tree } from '../helpers/sandbox.js';
 

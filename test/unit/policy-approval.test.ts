@@ -4,8 +4,8 @@ import { dirname, join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { applyApproval, availableApprovalAnswers, buildPermissionDecisionEvent, buildPermissionRequestEvent, buildPromptText } from '../../lib/policy/approval.js';
-import { createEngine } from '../../lib/policy/create-engine.js';
+import { applyApproval, availableApprovalAnswers, buildPermissionDecisionEvent, buildPermissionRequestEvent, buildPromptText } from '../../lib/policy/approval/approval.js';
+import { createEngine } from '../../lib/policy/engine/create-engine.js';
 import { NO_BACKEND, stubAnalyzer, stubEngine } from '../fixtures/policy/stub-analyzer.js';
 
 const CURL = 'curl https://example.com';

@@ -6,8 +6,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { SandboxError } from '../../lib/errors.js';
-import { authorizeCommand } from '../../lib/policy/authorize.js';
-import { askOnTerminal, buildTerminalQuestion, parseTerminalAnswer } from '../../lib/policy/terminal-prompt.js';
+import { authorizeCommand } from '../../lib/policy/approval/authorize.js';
+import { askOnTerminal, buildTerminalQuestion, parseTerminalAnswer } from '../../lib/policy/approval/terminal-prompt.js';
 import { NATIVE_BACKEND, stubEngine } from '../fixtures/policy/stub-analyzer.js';
 
 const CURL = 'curl https://example.com';

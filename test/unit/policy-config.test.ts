@@ -8,10 +8,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { SandboxError } from '../../lib/errors.js';
-import { loadSandboxConfig, resolveConfigPaths } from '../../lib/policy/config.js';
-import { buildConfigJsonSchema } from '../../lib/policy/config-schema.js';
+import { loadSandboxConfig, resolveConfigPaths } from '../../lib/policy/config/config.js';
+import { buildConfigJsonSchema } from '../../lib/policy/config/config-schema.js';
 import { GrantsFileSchema, SandboxConfigSchema } from '../../lib/policy/schema.js';
-import { parseGrantsText, serializeGrantsState } from '../../lib/policy/grants-file.js';
+import { parseGrantsText, serializeGrantsState } from '../../lib/policy/grants/grants-file.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 
 function place() {

@@ -8,8 +8,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import type { BackendInfo } from '../../lib/backend/types.js';
-import { createEngine, type CreateEngineOptions } from '../../lib/policy/create-engine.js';
-import { loadAnalyzer } from '../../lib/policy/analyzer.js';
+import { createEngine, type CreateEngineOptions } from '../../lib/policy/engine/create-engine.js';
+import { loadAnalyzer } from '../../lib/policy/engine/analyzer.js';
 
 const NATIVE: BackendInfo = { name: 'linux-native', available: true, platform: 'linux', nativeIsolation: true, commandWrapping: true, setupInitialized: true };
 const CURL = 'curl https://example.com';

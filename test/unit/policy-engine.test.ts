@@ -5,9 +5,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import type { BackendInfo } from '../../lib/backend/types.js';
-import { loadAnalyzer, type Analyzer } from '../../lib/policy/analyzer.js';
-import { createEngine, type EngineWithConfig } from '../../lib/policy/create-engine.js';
-import { buildGrantProfile, normalizeRequestPermissions } from '../../lib/policy/overlays.js';
+import { loadAnalyzer, type Analyzer } from '../../lib/policy/engine/analyzer.js';
+import { createEngine, type EngineWithConfig } from '../../lib/policy/engine/create-engine.js';
+import { buildGrantProfile, normalizeRequestPermissions } from '../../lib/policy/engine/overlays.js';
 import type { Decision, RequestPermissionProfile } from '../../lib/policy/schema.js';
 import { applySetup, loadVectors, makePlaces, type Places } from '../fixtures/policy/vectors.js';
 

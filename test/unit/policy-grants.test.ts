@@ -7,8 +7,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { SandboxError } from '../../lib/errors.js';
-import { deriveScope, grantCovers, resolveScopeAbs, selectGrant } from '../../lib/policy/grant-match.js';
-import { GrantStore, resolveGrantsPath } from '../../lib/policy/grants-store.js';
+import { deriveScope, grantCovers, resolveScopeAbs, selectGrant } from '../../lib/policy/grants/grant-match.js';
+import { GrantStore, resolveGrantsPath } from '../../lib/policy/grants/grants-store.js';
 import type { Grant } from '../../lib/policy/schema.js';
 import { loadVectors, makePlaces } from '../fixtures/policy/vectors.js';
 

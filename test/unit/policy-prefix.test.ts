@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { loadAnalyzer } from '../../lib/policy/analyzer.js';
-import { createEngine } from '../../lib/policy/create-engine.js';
-import { GrantStore } from '../../lib/policy/grants-store.js';
+import { loadAnalyzer } from '../../lib/policy/engine/analyzer.js';
+import { createEngine } from '../../lib/policy/engine/create-engine.js';
+import { GrantStore } from '../../lib/policy/grants/grants-store.js';
 import { loadVectors } from '../fixtures/policy/vectors.js';
 
 type V = Record<string, any>;

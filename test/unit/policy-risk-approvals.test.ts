@@ -7,9 +7,9 @@ import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { applyApproval } from '../../lib/policy/approval.js';
-import { authorizeCommand } from '../../lib/policy/authorize.js';
-import { createEngine } from '../../lib/policy/create-engine.js';
+import { applyApproval } from '../../lib/policy/approval/approval.js';
+import { authorizeCommand } from '../../lib/policy/approval/authorize.js';
+import { createEngine } from '../../lib/policy/engine/create-engine.js';
 import { NATIVE_BACKEND, stubEngine } from '../fixtures/policy/stub-analyzer.js';
 
 const RM = 'rm -rf ./build';

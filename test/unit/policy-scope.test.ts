@@ -3,10 +3,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { createEngine } from '../../lib/policy/create-engine.js';
-import { checkRequestPath } from '../../lib/policy/path-check.js';
-import { buildPathLists, isDirExcluded, isReadDenied, pathListsActive } from '../../lib/policy/path-lists.js';
-import { defaultTempRootCandidates, WorkspaceScope } from '../../lib/policy/scope.js';
+import { createEngine } from '../../lib/policy/engine/create-engine.js';
+import { checkRequestPath } from '../../lib/policy/paths/path-check.js';
+import { buildPathLists, isDirExcluded, isReadDenied, pathListsActive } from '../../lib/policy/paths/path-lists.js';
+import { defaultTempRootCandidates, WorkspaceScope } from '../../lib/policy/paths/scope.js';
 import { applySetup, loadVectors, makePlaces, type VectorSetup } from '../fixtures/policy/vectors.js';
 import { stubAnalyzer } from '../fixtures/policy/stub-analyzer.js';
 

@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { buildPermissionDecisionEvent, buildPermissionRequestEvent } from '../../lib/policy/approval.js';
+import { buildPermissionDecisionEvent, buildPermissionRequestEvent } from '../../lib/policy/approval/approval.js';
 import type { Decision, Request } from '../../lib/policy/schema.js';
 import { buildPermissionBody, selectPermissionEvents } from '../../lib/stream-json/permission-events.js';
 

@@ -11,8 +11,8 @@ import { capStreamJsonOutput, createSink, createTextSink, STREAM_JSON_OUTPUT_LIM
 import { redactString } from '../../lib/redact.js';
 import { protectedPathDenial } from '../../lib/sandbox/denials.js';
 import { OutputEventSchema, type OutputEvent } from '../../lib/stream-json/schema.js';
-import { buildPermissionDecisionEvent, buildPermissionRequestEvent } from '../../lib/policy/approval.js';
-import { formatBlockError } from '../../lib/policy/authorize.js';
+import { buildPermissionDecisionEvent, buildPermissionRequestEvent } from '../../lib/policy/approval/approval.js';
+import { formatBlockError } from '../../lib/policy/approval/authorize.js';
 import type { Decision, Request } from '../../lib/policy/schema.js';
 import { buildStreamOutput, DEFAULT_MAX_OUTPUT_BYTES, formatToolOutput, runStreamSession, STREAM_EXIT, type ShellAuthorizer } from '../../lib/stream-json/session.js';
 

@@ -4,13 +4,13 @@
 // terminal prompt text, and the stream-json-shaped permission events.
 import { dirname, resolve } from 'node:path';
 
-import { APPROVAL_ANSWERS, FILE_MUTATION_TOOLS, REASON_DESTRUCTIVE, REASON_NETWORK_BLOCKED, SHELL_TOOLS, type ApprovalAnswer } from './constants.js';
-import type { Engine } from './engine.js';
-import { deriveScope, resolveScope } from './grant-match.js';
-import { widenToRoot } from './overlays.js';
-import { tryRealpath } from './paths.js';
-import type { Decision, Request } from './schema.js';
-import type { PermissionDecisionEvent, PermissionRequestEvent } from '../stream-json/schema.js';
+import { APPROVAL_ANSWERS, FILE_MUTATION_TOOLS, REASON_DESTRUCTIVE, REASON_NETWORK_BLOCKED, SHELL_TOOLS, type ApprovalAnswer } from '../engine/constants.js';
+import type { Engine } from '../engine/engine.js';
+import { deriveScope, resolveScope } from '../grants/grant-match.js';
+import { widenToRoot } from '../engine/overlays.js';
+import { tryRealpath } from '../paths/paths.js';
+import type { Decision, Request } from '../schema.js';
+import type { PermissionDecisionEvent, PermissionRequestEvent } from '../../stream-json/schema.js';
 
 /** A `permission_request` event as the engine reports it (stream-json v2, without schemaVersion/runId). */
 export type PermissionRequestPayload = Omit<PermissionRequestEvent, 'schemaVersion' | 'runId'>;

@@ -2,7 +2,7 @@
 // The permission flow in front of a sandboxed command: evaluate, ask the responder on a prompt,
 // record the answer, report every step as stream-json-shaped events, and say which network mode
 // the (still sandboxed) command gets. runSandboxed and `zero-sandbox run` call this first.
-import { SandboxError } from '../errors.js';
+import { SandboxError } from '../../errors.js';
 import {
   applyApproval,
   availableApprovalAnswers,
@@ -12,9 +12,9 @@ import {
   describePromptScope,
   type PermissionEvent,
 } from './approval.js';
-import { APPROVAL_ANSWERS, REASON_NETWORK_BLOCKED, type ApprovalAnswer } from './constants.js';
-import type { Engine } from './engine.js';
-import type { Decision, Request } from './schema.js';
+import { APPROVAL_ANSWERS, REASON_NETWORK_BLOCKED, type ApprovalAnswer } from '../engine/constants.js';
+import type { Engine } from '../engine/engine.js';
+import type { Decision, Request } from '../schema.js';
 
 /** What a responder is asked. */
 export interface PermissionPrompt {

@@ -4,7 +4,7 @@
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 
 import type { PermissionPrompt } from './authorize.js';
-import type { ApprovalAnswer } from './constants.js';
+import type { ApprovalAnswer } from '../engine/constants.js';
 
 const KEYS: Array<[string, ApprovalAnswer, string]> = [
   ['o', 'allow', '[o]nce'],

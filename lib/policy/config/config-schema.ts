@@ -3,7 +3,7 @@
 // so editors can complete and check the `sandbox` settings).
 import { z } from 'zod';
 
-import { ConfigFileSchema } from './schema.js';
+import { ConfigFileSchema } from '../schema.js';
 
 /** The JSON Schema (draft 2020-12) of Zero's config.json as far as the `sandbox` key goes. */
 export function buildConfigJsonSchema(): Record<string, unknown> {

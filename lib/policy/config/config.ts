@@ -5,11 +5,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { ResourceLimits } from '../backend/types.js';
-import { SandboxError } from '../errors.js';
-import { DEFAULT_PROCESSES, DEFAULT_SHM_BYTES, DEFAULT_TMP_BYTES } from '../sandbox/default-limits.js';
-import type { SandboxConfig } from './schema.js';
-import { normalizeWriteRoot } from './scope.js';
+import type { ResourceLimits } from '../../backend/types.js';
+import { SandboxError } from '../../errors.js';
+import { DEFAULT_PROCESSES, DEFAULT_SHM_BYTES, DEFAULT_TMP_BYTES } from '../../sandbox/default-limits.js';
+import type { SandboxConfig } from '../schema.js';
+import { normalizeWriteRoot } from '../paths/scope.js';
 import { userSettingsDir } from './settings-dir.js';
 
 /** Where the config files are; `null` skips one. */
@@ -77,7 +77,7 @@ function jsonPath(segments: ReadonlyArray<PropertyKey>): string {
 }
 
 async function validate(file: string, data: unknown): Promise<SandboxConfig | undefined> {
-  const { ConfigFileSchema } = await import('./schema.js');
+  const { ConfigFileSchema } = await import('../schema.js');
   const result = ConfigFileSchema.safeParse(data);
   if (!result.success) {
     const issue = result.error.issues[0]!;

@@ -52,18 +52,18 @@ export interface Analyzer {
 /** The parts of lib/bash an analyzer is built from: the modules themselves, or stand-ins. */
 export interface AnalyzerModules {
   /** lib/bash/risk.js. */
-  risk: Pick<typeof import('../bash/risk.js'), 'classifyRisk'>;
+  risk: Pick<typeof import('../../bash/risk.js'), 'classifyRisk'>;
   /** lib/bash/prefix.js. */
-  prefix: Pick<typeof import('../bash/prefix.js'), 'validateCommandPrefix' | 'matchCommandPrefix' | 'proposeCommandPrefix'>;
+  prefix: Pick<typeof import('../../bash/prefix.js'), 'validateCommandPrefix' | 'matchCommandPrefix' | 'proposeCommandPrefix'>;
   /** lib/bash/parse.js (optional: without it the engine cannot tell a failed parser from a complex command). */
-  parse?: Pick<typeof import('../bash/parse.js'), 'parserStatus'>;
+  parse?: Pick<typeof import('../../bash/parse.js'), 'parserStatus'>;
 }
 
 let loaded: Promise<Analyzer> | undefined;
 
 /** Loads lib/bash once. */
 export function loadAnalyzer(): Promise<Analyzer> {
-  loaded ??= Promise.all([import('../bash/risk.js'), import('../bash/prefix.js'), import('../bash/parse.js')]).then(async ([risk, prefix, parse]) => {
+  loaded ??= Promise.all([import('../../bash/risk.js'), import('../../bash/prefix.js'), import('../../bash/parse.js')]).then(async ([risk, prefix, parse]) => {
     // The WebAssembly parser instantiates asynchronously: ready before the first classification.
     await parse.loadShellParser();
     return buildAnalyzer({ risk, prefix, parse });

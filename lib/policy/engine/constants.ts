@@ -1,21 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The engine's enumerations, fixed reason texts and input normalizers, free of zod so the hot path stays cheap.
 
-/** Tool side effects. Unknown values normalize to `out_of_workspace`. */
-export const SIDE_EFFECTS = [
-  'read',
-  'write',
-  'shell',
-  'network',
-  'local_control',
-  'local_browser',
-  'local_desktop',
-  'local_terminal',
-  'out_of_workspace',
-  'none',
-] as const;
-/** One tool side effect. */
-export type SideEffectName = (typeof SIDE_EFFECTS)[number];
+export { normalizeNetworkMode, normalizeSideEffect, SIDE_EFFECTS, type SideEffectName } from '../../enums.js';
+import { PROTECTED_METADATA_NAMES } from '../../protected-names.js';
 
 /** Tool safety metadata. Unknown values normalize to `prompt`. */
 export const PERMISSIONS = ['allow', 'prompt', 'deny'] as const;
@@ -81,18 +68,10 @@ export const SHELL_TOOLS = new Set(['bash', 'exec_command', 'write_stdin']);
 export const FILE_MUTATION_TOOLS = new Set(['write_file', 'edit_file', 'apply_patch']);
 
 /** First workspace-relative segments that are never auto-allowed for writes. */
-export const PROTECTED_SEGMENTS = new Set(['.git', '.zero', '.agents']);
+export const PROTECTED_SEGMENTS = new Set(['.git', ...PROTECTED_METADATA_NAMES]);
 
 /** Argument keys whose string values are paths the engine validates. */
 export const PATH_ARG_KEYS = ['path', 'file', 'file_path', 'filepath', 'filename', 'cwd', 'workdir', 'dir', 'directory'] as const;
-
-const SIDE_EFFECT_SET = new Set<string>(SIDE_EFFECTS);
-
-/** Lower-cases and trims; anything unknown becomes `out_of_workspace` (critical). */
-export function normalizeSideEffect(value: unknown): SideEffectName {
-  const text = typeof value === 'string' ? value.trim().toLowerCase() : '';
-  return SIDE_EFFECT_SET.has(text) ? (text as SideEffectName) : 'out_of_workspace';
-}
 
 /** `allow` | `prompt` | `deny`; anything else is `prompt`. */
 export function normalizePermission(value: unknown): PermissionName {
@@ -104,11 +83,6 @@ export function normalizePermission(value: unknown): PermissionName {
 export function normalizePermissionMode(value: unknown): PermissionModeName {
   const text = typeof value === 'string' ? value.trim().toLowerCase() : '';
   return text === 'ask' || text === 'unsafe' ? text : 'auto';
-}
-
-/** Fail closed: only a (trimmed, case-insensitive) `allow` is allow. */
-export function normalizeNetworkMode(value: unknown): 'allow' | 'deny' {
-  return typeof value === 'string' && value.trim().toLowerCase() === 'allow' ? 'allow' : 'deny';
 }
 
 /** Tool names are letters, digits, `.`, `_` and `-`. */

@@ -2,16 +2,16 @@
 // createEngine(): resolves the workspace, config, grants store, analyzer and backend for an Engine.
 import { statSync } from 'node:fs';
 
-import type { BackendInfo } from '../backend/types.js';
-import { SandboxError } from '../errors.js';
+import type { BackendInfo } from '../../backend/types.js';
+import { SandboxError } from '../../errors.js';
 import { loadAnalyzer, type Analyzer } from './analyzer.js';
-import { loadSandboxConfig, resolveConfigPaths, type ConfigPaths, type LoadedConfig } from './config.js';
+import { loadSandboxConfig, resolveConfigPaths, type ConfigPaths, type LoadedConfig } from '../config/config.js';
 import { normalizeNetworkMode } from './constants.js';
 import { Engine } from './engine.js';
-import { GrantStore, resolveGrantsPath } from './grants-store.js';
-import { resolveBestEffort } from './paths.js';
-import type { Policy } from './schema.js';
-import { WorkspaceScope } from './scope.js';
+import { GrantStore, resolveGrantsPath } from '../grants/grants-store.js';
+import { resolveBestEffort } from '../paths/paths.js';
+import type { Policy } from '../schema.js';
+import { WorkspaceScope } from '../paths/scope.js';
 
 /** The reference default: enforce, network deny, workspace enforced. */
 export const DEFAULT_POLICY: Policy = Object.freeze({ mode: 'enforce', network: 'deny', enforceWorkspace: true }) as Policy;
@@ -42,7 +42,7 @@ export interface EngineWithConfig extends Engine {
 }
 
 async function validatePolicy(input: Partial<Record<keyof Policy, unknown>>): Promise<Partial<Policy>> {
-  const { PolicySchema } = await import('./schema.js');
+  const { PolicySchema } = await import('../schema.js');
   const fields = { ...input };
   if (fields.mode === '') delete fields.mode; // an empty mode means the default policy (reference)
   const result = PolicySchema.partial().safeParse(fields);
@@ -59,7 +59,7 @@ async function validatePolicy(input: Partial<Record<keyof Policy, unknown>>): Pr
 
 /** Derives the backend from the measured probe: available when the default policy can be enforced. */
 export async function defaultBackendFactory(): Promise<() => BackendInfo> {
-  const [{ probeSync }, { selectBackend }] = await Promise.all([import('../probe.js'), import('../backend/select.js')]);
+  const [{ probeSync }, { selectBackend }] = await Promise.all([import('../../probe.js'), import('../../backend/select.js')]);
   return () => {
     const report = probeSync();
     const info = selectBackend({ platform: report.platform, facts: report.facts, linuxMissing: report.missing });
@@ -97,6 +97,7 @@ export async function createEngine(options: CreateEngineOptions = {}): Promise<E
   const grantsPath = options.grantsPath === null ? undefined : (options.grantsPath ?? resolveGrantsPath(env));
   const store = grantsPath === undefined ? undefined : new GrantStore(grantsPath, { validatePrefix: analyzer.validateCommandPrefix });
   const extras = [...(config?.extraWriteRoots ?? []), ...(options.extraWriteRoots ?? [])];
+  // process.platform: paths and shell commands are judged with the host OS's rules (case, separators, cmd.exe vs sh).
   const scope = new WorkspaceScope(workspaceRoot, extras, { env, platform: process.platform });
   const backend = options.backend;
   const backendFn = backend !== undefined ? () => backend : await defaultBackendFactory();

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Small pure helpers of the engine: building deny/prompt decisions with blocks, the fail-closed
 // grants-error suffix, the command of a request, and the re-entrancy check.
-import type { PathBlock } from './path-check.js';
-import type { Block, Decision } from './schema.js';
+import type { PathBlock } from '../paths/path-check.js';
+import type { Block, Decision } from '../schema.js';
 
 /** Maps a scope check code to the analyzer's path category. */
 export function riskPathCode(code: string | null): 'symlink_traversal' | 'out_of_workspace' | null {

@@ -1,36 +1,27 @@
 // SPDX-License-Identifier: MIT
-// The permission engine: evaluate(request) → Decision in the reference's order of checks (a
-// broken grants file allows nothing; approvals never lift the sandbox), plus persistent/session
+// The permission engine: evaluate(request) → Decision (the order of checks is decision-order.ts:
+// a broken grants file allows nothing; approvals never lift the sandbox), plus persistent/session
 // grants, command prefixes and request-permission overlays. Pure TypeScript; zod and tree-sitter are never loaded here eagerly.
-import { isAbsolute } from 'node:path';
-
-import type { BackendInfo } from '../backend/types.js';
-import { SandboxError } from '../errors.js';
+import type { BackendInfo } from '../../backend/types.js';
+import { SandboxError } from '../../errors.js';
 import type { Analyzer, AnalyzerRisk } from './analyzer.js';
 import {
-  FILE_MUTATION_TOOLS,
   normalizePermission,
   normalizePermissionMode,
   normalizeSideEffect,
-  REASON_DESTRUCTIVE,
-  REASON_ESCALATED_SANDBOX_REQUIRED,
-  REASON_NETWORK_BLOCKED,
-  REASON_NO_WORKSPACE_ROOT,
-  type PermissionModeName,
-  type SideEffectName,
 } from './constants.js';
-import { approvableRisks, coversCommand, SessionApprovals } from './approved-commands.js';
-import { deriveScope, resolveScope, selectGrant } from './grant-match.js';
-import { normalizeGrantRecord } from './grants-file.js';
-import type { GrantInput, GrantStore } from './grants-store.js';
+import { approvableRisks, coversCommand, SessionApprovals } from '../approval/approved-commands.js';
+import { resolveScope } from '../grants/grant-match.js';
+import { normalizeGrantRecord } from '../grants/grants-file.js';
+import type { GrantInput, GrantStore } from '../grants/grants-store.js';
 import { buildOverlaidLists, buildGrantProfile, normalizeRequestPermissions, type PermissionOverlay } from './overlays.js';
-import { isPatchEscape } from './patch.js';
-import { checkRequestPath, collectRequestPaths, touchesProtectedPath, type PathBlock } from './path-check.js';
-import { blockDecision, commandOf, deny, isReentrant, riskPathCode, splitPlainCommand, withGrantsError } from './decision-helpers.js';
-import { buildPathLists, buildReadExclusionGlobs, pathListsActive, type PathLists } from './path-lists.js';
-import { resolveBestEffort, withFsMemo } from './paths.js';
-import type { ApprovedCommand, Block, CommandPrefixGrant, Decision, Grant, Policy, Request, RequestPermissionProfile } from './schema.js';
-import { WorkspaceScope } from './scope.js';
+import { checkRequestPath } from '../paths/path-check.js';
+import { commandOf, deny, isReentrant, riskPathCode, splitPlainCommand } from './decision-helpers.js';
+import { buildPathLists, buildReadExclusionGlobs, pathListsActive, type PathLists } from '../paths/path-lists.js';
+import { resolveBestEffort, withFsMemo } from '../paths/paths.js';
+import type { ApprovedCommand, Block, CommandPrefixGrant, Decision, Grant, Policy, Request, RequestPermissionProfile } from '../schema.js';
+import { WorkspaceScope } from '../paths/scope.js';
+import { decide, type DecisionDeps } from './decision-order.js';
 
 /** Everything an Engine is built from (createEngine resolves the defaults). */
 export interface EngineParts {
@@ -64,17 +55,6 @@ function riskOf(risk: AnalyzerRisk): Decision['risk'] {
   return { level: risk.level, categories: [...risk.categories], reason: risk.reason };
 }
 
-/** What evaluate() knows about a request by the time it decides. */
-interface RequestFacts {
-  toolName: string;
-  args: Record<string, unknown>;
-  sideEffect: SideEffectName;
-  permission: string;
-  mode: PermissionModeName;
-  root: string;
-  scope: WorkspaceScope;
-  policy: Policy;
-}
 
 /** The permission engine. Create it with createEngine(). */
 export class Engine {
@@ -95,6 +75,15 @@ export class Engine {
   private nextOverlay = 1;
   private effective: { policy: Policy; lists: PathLists; active: boolean } | undefined;
   private readonly adhoc = new Map<string, WorkspaceScope>();
+  private readonly decisionDeps: DecisionDeps = {
+    platform: '',
+    store: undefined,
+    sessionGrants: this.sessionGrants,
+    matchApprovedCommand: (toolName, args, categories, persistentToo) => this.matchApprovedCommand(toolName, args, categories, persistentToo),
+    matchPrefix: (toolName, args) => this.matchPrefix(toolName, args),
+    parserFailure: () => this.analyzer.parserFailure?.(),
+    isShellSandboxActive: () => this.isShellSandboxActive(),
+  };
 
   constructor(parts: EngineParts) {
     this.workspaceRoot = parts.workspaceRoot;
@@ -105,6 +94,8 @@ export class Engine {
     this.backendFn = parts.backend;
     this.env = parts.env;
     this.platform = parts.platform;
+    this.decisionDeps.platform = parts.platform;
+    this.decisionDeps.store = parts.store;
   }
 
   /** Path of the persistent grants file ('' when the engine has no store). */
@@ -220,154 +211,7 @@ export class Engine {
     const { policy, lists, active } = this.effectiveState();
     const risk = classify(true);
     if (policy.mode === 'disabled') return { action: 'allow', reason: 'sandbox disabled', risk };
-    const decision = this.decide({ toolName, args, sideEffect, permission, mode, root, scope, policy, lists, active, risk, request });
-    return decision;
-  }
-
-  private decide(c: RequestFacts & {
-    lists: PathLists;
-    active: boolean;
-    risk: Decision['risk'];
-    request: Request;
-  }): Decision {
-    const { toolName, args, sideEffect, mode, risk } = c;
-    const toolReason = typeof c.request.reason === 'string' && c.request.reason.trim() !== '' ? c.request.reason.trim() : undefined;
-    const granted = c.request.permissionGranted === true;
-    // The grants file is read first so that its error, if any, is in every reason (fail closed:
-    // a broken file honours no allow grant and no auto-allow). The order of outcomes is the reference's.
-    const requestScope = resolveScope(deriveScope(toolName, args), c.root, this.platform).raw;
-    let grantsError: string | undefined;
-    let found: Grant | undefined;
-    if (this.store !== undefined) {
-      try {
-        found = this.store.lookup(toolName, requestScope);
-      } catch (error) {
-        grantsError = (error as Error).message;
-      }
-    }
-    const failClosed = (d: Decision): Decision => (grantsError === undefined ? d : withGrantsError(d, grantsError));
-    // 7: tool safety deny.
-    if (c.permission === 'deny') return failClosed(deny(risk, 'denied_permission', toolName, toolReason ?? 'tool safety denies execution'));
-    // 8-9: a covering persistent or session deny (recoverable: the user can revoke it).
-    if (found?.decision === 'deny') {
-      return { ...deny(risk, 'persistent_deny', toolName, 'persistent sandbox deny grant matched', true), grantMatched: true, grant: found };
-    }
-    const persistentAllow = found;
-    const sessionFound = selectGrant(this.sessionGrants.get(toolName) ?? [], requestScope, this.platform);
-    if (sessionFound?.decision === 'deny') {
-      return { ...deny(risk, 'persistent_deny', toolName, 'session sandbox deny grant matched', true), grantMatched: true, grant: sessionFound };
-    }
-    // 11: apply_patch escapes are hard denies, ahead of any grant.
-    const { paths, patchPaths } = collectRequestPaths(toolName, args);
-    const escape = patchPaths.find(isPatchEscape);
-    if (escape !== undefined) {
-      return failClosed(blockDecision('deny', risk, toolName, { code: 'outside_workspace', reason: `${escape} is outside the workspace`, path: escape }));
-    }
-    // 12: paths.
-    let promptable: PathBlock | undefined;
-    const ctx = { sideEffect, scope: c.scope, lists: c.lists, listsActive: c.active, policyEnforce: c.policy.enforceWorkspace, workspaceRoot: c.root };
-    for (const path of paths) {
-      const block = checkRequestPath(path, ctx);
-      if (block === undefined) continue;
-      const isPromptable =
-        block.code === 'outside_workspace' &&
-        mode !== 'unsafe' &&
-        toolName !== 'apply_patch' &&
-        (sideEffect === 'read' || sideEffect === 'write' || sideEffect === 'out_of_workspace') &&
-        isAbsolute(path) &&
-        !block.reason.endsWith(REASON_NO_WORKSPACE_ROOT);
-      if (!isPromptable) return failClosed(blockDecision('deny', risk, toolName, block));
-      promptable ??= block;
-    }
-    const isShell = sideEffect === 'shell';
-    // A session or always approval of this exact command text for its risks answers the network
-    // and destructive prompts below (never a wider prefix; the command still runs sandboxed). A
-    // broken grants file honours only session approvals.
-    const approved = isShell && mode !== 'unsafe' ? this.matchApprovedCommand(toolName, args, risk.categories, grantsError === undefined) : undefined;
-    const usedRisks: string[] = [];
-    // 13: network, ahead of every allow grant and of permissionGranted.
-    if (c.policy.network !== 'allow' && risk.categories.includes('network') && sideEffect !== 'network') {
-      if (isShell && approved !== undefined) usedRisks.push('network');
-      else if (isShell && mode !== 'unsafe') return failClosed({ action: 'prompt', reason: REASON_NETWORK_BLOCKED, risk });
-      else return failClosed(deny(risk, 'network', toolName, REASON_NETWORK_BLOCKED));
-    }
-    // 14: destructive shell.
-    if (isShell && risk.categories.includes('destructive') && !granted) {
-      if (approved !== undefined) usedRisks.push('destructive');
-      else if (mode !== 'unsafe') return failClosed({ action: 'prompt', reason: REASON_DESTRUCTIVE, risk });
-      else return failClosed(deny(risk, 'destructive_command', toolName, 'destructive shell command denied in unsafe mode'));
-    }
-    // A shell command that could not be analyzed because the parser itself failed to load is never
-    // auto-allowed: the user decides (headless: denied), as for a destructive command.
-    const parserFailure = isShell && !granted ? this.analyzer.parserFailure?.() : undefined;
-    if (parserFailure !== undefined) {
-      const reason = `the shell command analyzer is unavailable (${parserFailure}), so the command needs approval`;
-      if (mode !== 'unsafe') return failClosed({ action: 'prompt', reason, risk });
-      return failClosed(deny(risk, 'denied_permission', toolName, reason));
-    }
-    const rest = this.decideAfterRisk({ ...c, granted, approvedEarlier: usedRisks.length > 0, promptable, paths, isShell, grantsError, persistentAllow, sessionFound, toolReason });
-    if (usedRisks.length === 0 || rest.action !== 'allow') return rest;
-    const reason = `${approved?.session ? 'session' : 'persistent'} approval of this exact command (${usedRisks.join(', ')}); the command still runs sandboxed`;
-    return { ...rest, reason, grantMatched: true, approvedRisks: usedRisks };
-  }
-
-  private decideAfterRisk(c: RequestFacts & {
-    risk: Decision['risk'];
-    granted: boolean;
-    /** An earlier approval of this exact command answered its risk prompt (not an escalation). */
-    approvedEarlier: boolean;
-    promptable: PathBlock | undefined;
-    paths: string[];
-    isShell: boolean;
-    grantsError: string | undefined;
-    persistentAllow: Grant | undefined;
-    sessionFound: Grant | undefined;
-    toolReason: string | undefined;
-  }): Decision {
-    const { toolName, args, sideEffect, mode, risk, promptable, paths, isShell, grantsError, persistentAllow, sessionFound, toolReason } = c;
-    const failClosed = (d: Decision): Decision => (grantsError === undefined ? d : withGrantsError(d, grantsError));
-    // 15: escalation out of the sandbox: only an approval of this very call lifts it.
-    if (isShell && args.sandbox_permissions === 'require_escalated' && !c.granted) {
-      if (mode !== 'unsafe') return failClosed({ action: 'prompt', reason: REASON_ESCALATED_SANDBOX_REQUIRED, risk });
-      return failClosed(deny(risk, 'denied_permission', toolName, 'unsafe mode must not silently run a command unsandboxed'));
-    }
-    if (grantsError === undefined) {
-      // 16-17: grants, then approved command prefixes (which keep the command sandboxed).
-      if (persistentAllow !== undefined) {
-        return { action: 'allow', reason: 'persistent sandbox allow grant matched', risk, grantMatched: true, grant: persistentAllow };
-      }
-      if (sessionFound !== undefined) {
-        return { action: 'allow', reason: 'session sandbox allow grant matched', risk, grantMatched: true, grant: sessionFound };
-      }
-      const prefix = isShell && promptable === undefined ? this.matchPrefix(toolName, args) : undefined;
-      if (prefix !== undefined) {
-        const reason = `${prefix.session ? 'session' : 'persistent'} command prefix matched; the command still runs sandboxed`;
-        return { action: 'allow', reason, risk, grantMatched: true, commandPrefix: [...prefix.prefix] };
-      }
-    }
-    const granted = c.granted || c.approvedEarlier;
-    // 18: recoverable outside-workspace path → prompt carrying the block.
-    if (promptable !== undefined) return failClosed(blockDecision('prompt', risk, toolName, promptable));
-    if (grantsError !== undefined) {
-      if (granted) return withGrantsError({ action: 'allow', reason: 'explicitly approved for this call', risk }, grantsError);
-      return withGrantsError({ action: 'prompt', reason: toolReason ?? 'tool requires approval before execution', risk }, grantsError);
-    }
-    // 19: tool safety allow.
-    if (c.permission === 'allow') return { action: 'allow', reason: toolReason ?? 'tool safety allows execution', risk };
-    // 20: workspace file mutation.
-    if (c.policy.enforceWorkspace && c.root !== '' && sideEffect === 'write' && FILE_MUTATION_TOOLS.has(toolName) && paths.length > 0) {
-      if (!paths.some((p) => touchesProtectedPath(p, c.root, c.scope.writeRoots()))) {
-        return { action: 'allow', reason: 'workspace write is allowed', risk, autoAllowed: true };
-      }
-    }
-    // 21: shell inside an active native sandbox.
-    if (isShell && this.isShellSandboxActive()) {
-      return { action: 'allow', reason: 'auto-allowed: sandbox is active for this shell command', risk, autoAllowed: true };
-    }
-    // 22-23.
-    if (granted) return { action: 'allow', reason: 'explicitly approved for this call', risk };
-    if (mode === 'unsafe') return { action: 'allow', reason: 'unsafe mode allows execution', risk };
-    return { action: 'prompt', reason: toolReason ?? 'tool requires approval before execution', risk };
+    return decide(this.decisionDeps, { toolName, args, sideEffect, permission, mode, root, scope, policy, lists, active, risk, request });
   }
 
   private matchPrefix(toolName: string, args: Record<string, unknown>): { prefix: string[]; session: boolean } | undefined {

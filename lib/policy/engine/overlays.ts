@@ -4,10 +4,10 @@
 import { statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 
-import { SandboxError } from '../errors.js';
-import { tryRealpath } from './paths.js';
-import type { RequestPermissionProfile } from './schema.js';
-import { normalizeExtraRoot } from './scope.js';
+import { SandboxError } from '../../errors.js';
+import { tryRealpath } from '../paths/paths.js';
+import type { RequestPermissionProfile } from '../schema.js';
+import { normalizeExtraRoot } from '../paths/scope.js';
 
 /** A normalized request: absolute, de-duplicated paths. */
 export interface NormalizedPermissions {

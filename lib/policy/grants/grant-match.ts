@@ -3,7 +3,7 @@
 // covering grant.
 import { posix, win32 } from 'node:path';
 
-import type { Grant } from './schema.js';
+import type { Grant } from '../schema.js';
 
 /** A request or grant scope: kind '' is tool-wide. */
 export interface DerivedScope {
@@ -83,6 +83,7 @@ export function pathApi(platform: string): typeof posix {
 }
 
 /** Makes a file/dir scope absolute against the workspace root; '' stays ''. */
+// process.platform defaults here: scopes are paths, compared and resolved with the host OS's path rules.
 export function resolveScopeAbs(scope: string, workspaceRoot: string, platform: string = process.platform): string {
   if (scope === '') return '';
   const api = pathApi(platform);

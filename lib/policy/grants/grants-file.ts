@@ -4,11 +4,11 @@
 // GrantsFileSchema documents the same shape and a unit test keeps the two in agreement.
 import { isAbsolute, normalize } from 'node:path';
 
-import { GRANTS_POLICY_VERSION, GRANTS_SCHEMA_VERSION, SHELL_TOOLS, TOOL_NAME_PATTERN } from './constants.js';
-import { APPROVABLE_RISKS } from './approved-commands.js';
+import { GRANTS_POLICY_VERSION, GRANTS_SCHEMA_VERSION, SHELL_TOOLS, TOOL_NAME_PATTERN } from '../engine/constants.js';
+import { APPROVABLE_RISKS } from '../approval/approved-commands.js';
 import { normalizeHost } from './grant-match.js';
-import { redactString } from '../redact.js';
-import type { ApprovedCommand, CommandPrefixGrant, Grant, GrantsMigration } from './schema.js';
+import { redactString } from '../../redact.js';
+import type { ApprovedCommand, CommandPrefixGrant, Grant, GrantsMigration } from '../schema.js';
 
 /** Validates a command prefix (launcher bans etc.); supplied by the shell analyzer. */
 export type PrefixValidator = (prefix: readonly string[]) => boolean;

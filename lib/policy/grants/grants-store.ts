@@ -4,7 +4,7 @@
 import { closeSync, copyFileSync, constants as fsConstants, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
-import { SandboxError } from '../errors.js';
+import { SandboxError } from '../../errors.js';
 import { selectGrant } from './grant-match.js';
 import {
   buildMigrationNotice,
@@ -20,8 +20,8 @@ import {
   type PrefixValidator,
 } from './grants-file.js';
 import { acquireLock } from './lock.js';
-import { grantsFilePath } from './settings-dir.js';
-import type { ApprovedCommand, CommandPrefixGrant, Grant } from './schema.js';
+import { grantsFilePath } from '../config/settings-dir.js';
+import type { ApprovedCommand, CommandPrefixGrant, Grant } from '../schema.js';
 
 /** `$ZERO_SANDBOX_GRANTS_PATH` → `$XDG_CONFIG_HOME/zero/sandbox-grants.json` → `~/.config/zero/sandbox-grants.json`. */
 export function resolveGrantsPath(env: NodeJS.ProcessEnv = process.env): string {

@@ -10,7 +10,7 @@
 import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
-import { SandboxError } from '../errors.js';
+import { SandboxError } from '../../errors.js';
 
 /** How long a lock may be held before it counts as abandoned. */
 const STALE_AFTER_MS = 30_000;

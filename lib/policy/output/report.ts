@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Pure builders of what `check`, `policy` and `grants` print: restrictions, capabilities, the check
 // report, the policy report and the grant list text.
-import type { BackendInfo } from '../backend/types.js';
-import type { ApprovedCommand, CommandPrefixGrant, Decision, Grant, Policy } from './schema.js';
+import type { BackendInfo } from '../../backend/types.js';
+import type { ApprovedCommand, CommandPrefixGrant, Decision, Grant, Policy } from '../schema.js';
 
 /** The backend as the reference's JSON shows it. */
 export function buildBackendJson(backend: BackendInfo): Record<string, unknown> {

@@ -3,8 +3,8 @@
 // gathers the paths a request names.
 import { isAbsolute, join, normalize, relative, sep } from 'node:path';
 
-import { PATH_ARG_KEYS, PROTECTED_SEGMENTS, REASON_NO_WORKSPACE_ROOT } from './constants.js';
-import { parsePatchPaths, patchText } from './patch.js';
+import { PATH_ARG_KEYS, PROTECTED_SEGMENTS, REASON_NO_WORKSPACE_ROOT } from '../engine/constants.js';
+import { parsePatchPaths, patchText } from '../engine/patch.js';
 import { allowWriteCovers, isReadDenied, isWriteDenied, type PathLists } from './path-lists.js';
 import { isWithin, type PathCheck } from './paths.js';
 import type { WorkspaceScope } from './scope.js';

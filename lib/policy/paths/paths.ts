@@ -5,7 +5,7 @@ import { lstatSync, realpathSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, normalize, resolve, sep } from 'node:path';
 
-import { isWithin } from '../path-within.js';
+import { isWithin } from '../../path-within.js';
 
 /** Outcome of validating one path against one root. */
 export interface PathCheck {
@@ -154,10 +154,4 @@ export function validateUnderRoot(root: string, path: string): PathCheck {
     current = target;
   }
   return OK;
-}
-
-/** A path cleaned the way grant scopes are: `.` means "no path". */
-export function cleanRelative(path: string): string {
-  const cleaned = normalize(path);
-  return cleaned === '.' + sep ? '.' : cleaned.endsWith(sep) && cleaned.length > 1 ? cleaned.slice(0, -1) : cleaned;
 }

@@ -5,9 +5,9 @@ import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, parse, resolve } from 'node:path';
 
-import { SandboxError } from '../errors.js';
-import { REASON_NO_WORKSPACE_ROOT } from './constants.js';
-import { assertNoSymlinkHop, assertNotHostHandover } from '../sandbox/host-handover.js';
+import { SandboxError } from '../../errors.js';
+import { REASON_NO_WORKSPACE_ROOT } from '../engine/constants.js';
+import { assertNoSymlinkHop, assertNotHostHandover } from '../../sandbox/host-handover.js';
 import { expandHome, isWithin, resolveBestEffort, tryRealpath, validateUnderRoot, type PathCheck } from './paths.js';
 
 /** Environment and platform the scope reads its temp roots from. */
@@ -83,6 +83,7 @@ export class WorkspaceScope {
     for (const extra of extraRoots) this.add(normalizeWriteRoot(extra));
     const env = options.env ?? process.env;
     const temps: string[] = [];
+    // process.platform default: the temp roots and path rules are the host OS's.
     for (const candidate of defaultTempRootCandidates(options.platform ?? process.platform, env)) {
       const real = isAbsolute(candidate) ? tryRealpath(candidate) : undefined;
       if (real !== undefined && parse(real).root !== real && !temps.includes(real)) temps.push(real);
