@@ -65,6 +65,12 @@ export function currentBackend(): SandboxBackend {
   return HOST_IS_LINUX ? linuxBackend : loadSync().hostBackend(HOST_PLATFORM);
 }
 
+/** The backend of the running platform when it is loaded already (always on Linux), else undefined. */
+export function loadedCurrentBackend(): SandboxBackend | undefined {
+  if (HOST_IS_LINUX) return linuxBackend;
+  return backends?.hostBackend(HOST_PLATFORM);
+}
+
 /** The backend of the running platform, loaded by import where it is not loaded yet. */
 export async function loadCurrentBackend(): Promise<SandboxBackend> {
   return HOST_IS_LINUX ? linuxBackend : (await loadPlatformBackends()).hostBackend(HOST_PLATFORM);

@@ -10,7 +10,7 @@ import { normalizeCommand, validateOptions, type RunOptions, type SandboxCommand
 import { execFailureMessage, startSandboxed, type SandboxedProcess } from './process.js';
 import type { CapturedOutput, CapturedStream, SandboxBackend, SandboxExit } from './contract.js';
 import { collectStreams } from './capture.js';
-import { loadCurrentBackend } from '../backend/current.js';
+import { loadCurrentBackend, loadedCurrentBackend } from '../backend/current.js';
 import { truncationMarker } from './truncation.js';
 import { networkDenial, outputCapDenial, protectedPathDenial, timeoutDenial, processCapDenial, type SandboxDenial } from './denials.js';
 
@@ -114,7 +114,9 @@ export async function runValidated(command: SandboxCommand, options: RunOptions)
 }
 
 async function runDirect(command: SandboxCommand, options: RunOptions): Promise<RunResult> {
-  return runWith(command, options, await loadCurrentBackend());
+  // A loaded backend (Linux's always is) starts the command within this call, with no await in
+  // between: what the caller does right after (prewarmPool.clear(), an abort) comes after the start.
+  return runWith(command, options, loadedCurrentBackend() ?? (await loadCurrentBackend()));
 }
 
 /**
