@@ -15,7 +15,7 @@
 // narrower, never wider.
 import { win32 } from 'node:path';
 
-import type { AclEntry } from './spec.js';
+import type { AclEntry } from './acl-entry.js';
 
 /** What the read set is built from (the caller's facts; nothing here touches the file system). */
 export interface WindowsReadGrantInput {
