@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-# One loadable module. Common glue always; each OS adds its own folder (house-style 4.7.1).
+# One loadable module: the shared glue always; each OS adds its own sources (native/<os>/), so a
+# build compiles only what its platform runs.
 {
   "targets": [
     {
