@@ -10,27 +10,58 @@ import type { EngineWithConfig } from '../policy/engine/create-engine.js';
 import { buildEnforcementReport, type EnforcementReport } from '../backend/enforcement.js';
 import { PROTECTED_METADATA_NAMES } from '../protected-names.js';
 import { buildBackendJson, buildCapabilities, buildPolicyJson, buildRestrictions } from '../policy/output/report.js';
+import { DEFAULT_PROCESSES, effectiveLimits } from '../sandbox/default-limits.js';
+import { processCapMechanism } from '../sandbox/cgroup.js';
+import type { ResourceLimits } from '../backend/types.js';
 import { flagBool, parseArgs } from './args.js';
 import type { CliIo } from './io.js';
+import { buildLimitsFromFlags, LIMIT_FLAG_DEFS, LIMIT_FLAGS_HELP } from './limit-flags.js';
 
-export const POLICY_HELP = `Usage: zero-sandbox policy [--json] [--effective]
+export const POLICY_HELP = `Usage: zero-sandbox policy [--json] [--effective] [--limit-* ...]
 
 Prints the sandbox policy of the current workspace (user and project config applied), the
-backend, the sandbox profile shell commands get, and the loss report: which parts of the
-policy this machine enforces natively and which it cannot (runs are then refused).
+backend, the sandbox profile shell commands get, the resource caps a run gets (the defaults, the
+config's "limits", and the --limit-* flags given here as they would be to run or exec), and the
+loss report: which parts of the policy this machine enforces natively and which it cannot (runs
+are then refused).
 
 Options:
   --effective  also print write roots and guards
   --json       print JSON
   -h, --help   show this help
 
+Resource caps (shown as a run with these flags would get them):
+${LIMIT_FLAGS_HELP}
 Exit status: 0 when printed, 2 for usage errors, 3 for config errors.
 `;
 
 const PROFILE_NOTE =
   'permissionProfile is derived from this process\'s environment and working directory; a command run with its own environment can add further credential deny-read entries.';
 
-function buildPlan(engine: EngineWithConfig, enforcement: EnforcementReport): Record<string, unknown> {
+/** A byte count as the --limit-* flags take it (1G, 256M, ...) when it is a whole number of units. */
+function formatSize(bytes: number): string {
+  for (const [unit, size] of [['G', 1024 ** 3], ['M', 1024 ** 2], ['K', 1024]] as const) if (bytes % size === 0) return `${bytes / size}${unit}`;
+  return String(bytes);
+}
+
+const SIZE_LIMITS = new Set<keyof ResourceLimits>(['memoryBytes', 'fileSizeBytes', 'tmpBytes', 'shmBytes']);
+
+/**
+ * The caps a run gets here, where each comes from (default, config or flag), and what enforces the
+ * process cap; `limitsNotEnforced` as a run would report it.
+ */
+function limitsReport(config: ResourceLimits | undefined, flags: ResourceLimits): Record<string, unknown> {
+  const { limits, sources } = effectiveLimits(config, flags);
+  const mechanism = process.platform === 'linux' ? processCapMechanism(limits.processes ?? DEFAULT_PROCESSES) : undefined;
+  return {
+    limits,
+    limitSources: sources,
+    ...(mechanism === undefined ? {} : { processLimitBy: mechanism }),
+    ...(mechanism === 'none' ? { limitsNotEnforced: ['processes'] } : {}),
+  };
+}
+
+function buildPlan(engine: EngineWithConfig, enforcement: EnforcementReport, flagLimits: ResourceLimits): Record<string, unknown> {
   const policy = engine.effectivePolicy();
   const backend = engine.backend();
   const isNative = backend.available && backend.nativeIsolation && backend.commandWrapping;
@@ -69,6 +100,7 @@ function buildPlan(engine: EngineWithConfig, enforcement: EnforcementReport): Re
     enforcementLevel: disabled ? 'disabled' : isNative ? 'native' : 'unavailable',
     supportLevel: isNative ? 'native' : 'unavailable',
     requiresPlatformSandbox: !disabled,
+    ...(disabled ? {} : limitsReport(engine.config?.limits, flagLimits)),
     capabilities: buildCapabilities(policy, backend),
     restrictions: buildRestrictions(policy, backend),
     ...(disabled ? {} : { enforcement }),
@@ -81,7 +113,7 @@ function buildPlan(engine: EngineWithConfig, enforcement: EnforcementReport): Re
 }
 
 export async function runPolicy(argv: string[], io: CliIo): Promise<number> {
-  const args = parseArgs(argv, { flags: [{ name: 'json', type: 'boolean' }, { name: 'effective', type: 'boolean' }] });
+  const args = parseArgs(argv, { flags: [{ name: 'json', type: 'boolean' }, { name: 'effective', type: 'boolean' }, ...LIMIT_FLAG_DEFS] });
   if (args.help) {
     io.stdout(POLICY_HELP);
     return 0;
@@ -90,7 +122,7 @@ export async function runPolicy(argv: string[], io: CliIo): Promise<number> {
   const policy = engine.effectivePolicy();
   const backend = engine.backend();
   const enforcement = buildEnforcementReport(probeSync(), { network: policy.network });
-  const plan = buildPlan(engine, enforcement);
+  const plan = buildPlan(engine, enforcement, buildLimitsFromFlags(args));
   const effective = flagBool(args, 'effective');
   const writeRoots = engine.scope.writeRoots();
   if (flagBool(args, 'json')) {
@@ -130,6 +162,12 @@ export async function runPolicy(argv: string[], io: CliIo): Promise<number> {
   if (effective) {
     lines.push('interactive_command_guard: enabled', `network_guard: ${policy.network !== 'allow' ? 'enabled' : 'disabled'}`, `workspace_guard: ${policy.enforceWorkspace ? 'enabled' : 'disabled'}`);
   }
+  const limits = (plan.limits ?? {}) as Record<keyof ResourceLimits, number>;
+  const sources = (plan.limitSources ?? {}) as Record<string, string>;
+  for (const [key, value] of Object.entries(limits) as Array<[keyof ResourceLimits, number]>) {
+    lines.push(`limit: ${key} ${SIZE_LIMITS.has(key) ? formatSize(value) : value} (${sources[key] ?? 'default'})`);
+  }
+  if (plan.processLimitBy !== undefined) lines.push(`process_limit_by: ${plan.processLimitBy as string}`);
   lines.push(`grants: ${engine.grantsPath}`);
   if (backend.message !== undefined) lines.push(`backend_message: ${backend.message}`);
   if (policy.mode !== 'disabled') {

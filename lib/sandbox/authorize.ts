@@ -11,6 +11,7 @@ import type { ResourceLimits } from '../backend/types.js';
 import type { Engine } from '../policy/engine/engine.js';
 import type { EngineOptions, SandboxCommand, SandboxOptions } from './options.js';
 import { assertHostEnforceable } from '../backend/current.js';
+import { mergeLimits } from './default-limits.js';
 
 export type { PermissionPrompt } from '../policy/approval/authorize.js';
 export type { EngineOptions } from './options.js';
@@ -75,7 +76,7 @@ export async function authorizeRun<T extends SandboxOptions & EngineOptions>(
     denyWrite: [...new Set([...(options.denyWrite ?? []), ...lists.denyWrite.filter((path) => existsSync(path))])],
     envPass: [...new Set([...(options.envPass ?? []), ...(config?.envPass ?? [])])],
     // The config's caps, under the ones the caller gave (an explicit option or flag stands).
-    ...(config?.limits === undefined || Object.keys(config.limits).length === 0 ? {} : { limits: { ...config.limits, ...Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, value]) => value !== undefined)) } }),
+    ...(config?.limits === undefined || Object.keys(config.limits).length === 0 ? {} : { limits: mergeLimits(config.limits, options.limits) }),
   };
   return { options: effective, cleanup: auth.cleanup };
 }

@@ -2,7 +2,7 @@
 // A per-run pids cgroup: the process limit for a root caller, whom the kernel exempts from
 // RLIMIT_NPROC. Found from /proc/self/cgroup and the mount table (cgroup v1 `pids`, or a v2
 // cgroup whose subtree already delegates `pids`); created before the run, removed after it.
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { join } from 'node:path';
 
@@ -72,6 +72,26 @@ export function pidMaxIsPerNamespace(kernelRelease = release()): boolean {
 export function pidNamespaceMax(max: number, kernelRelease = release()): number | undefined {
   if (!pidMaxIsPerNamespace(kernelRelease) || max + 1 < PID_MAX_MIN) return undefined;
   return max + 1;
+}
+
+/**
+ * What would enforce a process cap of `max` for this caller: RLIMIT_NPROC for an ordinary user
+ * (counted in the sandbox's own user namespace), for root a pids cgroup where a writable pids
+ * hierarchy exists, else the PID namespace's pid_max, else nothing ('none': a run reports
+ * limitsNotEnforced).
+ */
+export function processCapMechanism(max: number, isRoot = process.getuid?.() === 0): 'rlimit' | 'pids-cgroup' | 'pid-max' | 'none' {
+  if (!isRoot) return 'rlimit';
+  const parent = pidsCgroupParent();
+  if (parent !== undefined) {
+    try {
+      accessSync(join(parent, 'cgroup.procs'), constants.W_OK);
+      return 'pids-cgroup';
+    } catch {
+      // read-only or gone: the fallbacks below
+    }
+  }
+  return pidNamespaceMax(max) === undefined ? 'none' : 'pid-max';
 }
 
 export interface PidsLimit {

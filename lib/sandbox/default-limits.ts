@@ -26,3 +26,30 @@ export function buildLinuxLimits(limits: ResourceLimits): ResourceLimits & { tmp
     processes: limits.processes ?? DEFAULT_PROCESSES,
   };
 }
+
+/** The caps the caller gave over the config's: an explicit option or flag stands. */
+export function mergeLimits(config: ResourceLimits | undefined, given: { [K in keyof ResourceLimits]?: number | undefined } | undefined): ResourceLimits {
+  const set = (limits: { [K in keyof ResourceLimits]?: number | undefined } | undefined) => Object.entries(limits ?? {}).filter(([, value]) => value !== undefined);
+  return Object.fromEntries([...set(config), ...set(given)]) as ResourceLimits;
+}
+
+/** Where an effective cap comes from. */
+export type LimitSource = 'default' | 'config' | 'flag';
+
+/**
+ * The caps a run would get here (defaults on Linux, then the config, then options or flags), with
+ * where each came from: what `policy` reports. Other platforms have no default caps.
+ */
+export function effectiveLimits(
+  config: ResourceLimits | undefined,
+  given: ResourceLimits | undefined,
+  platform: NodeJS.Platform = process.platform,
+): { limits: ResourceLimits; sources: Partial<Record<keyof ResourceLimits, LimitSource>> } {
+  const merged = mergeLimits(config, given);
+  const limits = platform === 'linux' ? buildLinuxLimits(merged) : merged;
+  const sources: Partial<Record<keyof ResourceLimits, LimitSource>> = {};
+  for (const key of Object.keys(limits) as Array<keyof ResourceLimits>) {
+    sources[key] = given?.[key] !== undefined ? 'flag' : config?.[key] !== undefined ? 'config' : 'default';
+  }
+  return { limits, sources };
+}
