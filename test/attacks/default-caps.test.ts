@@ -15,20 +15,10 @@ import * as assert from 'uvu/assert';
 
 import { pidMaxIsPerNamespace } from '../../lib/sandbox/cgroup.js';
 import { DEFAULT_PROCESSES, DEFAULT_SHM_BYTES, DEFAULT_TMP_BYTES } from '../../lib/sandbox/default-limits.js';
+import { forkStorm } from '../helpers/fork-storm.js';
 import { makeTree, py, sandboxTest, sh } from '../helpers/sandbox.js';
 
-const FORK_UNTIL_REFUSED = [
-  'import os, time, errno, sys',
-  'n = 0',
-  'while True:',
-  '    try:',
-  '        pid = os.fork()',
-  '    except OSError as e:',
-  '        print("refused", n, errno.errorcode[e.errno]); sys.stdout.flush(); break',
-  '    if pid == 0:',
-  '        time.sleep(60); os._exit(0)',
-  '    n += 1',
-].join('\n');
+const FORK_UNTIL_REFUSED = forkStorm({ sleepSeconds: 60 });
 
 function hostStillSpawns(): void {
   for (let i = 0; i < 20; i++) assert.is(spawnSync('/bin/true').status, 0, 'the host can still start processes');

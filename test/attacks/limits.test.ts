@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { createPidsLimit, findPidsCgroupParent } from '../../lib/sandbox/cgroup.js';
+import { forkStorm, stormOutcome } from '../helpers/fork-storm.js';
 import { makeTree, py, sandboxTest, sh } from '../helpers/sandbox.js';
 
 sandboxTest('a CPU-bound loop is stopped by limits.cpuSeconds', async () => {
@@ -67,21 +68,9 @@ sandboxTest('limits.processes stops a fork storm, for a root caller too, and lea
     // Only this process's cgroups (named after its pid): other processes on the machine may be
     // running sandboxes of their own under the same parent.
     const ours = `zero-sandbox-${process.pid}-`;
-    const r = await py(t, [
-      'import os, time, errno',
-      'started = 0',
-      'for _ in range(64):',
-      '    try:',
-      '        pid = os.fork()',
-      '    except OSError as e:',
-      '        print("stopped", errno.errorcode[e.errno]); break',
-      '    if pid == 0:',
-      '        time.sleep(3); os._exit(0)',
-      '    started += 1',
-      'print("started", started)',
-    ].join('\n'), { limits: { processes: 16 }, timeoutMs: 30_000 });
-    assert.match(r.stdout, /stopped EAGAIN/, r.stdout + r.stderr);
-    const started = Number(/started (\d+)/.exec(r.stdout)?.[1]);
+    const r = await py(t, forkStorm({ sleepSeconds: 3, upTo: 64 }), { limits: { processes: 16 }, timeoutMs: 30_000 });
+    const { started, refused } = stormOutcome(r.stdout);
+    assert.is(refused, 'EAGAIN', r.stdout + r.stderr);
     assert.ok(started > 0 && started < 16, `at most the limit runs (${started} children)`);
     if (parent !== undefined) {
       // The run's cgroup is empty once it ends; it is kept for the next run and removed at exit.

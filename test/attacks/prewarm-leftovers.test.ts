@@ -14,21 +14,10 @@ import * as assert from 'uvu/assert';
 
 import { findPidsCgroupParent } from '../../lib/sandbox/cgroup.js';
 import { prewarmPool } from '../../lib/sandbox/prewarm.js';
+import { forkStorm, stormOutcome } from '../helpers/fork-storm.js';
 import { makeTree, py, sandboxTest } from '../helpers/sandbox.js';
 
-const STORM = [
-  'import os, time, errno',
-  'started = 0',
-  'for _ in range(64):',
-  '    try:',
-  '        pid = os.fork()',
-  '    except OSError as e:',
-  '        break',
-  '    if pid == 0:',
-  '        time.sleep(30); os._exit(0)',
-  '    started += 1',
-  'print("started", started)',
-].join('\n');
+const STORM = forkStorm({ sleepSeconds: 30, upTo: 64 });
 
 /** Every process descended from this one (pid and command line), read from /proc. */
 function descendants(): Array<{ pid: number; cmd: string }> {
@@ -68,7 +57,7 @@ sandboxTest('a prewarmed run leaves nothing in its cgroup, nothing counts agains
   try {
     const options = { limits: { processes: 24 }, timeoutMs: 60_000 };
     const cold = await py(t, STORM, { ...options, prewarm: false });
-    const coldStarted = Number(/started (\d+)/.exec(cold.stdout)?.[1]);
+    const coldStarted = stormOutcome(cold.stdout).started;
     assert.ok(coldStarted > 10 && coldStarted < 24, cold.stdout + cold.stderr);
     for (let round = 0; round < 3; round++) {
       await py(t, 'pass', options);
@@ -76,7 +65,7 @@ sandboxTest('a prewarmed run leaves nothing in its cgroup, nothing counts agains
       for (let i = 0; i < 300 && prewarmPool.size === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
       const warm = await py(t, STORM, options);
       assert.ok(warm.prewarmed, 'a prewarmed sandbox ran the storm');
-      assert.is(Number(/started (\d+)/.exec(warm.stdout)?.[1]), coldStarted, 'a prewarmed run gets exactly the processes a cold one does');
+      assert.is(stormOutcome(warm.stdout).started, coldStarted, 'a prewarmed run gets exactly the processes a cold one does');
       assert.equal(warm.limitsHit, ['processes']);
       await settle();
       const ours = readdirSync(parent).filter((name) => name.startsWith(`zero-sandbox-${process.pid}-`));
