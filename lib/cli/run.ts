@@ -14,6 +14,7 @@ import { authorizeRun, commandText } from '../sandbox/authorize.js';
 import { execFailureMessage, startSandboxed } from '../sandbox/process.js';
 import { prepareHostBackend, quickBackendInfo } from '../backend/current.js';
 import { OWN_ENTRY_CHANGED } from '../sandbox/own-entries.js';
+import { tmpfsCapDenial } from '../sandbox/denials.js';
 import type { SandboxOptions } from '../sandbox/options.js';
 import { buildLimitsFromFlags, LIMIT_FLAG_DEFS, LIMIT_FLAGS_HELP } from './limit-flags.js';
 import { UsageError, flagList, flagString, parseArgs, parseTimeout } from './args.js';
@@ -152,6 +153,9 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   if (exit.protectedPathViolations.length > 0 && exit.exitCode === 0) return 1;
   if (exit.limitsHit?.includes('processes') === true) {
     io.stderr('zero-sandbox run: the command reached the process cap (limits.processes); forks were refused. Raise it with --limit-processes N\n');
+  }
+  for (const cap of ['tmpBytes', 'shmBytes'] as const) {
+    if (exit.limitsHit?.includes(cap) === true) io.stderr(`zero-sandbox run: ${tmpfsCapDenial(cap).reason}\n`);
   }
   if (exit.networkRefusals !== undefined) {
     const sends = `${exit.networkRefusals} network send${exit.networkRefusals === 1 ? '' : 's'}`;

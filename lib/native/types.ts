@@ -32,6 +32,12 @@ export interface NativeExit {
   commandExited: boolean;
   /** Packets the sandbox's network namespace had no route for while the command ran (Linux; absent when none). */
   noRouteSends?: number;
+  /** The private /tmp (size-capped tmpfs) was full when every other process was gone (Linux). */
+  tmpFull?: boolean;
+  /** The same for the private /dev/shm. */
+  shmFull?: boolean;
+  /** The process cap was the PID namespace's pid_max and the init's probe fork was refused at it. */
+  processCapHit?: boolean;
   /**
    * Output of a stream spawned with 'capture' (UTF-8 decoded): all of it, or past `maxBuffer` its
    * head (cut on a character boundary), with the tail in `stdoutTail`/`stderrTail`.

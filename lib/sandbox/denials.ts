@@ -95,6 +95,24 @@ export function processCapDenial(): SandboxDenial {
   };
 }
 
+/** What each tmpfs cap covers, for its denial and the CLI's message. */
+export const TMPFS_CAPS = {
+  tmpBytes: { mount: '/tmp', flag: '--limit-tmp' },
+  shmBytes: { mount: '/dev/shm', flag: '--limit-shm' },
+} as const;
+
+/** A denial for the private /tmp or /dev/shm found full once the command had ended. */
+export function tmpfsCapDenial(cap: keyof typeof TMPFS_CAPS): SandboxDenial {
+  const { mount, flag } = TMPFS_CAPS[cap];
+  return {
+    capability: { kind: 'resource_limit', scope: `limits.${cap}` },
+    source: 'configured_policy',
+    reason: `the private ${mount} was full when the command ended (limits.${cap}); writes past it failed with ENOSPC. Raise it with ${flag} SIZE`,
+    recoverable: true,
+    nextAction: 'change_command',
+  };
+}
+
 /**
  * A denial for network access the sandbox refused: with the network denied, `sends` packets the
  * command sent (connects, datagrams, name lookups to a resolver off loopback) had no route out of

@@ -12,7 +12,7 @@ import type { CapturedOutput, CapturedStream, SandboxBackend, SandboxExit } from
 import { collectStreams } from './capture.js';
 import { loadCurrentBackend, loadedCurrentBackend } from '../backend/current.js';
 import { truncationMarker } from './truncation.js';
-import { networkDenial, outputCapDenial, protectedPathDenial, timeoutDenial, processCapDenial, type SandboxDenial } from './denials.js';
+import { networkDenial, outputCapDenial, protectedPathDenial, timeoutDenial, processCapDenial, tmpfsCapDenial, type SandboxDenial } from './denials.js';
 
 /** What runSandboxed resolves with. */
 export interface RunResult {
@@ -56,7 +56,12 @@ export interface RunResult {
   outputFile?: { path: string; complete: boolean };
   /** Names of the caller's environment variables scrubbed as secrets (never their values). */
   scrubbedEnv: string[];
-  /** Caps the command ran into (`processes`: a fork was refused), when the kernel tells. */
+  /**
+   * Caps the command ran into, by their `limits` names: `processes` (a fork was refused: the pids
+   * cgroup's count, or the init's probe fork refused at the PID namespace's pid_max), `tmpBytes` /
+   * `shmBytes` (the private /tmp or /dev/shm was full when the command had ended). Measured by the
+   * kernel and the sandbox's init, never read from the output.
+   */
   limitsHit?: string[];
   /**
    * Default caps the run went without because nothing here can enforce them (`processes`: a root
@@ -165,6 +170,7 @@ export async function runWith(command: SandboxCommand, options: RunOptions, back
   }
   if (exit.timedOut && options.timeoutMs !== undefined) denials.push(timeoutDenial(options.timeoutMs));
   if (exit.limitsHit?.includes('processes') === true) denials.push(processCapDenial());
+  for (const cap of ['tmpBytes', 'shmBytes'] as const) if (exit.limitsHit?.includes(cap) === true) denials.push(tmpfsCapDenial(cap));
   if (exit.networkRefusals !== undefined) denials.push(networkDenial(exit.networkRefusals));
   if (exit.platformDenials !== undefined) denials.push(...exit.platformDenials);
   const result: RunResult = {

@@ -27,6 +27,8 @@ constexpr int32_t kReportExecFailed = 1;
 constexpr int32_t kReportExited = 2;
 constexpr int32_t kReportLaunchFailed = 3;
 constexpr int32_t kReportNoRoute = 4;
+constexpr int32_t kReportFull = 5;        // value: 0 the private /tmp, 1 the private /dev/shm
+constexpr int32_t kReportProcessCap = 6;  // a probe fork was refused at the PID namespace's pid_max
 
 // The init's exit code for a wait status (init_main.cc ExitCodeFor): the code, or 128+N.
 int ExitCodeFor(int status) {
@@ -165,6 +167,8 @@ ReportRecords Registry::DrainReport(Watch* watch) {
     if (n != static_cast<ssize_t>(sizeof record)) break;  // EOF, EAGAIN or a torn record
     if (record[0] == kReportExecFailed || record[0] == kReportLaunchFailed) records.exec_errno = record[1];
     if (record[0] == kReportNoRoute && record[1] > 0) records.no_route = record[1];
+    if (record[0] == kReportFull && (record[1] == 0 || record[1] == 1)) records.full |= 1 << record[1];
+    if (record[0] == kReportProcessCap) records.process_cap = true;
     if (record[0] == kReportExited) {
       records.has_status = true;
       records.status = record[1];
@@ -230,6 +234,11 @@ Napi::Object Registry::BuildExit(Watch* watch, const InitEnd& end, const ReportR
   result.Set("commandExited", Napi::Boolean::New(env, agrees));
   // Written by the init (the command cannot reach the pipe); a count, believed as such.
   if (report.no_route > 0) result.Set("noRouteSends", Napi::Number::New(env, report.no_route));
+  // Also the init's: the kernel's numbers once every other process was gone (tmpfs) or its own
+  // refused fork (the process cap), never anything the command wrote.
+  if ((report.full & 1) != 0) result.Set("tmpFull", Napi::Boolean::New(env, true));
+  if ((report.full & 2) != 0) result.Set("shmFull", Napi::Boolean::New(env, true));
+  if (report.process_cap) result.Set("processCapHit", Napi::Boolean::New(env, true));
   const char* names[2] = {"stdout", "stderr"};
   for (int i = 0; i < 2; ++i) {
     Capture& capture = watch->captures[i];

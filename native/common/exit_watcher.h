@@ -44,6 +44,8 @@ struct ReportRecords {
   int status = 0;       // the command's wait status, as the init saw it
   int exec_errno = 0;   // errno of a failed exec or launch, or 0
   int no_route = 0;     // packets the sandbox's network namespace had no route for, or 0
+  int full = 0;         // bit 0: the private /tmp ended full, bit 1: the private /dev/shm
+  bool process_cap = false;  // the init's probe fork was refused at the PID namespace's pid_max
 };
 
 struct Watch {

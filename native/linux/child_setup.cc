@@ -145,9 +145,22 @@ int ApplyMount(ChildPlan* plan, const MountStep& step, int* mask_staging) {
     }
     case kMountReadonlyAll:
       return SetAttr(AT_FDCWD, "/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0);
-    case kMountTmpfs:
-      return mount("tmpfs", step.path, "tmpfs", MS_NOSUID | MS_NODEV,
-                   step.data != nullptr ? step.data : "mode=1777");
+    case kMountTmpfs: {
+      if (mount("tmpfs", step.path, "tmpfs", MS_NOSUID | MS_NODEV,
+                step.data != nullptr ? step.data : "mode=1777") != 0) {
+        return -1;
+      }
+      if (step.slot < 0 || step.slot >= kWatchSlots) return 0;
+      // Its root, before anything is mounted over or under it: the init reads how full it is.
+      // Kept at 10 and up, clear of the descriptors InstallStdio moves into 0..4.
+      int fd = open(step.path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0) return -1;
+      plan->watch_fds[step.slot] = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+      int saved = errno;
+      close(fd);
+      errno = saved;
+      return plan->watch_fds[step.slot] < 0 ? -1 : 0;
+    }
     case kMountMkdirs:
       return MakeDirs(step.path);
     case kMountAttach:
@@ -236,6 +249,19 @@ int InstallStdio(const ChildPlan* plan) {
     close(high[i]);
   }
   return count;
+}
+
+// The watched tmpfs roots go to kWatchFd + slot for the init, inherited across its exec (every
+// other descriptor from `first` on is already close-on-exec; the init closes these before the
+// command runs).
+int InstallWatchFds(const ChildPlan* plan) {
+  for (int i = 0; i < kWatchSlots; ++i) {
+    int fd = plan->watch_fds[i];
+    if (fd < 0) continue;
+    if (dup3(fd, kWatchFd + i, 0) < 0) return -1;
+    close(fd);
+  }
+  return 0;
 }
 
 int MarkOtherFdsCloexec(int first) {
@@ -334,6 +360,7 @@ int Run(void* arg) {
   int first_free = InstallStdio(plan);
   if (first_free < 0) Fail(plan, kStageStdio, errno);
   if (MarkOtherFdsCloexec(first_free) != 0) Fail(plan, kStageCloseFds, errno);
+  if (InstallWatchFds(plan) != 0) Fail(plan, kStageStdio, errno);
   // Limits last among the descriptor work: RLIMIT_NOFILE must not stop us moving the streams.
   for (int i = 0; i < plan->rlimit_count; ++i) {
     if (setrlimit(static_cast<__rlimit_resource>(plan->rlimits[i].resource),

@@ -35,7 +35,8 @@ enum Stage : int32_t {
 enum MountKind : int32_t {
   kMountDetachClone = 1,  // open_tree(path, CLONE|RECURSIVE) into slot `slot`, nosuid
   kMountReadonlyAll,      // mount_setattr("/", RECURSIVE, RDONLY|NOSUID)
-  kMountTmpfs,            // tmpfs at path, mode 1777, size-capped when `data` says so
+  kMountTmpfs,            // tmpfs at path, mode 1777, size-capped when `data` says so; `slot`
+                          // 0 or 1: its root goes to the init as fd 5 + slot (see kWatchFd)
   kMountMkdirs,           // create missing directories of path (inside our own tmpfs)
   kMountAttach,           // move_mount(slot `slot`) onto path
   kMountReadonlyBind,     // bind path onto itself, read-only
@@ -45,6 +46,11 @@ enum MountKind : int32_t {
   kMountDevpts,           // a new devpts instance at path; ptmx bound over /dev/ptmx
   kMountPin,              // bind path onto itself, writable (a mount point cannot be renamed away)
 };
+
+// The init's descriptors of the capped tmpfs mounts it reports full after the run: fd 5 for
+// slot 0 (the private /tmp), fd 6 for slot 1 (the private /dev/shm).
+constexpr int kWatchFd = 5;
+constexpr int kWatchSlots = 2;
 
 struct MountStep {
   int32_t kind;
@@ -94,6 +100,7 @@ struct ChildPlan {
   const MountStep* mounts;
   int mount_count;
   int mount_slots[32];          // detached mounts by slot
+  int watch_fds[kWatchSlots];   // roots of the watched tmpfs mounts, opened once mounted (-1: none)
   bool new_network;
   int landlock_fd;              // ruleset with the pre-mount rules already added
   const LandlockStep* landlock_after;

@@ -15,6 +15,15 @@
 // `zero-sandbox-init CMD ARGS...` runs the command at once. `zero-sandbox-init --warm` is a
 // prewarmed sandbox: its command process is forked at once and waits on fd 4 for exactly one
 // launch message (argv, envp, cwd, resource limits and three stdio descriptors), then execs.
+// A leading `--probe-forks` says the process cap is this PID namespace's pid_max (a root caller
+// without a pids cgroup), which counts no refused forks: the init then tries one fork of its own
+// every 200 ms while the command runs, and reports the cap hit when the kernel refuses it.
+//
+// Fds 5 and 6, when present, are the roots of the size-capped private /tmp and /dev/shm: once
+// every other process is gone, one that is full (no inode left, or free space within 1/64 of its
+// size, at most 2 MiB, as large folios allocate in steps) is reported as its cap hit. These are
+// the kernel's numbers, read after the command can change nothing; a command that removed what
+// filled it before it ended, or a sandbox killed (timeout, abort) before this, reports nothing.
 //
 // It makes only system calls (init_sys.h): signals are blocked and read from a signalfd, so there
 // are no handlers, and memory comes from mmap.
@@ -24,6 +33,7 @@
 #include <sys/socket.h>
 
 #include "linux/init_sys.h"
+#include "linux/cap_checks.h"
 #include "linux/launch_message.h"
 #include "linux/net_counters.h"
 
@@ -36,10 +46,15 @@ constexpr int32_t kReportExecFailed = 1;  // value: errno of the exec
 constexpr int32_t kReportExited = 2;      // value: the command's wait status
 constexpr int32_t kReportLaunchFailed = 3;  // value: errno of receiving or applying the launch
 constexpr int32_t kReportNoRoute = 4;  // value: packets the sandbox had no route for (net_counters.h)
+constexpr int32_t kReportFull = 5;      // value: watch slot (0 /tmp, 1 /dev/shm) found full
+constexpr int32_t kReportProcessCap = 6;  // value: 1, a probe fork was refused at pid_max
+
+constexpr int kWatchFd = 5, kWatchSlots = 2;  // mirrored by native/linux/child_setup.h
+constexpr long kProbeIntervalUs = 200000;
 
 constexpr int kEnoent = 2, kEintr = 4, kEnomem = 12, kEacces = 13, kEnotdir = 20,
               kEinval = 22, kEnoexec = 8, kEchild = 10, kEproto = 71, kEconnreset = 104;
-constexpr int kSigkill = 9, kSigchld = 17;
+constexpr int kSigkill = 9, kSigchld = 17, kSigalrm = 14;
 constexpr int kPrSetDumpable = 4;
 const int kForwarded[] = {15 /*TERM*/, 2 /*INT*/, 1 /*HUP*/, 3 /*QUIT*/, 10 /*USR1*/, 12 /*USR2*/,
                           28 /*WINCH*/, 18 /*CONT*/};
@@ -269,7 +284,15 @@ int Main(int argc, char** argv, char** envp) {
   SYS(setsid);
 
   char** command = argv + 1;
-  bool warm = Equal(argv[1], "--warm");
+  bool probe = Equal(command[0], "--probe-forks");
+  if (probe) ++command;
+  if (command[0] == nullptr) {
+    Report(kReportExecFailed, kEinval);
+    return 125;
+  }
+  bool warm = Equal(command[0], "--warm");
+  // The watched tmpfs roots stay the init's: the command's process does not inherit them.
+  for (int i = 0; i < kWatchSlots; ++i) SYS(fcntl, kWatchFd + i, F_SETFD, FD_CLOEXEC);
   // Before any process of the command exists: what the network namespace counted so far.
   long no_routes_before = net_counters::NoRoutes();
 
@@ -279,6 +302,7 @@ int Main(int argc, char** argv, char** envp) {
   SYS(rt_sigprocmask, kSigSetmask, (long)&all, 0, sizeof all);
   Mask wanted = Bit(kSigchld);
   for (int sig : kForwarded) wanted |= Bit(sig);
+  if (probe) wanted |= Bit(kSigalrm);
   long sigfd = SYS(signalfd4, -1, (long)&wanted, sizeof wanted, O_CLOEXEC);
   if (sigfd < 0) {
     Report(kReportExecFailed, static_cast<int32_t>(-sigfd));
@@ -318,6 +342,11 @@ int Main(int argc, char** argv, char** envp) {
     if (devnull > 2) SYS(close, devnull);
   }
 
+  // The probe's clock: SIGALRM every kProbeIntervalUs, read from the signalfd like the others (a
+  // SIGALRM the command sends only adds a probe). Forked children do not inherit the timer.
+  bool capped = false;
+  if (probe) cap_checks::AlarmEvery(kProbeIntervalUs);
+
   int status = 0;
   for (bool exited = false; !exited;) {
     for (;;) {
@@ -334,12 +363,21 @@ int Main(int argc, char** argv, char** envp) {
     if (exited) break;
     SignalInfo info;
     long n = SYS(read, sigfd, (long)&info, sizeof info);
-    if (n == static_cast<long>(sizeof info) && info.signo != kSigchld) SYS(kill, -child, info.signo);
-    else if (n < 0 && n != -kEintr) {
+    if (n == static_cast<long>(sizeof info) && info.signo == kSigalrm) {
+      // Reported at once: a sandbox killed later (timeout) still says so.
+      if (probe && !capped && cap_checks::ForkRefused()) {
+        capped = true;
+        Report(kReportProcessCap, 1);
+        cap_checks::AlarmEvery(0);
+      }
+    } else if (n == static_cast<long>(sizeof info) && info.signo != kSigchld) {
+      SYS(kill, -child, info.signo);
+    } else if (n < 0 && n != -kEintr) {
       Report(kReportExecFailed, static_cast<int32_t>(-n));
       return 125;
     }
   }
+  if (probe && !capped) cap_checks::AlarmEvery(0);
   // Kill every process the command left behind and reap them all. (The kernel would do the same
   // when this process exits; doing it here keeps the exit path short.) The kill is repeated each
   // round: one kill(-1) misses children forked while it walks the process list,
@@ -364,6 +402,9 @@ int Main(int argc, char** argv, char** envp) {
   if (no_routes_after > no_routes_before) {
     long added = no_routes_after - no_routes_before;
     Report(kReportNoRoute, static_cast<int32_t>(added > 0x7fffffff ? 0x7fffffff : added));
+  }
+  for (int i = 0; i < kWatchSlots; ++i) {
+    if (cap_checks::TmpfsFull(kWatchFd + i)) Report(kReportFull, i);
   }
   Report(kReportExited, status);
   return ExitCodeFor(status);

@@ -229,6 +229,8 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
   std::vector<std::string> init_args;
   init_args.reserve(spec.argv.size() + 1);
   init_args.push_back("zero-sandbox-init");
+  // The process cap is the PID namespace's pid_max, which counts no refusals: the init checks.
+  if (ls.pid_max > 0) init_args.push_back("--probe-forks");
   if (spec.control_fd >= 0) {
     init_args.push_back("--warm");
   } else {
@@ -306,6 +308,7 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
   plan.mounts = mounts.data();
   plan.mount_count = static_cast<int>(mounts.size());
   for (int i = 0; i < 32; ++i) plan.mount_slots[i] = -1;
+  for (int i = 0; i < child_setup::kWatchSlots; ++i) plan.watch_fds[i] = -1;
   plan.new_network = ls.new_network;
   plan.landlock_fd = ruleset.fd;
   plan.landlock_after = after.data();

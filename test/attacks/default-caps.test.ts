@@ -4,8 +4,9 @@
 // size-capped tmpfs mounts, and the number of processes is capped (a pids cgroup for a root
 // caller, RLIMIT_NPROC counted in the sandbox's own user namespace otherwise; a root caller with
 // no writable pids cgroup gets the sandbox PID namespace's own pid_max, which the kernel applies
-// to host root too). Checked as root, as root without a pids cgroup and as an unprivileged user,
-// with the host spawning processes afterwards.
+// to host root too). A cap that was hit is named in the result (limitsHit) from what the kernel
+// and the sandbox's init measured, never from the command's output. Checked as root, as root
+// without a pids cgroup and as an unprivileged user, with the host spawning processes afterwards.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -15,10 +16,14 @@ import * as assert from 'uvu/assert';
 
 import { pidMaxIsPerNamespace } from '../../lib/sandbox/cgroup.js';
 import { DEFAULT_PROCESSES, DEFAULT_SHM_BYTES, DEFAULT_TMP_BYTES } from '../../lib/sandbox/default-limits.js';
+import { runCli } from '../helpers/cli.js';
 import { forkStorm } from '../helpers/fork-storm.js';
 import { makeTree, py, sandboxTest, sh } from '../helpers/sandbox.js';
 
 const FORK_UNTIL_REFUSED = forkStorm({ sleepSeconds: 60 });
+// Stays at the cap for a second after the refusal, as make does while its running jobs finish: the
+// PID namespace cap is seen by the init's probe fork (every 200 ms), not counted by the kernel.
+const FORK_AND_HOLD = forkStorm({ sleepSeconds: 60, holdSeconds: 1 });
 
 function hostStillSpawns(): void {
   for (let i = 0; i < 20; i++) assert.is(spawnSync('/bin/true').status, 0, 'the host can still start processes');
@@ -43,6 +48,35 @@ sandboxTest('the private /tmp and /dev/shm have the default size caps, and filli
     hostStillSpawns();
     const small = await sh(t, 'df -B1 --output=size /tmp /dev/shm | tail -n 2 | tr "\\n" " "', { limits: { tmpBytes: 8 * 1024 * 1024, shmBytes: 4 * 1024 * 1024 } });
     assert.equal(small.stdout.trim().split(/\s+/).map(Number), [8 * 1024 * 1024, 4 * 1024 * 1024], 'limits.tmpBytes and limits.shmBytes set the caps');
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('a full private /tmp or /dev/shm is named in the result (limitsHit, a denial, exec\'s meta, run\'s message); printing ENOSPC is not', async () => {
+  const t = makeTree();
+  try {
+    const MIB = 1024 * 1024;
+    const limits = { tmpBytes: 8 * MIB, shmBytes: 4 * MIB };
+    const tmp = await sh(t, 'head -c 16M /dev/zero > /tmp/fill; echo "exit=$?"', { limits });
+    assert.match(tmp.stdout, /exit=1/, tmp.stdout + tmp.stderr);
+    assert.equal(tmp.limitsHit, ['tmpBytes'], 'the full /tmp is named');
+    assert.ok(tmp.denials.some((d) => d.capability.scope === 'limits.tmpBytes' && /--limit-tmp/.test(d.reason)), JSON.stringify(tmp.denials));
+    const shm = await py(t, 'open("/dev/shm/fill", "wb").write(b"x" * (16 << 20))', { limits });
+    assert.equal(shm.limitsHit, ['shmBytes'], shm.stdout + shm.stderr);
+    // Forgery: the words of a full disk, and a /tmp filled to below its cap, are not a hit.
+    const forged = await sh(t, 'head -c 6M /dev/zero > /tmp/most; echo "head: error writing \'/tmp/fill\': No space left on device" >&2; exit 1', { limits });
+    assert.is(forged.limitsHit, undefined, 'output text and a partly filled /tmp are not a hit');
+    const both = await sh(t, 'head -c 16M /dev/zero > /tmp/a; head -c 16M /dev/zero > /dev/shm/b; true', { limits });
+    assert.equal(both.limitsHit, ['tmpBytes', 'shmBytes']);
+    // The same through the CLI: exec's JSON meta and run's message name the cap and its flag.
+    const env = { ...process.env, XDG_CONFIG_HOME: join(t.outside, 'config'), ZERO_SANDBOX_GRANTS_PATH: join(t.outside, 'grants.json') };
+    const exec = await runCli(['exec', '--output-format', 'json', '--permission-mode', 'unsafe', '--limit-tmp', '8M', '--cwd', t.ws, 'head -c 16M /dev/zero > /tmp/fill'], { cwd: t.ws, env });
+    const record = exec.stdout.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line)).find((r: { type?: string }) => r.type === 'tool_result');
+    assert.is(record?.meta?.sandbox_limits_hit, 'tmpBytes', exec.stdout + exec.stderr);
+    const run = await runCli(['run', '--limit-shm', '4M', '--', 'cp', '/dev/zero', '/dev/shm/fill'], { cwd: t.ws, env });
+    assert.match(run.stderr, /the private \/dev\/shm was full when the command ended \(limits\.shmBytes\).*--limit-shm/, run.stderr);
+    hostStillSpawns();
   } finally {
     t.cleanup();
   }
@@ -113,9 +147,13 @@ for (const warm of [false, true]) {
     await runSandboxed(['true'], capped);
     for (let j = 0; j < 300 && prewarmPool.size === 0; j++) await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  const r = await runSandboxed(['python3', '-c', ${JSON.stringify(FORK_UNTIL_REFUSED)}], capped);
-  process.stdout.write('run prewarmed=' + r.prewarmed + ' not-enforced=' + JSON.stringify(r.limitsNotEnforced ?? []) + ' ' + r.stdout + r.stderr);
+  const r = await runSandboxed(['python3', '-c', ${JSON.stringify(FORK_AND_HOLD)}], capped);
+  process.stdout.write('run prewarmed=' + r.prewarmed + ' not-enforced=' + JSON.stringify(r.limitsNotEnforced ?? []) + ' hit=' + JSON.stringify(r.limitsHit ?? []) + ' ' + r.stdout + r.stderr);
 }
+// Forgery: the command prints what a refusal looks like and sends the init the probe's signal
+// (SIGALRM) without filling anything: the probe fork succeeds, so nothing is reported.
+const f = await runSandboxed(['/bin/sh', '-c', 'echo "fork: Resource temporarily unavailable" >&2; for i in 1 2 3 4 5; do kill -ALRM 1; sleep 0.1; done; echo forged'], capped);
+process.stdout.write('forged hit=' + JSON.stringify(f.limitsHit ?? []) + ' ' + f.stdout);
 const w = await runSandboxed(['/bin/sh', '-c', 'cat /proc/sys/kernel/pid_max; echo 4194304 > /proc/sys/kernel/pid_max || echo raise-refused; cat /proc/sys/kernel/pid_max'], opts);
 process.stdout.write(w.stdout + w.stderr);
 process.exit(0);`;
@@ -129,6 +167,8 @@ process.exit(0);`;
       assert.is(refused.length, 2, out.stdout + out.stderr);
       for (const n of refused) assert.ok(n > 90 && n < 400, `the cap held without a pids cgroup (${n} children)`);
       assert.match(out.stdout, /run prewarmed=true/, 'a prewarmed sandbox is capped too');
+      assert.is([...out.stdout.matchAll(/^run prewarmed=\w+ not-enforced=\[\] hit=\["processes"\] /gm)].length, 2, 'both runs say the process cap was hit');
+      assert.match(out.stdout, /^forged hit=\[\] forged$/m, 'printed refusals and signals to the init are not a hit');
       assert.match(out.stdout, new RegExp(`^${DEFAULT_PROCESSES + 1}\\nraise-refused\\n${DEFAULT_PROCESSES + 1}\\n`, 'm'), 'the command sees the default cap and cannot raise it');
       assert.not.match(out.stdout, /not-enforced=\["processes"\]/);
     } else {

@@ -5,9 +5,10 @@
 /**
  * Python source that forks children sleeping `sleepSeconds` each, at most `upTo` of them (no bound
  * when absent), and prints `refused N ERRNO` when a fork fails (N children were running), then
- * `started N`.
+ * `started N`. With `holdSeconds` it stays at the cap that long after a refusal (as make waits for
+ * its running jobs after a failed fork) before it ends.
  */
-export function forkStorm(options: { sleepSeconds: number; upTo?: number }): string {
+export function forkStorm(options: { sleepSeconds: number; upTo?: number; holdSeconds?: number }): string {
   return [
     'import os, time, errno, sys',
     'started = 0',
@@ -15,7 +16,8 @@ export function forkStorm(options: { sleepSeconds: number; upTo?: number }): str
     '    try:',
     '        pid = os.fork()',
     '    except OSError as e:',
-    '        print("refused", started, errno.errorcode[e.errno]); sys.stdout.flush(); break',
+    '        print("refused", started, errno.errorcode[e.errno]); sys.stdout.flush()',
+    `        time.sleep(${options.holdSeconds ?? 0}); break`,
     '    if pid == 0:',
     `        time.sleep(${options.sleepSeconds}); os._exit(0)`,
     '    started += 1',

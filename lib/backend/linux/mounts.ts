@@ -25,7 +25,7 @@ export type MountKind =
 export interface MountOp {
   kind: MountKind;
   path: string;
-  /** The detached-mount slot for detach_clone/attach. */
+  /** The detached-mount slot for detach_clone/attach; for a capped tmpfs, its watch slot. */
   slot?: number;
   /** tmpfs: its size cap in bytes. */
   size?: number;
@@ -65,9 +65,11 @@ export function buildMountPlan(
   const privateTmp = !roots.some((root) => isWithin(root, '/tmp'));
   roots.forEach((root, slot) => ops.push({ kind: 'detach_clone', path: root, slot }));
   ops.push({ kind: 'readonly_all', path: '/' });
-  const tmpfs = (path: string, size: number | undefined): MountOp => (size === undefined ? { kind: 'tmpfs', path } : { kind: 'tmpfs', path, size });
-  if (privateTmp) ops.push(tmpfs('/tmp', sizes.tmpBytes));
-  ops.push(tmpfs('/dev/shm', sizes.shmBytes));
+  // A capped tmpfs gets a watch slot (0 /tmp, 1 /dev/shm): the sandbox's init reports it when it
+  // is full once the command has ended (limitsHit tmpBytes / shmBytes).
+  const tmpfs = (path: string, size: number | undefined, slot: number): MountOp => (size === undefined ? { kind: 'tmpfs', path } : { kind: 'tmpfs', path, size, slot });
+  if (privateTmp) ops.push(tmpfs('/tmp', sizes.tmpBytes, 0));
+  ops.push(tmpfs('/dev/shm', sizes.shmBytes, 1));
   roots.forEach((root, slot) => {
     if (privateTmp && isWithin('/tmp', root)) ops.push({ kind: 'mkdirs', path: root });
     ops.push({ kind: 'attach', path: root, slot });

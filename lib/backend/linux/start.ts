@@ -197,10 +197,16 @@ export function startLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: Os
     pids?.remove();
     throw error;
   }
-  // The sandbox is gone (pid 1 reaped, its namespace emptied): the cgroup says whether a fork was refused.
+  // The sandbox is gone (pid 1 reaped, its namespace emptied): the cgroup says whether a fork was
+  // refused, else the init's own refused probe fork; the init found the private /tmp or /dev/shm full.
   const exited = (raw: NativeExit): void => {
     const exit = toOsExit(raw, capture !== undefined);
-    if (pids?.hit() === true) exit.limitsHit = ['processes'];
+    const hit = [
+      ...(pids?.hit() === true || raw.processCapHit === true ? ['processes'] : []),
+      ...(raw.tmpFull === true ? ['tmpBytes'] : []),
+      ...(raw.shmFull === true ? ['shmBytes'] : []),
+    ];
+    if (hit.length > 0) exit.limitsHit = hit;
     pids?.remove();
     onExit(exit);
   };
