@@ -39,7 +39,7 @@ const LINUX_LIMITATIONS = [
   'for an unprivileged caller the process cap is RLIMIT_NPROC, counted in the sandbox\'s own user namespace on kernels 5.14 and later; on older kernels the caller\'s other processes count against it too',
   'the process cap bounds how many processes a fork bomb holds, not the CPU they burn until the command ends or times out',
   'a command that fills the private /tmp or /dev/shm (default caps 1 GiB and 256 MiB, less on machines with little memory) gets ENOSPC; the sandbox\'s init reports the one that is full (no inode left, or within 1/64 of its size and at most 2 MiB) once every other process is gone (limitsHit tmpBytes / shmBytes): one the command emptied again before it ended, a failed all-or-nothing allocation (fallocate), and a sandbox killed first (timeout, abort) are not reported',
-  'for an unprivileged caller a fork refused at RLIMIT_NPROC is not reported in limitsHit (the kernel counts no refusals of it); the command sees EAGAIN',
+  'for an unprivileged caller the kernel counts no forks refused at RLIMIT_NPROC either: the init tries a fork of its own every 200 ms as under pid_max, so a cap that holds for less than that between its tries is not reported in limitsHit, and the try takes one slot for an instant',
 ];
 
 /** The one-layer backends (macOS, Windows): what their layer enforces and its limits. */

@@ -26,6 +26,8 @@ export interface WarmSandbox {
 // The JSON of recently seen seccomp programs (a few distinct ones per process), by content.
 const seccompJson: Array<{ words: BigUint64Array; json: string }> = [];
 const SECCOMP_JSON_KEPT = 8;
+/** RLIMIT_NPROC's resource number on x86_64 and aarch64 (as lib/backend/linux/spec.ts). */
+const RLIMIT_NPROC = 6;
 
 function sameWords(a: BigUint64Array, b: BigUint64Array): boolean {
   if (a.length !== b.length) return false;
@@ -44,12 +46,15 @@ function buildSeccompJson(words: BigUint64Array): string {
 
 /**
  * Everything that shapes the sandbox itself; argv, env, cwd, stdio and limits come at launch. The
- * text is `JSON.stringify({ ...linux minus rlimits, the run's cgroup and seccomp, seccomp: words
- * as hex })`. The pids cgroup is per run: a prewarmed init is moved into it at launch.
+ * text is `JSON.stringify({ ...linux minus rlimits, the run's cgroup and seccomp, nproc?, seccomp:
+ * words as hex })`. The pids cgroup is per run: a prewarmed init is moved into it at launch. The
+ * RLIMIT_NPROC value is in the key: the init keeps the one it started with, and checks the
+ * process cap with forks of its own against it.
  */
 export function buildPrewarmKey(spec: LinuxNativeSpec): string {
-  const { rlimits: _limits, cgroupProcsFd: _cgroup, seccomp, ...rest } = spec.linux;
-  const head = JSON.stringify(rest);
+  const { rlimits, cgroupProcsFd: _cgroup, seccomp, ...rest } = spec.linux;
+  const nproc = rlimits.find((limit) => limit.resource === RLIMIT_NPROC);
+  const head = JSON.stringify(nproc === undefined ? rest : { ...rest, nproc: nproc.soft });
   return `${head === '{}' ? '{' : `${head.slice(0, -1)},`}"seccomp":${buildSeccompJson(seccomp)}}`;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // How the init tells that the command ran into a cap the kernel keeps no count of: a size-capped
-// tmpfs (the private /tmp or /dev/shm) that is full, and a PID namespace at its pid_max. Both read
+// tmpfs (the private /tmp or /dev/shm) that is full, and a process cap that is reached. Both read
 // the kernel's own state (statfs, a fork's result); nothing the command writes decides them.
 //
 // Only system calls (init_sys.h): used by the freestanding init.
@@ -27,8 +27,9 @@ inline bool TmpfsFull(int fd) {
   return static_cast<unsigned long>(st.f_bfree) <= (slack < most ? slack : most);
 }
 
-// One fork whose child exits at once: refused (EAGAIN) only when the PID namespace is at its
-// pid_max (the caller is root, whom RLIMIT_NPROC does not bind). The caller reaps the child.
+// One fork whose child exits at once: refused (EAGAIN) when the PID namespace is at its pid_max,
+// or the sandbox's user is at RLIMIT_NPROC (counted in the sandbox's own user namespace, where
+// the init and the command run as the same user with the same limit). The caller reaps it.
 inline bool ForkRefused() {
   long pid = SYS(clone, kSigchld, 0, 0, 0, 0);
   if (pid == 0) {

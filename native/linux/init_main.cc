@@ -16,8 +16,9 @@
 // prewarmed sandbox: its command process is forked at once and waits on fd 4 for exactly one
 // launch message (argv, envp, cwd, resource limits and three stdio descriptors), then execs.
 // A leading `--probe-forks` says the process cap is this PID namespace's pid_max (a root caller
-// without a pids cgroup), which counts no refused forks: the init then tries one fork of its own
-// every 200 ms while the command runs, and reports the cap hit when the kernel refuses it.
+// without a pids cgroup) or RLIMIT_NPROC (an ordinary caller), neither of which counts refused
+// forks: the init then tries one fork of its own every 200 ms while the command runs, and reports
+// the cap hit when the kernel refuses it.
 //
 // Fds 5 and 6, when present, are the roots of the size-capped private /tmp and /dev/shm: once
 // every other process is gone, one that is full (no inode left, or free space within 1/64 of its

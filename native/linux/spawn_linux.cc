@@ -229,8 +229,12 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
   std::vector<std::string> init_args;
   init_args.reserve(spec.argv.size() + 1);
   init_args.push_back("zero-sandbox-init");
-  // The process cap is the PID namespace's pid_max, which counts no refusals: the init checks.
-  if (ls.pid_max > 0) init_args.push_back("--probe-forks");
+  // The process cap is the PID namespace's pid_max or RLIMIT_NPROC, neither of which counts
+  // refusals: the init checks with forks of its own. (Its RLIMIT_NPROC is the command's: set here
+  // for a cold start, and part of the prewarm key for a prewarmed one.) A pids cgroup counts.
+  bool nproc = false;
+  for (const ResourceLimit& limit : ls.rlimits) nproc = nproc || limit.resource == RLIMIT_NPROC;
+  if (ls.pid_max > 0 || nproc) init_args.push_back("--probe-forks");
   if (spec.control_fd >= 0) {
     init_args.push_back("--warm");
   } else {
