@@ -71,10 +71,10 @@ sandboxTest('a full private /tmp or /dev/shm is named in the result (limitsHit, 
     assert.equal(both.limitsHit, ['tmpBytes', 'shmBytes']);
     // The same through the CLI: exec's JSON meta and run's message name the cap and its flag.
     const env = { ...process.env, XDG_CONFIG_HOME: join(t.outside, 'config'), ZERO_SANDBOX_GRANTS_PATH: join(t.outside, 'grants.json') };
-    const exec = await runCli(['exec', '--output-format', 'json', '--permission-mode', 'unsafe', '--limit-tmp', '8M', '--cwd', t.ws, 'head -c 16M /dev/zero > /tmp/fill'], { cwd: t.ws, env });
+    const exec = await runCli(['exec', '--output-format', 'json', '--permission-mode', 'unsafe', '--limit-tmp', '8M', '--cwd', t.ws, 'head -c 16M /dev/zero > /tmp/fill'], { cwd: t.ws, env, timeoutMs: 240_000 });
     const record = exec.stdout.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line)).find((r: { type?: string }) => r.type === 'tool_result');
     assert.is(record?.meta?.sandbox_limits_hit, 'tmpBytes', exec.stdout + exec.stderr);
-    const run = await runCli(['run', '--limit-shm', '4M', '--', 'cp', '/dev/zero', '/dev/shm/fill'], { cwd: t.ws, env });
+    const run = await runCli(['run', '--limit-shm', '4M', '--', 'cp', '/dev/zero', '/dev/shm/fill'], { cwd: t.ws, env, timeoutMs: 240_000 });
     assert.match(run.stderr, /the private \/dev\/shm was full when the command ended \(limits\.shmBytes\).*--limit-shm/, run.stderr);
     hostStillSpawns();
   } finally {

@@ -100,7 +100,7 @@ test('policy shows the caps a run gets: the defaults, the config\'s limits and t
   try {
     p.write(join(p.config, 'zero', 'config.json'), '{"sandbox": {"limits": {"tmpBytes": "512M", "processes": 2000}}}');
     p.write(join(p.ws, '.zero', 'config.json'), '{"sandbox": {"limits": {"processes": 1500}}}');
-    let r = await runCli(['policy', '--json', '--limit-shm', '64M', '--limit-memory', '2G'], { env: p.env, cwd: p.ws });
+    let r = await runCli(['policy', '--json', '--limit-shm', '64M', '--limit-memory', '2G'], { env: p.env, cwd: p.ws, timeoutMs: 240_000 });
     assert.is(r.code, 0, r.stderr);
     const plan = JSON.parse(r.stdout).plan;
     const MIB = 1024 * 1024;
@@ -110,14 +110,14 @@ test('policy shows the caps a run gets: the defaults, the config\'s limits and t
       assert.ok(['rlimit', 'pids-cgroup', 'pid-max', 'none'].includes(plan.processLimitBy), plan.processLimitBy);
       assert.is(plan.limitsNotEnforced === undefined, plan.processLimitBy !== 'none');
     }
-    r = await runCli(['policy', '--limit-processes', '300'], { env: p.env, cwd: p.ws });
+    r = await runCli(['policy', '--limit-processes', '300'], { env: p.env, cwd: p.ws, timeoutMs: 240_000 });
     assert.is(r.code, 0, r.stderr);
     if (process.platform === 'linux') {
       assert.match(r.stdout, '\nlimit: tmpBytes 512M (config)\n');
       assert.match(r.stdout, '\nlimit: processes 300 (flag)\n');
       assert.match(r.stdout, /\nlimit: shmBytes \d+[GMK]? \(default\)\n/);
     }
-    r = await runCli(['policy', '--limit-tmp', 'lots'], { env: p.env, cwd: p.ws });
+    r = await runCli(['policy', '--limit-tmp', 'lots'], { env: p.env, cwd: p.ws, timeoutMs: 240_000 });
     assert.is(r.code, 2, 'a bad size is a usage error');
     assert.match(r.stderr, '--limit-tmp');
   } finally {
