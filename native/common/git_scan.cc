@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,7 +45,13 @@ struct Listing {
   Stamp stamp;
   std::vector<std::string> subdirs;
   bool has_git = false;
+  // HEAD, and objects/ and refs/ as real directories: a git dir, whose insides the caller guards.
   bool is_git_dir = false;
+  // HEAD, objects and refs present but not both real directories: git still takes it for a git
+  // dir when they are links to directories (it tests them with access(), which follows links) or
+  // executable files, so it is reported as one; it is walked too, in case git does not.
+  bool may_be_git_dir = false;
+  bool Plain() const { return subdirs.empty() && !has_git && !is_git_dir && !may_be_git_dir; }
 };
 
 std::unordered_map<std::string, Listing>& Memory() {
@@ -68,6 +75,16 @@ int64_t Now() {
   return Nanos(ts);
 }
 
+// Names git looks up: on macOS volumes are case-insensitive by default, so `OBJECTS` or `.GIT`
+// is what git finds there too (a false match elsewhere only guards more).
+bool NameIs(const char* name, const char* wanted) {
+#if defined(__APPLE__)
+  return strcasecmp(name, wanted) == 0;
+#else
+  return strcmp(name, wanted) == 0;
+#endif
+}
+
 bool IsDir(int dirfd, const char* name, unsigned char type) {
   if (type == DT_DIR) return true;
   if (type != DT_UNKNOWN) return false;
@@ -84,7 +101,7 @@ bool List(int fd, Listing* out) {
     close(dup_fd);
     return false;
   }
-  bool head = false, objects = false, refs = false;
+  bool head = false, objects = false, refs = false, objects_dir = false, refs_dir = false;
   bool ok = true;
   for (;;) {
     errno = 0;
@@ -95,18 +112,25 @@ bool List(int fd, Listing* out) {
     }
     const char* name = entry->d_name;
     if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
-    if (strcmp(name, ".git") == 0) {
+    if (NameIs(name, ".git")) {
       out->has_git = true;
       continue;
     }
     bool is_dir = IsDir(fd, name, entry->d_type);
-    if (strcmp(name, "HEAD") == 0) head = true;
-    if (is_dir && strcmp(name, "objects") == 0) objects = true;
-    if (is_dir && strcmp(name, "refs") == 0) refs = true;
+    if (NameIs(name, "HEAD")) head = true;
+    if (NameIs(name, "objects")) {
+      objects = true;
+      objects_dir = objects_dir || is_dir;
+    }
+    if (NameIs(name, "refs")) {
+      refs = true;
+      refs_dir = refs_dir || is_dir;
+    }
     if (is_dir) out->subdirs.emplace_back(name);
   }
   closedir(dir);
-  out->is_git_dir = head && objects && refs;
+  out->is_git_dir = head && objects_dir && refs_dir;
+  out->may_be_git_dir = head && objects && refs && !out->is_git_dir;
   return ok;
 }
 
@@ -150,7 +174,7 @@ class Walker {
 // (with O_NOFOLLOW: a link is never entered) and looked at through the descriptor.
   void Child(int parent, const std::string& path, const std::string& name) {
     auto known = Memory().find(path);
-    if (known != Memory().end() && known->second.subdirs.empty() && !known->second.has_git && !known->second.is_git_dir) {
+    if (known != Memory().end() && known->second.Plain()) {
       struct stat st;
       if (fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) return;
       if (known->second.stamp == StampOf(st)) {
@@ -194,6 +218,7 @@ class Walker {
       }
     }
     if (listing.has_git) Found(&result.worktrees, path);
+    if (listing.may_be_git_dir) Found(&result.git_dirs, path);
     if (listing.is_git_dir) {
       Found(&result.git_dirs, path);
       close(fd);

@@ -15,7 +15,8 @@ namespace git_scan {
 
 struct Result {
   // Directories holding a `.git` entry (of any kind) and directories that are git dirs themselves
-  // (HEAD, objects/ and refs/: a bare repository); absolute byte strings.
+  // (HEAD, objects and refs: a bare repository; objects or refs may be links or files, which git
+  // accepts too); absolute byte strings.
   std::vector<std::string> worktrees;
   std::vector<std::string> git_dirs;
   uint64_t dirs = 0;
@@ -25,8 +26,8 @@ struct Result {
 };
 
 // Scans `root` (absolute, walked from "/" without following links). Not entered: `.git`
-// directories and git dirs (the caller guards their insides), links, unreadable directories
-// (host git cannot enter them either).
+// directories and git dirs whose objects/ and refs/ are real directories (the caller guards their
+// insides), links, unreadable directories (host git cannot enter them either).
 Result Scan(const std::string& root, uint64_t max_dirs, uint64_t max_repos);
 
 }  // namespace git_scan

@@ -39,3 +39,20 @@ export function plant(dir: string, tag: string): string {
 export function hookScript(dir: string, tag: string): string {
   return `'#!/bin/sh\\ntouch ${join(dir, `pwned-${tag}`)}\\n'`;
 }
+
+/**
+ * Runs host git on a terminal (through util-linux `script`), as a user does: git starts a pager
+ * (core.pager, pager.<cmd>) only when its output is a terminal, so only this shows whether a
+ * planted pager runs.
+ */
+export function hostGitTty(cwd: string, args: string[]): { status: number | null; stdout: string } {
+  const quoted = ['git', '-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  const r = spawnSync('script', ['-qec', quoted, '/dev/null'], {
+    cwd,
+    encoding: 'utf8',
+    input: '',
+    timeout: 20_000,
+    env: { ...process.env, GIT_PAGER: undefined, PAGER: undefined, GIT_TERMINAL_PROMPT: '0', TERM: 'dumb' } as NodeJS.ProcessEnv,
+  });
+  return { status: r.status, stdout: r.stdout ?? '' };
+}
