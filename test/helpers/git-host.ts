@@ -52,7 +52,7 @@ export function hostGitTty(cwd: string, args: string[]): { status: number | null
     encoding: 'utf8',
     input: '',
     timeout: 20_000,
-    env: { ...process.env, GIT_PAGER: undefined, PAGER: undefined, GIT_TERMINAL_PROMPT: '0', TERM: 'dumb' } as NodeJS.ProcessEnv,
+    env: { ...process.env, GIT_PAGER: undefined, PAGER: undefined, GIT_TERMINAL_PROMPT: '0', TERM: 'xterm' } as NodeJS.ProcessEnv,
   });
   return { status: r.status, stdout: r.stdout ?? '' };
 }
