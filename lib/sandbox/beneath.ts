@@ -101,7 +101,7 @@ export function replaceFile(path: string, data: Buffer, mode = 0o644): boolean {
 export interface RepositoryScan {
   /** Directories holding a `.git` entry. */
   worktrees: string[];
-  /** Directories that are git dirs themselves (HEAD, objects/, refs/): bare repositories. */
+  /** Directories that are git dirs themselves (HEAD, objects, refs of any kind): bare repositories. */
   gitDirs: string[];
   /** A limit was reached or the root could not be read: the answer is incomplete. */
   incomplete: boolean;
@@ -158,10 +158,12 @@ function scanFallback(root: string, maxDirs: number, maxRepos: number): Reposito
     if (entries === undefined) continue; // unreadable or missing: host git cannot enter it either
     const names = new Map(entries);
     if (names.has('.git')) out.worktrees.push(dir);
-    const gitDir = names.has('HEAD') && names.get('objects') === 'dir' && names.get('refs') === 'dir';
+    // As the addon: objects and refs of any kind make a git dir (git follows links there, and
+    // on Windows does not test the execute bit); only real directories stop the walk.
+    const gitDir = names.has('HEAD') && names.has('objects') && names.has('refs');
     if (gitDir) out.gitDirs.push(dir);
     if (out.worktrees.length + out.gitDirs.length > maxRepos) return { ...out, incomplete: true };
-    if (gitDir) continue;
+    if (gitDir && names.get('objects') === 'dir' && names.get('refs') === 'dir') continue;
     for (const [name, kind] of entries) if (kind === 'dir' && name !== '.git') stack.push(`${dir}/${name}`);
   }
   return out;

@@ -102,4 +102,33 @@ test('nested write roots: each directory is scanned once, and every repository i
   }
 });
 
+test('a git dir whose objects or refs is a link or a file (git accepts both) is found, and walked into as well', () => {
+  const t = makeTree();
+  try {
+    mkdirSync(join(t.ws, 'store'));
+    const linked = join(t.ws, 'linked-objects');
+    mkdirSync(join(linked, 'refs'), { recursive: true });
+    writeFileSync(join(linked, 'HEAD'), 'ref: refs/heads/main\n');
+    symlinkSync('../store', join(linked, 'objects'));
+    bare(join(linked, 'refs', 'inside', '.git'));
+    const fileRefs = join(t.ws, 'file-refs');
+    mkdirSync(join(fileRefs, 'objects'), { recursive: true });
+    writeFileSync(join(fileRefs, 'HEAD'), 'ref: refs/heads/main\n');
+    writeFileSync(join(fileRefs, 'refs'), '', { mode: 0o755 });
+    const noHead = join(t.ws, 'no-head');
+    mkdirSync(join(noHead, 'refs'), { recursive: true });
+    symlinkSync('../store', join(noHead, 'objects'));
+    for (let round = 0; round < 2; round++) {
+      // The second round reads remembered listings: the answer is the same.
+      assert.equal(scan(t.ws), {
+        worktrees: [toBytes(join(linked, 'refs', 'inside'))],
+        gitDirs: [fileRefs, linked].map(toBytes).sort(),
+        incomplete: false,
+      });
+    }
+  } finally {
+    t.cleanup();
+  }
+});
+
 test.run();
