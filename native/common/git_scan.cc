@@ -41,9 +41,12 @@ struct Stamp {
   bool operator==(const Stamp& o) const { return dev == o.dev && ino == o.ino && mtime == o.mtime && ctime == o.ctime; }
 };
 
+using Names = std::shared_ptr<const std::vector<std::string>>;
+
 struct Listing {
   Stamp stamp;
-  std::vector<std::string> subdirs;
+  // Shared with the memory: a remembered listing is walked without copying its names.
+  Names subdirs = std::make_shared<const std::vector<std::string>>();
   bool has_git = false;
   // HEAD, and objects/ and refs/ as real directories: a git dir, whose insides the caller guards.
   bool is_git_dir = false;
@@ -51,7 +54,6 @@ struct Listing {
   // dir when they are links to directories (it tests them with access(), which follows links) or
   // executable files, so it is reported as one; it is walked too, in case git does not.
   bool may_be_git_dir = false;
-  bool Plain() const { return subdirs.empty() && !has_git && !is_git_dir && !may_be_git_dir; }
 };
 
 std::unordered_map<std::string, Listing>& Memory() {
@@ -103,6 +105,7 @@ bool List(int fd, Listing* out) {
   }
   bool head = false, objects = false, refs = false, objects_dir = false, refs_dir = false;
   bool ok = true;
+  auto subdirs = std::make_shared<std::vector<std::string>>();
   for (;;) {
     errno = 0;
     struct dirent* entry = readdir(dir);
@@ -126,39 +129,68 @@ bool List(int fd, Listing* out) {
       refs = true;
       refs_dir = refs_dir || is_dir;
     }
-    if (is_dir) out->subdirs.emplace_back(name);
+    if (is_dir) subdirs->emplace_back(name);
   }
   closedir(dir);
+  out->subdirs = std::move(subdirs);
   out->is_git_dir = head && objects_dir && refs_dir;
   out->may_be_git_dir = head && objects && refs && !out->is_git_dir;
   return ok;
 }
 
+// A directory being walked. One whose listing was remembered and whose stamp still matches is not
+// opened: its subdirectories are looked at by path from the nearest opened ancestor (`base`, with
+// `rel` from there). Each component of that path was itself found unchanged just before, and a
+// directory replaced by a link changes its parent's times, so such a path follows no link unless
+// a concurrent process swaps one in between two lookups; then only a stamp is read through it, and
+// a directory is only ever opened component by component with O_NOFOLLOW.
 struct Frame {
-  int fd;
+  int fd;  // owned, or -1 when not opened
+  int base;
+  std::string rel;
   std::string path;
-  std::vector<std::string> subdirs;
+  Names subdirs;
   size_t next = 0;
 };
+
+// Longest path looked up from an ancestor in one call (longer ones are opened step by step).
+constexpr size_t kMaxRelative = 1024;
+
+// Opens `rel` below `base` one component at a time, never following a link.
+int OpenRelative(int base, const std::string& rel, int flags) {
+  int fd = base;
+  size_t start = 0;
+  for (;;) {
+    size_t slash = rel.find('/', start);
+    bool last = slash == std::string::npos;
+    std::string part = rel.substr(start, last ? std::string::npos : slash - start);
+    int next = openat(fd, part.c_str(), last ? flags : kLookFlags);
+    if (fd != base) close(fd);
+    if (next < 0 || last) return next;
+    fd = next;
+    start = slash + 1;
+  }
+}
 
 class Walker {
  public:
   Walker(uint64_t max_dirs, uint64_t max_repos) : max_dirs_(max_dirs), max_repos_(max_repos) {}
   ~Walker() {
-    for (Frame& f : stack_) close(f.fd);
+    for (Frame& f : stack_)
+      if (f.fd >= 0) close(f.fd);
   }
 
   void Run(int root_fd, const std::string& root) {
     Enter(root_fd, root, false);
     while (!stack_.empty() && !result.truncated) {
       Frame& top = stack_.back();
-      if (top.next >= top.subdirs.size()) {
-        close(top.fd);
+      if (top.next >= top.subdirs->size()) {
+        if (top.fd >= 0) close(top.fd);
         stack_.pop_back();
         continue;
       }
-      const std::string name = top.subdirs[top.next++];
-      Child(top.fd, top.path + "/" + name, name);
+      Names names = top.subdirs;  // kept alive while Child pushes (which moves `top`)
+      Child(stack_.size() - 1, (*names)[top.next++]);
     }
   }
 
@@ -170,25 +202,33 @@ class Walker {
     return !result.truncated;
   }
 
-  // A subdirectory: an unchanged, remembered leaf is settled by one fstatat; others are opened
-// (with O_NOFOLLOW: a link is never entered) and looked at through the descriptor.
-  void Child(int parent, const std::string& path, const std::string& name) {
+  // A subdirectory: a remembered one whose stamp is unchanged is settled by one fstatat; others
+  // are opened (with O_NOFOLLOW: a link is never entered) and looked at through the descriptor.
+  void Child(size_t index, const std::string& name) {
+    const Frame& parent = stack_[index];
+    std::string path = parent.path + "/" + name;
+    std::string rel = parent.fd >= 0 ? name : parent.rel + "/" + name;
+    int base = parent.fd >= 0 ? parent.fd : parent.base;
     auto known = Memory().find(path);
-    if (known != Memory().end() && known->second.Plain()) {
+    if (known != Memory().end() && rel.size() <= kMaxRelative) {
       struct stat st;
-      if (fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) return;
-      if (known->second.stamp == StampOf(st)) {
-        Count();
+      if (fstatat(base, rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR) return;  // gone
+      } else if (!S_ISDIR(st.st_mode)) {
+        return;  // a link or a file now: host git does not enter it there
+      } else if (known->second.stamp == StampOf(st)) {
+        if (Count()) Note(-1, base, std::move(rel), path, known->second);
         return;
       }
     }
     bool readable = known == Memory().end();
-    int fd = openat(parent, name.c_str(), readable ? kDirFlags : kLookFlags);
+    int flags = readable ? kDirFlags : kLookFlags;
+    int fd = rel == name ? openat(base, name.c_str(), flags) : OpenRelative(base, rel, flags);
     if (fd < 0) return;  // unreadable, gone, or a link now: host git cannot enter it there either
     Enter(fd, path, readable);
   }
 
-  // Takes `fd` (`readable`, or path-only): notes what the directory is, pushes it to be walked.
+  // Takes `fd` (`readable`, or path-only): lists the directory unless its listing is remembered.
   void Enter(int fd, const std::string& path, bool readable) {
     struct stat st;
     if (!Count() || fstat(fd, &st) != 0) {
@@ -217,19 +257,21 @@ class Walker {
         Memory().erase(known);
       }
     }
+    Note(fd, fd, std::string(), path, listing);
+  }
+
+  // Notes what the directory is and pushes it to be walked (takes `fd` when it is not -1).
+  void Note(int fd, int base, std::string rel, const std::string& path, const Listing& listing) {
     if (listing.has_git) Found(&result.worktrees, path);
     if (listing.may_be_git_dir) Found(&result.git_dirs, path);
-    if (listing.is_git_dir) {
-      Found(&result.git_dirs, path);
-      close(fd);
+    if (listing.is_git_dir) Found(&result.git_dirs, path);
+    bool leaf = listing.subdirs->empty();
+    if (listing.is_git_dir || leaf || stack_.size() >= kMaxDepth) {
+      if (!listing.is_git_dir && !leaf) result.truncated = true;
+      if (fd >= 0) close(fd);
       return;
     }
-    if (stack_.size() >= kMaxDepth) {
-      result.truncated = true;
-      close(fd);
-      return;
-    }
-    stack_.push_back(Frame{fd, path, std::move(listing.subdirs), 0});
+    stack_.push_back(Frame{fd, base, std::move(rel), path, listing.subdirs, 0});
   }
 
   void Found(std::vector<std::string>* list, const std::string& path) {

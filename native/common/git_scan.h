@@ -4,7 +4,8 @@
 // directory descriptors and O_NOFOLLOW, never recursing on the C stack. A directory's listing is
 // remembered with its identity and times (dev, ino, mtime, ctime): while those are unchanged its
 // entries are too (a process can set mtime but not ctime), so a repeated scan costs one fstatat
-// per directory and one open per directory that has subdirectories. No napi here (addon.cc).
+// per directory: an unchanged directory is not opened, its subdirectories are looked up by path
+// from the nearest opened ancestor (see Frame in git_scan.cc). No napi here (addon.cc).
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // every repository a workspace holds at any depth (a `.git` of any kind, or a bare git dir), never
 // follows a link, does not enter git dirs, reports an incomplete answer at its limits (the run is
 // then refused), and a remembered listing is dropped as soon as its directory changes.
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
@@ -69,6 +69,29 @@ test('a remembered listing is not reused once its directory changed (new reposit
     bare(join(t.ws, 'node_modules', 'p', 'lib', '.git'));
     bare(join(t.ws, 'deep', 'er', 'still', 'repo', '.git'));
     assert.equal(scan(t.ws).worktrees, [join(t.ws, 'deep', 'er', 'still', 'repo'), join(t.ws, 'node_modules', 'p', 'lib')].map(toBytes));
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('remembered directories are looked through without being opened: a change deep below is seen, a directory swapped for a link is not followed', async () => {
+  const t = makeTree();
+  try {
+    for (const name of ['a', 'b']) mkdirSync(join(t.ws, 'n', name, 'x', 'y', 'z'), { recursive: true });
+    bare(join(t.outside, 'planted', 'x', 'y', 'z', '.git'));
+    await new Promise((resolve) => setTimeout(resolve, 2200));
+    assert.equal(scan(t.ws).worktrees, []);
+    assert.equal(scan(t.ws).worktrees, []);
+    // Below three remembered levels: a new repository and a changed leaf.
+    bare(join(t.ws, 'n', 'a', 'x', 'y', 'z', 'r', '.git'));
+    // A remembered directory replaced by a link to a tree holding a repository.
+    rmSync(join(t.ws, 'n', 'b'), { recursive: true });
+    symlinkSync(join(t.outside, 'planted'), join(t.ws, 'n', 'b'));
+    assert.equal(scan(t.ws), { worktrees: [toBytes(join(t.ws, 'n', 'a', 'x', 'y', 'z', 'r'))], gitDirs: [], incomplete: false });
+    await new Promise((resolve) => setTimeout(resolve, 2200));
+    assert.equal(scan(t.ws).worktrees, [toBytes(join(t.ws, 'n', 'a', 'x', 'y', 'z', 'r'))]);
+    rmSync(join(t.ws, 'n', 'a', 'x', 'y', 'z', 'r', '.git'), { recursive: true });
+    assert.equal(scan(t.ws).worktrees, []);
   } finally {
     t.cleanup();
   }
