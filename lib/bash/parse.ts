@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The tree-sitter-bash wrapper (WebAssembly, through web-tree-sitter): loads the parser on demand, parses under size/time/depth limits, and
 // copies the tree into plain objects so the analysis never calls into the native parser again.
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import { BoundedMemo } from '../bounded-memo.js';
 import { PACKAGE_ROOT } from '../native/load.js';
@@ -155,9 +155,47 @@ export function loadShellParser(): Promise<ParserStatus> {
   return loading;
 }
 
-/** The parser's state now (synchronous; {@link loadShellParser} changes it). */
+let installChecked = false;
+
+/** Throws unless `path` starts like a WebAssembly module (its magic number and version 1). */
+function assertWasm(path: string): void {
+  const head = Buffer.alloc(8);
+  const fd = openSync(path, 'r');
+  try {
+    if (readSync(fd, head, 0, 8, 0) !== 8 || head.readUInt32BE(0) !== 0x0061736d || head.readUInt32LE(4) !== 1) {
+      throw new Error(`${path} is not a WebAssembly module`);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Checks once per process, synchronously and without loading anything, that the parser's two
+ * WebAssembly files (web-tree-sitter's runtime and the bash grammar) are installed. Most commands
+ * are read by the fast path and never load the parser, so without this a broken install (an
+ * incomplete copy, a removed grammar) would stay silent until the first command only the parser
+ * can read; with it, the first shell command already fails closed and the CLI warns.
+ */
+function checkInstalled(): void {
+  if (installChecked) return;
+  installChecked = true;
+  try {
+    const require = createRequire(import.meta.url);
+    assertWasm(join(dirname(require.resolve('web-tree-sitter')), 'tree-sitter.wasm'));
+    assertWasm(GRAMMAR_PATH);
+  } catch (error) {
+    loadError ??= firstLine(error);
+  }
+}
+
+/**
+ * The parser's state now (synchronous; {@link loadShellParser} changes it). Before the parser is
+ * loaded, `failed` already when its files are missing or are not WebAssembly (checked once).
+ */
 export function parserStatus(): ParserStatus {
   if (parser !== undefined) return { state: 'ready' };
+  checkInstalled();
   if (loadError !== undefined) return { state: 'failed', reason: loadError };
   return { state: 'not_loaded' };
 }

@@ -14,15 +14,20 @@ import * as assert from 'uvu/assert';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { makeTree, sandboxTest, TREE_BASE } from '../helpers/sandbox.js';
 
-/** A copy of the built package whose bash grammar (tree-sitter-bash.wasm) is missing. */
-function packageWithoutGrammar(): { root: string; cli: string; cleanup(): void } {
+/**
+ * A copy of the built package whose bash grammar (tree-sitter-bash.wasm) is missing, or with
+ * `corrupt`, replaced by a file that is not WebAssembly.
+ */
+function packageWithoutGrammar(corrupt = false): { root: string; cli: string; cleanup(): void } {
   const root = mkdtempSync(join(TREE_BASE, 'zs-noparser-'));
   cpSync(join(REPO_ROOT, 'dist'), join(root, 'dist'), { recursive: true });
   cpSync(join(REPO_ROOT, 'package.json'), join(root, 'package.json'));
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'));
   // The addon, wherever this checkout has it (node-gyp build or prebuildify output).
   for (const dir of ['build', 'prebuilds']) if (existsSync(join(REPO_ROOT, dir))) symlinkSync(join(REPO_ROOT, dir), join(root, dir));
-  rmSync(join(root, 'dist', 'lib', 'bash', 'tree-sitter-bash.wasm'));
+  const grammar = join(root, 'dist', 'lib', 'bash', 'tree-sitter-bash.wasm');
+  rmSync(grammar);
+  if (corrupt) writeFileSync(grammar, '<html>not the grammar</html>');
   return { root, cli: join(root, 'dist', 'cli', 'main.js'), cleanup: () => rmSync(root, { recursive: true, force: true }) };
 }
 
@@ -68,6 +73,55 @@ sandboxTest('without a parser, a command only the parser could read is denied, w
     assert.ok(existsSync(join(tree.ws, 'made')), 'the control did not run');
   } finally {
     tree.cleanup();
+    pkg.cleanup();
+  }
+});
+
+// Most commands are read by the fast path, which never loads the parser: a broken install must
+// still show on the first of them, not only once a command needs the parser.
+sandboxTest('without a parser, a command the fast path reads is denied too, with one warning, before anything loads', () => {
+  for (const corrupt of [false, true]) {
+    const pkg = packageWithoutGrammar(corrupt);
+    const tree = makeTree();
+    try {
+      const result = cli(pkg.cli, ['run', '--workspace', tree.ws, '-c', 'echo hi > made && ls'], tree.ws, tree.base);
+      assert.is(result.status, 1, result.stderr);
+      assert.not.ok(existsSync(join(tree.ws, 'made')), 'the command ran');
+      assert.is(result.stderr.match(/warning: the shell command analyzer is unavailable/g)?.length, 1, result.stderr);
+      assert.match(result.stderr, corrupt ? /is not a WebAssembly module/ : /tree-sitter-bash\.wasm/);
+      // Control: the same command with the package as built runs.
+      const control = cli(join(REPO_ROOT, 'dist', 'cli', 'main.js'), ['run', '--workspace', tree.ws, '-c', 'echo hi > made && ls'], tree.ws, tree.base);
+      assert.is(control.status, 0, control.stderr);
+      assert.ok(existsSync(join(tree.ws, 'made')), 'the control did not run');
+    } finally {
+      tree.cleanup();
+      pkg.cleanup();
+    }
+  }
+});
+
+test('without a parser, commands the fast path reads are unparseable as well, without loading anything', () => {
+  const pkg = packageWithoutGrammar();
+  try {
+    const script = `
+      const lib = await import(${JSON.stringify(join(pkg.root, 'dist', 'lib', 'index.js'))});
+      const out = {};
+      for (const text of ['ls && echo hi', 'git status', 'cat a | grep b']) out[text] = lib.classifyCommand(text).categories;
+      console.log(JSON.stringify({ out, status: lib.parserStatus() }));
+    `;
+    const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+    assert.is(result.status, 0, result.stderr);
+    const { out, status } = JSON.parse(result.stdout) as { out: Record<string, string[]>; status: { state: string; reason: string } };
+    assert.is(status.state, 'failed');
+    assert.match(status.reason, /tree-sitter-bash\.wasm/);
+    for (const [text, categories] of Object.entries(out)) assert.ok(categories.includes('unparseable_command'), `${text}: ${categories.join(', ')}`);
+    // Control: the package as built reads the same commands without loading the parser, and fully.
+    const control = spawnSync(process.execPath, ['--input-type=module', '-e', script.replace(JSON.stringify(join(pkg.root, 'dist', 'lib', 'index.js')), JSON.stringify(join(REPO_ROOT, 'dist', 'lib', 'index.js')))], { encoding: 'utf8', timeout: 60_000 });
+    assert.is(control.status, 0, control.stderr);
+    const good = JSON.parse(control.stdout) as { out: Record<string, string[]>; status: { state: string } };
+    assert.is(good.status.state, 'not_loaded');
+    for (const [text, categories] of Object.entries(good.out)) assert.not.ok(categories.includes('unparseable_command'), `${text}: ${categories.join(', ')}`);
+  } finally {
     pkg.cleanup();
   }
 });
