@@ -3,7 +3,7 @@
 // latency of compound commands (up to 5 segments), and time against script length, each measured
 // with the fast parser (the shipped path) and with tree-sitter alone (the WebAssembly parser for
 // every command: the baseline the fast path is compared with in the same run). Scripts of 1 to 256
-// KiB are cut into statements and parsed piece by piece: their time per KiB should stay flat.
+// KiB (statements, or one long && chain) are cut and parsed piece by piece: their time per KiB should stay flat.
 // Run: npm run compile && node dist/bench/analyzer.js [seconds]
 import { cpus, loadavg } from 'node:os';
 
@@ -147,7 +147,13 @@ const baseline = results['tree-sitter only (baseline)']!;
 line('shipped / baseline: mix throughput (wall, CPU)', `${(shipped.mix.perSecond / baseline.mix.perSecond).toFixed(1)}x, ${(shipped.mix.perCpuSecond / baseline.mix.perCpuSecond).toFixed(1)}x`);
 line('baseline / shipped: compound median latency', `${(baseline.compound.p50 / shipped.compound.p50).toFixed(1)}x faster`);
 // Linear scaling: the time per KiB should stay about flat from 1 KiB to the 256 KiB maximum.
-for (const [name, block] of [['one-line commands', 'cp a b && npm test | tail -5; '], ['script (loops, case, heredoc)', `${SCRIPT_BLOCK}\n`]] as const) {
+const BLOCKS = [
+  ['one-line commands', 'cp a b && npm test | tail -5; '],
+  // One statement of thousands of commands: cut between them, not at statement ends.
+  ['one && chain', 'cp a b && npm test | tail -5 && '],
+  ['script (loops, case, heredoc)', `${SCRIPT_BLOCK}\n`],
+] as const;
+for (const [name, block] of BLOCKS) {
   const per = [1, 16, 256].map((kib) => ({ kib, ...scale(block, kib) }));
   line(`${name}: us per KiB at 1 | 16 | 256 KiB`, per.map((p) => (p.failed === undefined ? `${p.wall.toFixed(0)} (CPU ${p.cpu.toFixed(0)})` : `not analyzed: ${p.failed}`)).join(' | '));
   const first = per[0]!;

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { BoundedMemo } from '../bounded-memo.js';
 import { PACKAGE_ROOT } from '../native/load.js';
 import { fastParse } from './fast-parse.js';
-import { statementCuts } from './split.js';
+import { scriptCuts } from './split.js';
 import type { ShNode } from './tree.js';
 
 export type { ShNode } from './tree.js';
@@ -329,19 +329,23 @@ function scriptDeadline(text: string): Deadline {
 }
 
 /**
- * A long text: cut at top-level statement ends (lib/bash/split.ts) and parsed piece by piece, each
- * with the fast path or tree-sitter, under one time limit for the whole text; the pieces' statements
- * become the children of one program node. When a piece has a syntax error (the text has one, or a
- * cut was wrong), the whole text is parsed in one go instead, so cutting never changes an answer.
+ * A long text: cut at top-level statement ends, or between the commands of a long `&&`/`||` chain
+ * (lib/bash/split.ts), and parsed piece by piece, each with the fast path or tree-sitter, under one
+ * time limit for the whole text; the pieces' statements become the children of one program node,
+ * and the two sides of a cut operator one flat list, the shape a parse of the whole text has. When
+ * a piece has a syntax error or cannot be joined (the text has an error, or a cut was wrong), the
+ * whole text is parsed in one go instead, so cutting never changes an answer: a long text that
+ * cannot be read in one go stays unparseable (fail closed).
  */
 function parseLong(text: string): ParseResult {
-  const cuts = statementCuts(text, PIECE_LENGTH);
+  const cuts = scriptCuts(text, PIECE_LENGTH);
   if (cuts.length === 0) return parseWhole(text, deadlineFor());
   const deadline = scriptDeadline(text);
   const children: ShNode[] = [];
   let start = 0;
-  for (const end of [...cuts, text.length]) {
-    const piece = text.slice(start, end);
+  let operator: ShNode | undefined;
+  for (const cut of [...cuts, { end: text.length, resume: text.length, operator: undefined }]) {
+    const piece = text.slice(start, cut.end);
     const fast = fastPath ? fastParse(piece) : undefined;
     const parsed: ParseResult = fast !== undefined ? { ok: true, root: fast, text: piece } : treeSitterParse(piece, deadline);
     if (!parsed.ok) {
@@ -349,10 +353,35 @@ function parseLong(text: string): ParseResult {
       return treeSitterParse(text, deadline);
     }
     shift(parsed.root, start);
-    children.push(...parsed.root.children);
-    start = end;
+    const statements = parsed.root.children;
+    let from = 0;
+    if (operator !== undefined) {
+      const left = children.pop();
+      const right = statements[0];
+      if (!joinable(left) || !joinable(right)) return treeSitterParse(text, deadline);
+      children.push(joinLists(left, operator, right));
+      from = 1;
+    }
+    for (let i = from; i < statements.length; i++) children.push(statements[i] as ShNode);
+    operator = cut.operator === undefined ? undefined : { type: cut.operator, start: cut.end, end: cut.resume, children: [] };
+    start = cut.resume;
   }
   return { ok: true, root: { type: 'program', start: 0, end: text.length, children }, text };
+}
+
+/** Whether a node is a statement that an operator can join (not a comment, separator or missing). */
+function joinable(node: ShNode | undefined): node is ShNode {
+  return node !== undefined && node.children.length > 0 && node.type !== 'comment' && node.type !== 'ERROR';
+}
+
+/** `left op right` as one flat list (both sides' lists merged in place: chains can be long). */
+function joinLists(left: ShNode, operator: ShNode, right: ShNode): ShNode {
+  const list = left.type === 'list' ? left : { type: 'list', start: left.start, end: left.end, children: [left] };
+  list.children.push(operator);
+  if (right.type === 'list') for (const child of right.children) list.children.push(child);
+  else list.children.push(right);
+  list.end = right.end;
+  return list;
 }
 
 function parseWhole(text: string, deadline: Deadline): ParseResult {

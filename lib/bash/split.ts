@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Where a long shell script can be cut into independent pieces: the ends of top-level statements
 // (a newline or `;` outside quotes, heredoc bodies, comments, substitutions, groups and compound
-// commands, not after an operator that continues the statement). Each piece is then parsed on its
-// own, so the cost of a script is linear in its length and no single parse meets the parser's time
+// commands, not after an operator that continues the statement), and, inside one long statement,
+// its top-level `&&` and `||` operators (a chain of thousands of commands has no statement end;
+// the operator then belongs to neither piece and the caller joins the two lists). Each piece is
+// then parsed on its own, so the cost of a script is linear in its length and no single parse meets the parser's time
 // limit. The scan is deliberately conservative: whenever it is unsure (an unterminated quote or
 // heredoc, an unbalanced closer, nesting past its limit) it reports no cut at all, and the caller
 // parses the whole text as one piece. A cut in the wrong place would leave a piece with an
@@ -33,6 +35,8 @@ class Cutter {
   private nesting = 0;
   /** Offsets just after each top-level statement end. */
   readonly cuts: number[] = [];
+  /** Start and end offsets of each top-level `&&`/`||` operator. */
+  readonly operators: [number, number][] = [];
 
   constructor(private readonly text: string) {}
 
@@ -88,6 +92,9 @@ class Cutter {
     if (next === '(') {
       this.pos += 2;
       this.code(')');
+    } else if (next === '[') {
+      // `$[...]`, bash's old arithmetic: its `&&`, `||` and `;` are not operators. Not followed.
+      this.unsure();
     } else if (next === '{') {
       this.pos += 2;
       this.braces();
@@ -198,11 +205,13 @@ class Cutter {
         this.pos += text[this.pos + 2] === '>' ? 3 : 2;
       } else if (ch === '&' || ch === '|') {
         const next = text[this.pos + 1];
+        const from = this.pos;
         if (next === ch || (ch === '|' && next === '&')) this.pos += 2;
         else this.pos++;
         // `|`, `|&`, `&&` and `||` continue the statement; a lone `&` ends it (run in the background).
         continues = ch === '|' || next === ch;
         if (!continues) cut();
+        else if (next === ch && top && blocks.length === 0 && this.heredocs.length === 0) this.operators.push([from, this.pos]);
         commandStart = true;
       } else if (ch === '(') {
         this.pos++;
@@ -242,6 +251,9 @@ class Cutter {
       } else {
         const word = this.word();
         continues = word === '!';
+        // `[[ ... ]]`: its `&&`, `||`, `(` and `<` are the test's own, never cuts.
+        if (word === ']]' && blocks[blocks.length - 1] === ']]') blocks.pop();
+        else if (word === '[[' && commandStart) blocks.push(']]');
         if (commandStart) {
           const close = OPENERS[word];
           if (close !== undefined) blocks.push(close);
@@ -277,27 +289,63 @@ class Cutter {
   }
 }
 
+/** Where a text is cut: the piece before ends at `end`, the next one starts at `resume`. */
+export interface Cut {
+  end: number;
+  /** Equal to `end` after a statement end; after the operator for an operator cut. */
+  resume: number;
+  /** For an operator cut: the `&&` or `||` that joins the last statement before it to the first after it. */
+  operator?: '&&' | '||';
+}
+
+function scan(text: string): Cutter | undefined {
+  const cutter = new Cutter(text);
+  try {
+    cutter.code();
+    return cutter;
+  } catch {
+    // Unsure, a stack overflow or any other failure: no cuts (one parse of the whole text).
+    return undefined;
+  }
+}
+
 /**
  * Offsets at which `text` can be cut into pieces of at least `size` characters that each hold
  * whole top-level statements (see the file comment), or an empty list when it cannot be cut
  * safely. Linear in the length of the text; never throws.
  */
 export function statementCuts(text: string, size: number): number[] {
-  const cutter = new Cutter(text);
-  try {
-    cutter.code();
-  } catch (error) {
-    if (error instanceof Unsure) return [];
-    // A stack overflow or any other failure: no cuts (one parse of the whole text).
-    return [];
-  }
-  const out: number[] = [];
+  return scriptCuts(text, size, false).map((cut) => cut.end);
+}
+
+/**
+ * {@link statementCuts}, and with `operators` also the top-level `&&`/`||` of long statements:
+ * pieces of at least `size` characters, cut at statement ends where the text has them often enough
+ * and between the commands of a chain where it does not. Empty when the text cannot be cut safely.
+ */
+export function scriptCuts(text: string, size: number, operators = true): Cut[] {
+  const cutter = scan(text);
+  if (cutter === undefined) return [];
+  const out: Cut[] = [];
   let last = 0;
-  for (const at of cutter.cuts) {
-    if (at - last >= size && text.length - at > 0) {
-      out.push(at);
-      last = at;
+  const take = (cut: Cut): void => {
+    if (cut.end - last >= size && text.length - cut.resume > 0) {
+      out.push(cut);
+      last = cut.resume;
     }
+  };
+  const ends = cutter.cuts;
+  const ops = operators ? cutter.operators : [];
+  // Both lists are in text order: merged, preferring a statement end where one comes soon enough
+  // (an operator cut is taken only when no statement end lies within the next `size` characters).
+  let e = 0;
+  for (const [start, end] of ops) {
+    while (e < ends.length && (ends[e] as number) <= start) take({ end: ends[e] as number, resume: ends[e++] as number });
+    if (start - last < size) continue;
+    const nextEnd = ends[e];
+    if (nextEnd !== undefined && nextEnd - last < 2 * size) continue;
+    take({ end: start, resume: end, operator: text.slice(start, end) as '&&' | '||' });
   }
+  while (e < ends.length) take({ end: ends[e] as number, resume: ends[e++] as number });
   return out;
 }
