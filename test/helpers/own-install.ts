@@ -7,15 +7,18 @@ import { dirname, join, relative } from 'node:path';
 import { REPO_ROOT } from './cli.js';
 import { loadNative, nativeBindingPath } from '../../lib/native/load.js';
 
-/** The run-time dependencies, linked to the repository's own. */
-const LINKED = ['node-addon-api', 'tree-sitter', 'tree-sitter-bash', 'zod'];
+/** The run-time dependencies but node-gyp-build (placed by each layout), linked to the repository's own. */
+const LINKED = Object.keys((JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies).filter(
+  (name) => name !== 'node-gyp-build',
+);
 
-/** Copies the CLI bundle, the addon and its init helper into `pkg`. */
+/** Copies the CLI bundle, the shell grammar, the addon and its init helper into `pkg`. */
 function copyPackage(pkg: string): void {
   // The addon as this run loads it (a local build or a prebuild), with the init helper beside it.
   loadNative();
   const addon = relative(REPO_ROOT, nativeBindingPath() as string);
-  for (const dir of ['dist/cli', dirname(addon)]) mkdirSync(join(pkg, dir), { recursive: true });
+  for (const dir of ['dist/cli', 'dist/lib/bash', dirname(addon)]) mkdirSync(join(pkg, dir), { recursive: true });
+  copyFileSync(join(REPO_ROOT, 'dist/lib/bash/tree-sitter-bash.wasm'), join(pkg, 'dist/lib/bash/tree-sitter-bash.wasm'));
   copyFileSync(join(REPO_ROOT, 'package.json'), join(pkg, 'package.json'));
   for (const name of ['main.js', 'cli.js', 'cli.cache', 'package.json']) copyFileSync(join(REPO_ROOT, 'dist/cli', name), join(pkg, 'dist/cli', name));
   for (const file of [addon, join(dirname(addon), 'zero_sandbox_init')]) copyFileSync(join(REPO_ROOT, file), join(pkg, file));
