@@ -53,7 +53,7 @@ const classify = (command: string) => {
 interface Measured {
   /** Median over rounds of classifications per wall-clock second. */
   perSecond: number;
-  /** Median over rounds of classifications per second of this process's CPU time (what a loaded, shared machine does not distort). */
+  /** Median over rounds of classifications per second of this process's CPU time (all its threads, the garbage collector's included). */
   perCpuSecond: number;
   p50: number;
   p99: number;
@@ -68,9 +68,18 @@ const median = (values: number[]): number => {
   return sorted[Math.floor(sorted.length / 2)] as number;
 };
 
-/** Rounds of about 0.25 s each; throughput is the median round (one slow round from a busy neighbour does not count). */
+/** Passes over the command list per throughput round (about 3,000 classifications, tens of ms). */
+const PASSES = 150;
+
+/**
+ * Rounds alternate between throughput (a fixed number of classifications, untimed one by one: a
+ * timer around every call, and the growing list of latencies, would be counted as the analyzer's
+ * cost) and latency (each call timed). Throughput is the median round. Rounds of fixed work, short
+ * enough that most run on a core without being descheduled: on a loaded machine a round that is
+ * spread over many time slices also costs more CPU (caches refilled after every switch), so rounds
+ * of fixed wall-clock length measure the machine's load more than the analyzer.
+ */
 function measure(commands: readonly string[], seconds: number): Measured {
-  for (let i = 0; i < 2000; i++) classify(commands[i % commands.length] as string);
   const latencies: number[] = [];
   const rounds: number[] = [];
   const cpuRounds: number[] = [];
@@ -78,21 +87,37 @@ function measure(commands: readonly string[], seconds: number): Measured {
   while (performance.now() < stopAt) {
     const started = performance.now();
     const cpuStarted = cpuMs();
-    let count = 0;
-    while (performance.now() - started < 250) {
+    for (let pass = 0; pass < PASSES; pass++) for (const command of commands) classify(command);
+    const count = PASSES * commands.length;
+    rounds.push(count / ((performance.now() - started) / 1000));
+    cpuRounds.push(count / (Math.max(0.001, cpuMs() - cpuStarted) / 1000));
+    for (let pass = 0; pass < PASSES / 3; pass++) {
       for (const command of commands) {
         const t0 = performance.now();
         classify(command);
         latencies.push(performance.now() - t0);
-        count++;
       }
     }
-    rounds.push(count / ((performance.now() - started) / 1000));
-    cpuRounds.push(count / (Math.max(1, cpuMs() - cpuStarted) / 1000));
   }
   latencies.sort((a, b) => a - b);
   const at = (q: number): number => (latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] as number) * 1000;
   return { perSecond: median(rounds), perCpuSecond: median(cpuRounds), p50: at(0.5), p99: at(0.99) };
+}
+
+/**
+ * Both paths run for a while before either is measured: V8 optimizes the JavaScript and recompiles
+ * the WebAssembly parser in background threads (whose CPU time the process's CPU time includes)
+ * during the first seconds, whichever path is measured then.
+ */
+function warmUp(seconds: number): void {
+  const stopAt = performance.now() + seconds * 1000;
+  while (performance.now() < stopAt) {
+    for (const fast of [true, false]) {
+      setFastPath(fast);
+      for (const command of [...COMMANDS, ...COMPOUND]) classify(command);
+    }
+  }
+  setFastPath(true);
 }
 
 /** A block of ordinary script (loops, conditionals, case, a heredoc, a function, substitutions): what the scale figures repeat. */
@@ -126,6 +151,7 @@ function scale(block: string, kib: number): { wall: number; cpu: number; failed:
 
 const seconds = Number(process.argv[2] ?? 3);
 await loadShellParser();
+warmUp(Math.min(3, seconds));
 const line = (label: string, value: string, goal = ''): void => console.log(`${label.padEnd(62)} ${value}${goal}`);
 const results: Record<string, { mix: Measured; compound: Measured }> = {};
 for (const [name, fast] of [['fast parser + tree-sitter (shipped)', true], ['tree-sitter only (baseline)', false]] as const) {
@@ -135,7 +161,7 @@ for (const [name, fast] of [['fast parser + tree-sitter (shipped)', true], ['tre
 setFastPath(true);
 const load = loadavg().map((value) => value.toFixed(1)).join(' ');
 console.log(`analyzer benchmark: ${COMMANDS.length} realistic agent commands, ${COMPOUND.length} compound commands, one core, ${cpus().length} CPUs, load average ${load}`);
-console.log('(throughput: median of 0.25 s rounds, per wall-clock second and per CPU second of this process; shared machines are noisy)');
+console.log(`(throughput: median of rounds of ${PASSES} passes over the list, per wall-clock second and per CPU second of the process; shared machines are noisy)`);
 for (const [name, r] of Object.entries(results)) {
   const shipped = name.includes('shipped');
   line(`${name}: mix throughput`, `${Math.round(r.mix.perSecond)}/s wall, ${Math.round(r.mix.perCpuSecond)}/s CPU`, shipped ? ' (goal >= 50000)' : '');
