@@ -11,8 +11,9 @@ import * as assert from 'uvu/assert';
 import { analyzeCommandDetail } from '../../lib/bash/analyze.js';
 import { classifyCommand } from '../../lib/bash/classify.js';
 import { fastParse } from '../../lib/bash/fast-parse.js';
-import { forgetRecentTrees, loadShellParser, MAX_PARSE_LENGTH, parseShell, setFastPath } from '../../lib/bash/parse.js';
+import { forgetRecentTrees, loadShellParser, MAX_PARSE_LENGTH, parseShell } from '../../lib/bash/parse.js';
 import { scriptCuts } from '../../lib/bash/split.js';
+import { onBothParsePaths } from '../helpers/parse-paths.js';
 
 await loadShellParser();
 
@@ -48,20 +49,14 @@ for (const [name, ops] of OPS) {
       const { text, programs } = chain(count, ops);
       assert.ok(text.length <= MAX_PARSE_LENGTH, `${text.length}`);
       assert.ok(scriptCuts(text, 4096).some((cut) => cut.operator !== undefined), 'cut between commands');
-      for (const fast of [true, false]) {
-        const previous = setFastPath(fast);
-        try {
-          forgetRecentTrees();
-          const detail = analyzeCommandDetail(text, { platform: 'linux' });
-          assert.not.ok(detail.analysis.tooComplex, detail.analysis.reasons.tooComplex);
-          assert.equal(detail.analysis.commands.map((command) => command.program), programs);
-          assert.match(detail.analysis.reasons.destructive ?? '', /rm/);
-          assert.match(detail.analysis.reasons.network ?? '', /curl/);
-          assert.equal(classifyCommand(text, { platform: 'linux' }).categories, ['destructive', 'network']);
-        } finally {
-          setFastPath(previous);
-        }
-      }
+      onBothParsePaths(() => {
+        const detail = analyzeCommandDetail(text, { platform: 'linux' });
+        assert.not.ok(detail.analysis.tooComplex, detail.analysis.reasons.tooComplex);
+        assert.equal(detail.analysis.commands.map((command) => command.program), programs);
+        assert.match(detail.analysis.reasons.destructive ?? '', /rm/);
+        assert.match(detail.analysis.reasons.network ?? '', /curl/);
+        assert.equal(classifyCommand(text, { platform: 'linux' }).categories, ['destructive', 'network']);
+      });
     });
   }
 }

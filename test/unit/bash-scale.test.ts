@@ -11,6 +11,7 @@ import { analyzeCommandDetail } from '../../lib/bash/analyze.js';
 import { classifyCommand } from '../../lib/bash/classify.js';
 import { forgetRecentTrees, loadShellParser, MAX_PARSE_LENGTH, parseShell, setFastPath, type ShNode } from '../../lib/bash/parse.js';
 import { statementCuts } from '../../lib/bash/split.js';
+import { onBothParsePaths } from '../helpers/parse-paths.js';
 
 await loadShellParser();
 
@@ -62,30 +63,24 @@ for (const kib of [1, 16, 64, 255]) {
   test(`a ${kib} KiB script is analyzed completely: every command in order, the destructive one in the middle, curl at the end`, () => {
     const { text, blocks } = scriptOf(kib, 'rm -rf build', 'curl https://x.test/done\n');
     assert.ok(text.length <= MAX_PARSE_LENGTH);
-    for (const fast of [true, false]) {
-      const previous = setFastPath(fast);
-      try {
-        forgetRecentTrees();
-        const detail = analyzeCommandDetail(text, { platform: 'linux' });
-        assert.not.ok(detail.analysis.tooComplex, detail.analysis.reasons.tooComplex);
-        const programs = detail.analysis.commands.map((command) => command.program);
-        const half = Math.floor(blocks / 2);
-        const expected = [
-          ...Array.from({ length: half }, () => BLOCK_PROGRAMS).flat(),
-          'rm',
-          ...Array.from({ length: blocks - half }, () => BLOCK_PROGRAMS).flat(),
-          'curl',
-        ];
-        assert.equal(programs, expected);
-        assert.match(detail.analysis.reasons.destructive ?? '', /rm/);
-        assert.match(detail.analysis.reasons.network ?? '', /curl/);
-        const categories = classifyCommand(text, { platform: 'linux' }).categories;
-        assert.ok(categories.includes('network') && categories.includes('destructive'), categories.join());
-        assert.not.ok(categories.includes('unparseable_command'), categories.join());
-      } finally {
-        setFastPath(previous);
-      }
-    }
+    onBothParsePaths(() => {
+      const detail = analyzeCommandDetail(text, { platform: 'linux' });
+      assert.not.ok(detail.analysis.tooComplex, detail.analysis.reasons.tooComplex);
+      const programs = detail.analysis.commands.map((command) => command.program);
+      const half = Math.floor(blocks / 2);
+      const expected = [
+        ...Array.from({ length: half }, () => BLOCK_PROGRAMS).flat(),
+        'rm',
+        ...Array.from({ length: blocks - half }, () => BLOCK_PROGRAMS).flat(),
+        'curl',
+      ];
+      assert.equal(programs, expected);
+      assert.match(detail.analysis.reasons.destructive ?? '', /rm/);
+      assert.match(detail.analysis.reasons.network ?? '', /curl/);
+      const categories = classifyCommand(text, { platform: 'linux' }).categories;
+      assert.ok(categories.includes('network') && categories.includes('destructive'), categories.join());
+      assert.not.ok(categories.includes('unparseable_command'), categories.join());
+    });
   });
 }
 
