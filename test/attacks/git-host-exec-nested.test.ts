@@ -5,14 +5,15 @@
 // each one's config, hooks and pointer files are guarded like the workspace's own; when the scan
 // cannot finish (too many repositories or directories) the run is refused instead of running with
 // something unguarded. A repository the command creates anywhere in the workspace is held, after
-// the run, to what git itself writes. Each test ends by running the real git on the host.
+// the run, to what git itself writes. Each test ends by running the real git on the host (on a
+// terminal where a planted pager is the attack: git starts a pager only there).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
 import { makeTree, rejection, sandboxTest, sh } from '../helpers/sandbox.js';
-import { hookScript, hostGit, hostRepo, markers, plant } from '../helpers/git-host.js';
+import { hookScript, hostGit, hostGitTty, hostRepo, markers, plant } from '../helpers/git-host.js';
 import { MAX_GIT_DIRS } from '../../lib/sandbox/git-guard.js';
 
 sandboxTest('attack: an untracked repository two levels down (vendor/tools/lib): its config and hooks stay as they were', async () => {
@@ -31,7 +32,7 @@ sandboxTest('attack: an untracked repository two levels down (vendor/tools/lib):
     assert.is(readFileSync(join(nested, '.git', 'config'), 'utf8'), before);
     hostGit(nested, ['status']);
     hostGit(nested, ['commit', '-q', '--allow-empty', '-m', 'x']);
-    hostGit(deeper, ['-p', 'log']);
+    hostGitTty(deeper, ['-p', 'log']);
     hostGit(deeper, ['commit', '-q', '--allow-empty', '-m', 'x']);
     assert.equal(markers(t.outside), []);
   } finally {
@@ -59,7 +60,7 @@ sandboxTest('attack: a repository the command creates two levels down keeps only
     hostGit(join(t.ws, 'tools', 'made'), ['status']);
     hostGit(join(t.ws, 'tools', 'made'), ['commit', '-q', '--allow-empty', '-m', 'x']);
     hostGit(join(t.ws, 'vendor', 'deep', 'clone'), ['st']);
-    hostGit(join(t.ws, 'mirrors', 'made.git'), ['-p', 'log']);
+    hostGitTty(join(t.ws, 'mirrors', 'made.git'), ['-p', 'log']);
     assert.equal(markers(t.outside), []);
   } finally {
     t.cleanup();
@@ -90,7 +91,7 @@ sandboxTest('attack: a bare repository inside the workspace keeps its config and
       `git -C mirrors/up.git config core.pager "${plant(t.outside, 'pager')}"`,
       `printf ${hookScript(t.outside, 'receive')} > mirrors/up.git/hooks/pre-receive; chmod +x mirrors/up.git/hooks/pre-receive`,
     ].join('; '));
-    hostGit(bare, ['-p', 'log']);
+    hostGitTty(bare, ['-p', 'log']);
     const work = join(t.base, 'work');
     hostGit(t.base, ['clone', '-q', bare, work]);
     hostGit(work, ['commit', '-q', '--allow-empty', '-m', 'x']);
@@ -117,8 +118,8 @@ sandboxTest(`attack: more repositories than the guard looks at (${MAX_GIT_DIRS})
     assert.is(error.code, 'protected_path');
     assert.match(error.message, /refusing to run/);
     assert.match(error.message, new RegExp(`${MAX_GIT_DIRS} repositories`));
-    for (let i = 0; i <= MAX_GIT_DIRS; i += 64) hostGit(join(t.ws, 'many', `r${i}`), ['-p', 'log']);
-    hostGit(last, ['-p', 'log']);
+    for (let i = 0; i <= MAX_GIT_DIRS; i += 64) hostGitTty(join(t.ws, 'many', `r${i}`), ['-p', 'log']);
+    hostGitTty(last, ['-p', 'log']);
     assert.equal(markers(t.outside), []);
   } finally {
     t.cleanup();
