@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { BoundedMemo } from '../bounded-memo.js';
 import { PACKAGE_ROOT } from '../native/load.js';
 import { fastParse } from './fast-parse.js';
+import { pastDeadline, startDeadline, type Deadline } from './parse-clock.js';
 import { scriptCuts } from './split.js';
 import type { ShNode } from './tree.js';
 
@@ -23,8 +24,8 @@ export type ParseResult =
 /** Inputs longer than this (UTF-16 units) are not parsed: they are reported as too complex. */
 export const MAX_PARSE_LENGTH = 256 * 1024;
 /**
- * Parsing one text stops after this many milliseconds of CPU time, so a hostile text that makes the
- * parser backtrack stays bounded. CPU time, because a loaded machine slows a parse down without
+ * Parsing one text stops after this many milliseconds of the parsing thread's CPU time (see
+ * parse-clock.ts), so a hostile text that makes the parser backtrack stays bounded. CPU time, because a loaded machine slows a parse down without
  * making the text any harder: a wall-clock limit made the same command readable on an idle machine
  * and "too complex" on a busy one. The wall clock still ends a parse at {@link PARSE_WALL_LIMIT_MS}.
  */
@@ -308,24 +309,12 @@ export function parseShell(text: string): ParseResult {
   return (text.length > MEMO_MAX_LENGTH ? recentLong : recent).get(text, run);
 }
 
-/** CPU time used by this process so far, in milliseconds. */
-function cpuNow(): number {
-  const used = process.cpuUsage();
-  return (used.user + used.system) / 1000;
-}
-
-/** When a parse must stop: CPU time and wall-clock time in milliseconds (Infinity: no limit). */
-interface Deadline {
-  cpu: number;
-  wall: number;
-}
-
 function deadlineFor(): Deadline {
-  return { cpu: cpuNow() + PARSE_TIMEOUT_MS, wall: performance.now() + PARSE_WALL_LIMIT_MS };
+  return startDeadline(PARSE_TIMEOUT_MS, PARSE_WALL_LIMIT_MS);
 }
 
 function scriptDeadline(text: string): Deadline {
-  return { cpu: cpuNow() + PARSE_TIMEOUT_MS + (text.length / 1024) * SCRIPT_MS_PER_KIB, wall: Number.POSITIVE_INFINITY };
+  return startDeadline(PARSE_TIMEOUT_MS + (text.length / 1024) * SCRIPT_MS_PER_KIB, Number.POSITIVE_INFINITY);
 }
 
 /**
@@ -418,7 +407,7 @@ function treeSitterParse(text: string, deadline: Deadline): ParseResult {
   // The parser reads the text in bounded slices (not one copy of the rest per call).
   const read = (index: number): string => text.slice(index, index + 4096);
   try {
-    tree = instance.parse(read, null, { progressCallback: () => performance.now() > deadline.wall || cpuNow() > deadline.cpu });
+    tree = instance.parse(read, null, { progressCallback: () => pastDeadline(deadline) });
   } catch (error) {
     return { ok: false, root: undefined, text, reason: `the shell parser failed: ${firstLine(error)}`, unread: true };
   }
