@@ -63,8 +63,10 @@ export function startDeadline(cpuBudget: number, wallBudget: number): Deadline {
  * background threads cannot end the parse faster than the wall clock would).
  */
 function cpuSpent(deadline: Deadline, wallNow: number): number {
-  const thread = deadline.threadStart === undefined ? undefined : threadCpuMs();
-  if (thread !== undefined && deadline.threadStart !== undefined) return thread - deadline.threadStart;
+  if (deadline.threadStart !== undefined) {
+    const thread = threadCpuMs();
+    if (thread !== undefined) return thread - deadline.threadStart;
+  }
   return Math.min(processCpuMs() - deadline.processStart, wallNow - deadline.wallStart);
 }
 

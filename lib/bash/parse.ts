@@ -25,9 +25,10 @@ export type ParseResult =
 export const MAX_PARSE_LENGTH = 256 * 1024;
 /**
  * Parsing one text stops after this many milliseconds of the parsing thread's CPU time (see
- * parse-clock.ts), so a hostile text that makes the parser backtrack stays bounded. CPU time, because a loaded machine slows a parse down without
- * making the text any harder: a wall-clock limit made the same command readable on an idle machine
- * and "too complex" on a busy one. The wall clock still ends a parse at {@link PARSE_WALL_LIMIT_MS}.
+ * parse-clock.ts), so a hostile text that makes the parser backtrack stays bounded. CPU time,
+ * because a loaded machine slows a parse down without making the text any harder: a wall-clock
+ * limit made the same command readable on an idle machine and "too complex" on a busy one. The
+ * wall clock still ends a parse at {@link PARSE_WALL_LIMIT_MS}.
  */
 export const PARSE_TIMEOUT_MS = 250;
 /** The wall-clock backstop of one parse (the event loop is blocked while it runs). */
