@@ -73,8 +73,12 @@ export interface NativeBinding {
   spawn(spec: object, onExit: (exit: NativeExit) => void): NativeSpawned;
   /** Converts a spec once, for the refills of a prewarm pool (an opaque handle for spawnWarm). */
   prepareWarm(spec: object): PreparedWarmSpec;
-  /** A prewarmed sandbox set up on the thread pool; its init waits for one `launch`. */
-  spawnWarm(spec: object | PreparedWarmSpec, onExit: (exit: NativeExit) => void): Promise<{ pid: number }>;
+  /**
+   * A prewarmed sandbox set up on the thread pool; its init waits for one `launch`. With
+   * `cgroupProcsFd` (kept open until the promise settles), its first process joins that pids cgroup
+   * before anything else, as a cold start's does.
+   */
+  spawnWarm(spec: object | PreparedWarmSpec, onExit: (exit: NativeExit) => void, cgroupProcsFd?: number): Promise<{ pid: number }>;
   /** Hands a command to a prewarmed sandbox; null when it is gone or already used. */
   launch(pid: number, launch: object): NativeSpawned | null;
   kill(pid: number, signal: number): boolean;

@@ -82,15 +82,7 @@ export function pidNamespaceMax(max: number, kernelRelease = release()): number 
  */
 export function processCapMechanism(max: number, isRoot = process.getuid?.() === 0): 'rlimit' | 'pids-cgroup' | 'pid-max' | 'none' {
   if (!isRoot) return 'rlimit';
-  const parent = pidsCgroupParent();
-  if (parent !== undefined) {
-    try {
-      accessSync(join(parent, 'cgroup.procs'), constants.W_OK);
-      return 'pids-cgroup';
-    } catch {
-      // read-only or gone: the fallbacks below
-    }
-  }
+  if (pidsCgroupUsable()) return 'pids-cgroup';
   return pidNamespaceMax(max) === undefined ? 'none' : 'pid-max';
 }
 
@@ -100,8 +92,6 @@ export interface PidsLimit {
   dir: string;
   /** Closes our descriptor; call once the native spawn has returned. */
   closeFd(): void;
-  /** Moves an already running process (a prewarmed sandbox's init, before it starts anything) in. */
-  adopt(pid: number): void;
   /** True when a fork was refused for the cap since the cgroup was handed out. */
   hit(): boolean;
   /** Hands the cgroup back once every process in it is gone (kept for the next run, or removed). */
@@ -139,6 +129,28 @@ let parentMemo: { value: string | undefined } | undefined;
 export function pidsCgroupParent(): string | undefined {
   parentMemo ??= { value: findPidsCgroupParent() };
   return parentMemo.value;
+}
+
+let usableMemo: boolean | undefined;
+
+/**
+ * Whether this process can make pids cgroups: a pids hierarchy we may write to, looked up once (our
+ * cgroup does not move). Creating one can still fail later; the caller then falls back.
+ */
+export function pidsCgroupUsable(): boolean {
+  if (usableMemo === undefined) {
+    const parent = pidsCgroupParent();
+    usableMemo = false;
+    if (parent !== undefined) {
+      try {
+        accessSync(join(parent, 'cgroup.procs'), constants.W_OK);
+        usableMemo = true;
+      } catch {
+        // read-only or gone
+      }
+    }
+  }
+  return usableMemo;
 }
 
 /** How many forks the cap refused so far ("max N" in pids.events); 0 when unreadable. */
@@ -245,12 +257,6 @@ export function createPidsLimit(max: number, parent = pidsCgroupParent(), requir
     if (fd >= 0) closeSync(fd);
     fd = -1;
   };
-  // A prewarmed sandbox is its init plus the command's process, forked already and waiting for
-  // the launch: both move in (neither has started anything yet), init first.
-  const adopt = (pid: number) => {
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter((word) => word !== '');
-    for (const member of [String(pid), ...children]) writeFileSync(join(cgroup, 'cgroup.procs'), `${member}\n`);
-  };
   const hit = () => {
     refusedAfter = refusedForks(cgroup);
     return refusedAfter > refusedBefore;
@@ -269,5 +275,5 @@ export function createPidsLimit(max: number, parent = pidsCgroupParent(), requir
       if (code === 'EBUSY' && attempt < 100) setTimeout(() => remove(attempt + 1), 10).unref();
     }
   };
-  return { fd, dir: cgroup, closeFd, adopt, hit, remove: () => remove() };
+  return { fd, dir: cgroup, closeFd, hit, remove: () => remove() };
 }

@@ -2,10 +2,12 @@
 // Prewarmed sandboxes. Creating namespaces, mounts and rulesets is most of a sandbox's start-up
 // cost, so during a burst of commands with the same policy the next sandbox is set up ahead of time
 // on the thread pool. Each is used at most once, only for a command whose freshly computed plan
-// (mounts, Landlock rules, seccomp program, network) is identical, and is killed after being idle.
+// (mounts, Landlock rules, seccomp program, network, process cap) is identical, and is killed after
+// being idle.
 import type { LinuxNativeSpec } from '../backend/linux/spec.js';
 import { callNative } from '../native/load.js';
 import type { NativeExit, PreparedWarmSpec } from '../native/types.js';
+import { createPidsLimit, type PidsLimit } from './cgroup.js';
 
 /** An idle prewarmed sandbox is killed after this long. */
 export const PREWARM_IDLE_MS = 5000;
@@ -21,6 +23,11 @@ export interface WarmSandbox {
   /** Receives the exit once the sandbox has been handed a command. */
   listener: ((exit: NativeExit) => void) | undefined;
   timer: NodeJS.Timeout | undefined;
+  /**
+   * The pids cgroup its first process joined while it was set up (a root caller's process cap),
+   * owned by the run that takes the sandbox; the pool hands it back when the sandbox dies unused.
+   */
+  pids: PidsLimit | undefined;
 }
 
 // The JSON of recently seen seccomp programs (a few distinct ones per process), by content.
@@ -46,15 +53,16 @@ function buildSeccompJson(words: BigUint64Array): string {
 
 /**
  * Everything that shapes the sandbox itself; argv, env, cwd, stdio and limits come at launch. The
- * text is `JSON.stringify({ ...linux minus rlimits, the run's cgroup and seccomp, nproc?, seccomp:
- * words as hex })`. The pids cgroup is per run: a prewarmed init is moved into it at launch. The
- * RLIMIT_NPROC value is in the key: the init keeps the one it started with, and checks the
- * process cap with forks of its own against it.
+ * text is `JSON.stringify({ ...linux minus rlimits, the run's cgroup and seccomp, nproc?, pidsCgroup?,
+ * seccomp: words as hex })`. The RLIMIT_NPROC value is in the key: the init keeps the one it
+ * started with, and checks the process cap with forks of its own against it. So is the cap of a
+ * pids cgroup (`pidsCap`, a root caller's): each prewarmed sandbox joins one of its own with that
+ * cap while it is set up, as a cold start joins the run's.
  */
-export function buildPrewarmKey(spec: LinuxNativeSpec): string {
+export function buildPrewarmKey(spec: LinuxNativeSpec, pidsCap?: number): string {
   const { rlimits, cgroupProcsFd: _cgroup, seccomp, ...rest } = spec.linux;
   const nproc = rlimits.find((limit) => limit.resource === RLIMIT_NPROC);
-  const head = JSON.stringify(nproc === undefined ? rest : { ...rest, nproc: nproc.soft });
+  const head = JSON.stringify({ ...rest, ...(nproc === undefined ? {} : { nproc: nproc.soft }), ...(pidsCap === undefined ? {} : { pidsCgroup: pidsCap }) });
   return `${head === '{}' ? '{' : `${head.slice(0, -1)},`}"seccomp":${buildSeccompJson(seccomp)}}`;
 }
 
@@ -89,14 +97,15 @@ export class PrewarmPool {
 
   /**
    * Records a use; a second use within the idle window starts warming the next sandboxes. A use
-   * from before the last clear() (`generation`, when given, is older) warms nothing.
+   * from before the last clear() (`generation`, when given, is older) warms nothing. With
+   * `pidsCap` (the key was built with it), each sandbox joins a pids cgroup of its own with that cap.
    */
-  noteUse(key: string, spec: LinuxNativeSpec, generation = this.#generation): void {
+  noteUse(key: string, spec: LinuxNativeSpec, generation = this.#generation, pidsCap?: number): void {
     if (generation !== this.#generation) return;
     const now = Date.now();
     const last = this.#lastUse.get(key);
     this.#lastUse.set(key, now);
-    if (last !== undefined && now - last < PREWARM_IDLE_MS) this.#fill(key, spec);
+    if (last !== undefined && now - last < PREWARM_IDLE_MS) this.#fill(key, spec, pidsCap);
   }
 
   /** Kills every idle prewarmed sandbox, including those still being set up. */
@@ -115,19 +124,19 @@ export class PrewarmPool {
     return count;
   }
 
-  #fill(key: string, spec: LinuxNativeSpec): void {
+  #fill(key: string, spec: LinuxNativeSpec, pidsCap: number | undefined): void {
     if (!this.#ready.has(key) && this.#ready.size >= PREWARM_MAX_KEYS) {
       const [oldestKey, oldest] = this.#ready.entries().next().value as [string, WarmSandbox[]];
       this.#ready.delete(oldestKey);
       for (const entry of oldest) this.#kill(entry);
     }
     const have = (this.#ready.get(key)?.length ?? 0) + (this.#pending.get(key) ?? 0);
-    for (let i = have; i < PREWARM_DEPTH; i++) this.#start(key, spec);
+    for (let i = have; i < PREWARM_DEPTH; i++) this.#start(key, spec, pidsCap);
   }
 
-  #start(key: string, spec: LinuxNativeSpec): void {
+  #start(key: string, spec: LinuxNativeSpec, pidsCap: number | undefined): void {
     const generation = this.#generation;
-    const entry: WarmSandbox = { key, pid: -1, dead: false, listener: undefined, timer: undefined };
+    const entry: WarmSandbox = { key, pid: -1, dead: false, listener: undefined, timer: undefined, pids: undefined };
     const remove = () => {
       const list = this.#ready.get(key);
       const index = list?.indexOf(entry) ?? -1;
@@ -140,10 +149,16 @@ export class PrewarmPool {
       entry.dead = true;
       remove();
       clearTimeout(entry.timer);
+      // A run that took the sandbox owns its cgroup (and hands it back); else it goes back here.
+      if (entry.listener === undefined) entry.pids?.remove();
       entry.listener?.(exit);
     };
     let started: Promise<{ pid: number }>;
     try {
+      if (pidsCap !== undefined) {
+        entry.pids = createPidsLimit(pidsCap, undefined, false);
+        if (entry.pids === undefined) return; // a cold start finds out why, or falls back
+      }
       let prepared = this.#prepared.get(key);
       if (prepared === undefined) {
         const { cgroupProcsFd: _cgroup, ...linux } = spec.linux;
@@ -154,12 +169,16 @@ export class PrewarmPool {
         if (this.#prepared.size > PREWARM_MAX_KEYS) this.#prepared.delete(this.#prepared.keys().next().value as string);
       }
       const handle = prepared;
-      started = callNative((binding) => binding.spawnWarm(handle, onExit));
+      const fd = entry.pids?.fd;
+      started = callNative((binding) => binding.spawnWarm(handle, onExit, fd));
     } catch {
+      entry.pids?.closeFd();
+      entry.pids?.remove();
       return; // prewarming is an optimisation: the cold path keeps working
     }
     this.#pending.set(key, (this.#pending.get(key) ?? 0) + 1);
     const settle = () => {
+      entry.pids?.closeFd();
       const left = (this.#pending.get(key) ?? 1) - 1;
       if (left > 0) this.#pending.set(key, left);
       else this.#pending.delete(key);
@@ -182,7 +201,10 @@ export class PrewarmPool {
         list.push(entry);
         this.#ready.set(key, list);
       },
-      settle,
+      () => {
+        settle();
+        entry.pids?.remove(); // nothing joined it
+      },
     );
   }
 

@@ -309,12 +309,16 @@ Napi::Value PrepareWarm(const Napi::CallbackInfo& info, State*) {
 
 Napi::Value SpawnWarm(const Napi::CallbackInfo& info, State* state) {
   Napi::Env env = info.Env();
-  if (info.Length() < 2 || !(info[0].IsObject() || info[0].IsExternal()) || !info[1].IsFunction()) {
-    throw Napi::TypeError::New(env, "spawnWarm(specOrHandle, onExit) expects a spec or a prepareWarm handle, and a function");
+  if (info.Length() < 2 || !(info[0].IsObject() || info[0].IsExternal()) || !info[1].IsFunction() ||
+      (info.Length() > 2 && !info[2].IsUndefined() && !info[2].IsNumber())) {
+    throw Napi::TypeError::New(env, "spawnWarm(specOrHandle, onExit, cgroupProcsFd?) expects a spec or a prepareWarm handle, a function and an optional descriptor");
   }
   // A handle from prepareWarm is copied (the worker owns its copy); a spec is converted here.
   args::ParsedSpawn parsed = info[0].IsExternal() ? *info[0].As<Napi::External<args::ParsedSpawn>>().Data()
                                                   : args::ParseSpawnSpec(info[0].As<Napi::Object>());
+  // The sandbox's own pids cgroup (one per prewarmed sandbox): its first process joins it before
+  // anything else, as in a cold start. The caller keeps the descriptor open until the promise settles.
+  if (info.Length() > 2 && info[2].IsNumber()) parsed.spec.linux_spec.cgroup_procs_fd = info[2].As<Napi::Number>().Int32Value();
   WarmWorker* worker = new WarmWorker(env, state, std::move(parsed), info[1].As<Napi::Function>());
   Napi::Promise promise = worker->Promise();
   worker->Prepare();

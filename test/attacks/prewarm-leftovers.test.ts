@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
-// Attack: a command run in a prewarmed sandbox that was moved into the run's pids cgroup leaves
-// processes behind (in the cgroup, counted against the next run of the same cap, or on the host
-// after the caller is done). Fix: a prewarmed sandbox's init and its waiting command process are
-// the only processes moved in, every process in the sandbox is reaped before the exit is
-// reported, the pool's refills are never in a run's cgroup, and clear() kills them. Checked as
-// root (the pids cgroup is a root caller's cap): a prewarmed run of a fork storm gets exactly as
-// many processes as a cold one, the cgroup is empty afterwards, the only processes left are the
-// pool's idle sandboxes, and none is left after clear().
+// Attack: a command run in a prewarmed sandbox leaves processes behind in its pids cgroup (counted
+// against the next run of the same cap) or on the host after the caller is done. Fix: each
+// prewarmed sandbox joins a pids cgroup of its own while it is set up (its init and its waiting
+// command process, before anything else runs), every process in the sandbox is reaped before the
+// exit is reported, a cgroup is handed to the next sandbox only once it is empty, and clear() kills
+// the pool's sandboxes. Checked as root (the pids cgroup is a root caller's cap): a prewarmed run
+// of a fork storm gets exactly as many processes as a cold one, afterwards every cgroup of ours is
+// empty or holds only an idle pool sandbox, the only processes left are those, and none is left
+// after clear().
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -50,9 +51,20 @@ function descendants(): Array<{ pid: number; cmd: string }> {
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
 
+/** This process's pids cgroups under `parent`. */
+function oursUnder(parent: string): string[] {
+  return readdirSync(parent).filter((name) => name.startsWith(`zero-sandbox-${process.pid}-`)).map((name) => join(parent, name));
+}
+
+/** The processes in a cgroup. */
+function members(dir: string): string[] {
+  return readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter((line) => line !== '');
+}
+
 sandboxTest('a prewarmed run leaves nothing in its cgroup, nothing counts against the next run, and clear() leaves no process', async () => {
   const parent = findPidsCgroupParent();
   if (process.getuid?.() !== 0 || parent === undefined) return; // the pids cgroup is a root caller's cap
+  const ours = () => oursUnder(parent);
   const t = makeTree();
   try {
     const options = { limits: { processes: 24 }, timeoutMs: 60_000 };
@@ -68,17 +80,20 @@ sandboxTest('a prewarmed run leaves nothing in its cgroup, nothing counts agains
       assert.is(stormOutcome(warm.stdout).started, coldStarted, 'a prewarmed run gets exactly the processes a cold one does');
       assert.equal(warm.limitsHit, ['processes']);
       await settle();
-      const ours = readdirSync(parent).filter((name) => name.startsWith(`zero-sandbox-${process.pid}-`));
-      assert.ok(ours.length > 0);
-      for (const name of ours) {
-        assert.is(readFileSync(join(parent, name, 'pids.current'), 'utf8').trim(), '0', `${name} is empty after the run`);
+      assert.ok(ours().length > 0);
+      // What is left are the pool's idle sandboxes (an init waiting with its command process),
+      // each in a cgroup of its own (the run's, emptied, may be one of them by now).
+      const idle = descendants();
+      for (const { pid, cmd } of idle) assert.match(cmd, /zero-sandbox-init --warm/, `process ${pid} left behind: ${cmd}`);
+      const idlePids = new Set(idle.map(({ pid }) => String(pid)));
+      for (const name of ours()) {
+        for (const member of members(name)) assert.ok(idlePids.has(member), `${name} holds ${member}, which is no idle pool sandbox`);
       }
-      // What is left are the pool's idle sandboxes (an init waiting with its command process).
-      for (const { pid, cmd } of descendants()) assert.match(cmd, /zero-sandbox-init --warm/, `process ${pid} left behind: ${cmd}`);
     }
     prewarmPool.clear();
     for (let i = 0; i < 200 && descendants().length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     assert.equal(descendants(), [], 'no process is left once the pool is cleared');
+    for (const name of ours()) assert.equal(members(name), [], `${name} is empty once the pool is cleared`);
   } finally {
     prewarmPool.clear();
     t.cleanup();

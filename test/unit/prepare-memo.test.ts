@@ -79,6 +79,14 @@ test('prewarm key: the same text as one JSON.stringify, for every program and tw
   assert.ok(JSON.parse(buildPrewarmKey(withFd)) !== null, 'valid JSON');
 });
 
+test("prewarm key: a pids cgroup's cap is part of it (each prewarmed sandbox joins one with that cap)", () => {
+  const spec = fakeSpec(buildSeccompWords(ALL_OPTIONS[0] as SeccompOptions));
+  const keys = [buildPrewarmKey(spec), buildPrewarmKey(spec, 64), buildPrewarmKey(spec, 65)];
+  assert.is(new Set(keys).size, 3);
+  assert.is(JSON.parse(keys[1] as string).pidsCgroup, 64);
+  assert.is(buildPrewarmKey(spec, 64), keys[1]);
+});
+
 test('prewarm key: a program that differs in one word gives another key', () => {
   const words = buildSeccompWords({ arch: 'x86_64', network: 'deny', blockUnixSockets: true });
   const before = buildPrewarmKey(fakeSpec(words));

@@ -91,7 +91,7 @@ function spawnLimits(asked: SandboxPlan['limits'], limits: SandboxPlan['limits']
 
 /** True when a root caller's process limit is a pids cgroup or a PID namespace pid_max. */
 function processesEnforcedElsewhere(context: LinuxSpecContext): boolean {
-  return context.cgroupProcsFd !== undefined || context.pidMax !== undefined;
+  return context.pidsCgroup === true || context.pidMax !== undefined;
 }
 
 let rootEntries: RootEntry[] | undefined;
@@ -151,8 +151,11 @@ export function hostViewOf(facts: HostFacts): HostView {
 export interface LinuxSpecContext {
   landlockAbi: number;
   isRoot: boolean;
-  /** The cgroup.procs descriptor of a pids cgroup that enforces limits.processes. */
-  cgroupProcsFd?: number;
+  /**
+   * A pids cgroup enforces limits.processes: the sandbox's first process joins it (its cgroup.procs
+   * descriptor goes into the native spec at the spawn, `linux.cgroupProcsFd`).
+   */
+  pidsCgroup?: boolean;
   /** Else the pid_max of the sandbox's PID namespace that enforces it (see pidNamespaceMax). */
   pidMax?: number;
   arch: string;
@@ -195,7 +198,6 @@ export function buildLinuxSpec(
       landlockRules: landlock.rules,
       seccomp,
       rlimits: buildRlimits(spawnLimits(plan.limits, limits, context), context.isRoot, processesEnforcedElsewhere(context)),
-      ...(context.cgroupProcsFd === undefined ? {} : { cgroupProcsFd: context.cgroupProcsFd }),
       ...(context.pidMax === undefined ? {} : { pidMax: context.pidMax }),
     },
   };

@@ -11,7 +11,7 @@ import { handOverFacts, HostFacts } from '../../host-facts.js';
 import { callNative, nativeBindingPath } from '../../native/load.js';
 import type { NativeExit, NativeSpawned } from '../../native/types.js';
 import { layersDisabledForTesting, probeSync, type LayerName, type ProbeReport } from '../../probe.js';
-import { createPidsLimit, pidNamespaceMax } from '../../sandbox/cgroup.js';
+import { createPidsLimit, pidNamespaceMax, pidsCgroupUsable, type PidsLimit } from '../../sandbox/cgroup.js';
 import type { OsExit, OsProcess, PreparedRun, SandboxBackend, StartIo } from '../../sandbox/contract.js';
 import { DEFAULT_PROCESSES } from '../../sandbox/default-limits.js';
 import { checkOptions, commandScript, normalizeCommand, type SandboxCommand, type SandboxOptions } from '../../sandbox/options.js';
@@ -173,30 +173,25 @@ export function startLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: Os
   // A root caller's process limit (RLIMIT_NPROC does not bind root) is a pids cgroup where a
   // writable pids hierarchy exists, else the sandbox PID namespace's own pid_max (Linux 6.14+).
   // With neither, a cap the caller set is refused (buildRlimits) and the default cap is reported
-  // as not enforced (limitsNotEnforced), never dropped silently.
+  // as not enforced (limitsNotEnforced), never dropped silently. A prewarmed sandbox joined a pids
+  // cgroup of its own with the cap (part of its key) when it was set up; a cold start gets one below.
   const processes = plan.limits.processes ?? DEFAULT_PROCESSES;
-  const pids = context.isRoot ? createPidsLimit(processes, undefined, false) : undefined;
-  const pidMax = context.isRoot && pids === undefined ? pidNamespaceMax(processes) : undefined;
-  const limitsNotEnforced = context.isRoot && pids === undefined && pidMax === undefined ? ['processes'] : [];
+  let byCgroup = context.isRoot && pidsCgroupUsable();
+  let pidMax = context.isRoot && !byCgroup ? pidNamespaceMax(processes) : undefined;
   // The filesystem facts the plan was resolved with (this call only): each path looked up once.
   const facts = prepared.takeFacts();
   // Every git file that could make host git run code later: read-only now, checked after the run.
   const guarded = guardProtectedPaths(plan);
-  let spec;
-  try {
-    spec = buildLinuxSpec(guarded.plan, stdio, {
-      landlockAbi: context.abi,
-      isRoot: context.isRoot,
-      arch: context.arch,
-      bindingPath: nativeBindingPath() ?? '',
-      ...(pids === undefined ? {} : { cgroupProcsFd: pids.fd }),
-      ...(pidMax === undefined ? {} : { pidMax }),
-    }, hostViewOf(facts));
-  } catch (error) {
-    pids?.closeFd();
-    pids?.remove();
-    throw error;
-  }
+  const specFor = () => buildLinuxSpec(guarded.plan, stdio, {
+    landlockAbi: context.abi,
+    isRoot: context.isRoot,
+    arch: context.arch,
+    bindingPath: nativeBindingPath() ?? '',
+    ...(byCgroup ? { pidsCgroup: true } : {}),
+    ...(pidMax === undefined ? {} : { pidMax }),
+  }, hostViewOf(facts));
+  let spec = specFor();
+  let pids: PidsLimit | undefined;
   // The sandbox is gone (pid 1 reaped, its namespace emptied): the cgroup says whether a fork was
   // refused, else the init's own refused probe fork; the init found the private /tmp or /dev/shm full.
   const exited = (raw: NativeExit): void => {
@@ -211,36 +206,41 @@ export function startLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: Os
     onExit(exit);
   };
   const script = prepared.script;
-  // A pids cgroup is joined at clone time (a prewarmed sandbox's init and waiting command
-  // process, which have started nothing yet, are moved into it before the launch); a long
-  // script's descriptor is installed at clone time: such a run never uses a prewarmed sandbox.
-  const key = prewarmEnabled(io.prewarm) && script === undefined ? buildPrewarmKey(spec) : undefined;
+  // A long script's descriptor is installed at clone time: such a run never uses a prewarmed sandbox.
+  const warmable = prewarmEnabled(io.prewarm) && script === undefined;
+  const pidsCap = byCgroup ? processes : undefined;
+  let key = warmable ? buildPrewarmKey(spec, pidsCap) : undefined;
   let native: NativeSpawned | null = null;
-  let warm = key === undefined ? undefined : prewarmPool.take(key);
-  if (warm !== undefined && pids !== undefined) {
-    try {
-      pids.adopt(warm.pid);
-    } catch {
-      const stale = warm;
-      callNative((binding) => binding.kill(stale.pid, 9));
-      warm = undefined; // start cold instead
-    }
-  }
+  const warm = key === undefined ? undefined : prewarmPool.take(key);
   if (warm !== undefined) {
     warm.listener = exited;
+    pids = warm.pids;
     const launch = { argv: spec.argv, env: spec.env, cwd: spec.cwd, stdio: spec.stdio, rlimits: spec.linux.rlimits, maxBuffer: capture?.maxBuffer, overflowKill: capture?.overflowKill === true, ...(capture?.spill === undefined ? {} : { spill: capture.spill }) };
     native = callNative((binding) => binding.launch(warm.pid, launch));
     if (native === null) {
-      warm.listener = undefined; // it died before it could be used: start cold instead
-      const dead = warm;
-      callNative((binding) => binding.kill(dead.pid, 9));
+      // It died before it could be used: the pool hands its cgroup back, and this run starts cold.
+      warm.listener = undefined;
+      pids = undefined;
+      callNative((binding) => binding.kill(warm.pid, 9));
     }
   }
   const prewarmed = native !== null && warm !== undefined;
   if (native === null) {
+    if (byCgroup) {
+      pids = createPidsLimit(processes, undefined, false);
+      if (pids === undefined) {
+        // No pids cgroup after all (the hierarchy refused one): the PID namespace's pid_max, else nothing.
+        byCgroup = false;
+        pidMax = pidNamespaceMax(processes);
+        spec = specFor();
+        key = warmable ? buildPrewarmKey(spec) : undefined;
+      }
+    }
+    const cgroupFd = pids?.fd;
     try {
       const full = {
         ...spec,
+        ...(cgroupFd === undefined ? {} : { linux: { ...spec.linux, cgroupProcsFd: cgroupFd } }),
         ...(capture === undefined ? {} : { maxBuffer: capture.maxBuffer, overflowKill: capture.overflowKill === true }),
         ...(capture?.spill === undefined ? {} : { spill: capture.spill }),
         ...(script === undefined ? {} : { script }),
@@ -251,12 +251,15 @@ export function startLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: Os
       pids?.remove();
       throw explainSpawnFailure(error, plan);
     }
+    pids?.closeFd();
   }
-  pids?.closeFd();
+  const limitsNotEnforced = context.isRoot && !byCgroup && pidMax === undefined ? ['processes'] : [];
   // Warming the next sandbox waits until this call has returned its process.
   if (key !== undefined) {
     const generation = prewarmPool.generation;
-    setImmediate(() => prewarmPool.noteUse(key, spec, generation));
+    const warmKey = key;
+    const warmCap = byCgroup ? processes : undefined;
+    setImmediate(() => prewarmPool.noteUse(warmKey, spec, generation, warmCap));
   }
   const pid = native.pid;
   return {
