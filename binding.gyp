@@ -1,16 +1,18 @@
 # SPDX-License-Identifier: MIT
-# One loadable module: the shared glue always; each OS adds its own sources (native/<os>/), so a
-# build compiles only what its platform runs.
+# One loadable module: the shared binding (native/binding/: addon entry, argument parsing, error
+# conversion) always; each OS adds its own folder (native/<os>/, with its spawn glue), and the
+# POSIX hosts the descriptor-relative file walks (native/posix/), so a build compiles only what its
+# platform runs.
 {
   "targets": [
     {
       "target_name": "zero_sandbox",
       "type": "loadable_module",
       "sources": [
-        "native/common/addon.cc",
-        "native/common/args.cc",
-        "native/common/hangup_watch.cc",
-        "native/common/js_errors.cc"
+        "native/binding/addon.cc",
+        "native/binding/args.cc",
+        "native/binding/hangup_watch.cc",
+        "native/binding/js_errors.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",
@@ -26,24 +28,24 @@
       "conditions": [
         ["OS=='linux'", {
           "sources": [
-            "native/common/capture_buffer.cc",
-            "native/common/exit_watcher.cc",
-            "native/common/fs_beneath.cc",
-            "native/common/git_scan.cc",
-            "native/common/spawn_glue_linux.cc",
+            "native/posix/fs_beneath.cc",
+            "native/posix/git_scan.cc",
+            "native/linux/capture_buffer.cc",
             "native/linux/child_setup.cc",
+            "native/linux/exit_watcher.cc",
             "native/linux/net_holders.cc",
             "native/linux/probe_linux.cc",
+            "native/linux/spawn_glue_linux.cc",
             "native/linux/spawn_linux.cc"
           ],
           "cflags_cc": ["-std=c++17", "-fvisibility=hidden", "-fstack-protector-strong", "-Wall", "-Wextra", "-D_FORTIFY_SOURCE=2"]
         }],
         ["OS=='mac'", {
           "sources": [
-            "native/common/fs_beneath.cc",
-            "native/common/git_scan.cc",
-            "native/common/spawn_glue_unsupported.cc",
-            "native/macos/probe_macos.cc"
+            "native/posix/fs_beneath.cc",
+            "native/posix/git_scan.cc",
+            "native/macos/probe_macos.cc",
+            "native/macos/spawn_glue_macos.cc"
           ],
           "xcode_settings": {
             "CLANG_CXX_LANGUAGE_STANDARD": "c++17",
@@ -54,10 +56,10 @@
         }],
         ["OS=='win'", {
           "sources": [
-            "native/common/spawn_glue_windows.cc",
             "native/windows/app_container.cc",
             "native/windows/launch.cc",
             "native/windows/probe_windows.cc",
+            "native/windows/spawn_glue_windows.cc",
             "native/windows/win_acl.cc",
             "native/windows/windows_backend.cc"
           ],

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// NativeBinding: the hand-maintained mirror of what native/common/addon.cc exports.
+// NativeBinding: the hand-maintained mirror of what native/binding/addon.cc exports.
 
 /** One capability the native probe tried for real. */
 export interface NativeFact {

@@ -42,7 +42,7 @@ namespace {
 
 constexpr int kReportFd = 3;
 constexpr int kControlFd = 4;
-// Report records: {type, value}; mirrored by native/common/exit_watcher.cc.
+// Report records: {type, value}; mirrored by native/linux/exit_watcher.cc.
 constexpr int32_t kReportExecFailed = 1;  // value: errno of the exec
 constexpr int32_t kReportExited = 2;      // value: the command's wait status
 constexpr int32_t kReportLaunchFailed = 3;  // value: errno of receiving or applying the launch
@@ -77,7 +77,7 @@ void Report(int32_t type, int32_t value) {
 }
 
 // The exit code that stands for a wait status: the exit code, or 128+N for signal N (the
-// shell's convention). The host decodes it the same way (native/common/exit_watcher.cc).
+// shell's convention). The host decodes it the same way (native/linux/exit_watcher.cc).
 int ExitCodeFor(int status) {
   int signal = status & 0x7f;
   if (signal == 0) return (status >> 8) & 0xff;

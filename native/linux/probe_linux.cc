@@ -21,7 +21,7 @@
 
 #include <cstdio>
 
-#include "common/backend.h"
+#include "binding/backend.h"
 #include "linux/kernel_compat.h"
 #include "linux/loopback.h"
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "common/backend.h"
+#include "binding/backend.h"
 #include "linux/child_setup.h"
 #include "linux/kernel_compat.h"
 #include "linux/net_holders.h"

@@ -12,7 +12,7 @@
 #include <cerrno>
 #include <string>
 
-#include "common/backend.h"
+#include "binding/backend.h"
 
 extern char** environ;
 

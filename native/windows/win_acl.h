@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include "binding/status.h"
 
 namespace win_acl {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "common/backend.h"
+#include "binding/backend.h"
 #include "windows/app_container.h"
 #include "windows/launch.h"
 #include "windows/wide.h"

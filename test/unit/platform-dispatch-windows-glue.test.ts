@@ -15,16 +15,16 @@ const root = fileURLToPath(new URL('../../../', import.meta.url));
 const cxx = 'x86_64-w64-mingw32-g++-posix';
 const present = spawnSync(cxx, ['--version']).status === 0;
 
-test('binding.gyp builds the Windows glue on Windows only, instead of the unsupported stub', () => {
+test('binding.gyp builds the Windows glue on Windows only, instead of the macOS stub', () => {
   const gyp = JSON.parse(readFileSync(join(root, 'binding.gyp'), 'utf8').split('\n').filter((l) => !l.trimStart().startsWith('#')).join('\n')) as {
     targets: Array<{ target_name: string; conditions: Array<[string, { sources?: string[] }]> }>;
   };
   const target = gyp.targets.find((t) => t.target_name === 'zero_sandbox')!;
   const sources = (os: string): string[] => target.conditions.find(([cond]) => cond === `OS=='${os}'`)?.[1].sources ?? [];
-  assert.ok(sources('win').includes('native/common/spawn_glue_windows.cc'));
-  assert.not.ok(sources('win').includes('native/common/spawn_glue_unsupported.cc'));
-  assert.not.ok(sources('linux').includes('native/common/spawn_glue_windows.cc'));
-  assert.not.ok(sources('mac').includes('native/common/spawn_glue_windows.cc'));
+  assert.ok(sources('win').includes('native/windows/spawn_glue_windows.cc'));
+  assert.not.ok(sources('win').includes('native/macos/spawn_glue_macos.cc'));
+  assert.not.ok(sources('linux').includes('native/windows/spawn_glue_windows.cc'));
+  assert.not.ok(sources('mac').includes('native/windows/spawn_glue_windows.cc'));
 });
 
 if (present || MUST_WORK) {
@@ -39,7 +39,7 @@ if (present || MUST_WORK) {
         '-std=c++17', '-O1', '-Wall', '-Wextra', '-Werror', '-fexceptions', '-DNAPI_CPP_EXCEPTIONS',
         '-DNAPI_VERSION=9', '-DNODE_ADDON_API_DISABLE_DEPRECATED', '-DUNICODE', '-D_UNICODE', '-D_WIN32_WINNT=0x0A00', '-DWINVER=0x0A00',
         '-isystem', addonApi, '-isystem', headers, '-I', join(root, 'native'),
-        '-c', join(root, 'native/common/spawn_glue_windows.cc'), '-o', join(out, 'glue.o'),
+        '-c', join(root, 'native/windows/spawn_glue_windows.cc'), '-o', join(out, 'glue.o'),
       ], { encoding: 'utf8' });
       assert.is(result.status, 0, result.stderr);
       assert.is(result.stderr, '', 'no warnings');

@@ -18,7 +18,7 @@ function onPath(command: string): boolean {
 const present = onPath('x86_64-w64-mingw32-g++');
 
 if (present || MUST_WORK) {
-  test('native/common + native/windows compile and link into a Windows DLL', () => {
+  test('native/binding + native/windows compile and link into a Windows DLL', () => {
     assert.ok(present, 'x86_64-w64-mingw32-g++ is not on PATH: apt-get install -y g++-mingw-w64-x86-64');
     const result = spawnSync(process.execPath, ['scripts/check-windows.mjs'], { cwd: root, encoding: 'utf8' });
     assert.is(result.status, 0, `check:windows failed:\n${result.stdout}\n${result.stderr}`);

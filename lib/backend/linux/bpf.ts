@@ -143,7 +143,7 @@ export function buildBpfProgram(lines: readonly BpfSourceLine[]): BpfInstruction
 
 /**
  * Packs instructions into the 64-bit words `LinuxSpec.seccomp_program` takes
- * (native/common/backend.h): `code << 48 | jt << 40 | jf << 32 | k`.
+ * (native/binding/backend.h): `code << 48 | jt << 40 | jf << 32 | k`.
  */
 export function encodeBpfInstructions(instructions: readonly BpfInstruction[]): bigint[] {
   return instructions.map((insn, index) => {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Turns a SandboxPlan into the flat spec native/common/args.cc reads: mount operations, the
+// Turns a SandboxPlan into the flat spec native/binding/args.cc reads: mount operations, the
 // Landlock ruleset, the seccomp program and resource limits. Reads the host only to learn which
 // paths exist; every decision is made by the pure builders it calls.
 import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { buildLandlockPlan, type RootEntry } from './landlock.js';
 import { buildMountPlan, PROC_READONLY, type HostView, type MountOp } from './mounts.js';
 import { buildSeccompWords, seccompArchFor } from './seccomp.js';
 
-/** The spec object native spawn() takes on Linux (mirrors native/common/args.cc). */
+/** The spec object native spawn() takes on Linux (mirrors native/binding/args.cc). */
 export interface LinuxNativeSpec {
   argv: string[];
   env: string[];

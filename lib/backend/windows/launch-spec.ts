@@ -30,7 +30,7 @@ export function resolveWindowsProgram(program: string, env: Readonly<Record<stri
 /** One stdio entry for the Windows glue: NUL, one of ours (0-2), or a named pipe to open. */
 export type WindowsStdioEntry = 'ignore' | number | { pipe: string; nonce: string };
 
-/** The object `binding.spawn` receives on Windows (native/common/spawn_glue_windows.cc). */
+/** The object `binding.spawn` receives on Windows (native/windows/spawn_glue_windows.cc). */
 export interface WindowsSpawnSpec {
   /** The environment block, `KEY=value`, sorted as Windows expects. */
   env: string[];

@@ -33,7 +33,7 @@ export interface JobLimits {
   processLimit: number;
 }
 
-/** Everything native/windows/ needs; field for field the `WindowsSpec` of native/common/backend.h. */
+/** Everything native/windows/ needs; field for field the `WindowsSpec` of native/binding/backend.h. */
 export interface AppContainerSpec {
   /** Profile name: `zero-sandbox.` + 32 hex digits of SHA-256 of the lower-cased workspace and granted roots. */
   containerName: string;
@@ -247,7 +247,7 @@ export function buildAppContainerSpec(plan: SandboxPlan, options: AppContainerOp
 
 /**
  * The flat object the addon glue copies field for field into `backend::WindowsSpec`
- * (native/common/backend.h): strings, string arrays and numbers only.
+ * (native/binding/backend.h): strings, string arrays and numbers only.
  */
 export interface NativeWindowsSpec {
   /** `container_name`: the AppContainer profile name. */

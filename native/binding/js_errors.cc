@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Converts a backend Status into a Napi::Error carrying stable, machine-readable properties.
-#include "common/js_errors.h"
+#include "binding/js_errors.h"
 
 #include <cstring>
 #include <string>

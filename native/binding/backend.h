@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include "binding/status.h"
 
 namespace backend {
 

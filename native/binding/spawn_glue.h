@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The JavaScript-facing spawn/kill glue. Each OS provides one implementation file in common/
-// (the only folder allowed to include napi.h), selected by binding.gyp.
+// The JavaScript-facing spawn/kill glue. Each OS provides one implementation file in its own
+// folder (native/<os>/spawn_glue_<os>.cc), selected by binding.gyp.
 #pragma once
 
 #include <napi.h>

@@ -2,7 +2,7 @@
 // Hangup watch on an output descriptor (see hangup_watch.h): a libuv poll that asks for no
 // readiness at all, so it wakes only on the error or hangup the kernel always reports (a pipe
 // whose last reader closed, a socket whose peer shut down). It never keeps the loop alive.
-#include "common/hangup_watch.h"
+#include "binding/hangup_watch.h"
 
 #ifndef _WIN32
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Repository discovery inside write roots (see git_scan.h).
-#include "common/git_scan.h"
+#include "posix/git_scan.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include <memory>
 #include <unordered_map>
 
-#include "common/fs_beneath.h"
+#include "posix/fs_beneath.h"
 
 namespace git_scan {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <napi.h>
 
-#include "common/status.h"
+#include "binding/status.h"
 
 namespace js_errors {
 

@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
-#include "common/backend.h"
-#include "common/js_errors.h"
-#include "common/spawn_glue.h"
+#include "binding/backend.h"
+#include "binding/js_errors.h"
+#include "binding/spawn_glue.h"
 #include "windows/wide.h"
 
 namespace spawn_glue {

@@ -3,13 +3,13 @@
 // Exports one flat object of camelCase verbs; the TypeScript mirror is lib/native/types.ts.
 #include <napi.h>
 
-#include "common/backend.h"
-#include "common/hangup_watch.h"
-#include "common/js_errors.h"
-#include "common/spawn_glue.h"
+#include "binding/backend.h"
+#include "binding/hangup_watch.h"
+#include "binding/js_errors.h"
+#include "binding/spawn_glue.h"
 #ifndef _WIN32
-#include "common/fs_beneath.h"
-#include "common/git_scan.h"
+#include "posix/fs_beneath.h"
+#include "posix/git_scan.h"
 #endif
 
 namespace {

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "common/args.h"
-#include "common/backend.h"
-#include "common/exit_watcher.h"
-#include "common/js_errors.h"
-#include "common/spawn_glue.h"
+#include "binding/args.h"
+#include "binding/backend.h"
+#include "linux/exit_watcher.h"
+#include "binding/js_errors.h"
+#include "binding/spawn_glue.h"
 #include "linux/launch_message.h"
 
 namespace spawn_glue {

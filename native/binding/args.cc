@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // JS spec object -> backend::SpawnSpec. TypeScript validated the values; this checks types only.
-#include "common/args.h"
+#include "binding/args.h"
 
 #include <string>
 #include <vector>

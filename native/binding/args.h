@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "common/backend.h"
+#include "binding/backend.h"
 
 namespace args {
 

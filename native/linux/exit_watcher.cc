@@ -3,7 +3,7 @@
 // The init's report records are {type, value}: 1 = exec of the command failed (errno), 2 = the
 // command exited (wait status), 3 = a prewarmed launch failed (errno), 4 = packets the sandbox had
 // no route for while the command ran (a count; see native/linux/net_counters.h).
-#include "common/exit_watcher.h"
+#include "linux/exit_watcher.h"
 
 #include <errno.h>
 #include <fcntl.h>

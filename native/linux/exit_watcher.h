@@ -13,7 +13,7 @@
 #include <map>
 #include <string>
 
-#include "common/capture_buffer.h"
+#include "linux/capture_buffer.h"
 #include "linux/net_holders.h"
 
 namespace exit_watcher {

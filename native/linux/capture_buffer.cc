@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Head-and-tail capture of one output stream (see capture_buffer.h).
-#include "common/capture_buffer.h"
+#include "linux/capture_buffer.h"
 
 #include <errno.h>
 #include <unistd.h>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Spawn glue for platforms whose native spawn is not built (macOS runs sandbox-exec from
 // TypeScript). Every call fails closed with sandbox_unavailable.
-#include "common/js_errors.h"
-#include "common/spawn_glue.h"
+#include "binding/js_errors.h"
+#include "binding/spawn_glue.h"
 
 namespace spawn_glue {
 
