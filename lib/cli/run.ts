@@ -161,6 +161,8 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
     const sends = `${exit.networkRefusals} network send${exit.networkRefusals === 1 ? '' : 's'}`;
     io.stderr(`zero-sandbox run: the sandbox refused ${sends} to addresses outside it (the network is denied); allow it with --network allow\n`);
   }
+  // Reads of hidden files (Linux: the kernel saw the mask opened; macOS: the seatbelt log).
+  for (const denial of exit.platformDenials ?? []) io.stderr(`zero-sandbox run: ${denial.reason}\n`);
   if (exit.timedOut) {
     io.stderr(`zero-sandbox run: timed out after ${timeout} s; the sandbox was killed (give it longer with --timeout SECONDS)\n`);
     return 124;

@@ -38,6 +38,8 @@ export interface NativeExit {
   shmFull?: boolean;
   /** The process cap was the PID namespace's pid_max and the init's probe fork was refused at it. */
   processCapHit?: boolean;
+  /** Indices (in mount order) of the file masks a process of the sandbox opened (Linux; absent when none). */
+  maskedReads?: number[];
   /**
    * Output of a stream spawned with 'capture' (UTF-8 decoded): all of it, or past `maxBuffer` its
    * head (cut on a character boundary), with the tail in `stdoutTail`/`stderrTail`.

@@ -72,6 +72,9 @@ struct LinuxSpec {
   // The PID namespace's own pid_max (0: leave it): the process limit for a root caller without a
   // pids cgroup, on kernels where pid_max is per namespace (the caller checks the version).
   int pid_max = 0;
+  // The addon's inotify instance for opens of file masks (-1: none). Set by the addon, not by
+  // TypeScript: the sandbox adds one IN_OPEN watch per file mask to it (SpawnResult::mask_wds).
+  int mask_watch_fd = -1;
 };
 
 struct WindowsSpec {
@@ -109,6 +112,7 @@ struct SpawnResult {
   int report_fd = -1;       // Linux: read end of the init helper's report pipe
   int net_userns_fd = -1;   // Linux, network deny: the reusable namespace holder it ran in
   int net_netns_fd = -1;
+  std::vector<int> mask_wds;       // Linux: the watch of each file mask, in mount order (-1: none)
   void* process_handle = nullptr;  // Windows: process handle (job object owns the tree)
   void* job_handle = nullptr;      // Windows: job object with kill-on-close
 };

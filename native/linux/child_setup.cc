@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -96,7 +97,14 @@ int MakeDirs(const char* path) {
   return 0;
 }
 
-// A detached tmpfs holding one empty mode-000 file: the source of every file mask.
+// The file masks applied so far: their staging tmpfs (-1 until the first) and how many.
+struct MaskState {
+  int staging = -1;
+  int count = 0;
+};
+
+// A detached tmpfs for the sources of the file masks: one empty read-only file per mask (made by
+// MaskSource), so that each mask is its own inode and an open of one names the path it hides.
 int MakeMaskStaging() {
   int fs = static_cast<int>(syscall(SYS_fsopen_compat, "tmpfs", FSOPEN_CLOEXEC_COMPAT));
   if (fs < 0) return -1;
@@ -109,28 +117,30 @@ int MakeMaskStaging() {
   }
   int saved = errno;
   close(fs);
-  if (mnt < 0) {
-    errno = saved;
-    return -1;
-  }
-  int file = openat(mnt, "empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
-  if (file < 0) {
-    saved = errno;
-    close(mnt);
-    errno = saved;
-    return -1;
-  }
-  close(file);
-  if (fchmodat(mnt, "empty", 0, 0) != 0) {
-    saved = errno;
-    close(mnt);
-    errno = saved;
-    return -1;
-  }
+  errno = saved;
   return mnt;
 }
 
-int ApplyMount(ChildPlan* plan, const MountStep& step, int* mask_staging) {
+// Creates the staging file of the index-th mask ("m<index>", empty, mode 0444) and writes its name
+// into `name` (at least 16 bytes). No formatting library here: this runs between clone and exec.
+int MaskSource(int staging, int index, char* name) {
+  char digits[12];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + index % 10);
+    index /= 10;
+  } while (index > 0 && n < 11);
+  name[0] = 'm';
+  for (int i = 0; i < n; ++i) name[1 + i] = digits[n - 1 - i];
+  name[1 + n] = '\0';
+  int file = openat(staging, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
+  if (file < 0) return -1;
+  close(file);
+  // The umask may have taken bits away: readable by everyone, writable by no one.
+  return fchmodat(staging, name, 0444, 0);
+}
+
+int ApplyMount(ChildPlan* plan, const MountStep& step, MaskState* masks) {
   switch (step.kind) {
     case kMountDetachClone: {
       if (step.slot < 0 || step.slot >= 32) {
@@ -180,12 +190,24 @@ int ApplyMount(ChildPlan* plan, const MountStep& step, int* mask_staging) {
       errno = saved;
       return rc;
     }
-    case kMountMaskFile:
-      if (*mask_staging < 0) {
-        *mask_staging = MakeMaskStaging();
-        if (*mask_staging < 0) return -1;
+    case kMountMaskFile: {
+      if (masks->staging < 0) {
+        masks->staging = MakeMaskStaging();
+        if (masks->staging < 0) return -1;
       }
-      return BindReadonly(*mask_staging, "empty", step.path);
+      char name[16];
+      if (MaskSource(masks->staging, masks->count, name) != 0) return -1;
+      if (BindReadonly(masks->staging, name, step.path) != 0) return -1;
+      // The host's inotify instance learns of every open of the mask (the path now resolves to
+      // it): the command reading a hidden file is reported as a denial naming that file.
+      if (plan->mask_watch_fd >= 0 && masks->count < plan->mask_count) {
+        int wd = static_cast<int>(syscall(SYS_inotify_add_watch, plan->mask_watch_fd, step.path, IN_OPEN));
+        if (wd < 0) return -1;
+        plan->mask_wds[masks->count] = wd;
+      }
+      ++masks->count;
+      return 0;
+    }
     case kMountMaskDir:
       return mount("tmpfs", step.path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                    "mode=000,size=4k");
@@ -341,9 +363,9 @@ int Run(void* arg) {
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
     Fail(plan, kStageMountPrivate, errno);
   }
-  int mask_staging = -1;
+  MaskState masks;
   for (int i = 0; i < plan->mount_count; ++i) {
-    if (ApplyMount(plan, plan->mounts[i], &mask_staging) != 0) {
+    if (ApplyMount(plan, plan->mounts[i], &masks) != 0) {
       // The failing step's index travels in the high bits so the parent can name the path.
       Fail(plan, kStageMount | ((i + 1) << 8), errno);
     }

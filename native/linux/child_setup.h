@@ -40,7 +40,7 @@ enum MountKind : int32_t {
   kMountMkdirs,           // create missing directories of path (inside our own tmpfs)
   kMountAttach,           // move_mount(slot `slot`) onto path
   kMountReadonlyBind,     // bind path onto itself, read-only
-  kMountMaskFile,         // an empty, mode-000, read-only file over path
+  kMountMaskFile,         // an empty, read-only file of its own over path (opens are watched)
   kMountMaskDir,          // an empty, mode-000, read-only tmpfs over path
   kMountProc,             // a fresh procfs at /proc for the new pid namespace
   kMountDevpts,           // a new devpts instance at path; ptmx bound over /dev/ptmx
@@ -111,6 +111,11 @@ struct ChildPlan {
   int cap_last;                 // highest capability number (from /proc/sys/kernel/cap_last_cap)
   const struct sock_fprog* seccomp;
   NetEntry* net;                // network deny through a holder, else nullptr
+  // The host's inotify instance (-1: none): the child adds an IN_OPEN watch on each file mask and
+  // writes its watch descriptor into mask_wds (mask_count slots, in mount order; -1 when absent).
+  int mask_watch_fd;
+  int* mask_wds;
+  int mask_count;
 };
 
 // The clone() entry point. Never returns: execs the init helper or _exits with code 125.

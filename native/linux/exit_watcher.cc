@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,10 +57,35 @@ Registry::~Registry() {
     uv_close(reinterpret_cast<uv_handle_t*>(&watch->pid_poll), OnClosed);
   }
   watches_.clear();
+  if (mask_watch_fd_ >= 0) close(mask_watch_fd_);
 }
 
-void Registry::Add(long long pid, int pidfd, int report_fd, net_holders::Holder holder, Napi::Function callback,
-                   int control_fd) {
+int Registry::MaskWatchFd() {
+  if (mask_watch_fd_ == -2) mask_watch_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  return mask_watch_fd_;
+}
+
+// Moves every queued open of a file mask into opened_mask_wds_. The kernel queues the event inside
+// the open itself, so once a sandbox is reaped every open its processes made is queued. Events of
+// sandboxes still running are kept for their own exit; an overflowed queue loses some (the kernel
+// then queues IN_Q_OVERFLOW), which only means fewer reports, never a wrong one.
+void Registry::DrainMaskOpens() {
+  if (mask_watch_fd_ < 0) return;
+  alignas(struct inotify_event) char buf[4096];
+  for (;;) {
+    ssize_t n = read(mask_watch_fd_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    for (ssize_t at = 0; at + static_cast<ssize_t>(sizeof(struct inotify_event)) <= n;) {
+      const struct inotify_event* event = reinterpret_cast<const struct inotify_event*>(buf + at);
+      if ((event->mask & IN_OPEN) != 0 && event->wd >= 0) opened_mask_wds_.insert(event->wd);
+      at += static_cast<ssize_t>(sizeof(struct inotify_event) + event->len);
+    }
+  }
+}
+
+Watch* Registry::Add(long long pid, int pidfd, int report_fd, net_holders::Holder holder, Napi::Function callback,
+                     int control_fd) {
   uv_loop_t* loop = nullptr;
   napi_get_uv_event_loop(env_, &loop);
   Watch* watch = new Watch();
@@ -79,6 +105,7 @@ void Registry::Add(long long pid, int pidfd, int report_fd, net_holders::Holder 
   uv_poll_start(&watch->pid_poll, UV_READABLE, OnPidfd);
   watches_[pid] = watch;
   if (control_fd >= 0) SetRef(watch, false);
+  return watch;
 }
 
 void Registry::StartCapture(Watch* watch, const int* fds, double max_buffer, bool overflow_kill, int spill_fd) {
@@ -202,6 +229,7 @@ void Registry::OnPidfd(uv_poll_t* handle, int, int) {
   // Every process of the sandbox is gone: only now is what it wrote read. Take what the pipes
   // hold without waiting for EOF (a descriptor stuck in flight could otherwise hold one open).
   ReportRecords report = self->DrainReport(watch);
+  self->DrainMaskOpens();
   for (Capture& capture : watch->captures) {
     self->DrainCapture(watch, &capture);
     if (!capture.eof) {
@@ -251,6 +279,15 @@ Napi::Object Registry::BuildExit(Watch* watch, const InitEnd& end, const ReportR
     capture.buffer.Clear();
   }
   if (watch->overflow != 0) result.Set("overflow", Napi::String::New(env, names[watch->overflow - 1]));
+  // The kernel's record of opens of the masks (the command cannot write to our inotify instance):
+  // the indices, in mount order, of the file masks a process of the sandbox opened.
+  Napi::Array masked = Napi::Array::New(env);
+  for (size_t i = 0; i < watch->mask_wds.size(); ++i) {
+    if (watch->mask_wds[i] >= 0 && opened_mask_wds_.count(watch->mask_wds[i]) != 0) {
+      masked.Set(masked.Length(), Napi::Number::New(env, static_cast<double>(i)));
+    }
+  }
+  if (masked.Length() > 0) result.Set("maskedReads", masked);
   return result;
 }
 
@@ -280,6 +317,7 @@ void Registry::Deliver(Watch* watch, const InitEnd& end, const ReportRecords& re
 }
 
 void Registry::Finish(Watch* watch) {
+  for (int wd : watch->mask_wds) opened_mask_wds_.erase(wd);
   close(watch->report_fd);
   close(watch->pidfd);
   if (watch->control_fd >= 0) close(watch->control_fd);

@@ -11,7 +11,9 @@
 #include <uv.h>
 
 #include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "linux/capture_buffer.h"
 #include "linux/net_holders.h"
@@ -63,6 +65,7 @@ struct Watch {
   bool overflow_kill = false; // exceeding max_buffer kills the sandbox (opt-in) instead
   int overflow = 0;           // overflow_kill: 1 = stdout, 2 = stderr exceeded max_buffer first
   net_holders::Holder holder; // network namespace to hand back once the sandbox is gone
+  std::vector<int> mask_wds;  // the registry's inotify watch of each file mask, in mount order
   Napi::FunctionReference callback;
   Napi::AsyncContext* context = nullptr;
 };
@@ -78,8 +81,11 @@ class Registry {
   // {stdoutTail, stderrTail} (or `overflow` when overflow_kill killed the sandbox), and
   // `spillFailed` when the spill file could not take everything.
   // A prewarmed sandbox also hands over its launch socket and starts unreferenced (idle).
-  void Add(long long pid, int pidfd, int report_fd, net_holders::Holder holder, Napi::Function callback,
-           int control_fd = -1);
+  Watch* Add(long long pid, int pidfd, int report_fd, net_holders::Holder holder, Napi::Function callback,
+             int control_fd = -1);
+  // The inotify instance every sandbox of this registry watches its file masks on (created on
+  // first use; -1 when the kernel refuses one, and then reads of masks go unreported).
+  int MaskWatchFd();
   Watch* Find(long long pid);
   // Reads `fds` (stdout, stderr; -1 for a stream not captured) into the watch until EOF. Takes
   // ownership of the descriptors. With `spill_fd` (>= 0, not taken over) every byte also goes to
@@ -98,6 +104,7 @@ class Registry {
   static void OnCaptureClosed(uv_handle_t* handle);
   static void Release(Watch* watch);
   ReportRecords DrainReport(Watch* watch);
+  void DrainMaskOpens();
   void DrainCapture(Watch* watch, Capture* capture);
   void CloseCaptures(Watch* watch);
   void Deliver(Watch* watch, const InitEnd& end, const ReportRecords& report);
@@ -106,6 +113,8 @@ class Registry {
 
   Napi::Env env_;
   std::map<long long, Watch*> watches_;
+  int mask_watch_fd_ = -2;           // -2: not created yet
+  std::set<int> opened_mask_wds_;    // watches with an open seen, until their sandbox is delivered
 };
 
 }  // namespace exit_watcher

@@ -169,14 +169,16 @@ Napi::Value Spawn(const Napi::CallbackInfo& info, State* state) {
     throw js_errors::FromStatus(env, s);
   }
   backend::SpawnResult result;
+  parsed.spec.linux_spec.mask_watch_fd = state->registry.MaskWatchFd();
   s = backend::Spawn(parsed.spec, &result);
   pipes.CloseChildEnds();
   if (!s.ok()) {
     pipes.CloseAll();
     throw js_errors::FromStatus(env, s);
   }
-  state->registry.Add(result.pid, result.pidfd, result.report_fd, HolderOf(result), info[1].As<Napi::Function>());
-  state->registry.StartCapture(state->registry.Find(result.pid), pipes.capture_ends, parsed.max_buffer, parsed.overflow_kill, parsed.spill_fd);
+  exit_watcher::Watch* watch = state->registry.Add(result.pid, result.pidfd, result.report_fd, HolderOf(result), info[1].As<Napi::Function>());
+  watch->mask_wds = std::move(result.mask_wds);
+  state->registry.StartCapture(watch, pipes.capture_ends, parsed.max_buffer, parsed.overflow_kill, parsed.spill_fd);
   pipes.capture_ends[0] = pipes.capture_ends[1] = -1;
   return SpawnedToJs(env, result.pid, pipes);
 }
@@ -207,6 +209,7 @@ class WarmWorker : public Napi::AsyncWorker {
     parent_control_ = pair[0];
     child_control_ = pair[1];
     parsed_.spec.control_fd = child_control_;
+    parsed_.spec.linux_spec.mask_watch_fd = state_->registry.MaskWatchFd();
     for (int& fd : parsed_.spec.stdio) fd = -1;
     return true;
   }
@@ -223,7 +226,8 @@ class WarmWorker : public Napi::AsyncWorker {
       deferred_.Reject(js_errors::FromStatus(env, status_).Value());
       return;
     }
-    state_->registry.Add(result_.pid, result_.pidfd, result_.report_fd, HolderOf(result_), on_exit_.Value(), parent_control_);
+    exit_watcher::Watch* watch = state_->registry.Add(result_.pid, result_.pidfd, result_.report_fd, HolderOf(result_), on_exit_.Value(), parent_control_);
+    watch->mask_wds = std::move(result_.mask_wds);
     parent_control_ = -1;
     Napi::Object out = Napi::Object::New(env);
     out.Set("pid", Napi::Number::New(env, static_cast<double>(result_.pid)));

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "binding/backend.h"
@@ -258,6 +259,9 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
     step.data = op.data.empty() ? nullptr : op.data.c_str();
     mounts.push_back(step);
   }
+  int mask_count = 0;
+  for (const MountOp& op : ls.mounts) mask_count += op.kind == "mask_file" ? 1 : 0;
+  std::vector<int> mask_wds(static_cast<size_t>(mask_count), -1);
   std::vector<child_setup::LandlockStep> after;
   for (const LandlockRule& rule : ls.landlock_rules) {
     if (rule.after_mounts) after.push_back({rule.path.c_str(), rule.access});
@@ -322,6 +326,9 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
   plan.cwd = spec.cwd.c_str();
   plan.cap_last = ReadCapLast();
   plan.seccomp = &prog;
+  plan.mask_watch_fd = ls.mask_watch_fd;
+  plan.mask_wds = mask_wds.data();
+  plan.mask_count = mask_count;
 
   // Network deny goes through an intermediate and a reused holder (net_holders.h): two stacks.
   char* stack = child_stacks.Get();
@@ -416,6 +423,7 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
   out->report_fd = report_read.release();
   out->net_userns_fd = holder.userns_fd;
   out->net_netns_fd = holder.netns_fd;
+  out->mask_wds = std::move(mask_wds);  // written by the child through the shared memory
   return status::Ok();
 }
 

@@ -45,7 +45,8 @@ sandboxTest('the credential baseline and SSH private keys cannot be read; public
     const home = fakeHome(t.base);
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, XDG_CONFIG_HOME: join(home, '.config') };
     const r = await runSandboxed(['/bin/sh', '-c', [
-      'for f in .aws/credentials .azure/accessTokens.json .git-credentials .config/git/credentials .npmrc .netrc .kube/config .docker/config.json .config/gh/hosts.yml .config/gcloud/credentials.db .config/zero/sandbox-grants.json .ssh/id_ed25519 .ssh/id_rsa; do cat "$HOME/$f" 2>/dev/null && echo "LEAK $f"; done',
+      // A hidden file may read as empty (Linux shows an empty file in its place): content leaks.
+      'for f in .aws/credentials .azure/accessTokens.json .git-credentials .config/git/credentials .npmrc .netrc .kube/config .docker/config.json .config/gh/hosts.yml .config/gcloud/credentials.db .config/zero/sandbox-grants.json .ssh/id_ed25519 .ssh/id_rsa; do c=$(cat "$HOME/$f" 2>/dev/null) && [ -n "$c" ] && echo "LEAK $f"; done',
       'ls "$HOME/.aws" 2>&1 | grep -q credentials && echo "LISTED .aws"',
       'cat "$HOME/.ssh/id_ed25519.pub" "$HOME/.ssh/known_hosts" "$HOME/.ssh/config"',
       'cat "$HOME/.config/zero/commands/hello.md"',
@@ -55,6 +56,12 @@ sandboxTest('the credential baseline and SSH private keys cannot be read; public
     assert.match(r.stdout, /known-hosts/);
     assert.match(r.stdout, /ssh-config/);
     assert.match(r.stdout, /carve-out/);
+    if (process.platform === 'linux') {
+      // Every hidden file the loop opened is reported, by path (the kernel saw the open).
+      const read = new Set(r.denials.filter((d) => d.capability.kind === 'filesystem_read').map((d) => d.capability.scope));
+      for (const f of ['.git-credentials', '.netrc', '.ssh/id_ed25519', '.ssh/id_rsa']) assert.ok(read.has(join(home, f)), `${f}: ${JSON.stringify([...read])}`);
+      assert.not.ok(read.has(join(home, '.ssh/id_ed25519.pub')), 'a readable file is not reported');
+    }
   } finally {
     t.cleanup();
   }

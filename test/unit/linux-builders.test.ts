@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { FS, SCOPE, buildHandledAccess, buildLandlockPlan, buildScoped, rightsOf } from '../../lib/backend/linux/landlock.js';
-import { buildMountPlan, outermostRoots, type HostView } from '../../lib/backend/linux/mounts.js';
+import { buildMountPlan, maskedPaths, outermostRoots, type HostView } from '../../lib/backend/linux/mounts.js';
 import { buildRlimits } from '../../lib/backend/linux/spec.js';
 import { buildWritableRoot } from '../../lib/sandbox/plan.js';
 
@@ -39,6 +39,22 @@ test('Landlock: read everywhere but /dev, a few safe devices, write only in writ
   assert.not.ok(byPath.get('/work/ws')!.afterMounts);
   assert.equal(rightsOf(byPath.get('/proc')!.access), ['READ_FILE', 'READ_DIR']);
   for (const rule of plan.rules) assert.is(rule.access & ~plan.handledFs, 0, `${rule.path} only uses handled rights`);
+});
+
+test('Landlock: a file mask is readable by its own inode, ruled once mounted; the addon names masks by their order', () => {
+  const plan = buildLandlockPlan({ writeRoots: [buildWritableRoot('/w')] }, { abi: 7, rootEntries: ENTRIES, privateTmp: true, maskedFiles: ['/home/u/.netrc'] });
+  const rule = plan.rules.find((r) => r.path === '/home/u/.netrc');
+  assert.ok(rule !== undefined && rule.afterMounts, 'added after the mask is mounted, so it names the mask');
+  assert.equal(rightsOf(rule!.access), ['READ_FILE']);
+  const mounts = [
+    { kind: 'mask_dir' as const, path: '/home/u/.aws' },
+    { kind: 'mask_file' as const, path: '/home/u/.netrc' },
+    { kind: 'readonly_bind' as const, path: '/w/.git/hooks' },
+    { kind: 'mask_file' as const, path: '/etc/shadow' },
+  ];
+  assert.equal(maskedPaths(mounts, [1]), ['/etc/shadow']);
+  assert.equal(maskedPaths(mounts, [0, 1, 7]), ['/home/u/.netrc', '/etc/shadow'], 'an index past the masks is dropped');
+  assert.equal(maskedPaths(mounts, undefined), []);
 });
 
 test('Landlock at ABI 1 drops the rights the kernel does not know', () => {

@@ -111,3 +111,10 @@ export function buildMountPlan(
   ops.push({ kind: 'devpts', path: '/dev/pts' });
   return { ops, privateTmp };
 }
+
+/** The paths of the file masks the addon saw opened (its indices count mask_file steps in order). */
+export function maskedPaths(mounts: readonly MountOp[], indices: readonly number[] | undefined): string[] {
+  if (indices === undefined) return [];
+  const masks = mounts.filter((op) => op.kind === 'mask_file').map((op) => op.path);
+  return indices.flatMap((i) => (masks[i] === undefined ? [] : [masks[i]]));
+}

@@ -14,6 +14,7 @@ import { layersDisabledForTesting, probeSync, type LayerName, type ProbeReport }
 import { createPidsLimit, pidNamespaceMax, pidsCgroupUsable, type PidsLimit } from '../../sandbox/cgroup.js';
 import type { OsExit, OsProcess, PreparedRun, SandboxBackend, StartIo } from '../../sandbox/contract.js';
 import { DEFAULT_PROCESSES } from '../../sandbox/default-limits.js';
+import { maskedReadDenial } from '../../sandbox/denials.js';
 import { checkOptions, commandScript, normalizeCommand, type SandboxCommand, type SandboxOptions } from '../../sandbox/options.js';
 import { resolvePlan, resolveWorkspace } from '../../sandbox/plan.js';
 import { buildPrewarmKey, prewarmEnabled, prewarmPool } from '../../sandbox/prewarm.js';
@@ -22,6 +23,7 @@ import { acquireRuntimeState } from '../../sandbox/runtime-state.js';
 import { noteWriteRoots } from '../../sandbox/earlier-roots.js';
 import { backendForPlatform } from '../platform-table.js';
 import type { BackendInfo, SandboxPlan } from '../types.js';
+import { maskedPaths } from './mounts.js';
 import { buildLinuxSpec, hostViewOf, type StdioMode } from './spec.js';
 
 /** The largest input handed to the addon with the launch; more goes through a stdin stream. */
@@ -202,6 +204,8 @@ export function startLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: Os
       ...(raw.shmFull === true ? ['shmBytes'] : []),
     ];
     if (hit.length > 0) exit.limitsHit = hit;
+    const masked = maskedPaths(spec.linux.mounts, raw.maskedReads);
+    if (masked.length > 0) exit.platformDenials = masked.map(maskedReadDenial);
     pids?.remove();
     onExit(exit);
   };
