@@ -109,6 +109,66 @@ export interface ProtectedPathGuard {
 }
 
 /**
+ * The guards of this process's runs whose sandboxes may still be running, oldest first (see
+ * holdWhileRunning). Not per-run state: what one run may take as "before" depends on the others.
+ */
+const inFlight: Array<{ roots: string[]; guard: ProtectedPathGuard }> = [];
+
+/** Never equal to a state `inspect` gives: a config noted so is compared as if it was missing. */
+const UNKNOWN_BEFORE = 'unknown:';
+
+/**
+ * A command may change anything in its write roots while it runs, so a run that starts meanwhile
+ * must not take what it finds there as the state before: its check would later "restore" the other
+ * command's work (a program-running config key) after that run's own check undid it. For every
+ * path inside the write roots of a run in flight, the notes of the oldest such run that has one
+ * are taken (they go back to before any of those runs started, and carry over to paths this run
+ * did not find, such as a config the other command replaced by a link); a config or entry point
+ * found there that none of them noted is not trusted (a config counts as new, an entry point is
+ * left to their checks). Paths outside their roots keep this run's own notes.
+ */
+function takeNotesOfRunsInFlight(guard: ProtectedPathGuard, roots: readonly string[]): void {
+  const earlier = inFlight.filter((run) => run.roots.some((a) => roots.some((b) => isWithin(a, b) || isWithin(b, a))));
+  if (earlier.length === 0) return;
+  const mine = roots.map(toBytes);
+  const inMine = (bytes: string) => mine.some((root) => isWithin(root, bytes));
+  const underEarlier = (bytes: string) => earlier.some((run) => run.guard.git.roots.some((root) => isWithin(root, bytes)));
+  const { configs, watched } = guard.git;
+  for (const [path] of configs) if (underEarlier(path)) configs.set(path, { bytes: undefined, state: UNKNOWN_BEFORE });
+  const entries = new Map(guard.ownEntries.filter((e) => !underEarlier(toBytes(e.path))).map((e) => [e.path, e]));
+  const taken = new Set<string>();
+  for (const run of earlier) {
+    for (const [path, note] of run.guard.git.configs) {
+      if (inMine(path) && !taken.has(`c${path}`)) {
+        taken.add(`c${path}`);
+        configs.set(path, note);
+      }
+    }
+    for (const [path, state] of run.guard.git.watched) {
+      if (inMine(path) && !taken.has(`w${path}`)) {
+        taken.add(`w${path}`);
+        watched.set(path, state);
+      }
+    }
+    for (const e of run.guard.ownEntries) if (inMine(toBytes(e.path)) && !entries.has(e.path)) entries.set(e.path, e);
+  }
+  guard.ownEntries = [...entries.values()];
+}
+
+/**
+ * Keeps a started run's guard among the runs in flight (see takeNotesOfRunsInFlight) until the
+ * returned function is called, once its sandbox is gone and its check has run.
+ */
+export function holdWhileRunning(plan: SandboxPlan, guard: ProtectedPathGuard): () => void {
+  const run = { roots: plan.writeRoots.filter((w) => w.protectedNames.length > 0).map((w) => w.root), guard };
+  inFlight.push(run);
+  return () => {
+    const index = inFlight.indexOf(run);
+    if (index >= 0) inFlight.splice(index, 1);
+  };
+}
+
+/**
  * Before a run: the plan with every existing file that could make host git (or the agent, through
  * .zero/.agents) run code later added as read-only paths of its write root, and what to check
  * after the run. The write roots with protected names are the caller's (managed caches hold no
@@ -147,8 +207,9 @@ export function guardProtectedPaths(plan: SandboxPlan): { plan: SandboxPlan; gua
     const kept = w.readOnlySubpaths.filter((path) => !git.configs.has(toBytes(path)));
     return more.length === 0 && kept.length === w.readOnlySubpaths.length ? w : { ...w, readOnlySubpaths: [...kept, ...more] };
   });
-  const ownEntries = noteOwnEntries(user.map((w) => w.root), plan.workspace);
-  return { plan: { ...plan, writeRoots }, guard: { git, ownEntries } };
+  const guard = { git, ownEntries: noteOwnEntries(user.map((w) => w.root), plan.workspace) };
+  takeNotesOfRunsInFlight(guard, user.map((w) => w.root));
+  return { plan: { ...plan, writeRoots }, guard };
 }
 
 /** What a backend reports once its sandbox is gone (see checkProtectedPaths). */

@@ -82,12 +82,21 @@ sandboxTest('a prewarmed run leaves nothing in its cgroup, nothing counts agains
       await settle();
       assert.ok(ours().length > 0);
       // What is left are the pool's idle sandboxes (an init waiting with its command process),
-      // each in a cgroup of its own (the run's, emptied, may be one of them by now).
-      const idle = descendants();
+      // each in a cgroup of its own (the run's, emptied, may be one of them by now). The pool may
+      // still be setting one up (a clone that has not run the init yet): looked at until it is done.
+      let inCgroups: Array<[string, string[]]> = [];
+      let idle: ReturnType<typeof descendants> = [];
+      for (let i = 0; i < 100; i++) {
+        inCgroups = ours().map((name) => [name, members(name)]);
+        idle = descendants();
+        const idlePids = new Set(idle.filter(({ cmd }) => /zero-sandbox-init --warm/.test(cmd)).map(({ pid }) => String(pid)));
+        if (idlePids.size === idle.length && inCgroups.every(([, inside]) => inside.every((member) => idlePids.has(member)))) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
       for (const { pid, cmd } of idle) assert.match(cmd, /zero-sandbox-init --warm/, `process ${pid} left behind: ${cmd}`);
       const idlePids = new Set(idle.map(({ pid }) => String(pid)));
-      for (const name of ours()) {
-        for (const member of members(name)) assert.ok(idlePids.has(member), `${name} holds ${member}, which is no idle pool sandbox`);
+      for (const [name, inside] of inCgroups) {
+        for (const member of inside) assert.ok(idlePids.has(member), `${name} holds ${member}, which is no idle pool sandbox`);
       }
     }
     prewarmPool.clear();

@@ -18,7 +18,7 @@ import { maskedReadDenial } from '../../sandbox/denials.js';
 import { checkOptions, commandScript, normalizeCommand, type SandboxCommand, type SandboxOptions } from '../../sandbox/options.js';
 import { resolvePlan, resolveWorkspace } from '../../sandbox/plan.js';
 import { buildPrewarmKey, prewarmEnabled, prewarmPool } from '../../sandbox/prewarm.js';
-import { checkProtectedPaths, guardProtectedPaths } from '../../sandbox/protected.js';
+import { checkProtectedPaths, guardProtectedPaths, holdWhileRunning } from '../../sandbox/protected.js';
 import { acquireRuntimeState } from '../../sandbox/runtime-state.js';
 import { noteWriteRoots } from '../../sandbox/earlier-roots.js';
 import { backendForPlatform } from '../platform-table.js';
@@ -266,6 +266,8 @@ export function startLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: Os
     setImmediate(() => prewarmPool.noteUse(warmKey, spec, generation, warmCap));
   }
   const pid = native.pid;
+  // Runs of the same write roots started from now until the check below take this run's notes.
+  const release = holdWhileRunning(guarded.plan, guarded.guard);
   return {
     pid,
     stdio: [
@@ -277,7 +279,13 @@ export function startLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: Os
     prewarmed,
     limitsNotEnforced,
     kill: (signal) => callNative((binding) => binding.kill(pid, signal)),
-    checkProtectedPaths: () => checkProtectedPaths(guarded.guard),
+    checkProtectedPaths: () => {
+      try {
+        return checkProtectedPaths(guarded.guard);
+      } finally {
+        release();
+      }
+    },
   };
 }
 
