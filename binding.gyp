@@ -36,7 +36,8 @@
             "native/linux/net_holders.cc",
             "native/linux/probe_linux.cc",
             "native/linux/spawn_glue_linux.cc",
-            "native/linux/spawn_linux.cc"
+            "native/linux/spawn_linux.cc",
+            "native/linux/spawn_plan.cc"
           ],
           "cflags_cc": ["-std=c++17", "-fvisibility=hidden", "-fstack-protector-strong", "-Wall", "-Wextra", "-D_FORTIFY_SOURCE=2"]
         }],

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+// The plan of one Linux spawn: everything the sandbox's first process reads, built before clone()
+// (Landlock ruleset, BPF program, ID maps, argv, mount steps). The child runs on the parent's
+// memory (CLONE_VM) and may only make raw system calls, so nothing it needs is allocated after the
+// clone: the plan owns every buffer the ChildPlan points into.
+#pragma once
+
+#include <linux/filter.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "binding/backend.h"
+#include "linux/child_setup.h"
+
+namespace spawn_plan {
+
+// A descriptor closed when its owner goes.
+struct Fd {
+  int fd = -1;
+  Fd() = default;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd >= 0) close(fd);
+  }
+  int release() {
+    int f = fd;
+    fd = -1;
+    return f;
+  }
+};
+
+// Built in place and never moved: `child` points into the other members.
+struct Plan {
+  Plan() = default;
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+
+  Fd init_fd;       // O_PATH descriptor of the init helper
+  Fd ruleset;       // the Landlock ruleset, pre-mount rules added
+  Fd error_read;    // {stage, errno} from a child that failed before exec
+  Fd error_write;   // the child's end: close-on-exec, so exec closes it
+  Fd report_read;   // the init's report records, for the exit watcher
+  Fd report_write;  // installed as the init's fd 3
+
+  std::vector<std::string> init_args;
+  std::vector<char*> init_argv;
+  std::vector<char*> envp;
+  char uid_map[64];
+  char gid_map[64];
+  char pid_max[16];
+  std::vector<child_setup::MountStep> mounts;
+  std::vector<child_setup::LandlockStep> landlock_after;
+  std::vector<child_setup::Rlimit> rlimits;
+  std::vector<struct sock_filter> filter;
+  struct sock_fprog seccomp;
+  // The watch descriptor of each file mask, in mount order (-1: none), written by the child
+  // through the shared memory; handed to the exit watcher with the result.
+  std::vector<int> mask_wds;
+
+  child_setup::ChildPlan child;
+};
+
+// Checks the spec and fills `plan` (which must be fresh); a failure leaves nothing open once
+// `plan` is destroyed.
+status::Status Build(const backend::SpawnSpec& spec, Plan* plan);
+
+}  // namespace spawn_plan
