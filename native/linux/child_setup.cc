@@ -251,6 +251,7 @@ int AddLandlockRule(int ruleset, const LandlockStep& step) {
 // the script file into 0..4 without clobbering each other. Returns the first descriptor number
 // past them, or -1.
 int InstallStdio(const ChildPlan* plan) {
+  static_assert(init_wire::kReportFd == 3 && init_wire::kControlFd == 4, "the init's descriptors follow stdio");
   int slot4 = plan->control_fd >= 0 ? plan->control_fd : plan->script_fd;
   int sources[5] = {plan->stdio_fds[0], plan->stdio_fds[1], plan->stdio_fds[2], plan->report_fd, slot4};
   int count = slot4 >= 0 ? 5 : 4;

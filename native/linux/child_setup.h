@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/resource.h>
 
+#include "linux/init_wire.h"
+
 namespace child_setup {
 
 // Stages reported to the parent through the close-on-exec error pipe as {stage, errno}.
@@ -36,7 +38,7 @@ enum MountKind : int32_t {
   kMountDetachClone = 1,  // open_tree(path, CLONE|RECURSIVE) into slot `slot`, nosuid
   kMountReadonlyAll,      // mount_setattr("/", RECURSIVE, RDONLY|NOSUID)
   kMountTmpfs,            // tmpfs at path, mode 1777, size-capped when `data` says so; `slot`
-                          // 0 or 1: its root goes to the init as fd 5 + slot (see kWatchFd)
+                          // 0 or 1: its root goes to the init as kWatchFd + slot
   kMountMkdirs,           // create missing directories of path (inside our own tmpfs)
   kMountAttach,           // move_mount(slot `slot`) onto path
   kMountReadonlyBind,     // bind path onto itself, read-only
@@ -47,10 +49,9 @@ enum MountKind : int32_t {
   kMountPin,              // bind path onto itself, writable (a mount point cannot be renamed away)
 };
 
-// The init's descriptors of the capped tmpfs mounts it reports full after the run: fd 5 for
-// slot 0 (the private /tmp), fd 6 for slot 1 (the private /dev/shm).
-constexpr int kWatchFd = 5;
-constexpr int kWatchSlots = 2;
+// The init's descriptors of the capped tmpfs mounts it reports full after the run.
+using init_wire::kWatchFd;
+using init_wire::kWatchSlots;
 
 struct MountStep {
   int32_t kind;

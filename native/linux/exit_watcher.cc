@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Exit watching with a pidfd polled by libuv (see exit_watcher.h for why only the kernel decides).
-// The init's report records are {type, value}: 1 = exec of the command failed (errno), 2 = the
-// command exited (wait status), 3 = a prewarmed launch failed (errno), 4 = packets the sandbox had
-// no route for while the command ran (a count; see native/linux/net_counters.h).
+// The init's report records are defined in init_wire.h.
 #include "linux/exit_watcher.h"
 
 #include <errno.h>
@@ -14,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "linux/init_wire.h"
+
 #ifndef SYS_pidfd_send_signal
 #define SYS_pidfd_send_signal 424
 #endif
@@ -24,12 +24,7 @@
 namespace exit_watcher {
 namespace {
 
-constexpr int32_t kReportExecFailed = 1;
-constexpr int32_t kReportExited = 2;
-constexpr int32_t kReportLaunchFailed = 3;
-constexpr int32_t kReportNoRoute = 4;
-constexpr int32_t kReportFull = 5;        // value: 0 the private /tmp, 1 the private /dev/shm
-constexpr int32_t kReportProcessCap = 6;  // a probe fork was refused at the PID namespace's pid_max
+using namespace init_wire;
 
 // The init's exit code for a wait status (init_main.cc ExitCodeFor): the code, or 128+N.
 int ExitCodeFor(int status) {
@@ -187,18 +182,18 @@ bool Registry::Signal(long long pid, int sig) {
 // Records are data: a torn or unknown one is skipped, the last of each kind wins.
 ReportRecords Registry::DrainReport(Watch* watch) {
   ReportRecords records;
-  int32_t record[2];
+  ReportRecord record;
   for (;;) {
-    ssize_t n = read(watch->report_fd, record, sizeof record);
+    ssize_t n = read(watch->report_fd, &record, sizeof record);
     if (n < 0 && errno == EINTR) continue;
     if (n != static_cast<ssize_t>(sizeof record)) break;  // EOF, EAGAIN or a torn record
-    if (record[0] == kReportExecFailed || record[0] == kReportLaunchFailed) records.exec_errno = record[1];
-    if (record[0] == kReportNoRoute && record[1] > 0) records.no_route = record[1];
-    if (record[0] == kReportFull && (record[1] == 0 || record[1] == 1)) records.full |= 1 << record[1];
-    if (record[0] == kReportProcessCap) records.process_cap = true;
-    if (record[0] == kReportExited) {
+    if (record.type == kReportExecFailed || record.type == kReportLaunchFailed) records.exec_errno = record.value;
+    if (record.type == kReportNoRoute && record.value > 0) records.no_route = record.value;
+    if (record.type == kReportFull && record.value >= 0 && record.value < kWatchSlots) records.full |= 1 << record.value;
+    if (record.type == kReportProcessCap) records.process_cap = true;
+    if (record.type == kReportExited) {
       records.has_status = true;
-      records.status = record[1];
+      records.status = record.value;
     }
   }
   return records;

@@ -35,22 +35,14 @@
 
 #include "linux/init_sys.h"
 #include "linux/cap_checks.h"
+#include "linux/init_wire.h"
 #include "linux/launch_message.h"
 #include "linux/net_counters.h"
 
 namespace {
 
-constexpr int kReportFd = 3;
-constexpr int kControlFd = 4;
-// Report records: {type, value}; mirrored by native/linux/exit_watcher.cc.
-constexpr int32_t kReportExecFailed = 1;  // value: errno of the exec
-constexpr int32_t kReportExited = 2;      // value: the command's wait status
-constexpr int32_t kReportLaunchFailed = 3;  // value: errno of receiving or applying the launch
-constexpr int32_t kReportNoRoute = 4;  // value: packets the sandbox had no route for (net_counters.h)
-constexpr int32_t kReportFull = 5;      // value: watch slot (0 /tmp, 1 /dev/shm) found full
-constexpr int32_t kReportProcessCap = 6;  // value: 1, a probe fork was refused at pid_max
+using namespace init_wire;
 
-constexpr int kWatchFd = 5, kWatchSlots = 2;  // mirrored by native/linux/child_setup.h
 constexpr long kProbeIntervalUs = 200000;
 
 constexpr int kEnoent = 2, kEintr = 4, kEnomem = 12, kEacces = 13, kEnotdir = 20,
@@ -71,9 +63,9 @@ struct SignalInfo {
 
 // Best effort and never blocking (the report pipe is non-blocking): the exit status is what
 // counts, a record only adds detail.
-void Report(int32_t type, int32_t value) {
-  int32_t record[2] = {type, value};
-  SYS(write, kReportFd, (long)record, sizeof record);
+void Report(ReportType type, int32_t value) {
+  ReportRecord record = {type, value};
+  SYS(write, kReportFd, (long)&record, sizeof record);
 }
 
 // The exit code that stands for a wait status: the exit code, or 128+N for signal N (the
