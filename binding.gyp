@@ -62,6 +62,7 @@
             "native/windows/probe_windows.cc",
             "native/windows/spawn_glue_windows.cc",
             "native/windows/win_acl.cc",
+            "native/windows/win_error.cc",
             "native/windows/windows_backend.cc"
           ],
           "defines": ["UNICODE", "_UNICODE", "_WIN32_WINNT=0x0A00", "WINVER=0x0A00"],

@@ -47,8 +47,12 @@ export type SandboxErrorCode = (typeof SANDBOX_ERROR_CODES)[number];
 
 /** Extra, machine-readable facts about an error. */
 export interface SandboxErrorDetails {
-  /** errno of the failing system call, when one failed. */
+  /** errno of the failing system call, when one failed (POSIX). */
   errno?: number;
+  /** Windows: the Win32 error code of the failing API call (what GetLastError() returned). */
+  win32Error?: number;
+  /** Windows: the HRESULT of the failing API call, as an unsigned 32-bit number. */
+  hresult?: number;
   /** The failing system call with its key argument, e.g. `mount(/tmp)`. */
   syscall?: string;
   /** The file the error is about. */
@@ -62,6 +66,8 @@ export interface SandboxErrorDetails {
 export class SandboxError extends Error {
   readonly code: SandboxErrorCode;
   readonly errno?: number;
+  readonly win32Error?: number;
+  readonly hresult?: number;
   readonly syscall?: string;
   readonly path?: string;
   readonly layer?: string;
@@ -71,6 +77,8 @@ export class SandboxError extends Error {
     this.name = 'SandboxError';
     this.code = code;
     if (details.errno !== undefined) this.errno = details.errno;
+    if (details.win32Error !== undefined) this.win32Error = details.win32Error;
+    if (details.hresult !== undefined) this.hresult = details.hresult;
     if (details.syscall !== undefined) this.syscall = details.syscall;
     if (details.path !== undefined) this.path = details.path;
     if (details.layer !== undefined) this.layer = details.layer;
@@ -83,7 +91,9 @@ export function isSandboxErrorCode(value: unknown): value is SandboxErrorCode {
 
 /**
  * The one conversion point for errors thrown by the native addon: the C++ side
- * sets `code`, `errno`, `syscall`, `path` and `layer` as own properties on a plain Error.
+ * sets `code`, `errno` (or on Windows `win32Error` or `hresult`: Win32 codes and errno values
+ * overlap, so they are never mixed), `syscall`, `path` and `layer` as own properties on a plain
+ * Error.
  */
 export function fromNative(error: unknown): SandboxError {
   if (error instanceof SandboxError) return error;
@@ -95,6 +105,8 @@ export function fromNative(error: unknown): SandboxError {
   const code = isSandboxErrorCode(record.code) ? record.code : 'internal_error';
   const details: SandboxErrorDetails = { cause: error };
   if (typeof record.errno === 'number') details.errno = record.errno;
+  if (typeof record.win32Error === 'number') details.win32Error = record.win32Error;
+  if (typeof record.hresult === 'number') details.hresult = record.hresult;
   if (typeof record.syscall === 'string') details.syscall = record.syscall;
   if (typeof record.path === 'string') details.path = record.path;
   if (typeof record.layer === 'string') details.layer = record.layer;

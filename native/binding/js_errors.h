@@ -8,7 +8,9 @@
 
 namespace js_errors {
 
-// "<syscall> failed: <strerror> (<detail>)" with own properties code, errno, syscall, path, layer.
+// "<syscall> failed: <strerror> (<detail>)" with own properties code, errno, syscall, path, layer;
+// a Windows error reads "<syscall> failed: win32 error N (<system text>) (<detail>)" (or
+// "HRESULT 0x...") and sets win32Error or hresult instead of errno.
 Napi::Error FromStatus(Napi::Env env, const status::Status& s);
 
 }  // namespace js_errors

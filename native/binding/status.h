@@ -2,6 +2,8 @@
 // Status: how backend code reports failure without throwing; converted to JS in js_errors.cc only.
 #pragma once
 
+#include <stdint.h>
+
 #include <string>
 
 namespace status {
@@ -9,8 +11,16 @@ namespace status {
 struct Status {
   // Stable snake_case domain code (mirrors SandboxErrorCode in lib/errors.ts); empty means success.
   std::string code;
-  // errno (POSIX) or GetLastError() (Windows), captured on the line after the failing call.
+  // errno of a failed POSIX call, captured on the line after the failing call.
   int sys_errno = 0;
+  // A failed Windows API's own error, kept as what it is (native/windows/win_error.h): a Win32
+  // error code (GetLastError() or a returned DWORD) or an HRESULT, with the system's text for it.
+  // Win32 codes and errno values overlap (5 is EIO for one and access denied for the other), so a
+  // Windows error is never stored as an errno.
+  enum class WinKind { kNone, kWin32, kHresult };
+  WinKind win_kind = WinKind::kNone;
+  uint32_t win_error = 0;
+  std::string win_message;
   // The syscall or API that failed, with its key argument, e.g. "open(/proc/self/uid_map)".
   std::string syscall;
   std::string detail;

@@ -5,6 +5,7 @@
 #include <sddl.h>
 
 #include "windows/wide.h"
+#include "windows/win_error.h"
 
 namespace app_container {
 namespace {
@@ -32,7 +33,7 @@ status::Status LoadUserenv(Userenv* out) {
   }
   HMODULE userenv = LoadLibraryExW(L"userenv.dll", nullptr, LOAD_LIBRARY_SEARCH_SYSTEM32);
   if (userenv == nullptr) {
-    return status::Fail("sandbox_unavailable", static_cast<int>(GetLastError()),
+    return win_error::Win32("sandbox_unavailable", GetLastError(),
                         "LoadLibraryExW(userenv.dll)", "userenv.dll cannot be loaded",
                         "appcontainer");
   }
@@ -43,7 +44,7 @@ status::Status LoadUserenv(Userenv* out) {
   out->derive = reinterpret_cast<DeriveSidFn>(
       reinterpret_cast<void*>(GetProcAddress(userenv, "DeriveAppContainerSidFromAppContainerName")));
   if (out->create == nullptr || out->derive == nullptr) {
-    return status::Fail("sandbox_unavailable", static_cast<int>(ERROR_PROC_NOT_FOUND),
+    return win_error::Win32("sandbox_unavailable", ERROR_PROC_NOT_FOUND,
                         "GetProcAddress(CreateAppContainerProfile)",
                         "this Windows has no AppContainer API (Windows 8 or later is required)",
                         "appcontainer");
@@ -73,14 +74,14 @@ status::Status Identity::Open(const std::wstring& name, const std::wstring& disp
     hr = userenv.derive(name.c_str(), &sid_);
     if (FAILED(hr)) {
       sid_ = nullptr;
-      return status::Fail("sandbox_unavailable", HRESULT_CODE(hr),
+      return win_error::Hresult("sandbox_unavailable", hr,
                           "DeriveAppContainerSidFromAppContainerName(" + wide::ToUtf8(name) + ")",
                           "the AppContainer profile exists but its SID cannot be derived",
                           "appcontainer");
     }
   } else if (FAILED(hr)) {
     sid_ = nullptr;
-    return status::Fail("sandbox_unavailable", HRESULT_CODE(hr),
+    return win_error::Hresult("sandbox_unavailable", hr,
                         "CreateAppContainerProfile(" + wide::ToUtf8(name) + ")",
                         "AppContainer profiles cannot be created for this user (Windows 8 or "
                         "later with a loaded user profile is required)",
@@ -96,7 +97,7 @@ status::Status Identity::SetCapabilities(const std::vector<std::string>& capabil
     std::wstring wtext = wide::FromUtf8(text);
     if (!ConvertStringSidToSidW(wtext.c_str(), &cap)) {
       DWORD err = GetLastError();
-      return status::Fail("invalid_argument", static_cast<int>(err),
+      return win_error::Win32("invalid_argument", err,
                           "ConvertStringSidToSidW(" + text + ")", "not a capability SID",
                           "appcontainer");
     }

@@ -4,6 +4,7 @@
 #include "windows/launch.h"
 
 #include "windows/wide.h"
+#include "windows/win_error.h"
 
 namespace launch {
 namespace {
@@ -30,7 +31,7 @@ status::Status InheritableStdio(long long value, int index, HANDLE* out) {
                            &sa, OPEN_EXISTING, 0, nullptr);
     if (h == INVALID_HANDLE_VALUE) {
       DWORD err = GetLastError();
-      return status::Fail("spawn_failed", static_cast<int>(err), "CreateFileW(NUL)", "", "stdio");
+      return win_error::Win32("spawn_failed", err, "CreateFileW(NUL)", "", "stdio");
     }
     *out = h;
     return status::Ok();
@@ -39,7 +40,7 @@ status::Status InheritableStdio(long long value, int index, HANDLE* out) {
   if (!DuplicateHandle(GetCurrentProcess(), source, GetCurrentProcess(), out, 0, TRUE,
                        DUPLICATE_SAME_ACCESS)) {
     DWORD err = GetLastError();
-    return status::Fail("spawn_failed", static_cast<int>(err),
+    return win_error::Win32("spawn_failed", err,
                         "DuplicateHandle(stdio[" + std::to_string(index) + "])", "", "stdio");
   }
   return status::Ok();
@@ -66,7 +67,7 @@ status::Status CreateKillOnCloseJob(uint64_t memory_bytes, uint32_t process_limi
   HANDLE job = CreateJobObjectW(nullptr, nullptr);
   if (job == nullptr) {
     DWORD err = GetLastError();
-    return status::Fail("sandbox_unavailable", static_cast<int>(err), "CreateJobObjectW", "",
+    return win_error::Win32("sandbox_unavailable", err, "CreateJobObjectW", "",
                         "job");
   }
   JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits{};
@@ -83,7 +84,7 @@ status::Status CreateKillOnCloseJob(uint64_t memory_bytes, uint32_t process_limi
   if (!SetInformationJobObject(job, JobObjectExtendedLimitInformation, &limits, sizeof(limits))) {
     DWORD err = GetLastError();
     CloseHandle(job);
-    return status::Fail("sandbox_unavailable", static_cast<int>(err),
+    return win_error::Win32("sandbox_unavailable", err,
                         "SetInformationJobObject(KILL_ON_JOB_CLOSE)", "", "job");
   }
   // No clipboard, desktop switching, global atoms or handles of windows outside the job: the
@@ -96,7 +97,7 @@ status::Status CreateKillOnCloseJob(uint64_t memory_bytes, uint32_t process_limi
   if (!SetInformationJobObject(job, JobObjectBasicUIRestrictions, &ui, sizeof(ui))) {
     DWORD err = GetLastError();
     CloseHandle(job);
-    return status::Fail("sandbox_unavailable", static_cast<int>(err),
+    return win_error::Win32("sandbox_unavailable", err,
                         "SetInformationJobObject(UI restrictions)", "", "job");
   }
   *out = job;
@@ -121,21 +122,21 @@ class AttributeList {
     buffer_.resize(size);
     if (!InitializeProcThreadAttributeList(get(), 2, 0, &size)) {
       DWORD err = GetLastError();
-      return status::Fail("sandbox_unavailable", static_cast<int>(err),
+      return win_error::Win32("sandbox_unavailable", err,
                           "InitializeProcThreadAttributeList", "", "appcontainer");
     }
     initialized_ = true;
     if (!UpdateProcThreadAttribute(get(), 0, PROC_THREAD_ATTRIBUTE_SECURITY_CAPABILITIES,
                                    capabilities, sizeof(*capabilities), nullptr, nullptr)) {
       DWORD err = GetLastError();
-      return status::Fail("sandbox_unavailable", static_cast<int>(err),
+      return win_error::Win32("sandbox_unavailable", err,
                           "UpdateProcThreadAttribute(SECURITY_CAPABILITIES)", "", "appcontainer");
     }
     // Only the three stdio handles are inherited, whatever else is inheritable in this process.
     if (!UpdateProcThreadAttribute(get(), 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, inherited->data(),
                                    inherited->size() * sizeof(HANDLE), nullptr, nullptr)) {
       DWORD err = GetLastError();
-      return status::Fail("spawn_failed", static_cast<int>(err),
+      return win_error::Win32("spawn_failed", err,
                           "UpdateProcThreadAttribute(HANDLE_LIST)", "", "stdio");
     }
     return status::Ok();
@@ -164,19 +165,19 @@ status::Status StartInJob(std::wstring command_line, std::wstring env_block,
     DWORD err = GetLastError();
     bool exec = err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND ||
                 err == ERROR_ACCESS_DENIED || err == ERROR_BAD_EXE_FORMAT;
-    return status::Fail(exec ? "exec_failed" : "spawn_failed", static_cast<int>(err),
+    return win_error::Win32(exec ? "exec_failed" : "spawn_failed", err,
                         "CreateProcessW", wide::ToUtf8(command_line));
   }
   status::Status result = status::Ok();
   if (!AssignProcessToJobObject(job, pi->hProcess)) {
     DWORD err = GetLastError();
     TerminateProcess(pi->hProcess, 1);
-    result = status::Fail("sandbox_unavailable", static_cast<int>(err), "AssignProcessToJobObject",
+    result = win_error::Win32("sandbox_unavailable", err, "AssignProcessToJobObject",
                           "the process was terminated before it ran", "job");
   } else if (ResumeThread(pi->hThread) == static_cast<DWORD>(-1)) {
     DWORD err = GetLastError();
     TerminateJobObject(job, 1);
-    result = status::Fail("spawn_failed", static_cast<int>(err), "ResumeThread");
+    result = win_error::Win32("spawn_failed", err, "ResumeThread");
   }
   CloseHandle(pi->hThread);
   pi->hThread = nullptr;

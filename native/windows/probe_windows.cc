@@ -10,6 +10,7 @@
 #include "windows/app_container.h"
 #include "windows/launch.h"
 #include "windows/wide.h"
+#include "windows/win_error.h"
 
 namespace backend {
 namespace {
@@ -22,7 +23,11 @@ Fact FromStatus(const char* name, const status::Status& s) {
   f.name = name;
   f.attempted = true;
   f.ok = s.ok();
-  f.sys_errno = s.sys_errno;
+  // A fact's errno field holds the platform's own code for the failed call: here the Win32
+  // code (an HRESULT's low word, which is the Win32 code of a HRESULT_FROM_WIN32 value).
+  f.sys_errno = s.win_kind == status::Status::WinKind::kNone ? s.sys_errno
+                : s.win_kind == status::Status::WinKind::kHresult ? static_cast<int>(s.win_error & 0xFFFF)
+                                                                  : static_cast<int>(s.win_error);
   if (!s.ok()) f.syscall = s.syscall;
   return f;
 }
@@ -54,7 +59,7 @@ status::Status TrySpawn(app_container::Identity* identity) {
   UINT n = GetSystemDirectoryW(system_dir, MAX_PATH);
   if (n == 0 || n >= MAX_PATH) {
     DWORD err = GetLastError();
-    return status::Fail("internal_error", static_cast<int>(err), "GetSystemDirectoryW");
+    return win_error::Win32("internal_error", err, "GetSystemDirectoryW");
   }
   std::string dir = wide::ToUtf8(std::wstring(system_dir, n));
   launch::Request request;
@@ -71,10 +76,10 @@ status::Status TrySpawn(app_container::Identity* identity) {
   CloseHandle(launched.process);
   CloseHandle(launched.job);  // kill-on-close: nothing outlives the probe
   if (!got)
-    return status::Fail("spawn_failed", static_cast<int>(err), "WaitForSingleObject(probe)");
+    return win_error::Win32("spawn_failed", err, "WaitForSingleObject(probe)");
   if (code != 7) {
-    return status::Fail("spawn_failed", static_cast<int>(code), "GetExitCodeProcess(probe)",
-                        "cmd.exe in the container did not exit with 7");
+    return status::Fail("spawn_failed", 0, "GetExitCodeProcess(probe)",
+                        "cmd.exe in the container exited with " + std::to_string(code) + ", not 7");
   }
   return status::Ok();
 }

@@ -15,6 +15,7 @@
 #include "binding/js_errors.h"
 #include "binding/spawn_glue.h"
 #include "windows/wide.h"
+#include "windows/win_error.h"
 
 namespace spawn_glue {
 namespace {
@@ -129,13 +130,13 @@ status::Status OpenPipe(const std::string& name, const std::string& nonce, HANDL
                          SECURITY_SQOS_PRESENT | SECURITY_IDENTIFICATION, nullptr);
   if (h == INVALID_HANDLE_VALUE) {
     DWORD err = GetLastError();
-    return status::Fail("spawn_failed", static_cast<int>(err), "CreateFileW(" + name + ")", "", "stdio");
+    return win_error::Win32("spawn_failed", err, "CreateFileW(" + name + ")", "", "stdio");
   }
   ULONG server = 0;
   if (!GetNamedPipeServerProcessId(h, &server) || server != GetCurrentProcessId()) {
     DWORD err = GetLastError();
     CloseHandle(h);
-    return status::Fail("spawn_failed", static_cast<int>(err), "GetNamedPipeServerProcessId(" + name + ")",
+    return win_error::Win32("spawn_failed", err, "GetNamedPipeServerProcessId(" + name + ")",
                         "the pipe is not served by this process", "stdio");
   }
   DWORD written = 0;
@@ -143,7 +144,7 @@ status::Status OpenPipe(const std::string& name, const std::string& nonce, HANDL
       written != nonce.size()) {
     DWORD err = GetLastError();
     CloseHandle(h);
-    return status::Fail("spawn_failed", static_cast<int>(err), "WriteFile(" + name + ")", "", "stdio");
+    return win_error::Win32("spawn_failed", err, "WriteFile(" + name + ")", "", "stdio");
   }
   *out = h;
   return status::Ok();

@@ -7,6 +7,7 @@
 #include <cwchar>
 
 #include "windows/wide.h"
+#include "windows/win_error.h"
 
 namespace win_acl {
 namespace {
@@ -94,7 +95,7 @@ struct Snapshot {
 status::Status Fail(const char* code, DWORD err, const std::string& call, const std::string& path,
                     const std::string& detail) {
   status::Status s =
-      status::Fail(code, static_cast<int>(err), call + "(" + path + ")", detail, "acl");
+      win_error::Win32(code, err, call + "(" + path + ")", detail, "acl");
   s.path = path;
   return s;
 }
