@@ -5,7 +5,7 @@ import { BoundedMemo } from './bounded-memo.js';
 
 /** Exact names removed from every sandboxed environment (compared case-insensitively). */
 export const SENSITIVE_ENV_NAMES: readonly string[] = [
-  // The reference's list.
+  // The Go Zero CLI's list: a variable it keeps out of a sandbox stays out of ours too.
   'COHERE_API_KEY', 'PERPLEXITY_API_KEY', 'ANYSCALE_API_KEY', 'AZURE_OPENAI_API_KEY',
   'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'GITLAB_TOKEN', 'GH_TOKEN',
   'ZERO_WEBSEARCH_API_KEY', 'ZERO_DAEMON_REMOTE_TOKEN', 'ZERO_DAEMON_REMOTE_TOKEN_FILE',

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 // SHA-256 (FIPS 180-4) of a string's UTF-8 bytes in plain JS, for the run path: importing node:crypto costs ~4 ms of CLI start.
 
-/** The first 32 bits of the fractional parts of the roots of the first primes (FIPS 180-4 §4.2.2, §5.3.3). */
+/**
+ * The first 32 bits of the fractional parts of the roots of the first primes: SHA-256's round
+ * constants (cube roots of the first 64) and initial hash value (square roots of the first 8).
+ */
 function rootFractions(count: number, root: (n: number) => number): Uint32Array {
   const out = new Uint32Array(count);
   let found = 0;

@@ -9,7 +9,7 @@ const RM_ROOT =
   /[ \t]+(?:-[^\s;&|)`]*[ \t]+)*(?:--[ \t]+)?["']?(\/\*?|~\/?\*?|\*|\$HOME\/?\*?|\$\{HOME\}\/?\*?)["']?(?=\s|$|[;&|)`])/y;
 const MODE_777 = /(?:^|\s)["']?0?777["']?(?=\s|$)/;
 const RECURSIVE = /(?:^|\s)(?:-[a-z]*r[a-z]*|--recursive)(?=\s|$)/i;
-/** `/` or a system tree itself (`/etc`, `/etc/`, `/etc/*`); a single file below one is not matched, as in the reference. */
+/** `/` or a system tree itself (`/etc`, `/etc/`, `/etc/*`); a single file below one is not matched (naming one file is not wiping a tree). */
 const SYSTEM_TREE = /(?:^|\s)["']?(\/(?:\*|(?:etc|usr|bin|sbin|lib|lib64|var|boot|opt|root|sys|proc|dev)\/?\*?)?)["']?(?=\s|$)/;
 
 function chmodReason(tail: string): string | undefined {
@@ -26,7 +26,7 @@ const FORK_BOMB = /:\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:/;
 const BLOCK_DEVICE = /(?:>|\bof=)\s*["']?\/dev\/(?:sd[a-z]|nvme\d+n\d+|hd[a-z]|xvd[a-z]|mmcblk\d+)/i;
 
 /**
- * Why the raw text looks destructive (even inside quotes, as the reference does), or undefined.
+ * Why the raw text looks destructive (even inside quotes: text handed to a shell later runs), or undefined.
  * Linear: the chmod/chown checks ask "does some token after the word ...", so within one segment
  * (up to the next `;`, `&`, `|`, `)`, backtick or newline) only the first occurrence is checked.
  */

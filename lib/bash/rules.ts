@@ -162,8 +162,8 @@ const LOCAL_SOURCE = /^(?:\/|\.\.?(?:\/|$)|~\/|file:\/\/|[A-Za-z]:[\\/]|\.\.?\\)
 /**
  * Whether `git clone` copies a repository from this machine: the source is a literal local path
  * and no option fetches submodules (which may be remote). A URL, `host:path`, or a source built at
- * run time (marked by a NUL in its static text) stays network. (The reference treats every clone
- * as network; a local clone is not.)
+ * run time (marked by a NUL in its static text) stays network. (The Go Zero CLI treats every clone
+ * as network; a local clone reaches no network, so it is not.)
  */
 function gitCloneIsLocal(args: Args): boolean {
   const at = args.indexOf('clone');

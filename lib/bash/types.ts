@@ -9,7 +9,7 @@ export type SideEffect = SideEffectName;
 /** Risk levels, ranked `low < medium < high < critical`. */
 export type RiskLevel = 'low' | 'medium' | 'high' | 'critical';
 
-/** The reference's risk category strings (wire values): every side effect but `none`, plus the command and path categories. */
+/** Risk category strings (wire values, as clients of the Go Zero CLI decode them): every side effect but `none`, plus the command and path categories. */
 export type RiskCategory =
   | Exclude<SideEffect, 'none'>
   | 'destructive'

@@ -101,8 +101,9 @@ const EXEC_SUFFIX = /\.(?:exe|cmd|bat|com)$/;
 const WINDOWS_PATH = /^(?:[a-z]:|\\\\|\.\.?\\)|\\.*\.(?:exe|cmd|bat|com|ps1)$/i;
 
 /**
- * Normalizes a program token the way the reference does: strips `$(`/`)` and quoting, takes the
- * basename (backslash semantics for Windows paths), lower-cases, and drops one executable suffix.
+ * Normalizes a program token (as the Go Zero CLI does, so both classify a name alike): strips
+ * `$(`/`)` and quoting, takes the basename (backslash semantics for Windows paths), lower-cases,
+ * and drops one executable suffix.
  */
 export function normalizeProgramToken(token: string): string {
   let value = token.trim();

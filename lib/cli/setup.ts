@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // `zero-sandbox setup [--json]`: the one-time elevated step some sandboxes need. None of ours
 // does (Linux and macOS need nothing; the Windows AppContainer profile and ACLs are created per
-// run as the user), so it reports that, in the reference's shape, with the backend's state.
+// run as the user), so it reports that, in the Go Zero CLI's output shape (scripts that run its
+// setup read ours), with the backend's state.
 import { probe } from '../probe.js';
 import { flagBool, parseArgs } from './args.js';
 import type { CliIo } from './io.js';

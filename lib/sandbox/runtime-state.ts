@@ -18,9 +18,9 @@ import { sha256Hex } from '../sha256.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** Subdirectories of `cache/` (the reference's set). */
+/** Subdirectories of `cache/`: the per-tool caches the Go Zero CLI keeps, so a workspace used by both finds the same layout. */
 export const RUNTIME_CACHE_DIRS = ['npm', 'yarn', 'corepack', 'pip', 'go-build'] as const;
-/** Subdirectories of `data/`: the reference's set plus Yarn 2+'s global folder (its cache lives there). */
+/** Subdirectories of `data/`: the Go Zero CLI's set (same layout for both) plus Yarn 2+'s global folder (its cache lives there). */
 export const RUNTIME_DATA_DIRS = ['go-mod', 'cargo', 'yarn'] as const;
 /** Unused roots older than this are removed (ZERO_SANDBOX_STATE_MAX_AGE_DAYS overrides it). */
 export const RUNTIME_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;

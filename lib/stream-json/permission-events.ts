@@ -31,7 +31,7 @@ function blockOf(value: unknown): StreamBlock | undefined {
   const raw = value as StreamBlock;
   const risk = riskOf(raw.risk);
   if (risk === undefined) return undefined;
-  // Key order as the reference serializes a Block.
+  // Key order as the Go Zero CLI serializes a Block: transcripts compared line by line stay equal.
   return {
     code: raw.code,
     ...(raw.toolName === undefined ? {} : { toolName: raw.toolName }),

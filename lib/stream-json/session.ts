@@ -175,7 +175,7 @@ export function buildExitCode(result: RunResult): number {
 
 const SIGNALS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15 };
 
-/** The reference keys of one structured denial, for `tool_result.meta`. */
+/** The keys of one structured denial in `tool_result.meta`, named as clients written for the Go Zero CLI read them. */
 export function denialMeta(denial: SandboxDenial): ToolResultMeta {
   const meta: ToolResultMeta = {
     sandbox_likely_denied: 'true',
@@ -218,8 +218,8 @@ function buildMeta(result: RunResult, cwd: string, exitCode: number, shown: { em
   if (result.scrubbedEnv.length > 0) meta.sandbox_scrubbed_env = result.scrubbedEnv.join('\n');
   if (result.limitsHit !== undefined) meta.sandbox_limits_hit = result.limitsHit.join('\n');
   if (result.limitsNotEnforced !== undefined) meta.sandbox_limits_not_enforced = result.limitsNotEnforced.join('\n');
-  // The reference keys describe one denial: what the sandbox itself refused (a protected path, the
-  // network) before a cap of the run (output kept, timeout).
+  // Those keys describe one denial (clients of the Go Zero CLI read a single one): what the sandbox
+  // itself refused (a protected path, the network) before a cap of the run (output kept, timeout).
   const first = result.denials.find((d) => d.capability.kind !== 'resource_limit') ?? result.denials[0];
   if (first !== undefined) {
     Object.assign(meta, denialMeta(first));

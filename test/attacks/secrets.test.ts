@@ -1,4 +1,4 @@
-// Credentials in the deny-read baseline (the reference's list plus SSH private keys) and
+// Credentials in the deny-read baseline (the Go Zero CLI's list plus SSH private keys) and
 // --deny-read paths cannot be read, also through a symlink in the workspace; sensitive
 // environment variables do not cross into the sandbox, while the sandbox markers do.
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';

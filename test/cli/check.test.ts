@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// `zero-sandbox check`: the reference JSON and text shapes, config errors and bad input.
+// `zero-sandbox check`: the Go Zero CLI's JSON and text shapes, config errors and bad input.
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -9,7 +9,7 @@ import { makeCliPlace } from '../fixtures/policy/cli-env.js';
 
 const noStack = (text: string) => assert.not.match(text, /\n\s+at /, `no stack trace in: ${text}`);
 
-test('check write_file outside the workspace prompts with a recoverable block (reference example)', async () => {
+test('check write_file outside the workspace prompts with a recoverable block (the Go Zero CLI example)', async () => {
   const p = makeCliPlace();
   try {
     const r = await runCli(['check', 'write_file', '--side-effect', 'write', '--path', '/elsewhere/outside.txt', '--json'], { env: p.env, cwd: p.ws });
@@ -34,7 +34,7 @@ test('check write_file outside the workspace prompts with a recoverable block (r
   }
 });
 
-test('check prints the reference text; a shell network command prompts; a matching grant is shown', async () => {
+test('check prints the Go Zero CLI text; a shell network command prompts; a matching grant is shown', async () => {
   const p = makeCliPlace();
   try {
     const opts = { env: p.env, cwd: p.ws };

@@ -55,7 +55,7 @@ test('--help works for the CLI and for doctor', async () => {
   assert.match(unknown.stderr, /unknown command "frobnicate"/);
 });
 
-test('setup reports that no setup is required, in the reference shape', async () => {
+test('setup reports that no setup is required, in the Go Zero CLI shape', async () => {
   const result = await runCli(['setup', '--json']);
   const out = JSON.parse(result.stdout) as { platform: string; backend: string; ran: boolean; message: string; available: boolean };
   assert.is(out.ran, false);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // A client written for stream-json's own `exec` uses zero-sandbox exec unchanged: every line
 // decodes with the published struct's field types (strict: a known field of another JSON type, an
-// unknown event type or status fails), with the reference's flag spellings; through interrupts,
+// unknown event type or status fails), with the Go Zero CLI's flag spellings; through interrupts,
 // usage errors, a 200 KiB script, 70 MB of output and a reader that closes the pipe early.
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { spawn, spawnSync } from 'node:child_process';
@@ -27,13 +27,13 @@ function setup() {
 
 const prompt = (content: string) => `${JSON.stringify({ schemaVersion: 2, type: 'prompt', content })}\n`;
 const ofType = (events: DecodedEvent[], type: string) => events.filter((event) => event.type === type);
-/** Decodes as the reference's client does, and as this package's schemas do: both must accept every line. */
+/** Decodes as a Go Zero CLI client does, and as this package's schemas do: both must accept every line. */
 function decode(stdout: string): DecodedEvent[] {
   parseOutputStream(stdout);
   return decodeReferenceStream(stdout);
 }
 
-test('the reference flag spellings: -i -o -f -C, --prompt/-p and positional text, --output-format=debug', async () => {
+test('the Go Zero CLI flag spellings: -i -o -f -C, --prompt/-p and positional text, --output-format=debug', async () => {
   if (!sandbox) return;
   const { root, workspace, env } = setup();
   const file = join(root, 'in.jsonl');

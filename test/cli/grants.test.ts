@@ -10,7 +10,7 @@ import { makeCliPlace } from '../fixtures/policy/cli-env.js';
 
 const noStack = (text: string) => assert.not.match(text, /\n\s+at /, `no stack trace in: ${text}`);
 
-test('allow, list, revoke and clear round trip with the reference text and JSON shapes', async () => {
+test('allow, list, revoke and clear round trip with the Go Zero CLI text and JSON shapes', async () => {
   const p = makeCliPlace();
   try {
     const opts = { env: p.env, cwd: p.ws };

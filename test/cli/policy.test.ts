@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { runCli } from '../helpers/cli.js';
 import { makeCliPlace } from '../fixtures/policy/cli-env.js';
 
-test('policy --json has the reference keys, the profile and the loss report', async () => {
+test('policy --json has the Go Zero CLI keys, the profile and the loss report', async () => {
   const p = makeCliPlace();
   try {
     p.write(join(p.config, 'zero', 'config.json'), '{"sandbox": {}}');
@@ -47,7 +47,7 @@ test('a layer that cannot be enforced shows up as not enforced, with the reason,
   }
 });
 
-test('policy --effective adds write roots and guards; text has the reference header', async () => {
+test('policy --effective adds write roots and guards; text has the Go Zero CLI header', async () => {
   const p = makeCliPlace();
   try {
     let r = await runCli(['policy', '--effective', '--json'], { env: p.env, cwd: p.ws });

@@ -3,7 +3,7 @@
 // address outside the sandbox has no route out of its network namespace, the kernel counts it
 // there, and the init reports how many after the command is gone. RunResult.denials then has an
 // external_network denial (platform_sandbox, request_approval), stream-json's tool_result.meta the
-// reference keys, and `run` says which flag allows it. Loopback inside the sandbox, a run with the
+// keys Go Zero CLI clients read, and `run` says which flag allows it. Loopback inside the sandbox, a run with the
 // network allowed, and output that merely claims a refusal produce none.
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -60,7 +60,7 @@ sandboxTest('no denial for loopback inside the sandbox, for an allowed network, 
   }
 });
 
-sandboxTest('stream-json and run: the refused request carries the reference meta keys; run names --network allow', async () => {
+sandboxTest('stream-json and run: the refused request carries the Go Zero CLI meta keys; run names --network allow', async () => {
   const t = makeTree();
   try {
     const env = { ...process.env, XDG_CONFIG_HOME: join(t.base, 'config'), ZERO_SANDBOX_GRANTS_PATH: join(t.base, 'grants.json') };

@@ -65,7 +65,7 @@ table(
 );
 
 // A literal local source is copied on this machine; a URL, host:path or a word built at run time
-// may reach the network. (The reference classes every clone as network.)
+// may reach the network. (The Go Zero CLI classes every clone as network.)
 table(
   'git clone',
   'network',

@@ -140,13 +140,13 @@ test('a launcher payload built at run time is reported as too complex, and its s
   assert.is(analyzeCommand('bash -c "cd $DIR && make"', { platform: 'linux' }).tooComplex, false);
 });
 
-test('a parse error sets tooComplex and nothing else, as the reference does', () => {
+test('a parse error sets tooComplex and nothing else (no guess from a half-parsed command)', () => {
   const analysis = analyzeCommand('curl https://x.test && "unterminated', { platform: 'linux' });
   assert.equal([analysis.tooComplex, analysis.network, analysis.destructive, analysis.interactive], [true, false, false, false]);
   assert.match(analysis.reasons.tooComplex ?? '', /syntax error/);
 });
 
-test('interactive: pagers, editors, REPLs and follow modes, with the reference suppressions', () => {
+test('interactive: pagers, editors, REPLs and follow modes, with the non-interactive forms suppressed', () => {
   for (const command of ['cat log | less', 'python3', 'sudo python3', 'node', 'git rebase -i HEAD~2', 'tail -f x.log', 'top', 'ssh host', 'psql']) {
     assert.ok(flags(command).includes('interactive'), command);
   }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The reference's interactive, known-safe and command-prefix vectors (test/fixtures/bash/*.json).
+// Interactive, known-safe and command-prefix vectors from the Go Zero CLI (test/fixtures/bash/*.json):
+// a command both tools see must get the same answer.
 import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

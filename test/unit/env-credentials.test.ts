@@ -6,7 +6,7 @@ import { buildCredentialBaseline, isSshPublicEntry } from '../../lib/credentials
 import { buildSandboxEnv, isSensitiveEnvName } from '../../lib/env.js';
 import { checkOptions, normalizeCommand, normalizeNetwork, validateOptions } from '../../lib/sandbox/options.js';
 
-test('sensitive names: the reference list, provider keys and the suffix patterns, case-insensitively', () => {
+test('sensitive names: the Go Zero CLI list, provider keys and the suffix patterns, case-insensitively', () => {
   for (const name of ['OPENAI_API_KEY', 'anthropic_api_key', 'GH_TOKEN', 'AWS_SESSION_TOKEN', 'X_SECRET', 'DB_PASSWORD', 'ZERO_OAUTH_GITHUB_CLIENT_SECRET', 'SSH_AUTH_SOCK', 'COHERE_API_KEY']) {
     assert.ok(isSensitiveEnvName(name), name);
   }
@@ -24,7 +24,7 @@ test('the sandbox env drops secrets, keeps the rest, sets defaults, temp and mar
   });
 });
 
-test('credential baseline: the reference list, overrides used literally, SSH private keys only', () => {
+test('credential baseline: the Go Zero CLI list, overrides used literally, SSH private keys only', () => {
   const lists: Record<string, string[]> = {
     '/h/.ssh': ['id_rsa', 'id_rsa.pub', 'known_hosts', 'config', 'deploy_key'],
     '/h/.config/zero': ['sandbox-grants.json', 'plugins', 'commands', 'oauth-tokens.json'],

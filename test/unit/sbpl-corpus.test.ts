@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The reference's macOS vectors (copied into test/fixtures/sbpl/corpus-backend-facts.json): the
+// The Go Zero CLI's macOS vectors (copied into test/fixtures/sbpl/corpus-backend-facts.json): the
 // Homebrew PATH, the runtime rules of the base profile, and the deny-write rule order.
 import { readFileSync } from 'node:fs';
 import { test } from 'uvu';

@@ -24,7 +24,7 @@ test('every line of a reference transcript validates, and every event type is in
   assert.is(decodeReferenceStream(`${transcript.join('\n')}\n`).length, transcript.length, 'the test decoder agrees');
 });
 
-test('every run ending of the reference validates: success, error, interrupted; usage and interrupt errors; empty output left out', () => {
+test('every run ending of the Go implementation validates: success, error, interrupted; usage and interrupt errors; empty output left out', () => {
   for (const line of lines('reference-ends.jsonl')) {
     const result = OutputEventSchema.safeParse(JSON.parse(line));
     assert.ok(result.success, `${line}\n${JSON.stringify(result.error?.issues)}`);

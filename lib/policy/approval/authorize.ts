@@ -35,7 +35,7 @@ export interface AuthorizeOptions {
   engine: Engine;
   /** Tool name the command is evaluated as (default `bash`). */
   toolName?: string;
-  /** Working directory argument of the request (validated like the reference's `cwd`). */
+  /** Working directory argument of the request (validated as the Go Zero CLI validates `cwd`, so a request valid for one is valid for both). */
   cwd?: string;
   /** Permission mode (default `ask`). */
   permissionMode?: 'auto' | 'ask' | 'unsafe';

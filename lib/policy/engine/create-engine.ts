@@ -13,7 +13,7 @@ import { resolveBestEffort } from '../paths/paths.js';
 import type { Policy } from '../schema.js';
 import { WorkspaceScope } from '../paths/scope.js';
 
-/** The reference default: enforce, network deny, workspace enforced. */
+/** The default (the Go Zero CLI's too, so a missing policy means the same in both): enforce, network deny, workspace enforced. */
 export const DEFAULT_POLICY: Policy = Object.freeze({ mode: 'enforce', network: 'deny', enforceWorkspace: true }) as Policy;
 
 /** Options of createEngine. */
@@ -44,7 +44,7 @@ export interface EngineWithConfig extends Engine {
 async function validatePolicy(input: Partial<Record<keyof Policy, unknown>>): Promise<Partial<Policy>> {
   const { PolicySchema } = await import('../schema.js');
   const fields = { ...input };
-  if (fields.mode === '') delete fields.mode; // an empty mode means the default policy (reference)
+  if (fields.mode === '') delete fields.mode; // an empty mode means the default policy, as configs written for the Go Zero CLI expect
   const result = PolicySchema.partial().safeParse(fields);
   if (!result.success) {
     const issue = result.error.issues[0]!;

@@ -54,7 +54,8 @@ export function normalizeRequestPermissions(profile: RequestPermissionProfile, b
     const real = tryRealpath(abs) ?? abs;
     if (!list.includes(real)) list.push(real);
   };
-  // The reference's wire spelling is file_system/deny_read; the camelCase spelling is accepted too.
+  // Policy files written for the Go Zero CLI spell these file_system/deny_read, so that spelling is
+  // read; the camelCase spelling is accepted too.
   const fs = profile.file_system ?? profile.fileSystem;
   for (const p of fs?.read ?? []) add(out.read, p);
   for (const p of fs?.write ?? []) add(out.write, p);

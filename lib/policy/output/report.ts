@@ -4,7 +4,7 @@
 import type { BackendInfo } from '../../backend/types.js';
 import type { ApprovedCommand, CommandPrefixGrant, Decision, Grant, Policy } from '../schema.js';
 
-/** The backend as the reference's JSON shows it. */
+/** The backend in the JSON shape of the Go Zero CLI, so tools that read its output read ours. */
 export function buildBackendJson(backend: BackendInfo): Record<string, unknown> {
   const out: Record<string, unknown> = {
     name: backend.name,
@@ -58,7 +58,7 @@ export function buildCapabilities(policy: Policy, backend: BackendInfo): Array<{
   ];
 }
 
-/** The policy fields the reference prints (lists only when set). */
+/** The policy fields the Go Zero CLI prints, in its shape for the tools that read it (lists only when set). */
 export function buildPolicyJson(policy: Policy): Record<string, unknown> {
   const out: Record<string, unknown> = { mode: policy.mode, network: policy.network, enforceWorkspace: policy.enforceWorkspace };
   for (const key of ['blockUnixSockets', 'monitorDenials'] as const) if (policy[key]) out[key] = true;

@@ -13,7 +13,7 @@ import type { WorkspaceScope } from './scope.js';
 export interface PathBlock {
   /** Block code. */
   code: 'outside_workspace' | 'symlink_traversal' | 'denied';
-  /** Human reason (the reference's texts for outside paths). */
+  /** Human reason (for outside paths, the Go Zero CLI's wording, which agents already recognise). */
   reason: string;
   /** The path as the request gave it. */
   path: string;
