@@ -81,7 +81,9 @@ Napi::String FromBytes(Napi::Env env, const std::string& bytes) {
 
 // Every fs verb answers with a value and never throws: failures are { errno } results, so a call
 // made while a sandbox's exit is delivered cannot escape into V8 (catch-all included).
-Napi::Value FsCall(const Napi::CallbackInfo& info, Napi::Value (*body)(const Napi::CallbackInfo&, const std::string&, const std::string&)) {
+Napi::Value FsCall(const Napi::CallbackInfo& info,
+                   Napi::Value (*body)(const Napi::CallbackInfo&, const std::string&,
+                                       const std::string&)) {
   Napi::Env env = info.Env();
   try {
     std::string root;
@@ -98,7 +100,8 @@ Napi::Value FsCall(const Napi::CallbackInfo& info, Napi::Value (*body)(const Nap
   }
 }
 
-Napi::Value FsInspectBody(const Napi::CallbackInfo& info, const std::string& root, const std::string& rel) {
+Napi::Value FsInspectBody(const Napi::CallbackInfo& info, const std::string& root,
+                          const std::string& rel) {
   fs_beneath::Info r = fs_beneath::Inspect(root, rel);
   Napi::Object out = Napi::Object::New(info.Env());
   out.Set("kind", std::string(1, static_cast<char>(r.kind)));
@@ -108,8 +111,10 @@ Napi::Value FsInspectBody(const Napi::CallbackInfo& info, const std::string& roo
   return out;
 }
 
-Napi::Value FsReadBody(const Napi::CallbackInfo& info, const std::string& root, const std::string& rel) {
-  double max = info.Length() > 2 && info[2].IsNumber() ? info[2].As<Napi::Number>().DoubleValue() : 0;
+Napi::Value FsReadBody(const Napi::CallbackInfo& info, const std::string& root,
+                       const std::string& rel) {
+  double max =
+      info.Length() > 2 && info[2].IsNumber() ? info[2].As<Napi::Number>().DoubleValue() : 0;
   std::string data;
   int err = 0;
   if (max < 0 || !fs_beneath::ReadFile(root, rel, static_cast<size_t>(max), &data, &err)) {
@@ -120,8 +125,10 @@ Napi::Value FsReadBody(const Napi::CallbackInfo& info, const std::string& root, 
   return Napi::Buffer<char>::Copy(info.Env(), data.data(), data.size());
 }
 
-Napi::Value FsListBody(const Napi::CallbackInfo& info, const std::string& root, const std::string& rel) {
-  double max = info.Length() > 2 && info[2].IsNumber() ? info[2].As<Napi::Number>().DoubleValue() : 0;
+Napi::Value FsListBody(const Napi::CallbackInfo& info, const std::string& root,
+                       const std::string& rel) {
+  double max =
+      info.Length() > 2 && info[2].IsNumber() ? info[2].As<Napi::Number>().DoubleValue() : 0;
   std::vector<std::pair<std::string, fs_beneath::Kind>> entries;
   int err = 0;
   Napi::Env env = info.Env();
@@ -140,7 +147,8 @@ Napi::Value FsListBody(const Napi::CallbackInfo& info, const std::string& root, 
   return out;
 }
 
-Napi::Value FsRemoveBody(const Napi::CallbackInfo& info, const std::string& root, const std::string& rel) {
+Napi::Value FsRemoveBody(const Napi::CallbackInfo& info, const std::string& root,
+                         const std::string& rel) {
   fs_beneath::RemoveResult r = fs_beneath::Remove(root, rel);
   Napi::Object out = Napi::Object::New(info.Env());
   out.Set("ok", r.ok);
@@ -150,7 +158,8 @@ Napi::Value FsRemoveBody(const Napi::CallbackInfo& info, const std::string& root
 }
 
 // fsReplace(root, rel, data, mode): a new regular file in place of whatever is at rel.
-Napi::Value FsReplaceBody(const Napi::CallbackInfo& info, const std::string& root, const std::string& rel) {
+Napi::Value FsReplaceBody(const Napi::CallbackInfo& info, const std::string& root,
+                          const std::string& rel) {
   Napi::Env env = info.Env();
   Napi::Object out = Napi::Object::New(env);
   if (info.Length() < 4 || !info[2].IsBuffer() || !info[3].IsNumber()) {
@@ -160,7 +169,8 @@ Napi::Value FsReplaceBody(const Napi::CallbackInfo& info, const std::string& roo
   }
   Napi::Buffer<char> data = info[2].As<Napi::Buffer<char>>();
   int err = 0;
-  bool ok = fs_beneath::Replace(root, rel, std::string(data.Data(), data.Length()), info[3].As<Napi::Number>().Uint32Value(), &err);
+  bool ok = fs_beneath::Replace(root, rel, std::string(data.Data(), data.Length()),
+                                info[3].As<Napi::Number>().Uint32Value(), &err);
   out.Set("ok", ok);
   out.Set("errno", Napi::Number::New(env, err));
   return out;
@@ -168,17 +178,22 @@ Napi::Value FsReplaceBody(const Napi::CallbackInfo& info, const std::string& roo
 
 Napi::Array ToArray(Napi::Env env, const std::vector<std::string>& items) {
   Napi::Array out = Napi::Array::New(env, items.size());
-  for (size_t i = 0; i < items.size(); ++i) out.Set(static_cast<uint32_t>(i), FromBytes(env, items[i]));
+  for (size_t i = 0; i < items.size(); ++i)
+    out.Set(static_cast<uint32_t>(i), FromBytes(env, items[i]));
   return out;
 }
 
 // fsScanGit(root, '', maxDirs, maxRepos): every repository under root (see git_scan.h).
-Napi::Value FsScanGitBody(const Napi::CallbackInfo& info, const std::string& root, const std::string& /*rel*/) {
+Napi::Value FsScanGitBody(const Napi::CallbackInfo& info, const std::string& root,
+                          const std::string& /*rel*/) {
   Napi::Env env = info.Env();
-  double max_dirs = info.Length() > 2 && info[2].IsNumber() ? info[2].As<Napi::Number>().DoubleValue() : 0;
-  double max_repos = info.Length() > 3 && info[3].IsNumber() ? info[3].As<Napi::Number>().DoubleValue() : 0;
+  double max_dirs =
+      info.Length() > 2 && info[2].IsNumber() ? info[2].As<Napi::Number>().DoubleValue() : 0;
+  double max_repos =
+      info.Length() > 3 && info[3].IsNumber() ? info[3].As<Napi::Number>().DoubleValue() : 0;
   if (max_dirs < 0 || max_repos < 0) max_dirs = max_repos = 0;
-  git_scan::Result r = git_scan::Scan(root, static_cast<uint64_t>(max_dirs), static_cast<uint64_t>(max_repos));
+  git_scan::Result r =
+      git_scan::Scan(root, static_cast<uint64_t>(max_dirs), static_cast<uint64_t>(max_repos));
   Napi::Object out = Napi::Object::New(env);
   out.Set("worktrees", ToArray(env, r.worktrees));
   out.Set("gitDirs", ToArray(env, r.git_dirs));
@@ -217,7 +232,9 @@ class Addon : public Napi::Addon<Addon> {
   ~Addon() { spawn_glue::DestroyState(spawn_state_); }
 
  private:
-  Napi::Value Spawn(const Napi::CallbackInfo& info) { return spawn_glue::Spawn(info, spawn_state_); }
+  Napi::Value Spawn(const Napi::CallbackInfo& info) {
+    return spawn_glue::Spawn(info, spawn_state_);
+  }
   Napi::Value Kill(const Napi::CallbackInfo& info) { return spawn_glue::Kill(info, spawn_state_); }
   Napi::Value PrepareWarm(const Napi::CallbackInfo& info) {
     return spawn_glue::PrepareWarm(info, spawn_state_);
@@ -225,7 +242,9 @@ class Addon : public Napi::Addon<Addon> {
   Napi::Value SpawnWarm(const Napi::CallbackInfo& info) {
     return spawn_glue::SpawnWarm(info, spawn_state_);
   }
-  Napi::Value Launch(const Napi::CallbackInfo& info) { return spawn_glue::Launch(info, spawn_state_); }
+  Napi::Value Launch(const Napi::CallbackInfo& info) {
+    return spawn_glue::Launch(info, spawn_state_);
+  }
   Napi::Value ActiveCount(const Napi::CallbackInfo& info) {
     return spawn_glue::ActiveCount(info, spawn_state_);
   }
@@ -233,7 +252,9 @@ class Addon : public Napi::Addon<Addon> {
     return spawn_glue::LandlockAbi(info, spawn_state_);
   }
 
-  Napi::Value WatchHangup(const Napi::CallbackInfo& info) { return hangup_watch::WatchHangup(info); }
+  Napi::Value WatchHangup(const Napi::CallbackInfo& info) {
+    return hangup_watch::WatchHangup(info);
+  }
 
   spawn_glue::State* spawn_state_;
 

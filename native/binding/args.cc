@@ -18,19 +18,22 @@ Napi::Value Field(const Napi::Object& obj, const char* name, const std::string& 
 
 std::string String(const Napi::Object& obj, const char* name, const std::string& where) {
   Napi::Value v = Field(obj, name, where);
-  if (!v.IsString()) throw Napi::TypeError::New(obj.Env(), where + "." + name + " must be a string");
+  if (!v.IsString())
+    throw Napi::TypeError::New(obj.Env(), where + "." + name + " must be a string");
   return v.As<Napi::String>().Utf8Value();
 }
 
 double Number(const Napi::Object& obj, const char* name, const std::string& where) {
   Napi::Value v = Field(obj, name, where);
-  if (!v.IsNumber()) throw Napi::TypeError::New(obj.Env(), where + "." + name + " must be a number");
+  if (!v.IsNumber())
+    throw Napi::TypeError::New(obj.Env(), where + "." + name + " must be a number");
   return v.As<Napi::Number>().DoubleValue();
 }
 
 bool Bool(const Napi::Object& obj, const char* name, const std::string& where) {
   Napi::Value v = Field(obj, name, where);
-  if (!v.IsBoolean()) throw Napi::TypeError::New(obj.Env(), where + "." + name + " must be a boolean");
+  if (!v.IsBoolean())
+    throw Napi::TypeError::New(obj.Env(), where + "." + name + " must be a boolean");
   return v.As<Napi::Boolean>().Value();
 }
 
@@ -48,14 +51,16 @@ Napi::Object ObjectAt(const Napi::Array& arr, uint32_t i, const std::string& whe
   return v.As<Napi::Object>();
 }
 
-std::vector<std::string> Strings(const Napi::Object& obj, const char* name, const std::string& where) {
+std::vector<std::string> Strings(const Napi::Object& obj, const char* name,
+                                 const std::string& where) {
   Napi::Array arr = Array(obj, name, where);
   std::vector<std::string> out;
   out.reserve(arr.Length());
   for (uint32_t i = 0; i < arr.Length(); ++i) {
     Napi::Value v = arr.Get(i);
     if (!v.IsString()) {
-      throw Napi::TypeError::New(obj.Env(), where + "." + name + "[" + std::to_string(i) + "] must be a string");
+      throw Napi::TypeError::New(
+          obj.Env(), where + "." + name + "[" + std::to_string(i) + "] must be a string");
     }
     std::string s = v.As<Napi::String>().Utf8Value();
     if (s.find('\0') != std::string::npos) {
@@ -71,22 +76,33 @@ StdioMode ParseStdio(const Napi::Value& v, int index) {
   const std::string where = "spec.stdio[" + std::to_string(index) + "]";
   if (v.IsString()) {
     std::string s = v.As<Napi::String>().Utf8Value();
-    if (s == "pipe") mode.kind = StdioMode::kPipe;
-    else if (s == "ignore") mode.kind = StdioMode::kIgnore;
-    else if (s == "capture" && index > 0) mode.kind = StdioMode::kCapture;
-    else throw Napi::TypeError::New(v.Env(), where + " must be 'pipe', 'ignore', 'capture' (stdout/stderr), input bytes (stdin) or a descriptor");
+    if (s == "pipe")
+      mode.kind = StdioMode::kPipe;
+    else if (s == "ignore")
+      mode.kind = StdioMode::kIgnore;
+    else if (s == "capture" && index > 0)
+      mode.kind = StdioMode::kCapture;
+    else
+      throw Napi::TypeError::New(v.Env(),
+                                 where +
+                                     " must be 'pipe', 'ignore', 'capture' (stdout/stderr), input "
+                                     "bytes (stdin) or a descriptor");
   } else if (v.IsNumber()) {
     mode.kind = StdioMode::kFd;
     mode.fd = v.As<Napi::Number>().Int32Value();
-  } else if (v.IsTypedArray() && index == 0 && v.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
+  } else if (v.IsTypedArray() && index == 0 &&
+             v.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array) {
     Napi::Uint8Array bytes = v.As<Napi::Uint8Array>();
     if (bytes.ByteLength() > kMaxDirectInput) {
-      throw Napi::TypeError::New(v.Env(), where + " input bytes must be at most " + std::to_string(kMaxDirectInput));
+      throw Napi::TypeError::New(
+          v.Env(), where + " input bytes must be at most " + std::to_string(kMaxDirectInput));
     }
     mode.kind = StdioMode::kInput;
     mode.input.assign(reinterpret_cast<const char*>(bytes.Data()), bytes.ByteLength());
   } else {
-    throw Napi::TypeError::New(v.Env(), where + " must be 'pipe', 'ignore', 'capture' (stdout/stderr), input bytes (stdin) or a descriptor");
+    throw Napi::TypeError::New(v.Env(), where +
+                                            " must be 'pipe', 'ignore', 'capture' (stdout/stderr), "
+                                            "input bytes (stdin) or a descriptor");
   }
   return mode;
 }
@@ -94,7 +110,8 @@ StdioMode ParseStdio(const Napi::Value& v, int index) {
 int SpillFd(const Napi::Object& obj, const std::string& w) {
   Napi::Value v = obj.Get("spill");
   if (v.IsUndefined()) return -1;
-  if (!v.IsNumber() || v.As<Napi::Number>().Int32Value() < 0) throw Napi::TypeError::New(obj.Env(), w + ".spill must be a descriptor");
+  if (!v.IsNumber() || v.As<Napi::Number>().Int32Value() < 0)
+    throw Napi::TypeError::New(obj.Env(), w + ".spill must be a descriptor");
   return v.As<Napi::Number>().Int32Value();
 }
 
@@ -142,7 +159,8 @@ void ParseLinux(const Napi::Object& obj, backend::LinuxSpec* out) {
     if (size.IsNumber()) {
       // A tmpfs size cap in bytes: a whole positive number, else the spec is refused.
       double bytes = size.As<Napi::Number>().DoubleValue();
-      if (!(bytes >= 1 && bytes <= 9007199254740991.0) || bytes != static_cast<double>(static_cast<int64_t>(bytes))) {
+      if (!(bytes >= 1 && bytes <= 9007199254740991.0) ||
+          bytes != static_cast<double>(static_cast<int64_t>(bytes))) {
         throw Napi::TypeError::New(m.Env(), w + ".mounts[].size must be a positive integer");
       }
       op.data = "mode=1777,size=" + std::to_string(static_cast<int64_t>(bytes));
@@ -159,7 +177,8 @@ void ParseLinux(const Napi::Object& obj, backend::LinuxSpec* out) {
     out->landlock_rules.push_back(rule);
   }
   Napi::Value prog = Field(obj, "seccomp", w);
-  if (!prog.IsTypedArray() || prog.As<Napi::TypedArray>().TypedArrayType() != napi_biguint64_array) {
+  if (!prog.IsTypedArray() ||
+      prog.As<Napi::TypedArray>().TypedArrayType() != napi_biguint64_array) {
     throw Napi::TypeError::New(obj.Env(), "spec.linux.seccomp must be a BigUint64Array");
   }
   Napi::TypedArrayOf<uint64_t> words = prog.As<Napi::TypedArrayOf<uint64_t>>();
@@ -167,14 +186,18 @@ void ParseLinux(const Napi::Object& obj, backend::LinuxSpec* out) {
   out->rlimits = ParseRlimits(obj, w);
   Napi::Value cgroup = obj.Get("cgroupProcsFd");
   if (!cgroup.IsUndefined()) {
-    if (!cgroup.IsNumber()) throw Napi::TypeError::New(obj.Env(), "spec.linux.cgroupProcsFd must be a number");
+    if (!cgroup.IsNumber())
+      throw Napi::TypeError::New(obj.Env(), "spec.linux.cgroupProcsFd must be a number");
     out->cgroup_procs_fd = cgroup.As<Napi::Number>().Int32Value();
   }
   Napi::Value pid_max = obj.Get("pidMax");
   if (!pid_max.IsUndefined()) {
-    if (!pid_max.IsNumber()) throw Napi::TypeError::New(obj.Env(), "spec.linux.pidMax must be a number");
+    if (!pid_max.IsNumber())
+      throw Napi::TypeError::New(obj.Env(), "spec.linux.pidMax must be a number");
     out->pid_max = pid_max.As<Napi::Number>().Int32Value();
-    if (out->pid_max < 301) throw Napi::RangeError::New(obj.Env(), "spec.linux.pidMax must be at least 301 (the kernel's minimum)");
+    if (out->pid_max < 301)
+      throw Napi::RangeError::New(obj.Env(),
+                                  "spec.linux.pidMax must be at least 301 (the kernel's minimum)");
   }
 }
 
@@ -185,7 +208,8 @@ void ParseCommon(const Napi::Object& obj, const std::string& w, std::vector<std:
   *envp = Strings(obj, "env", w);
   *cwd = String(obj, "cwd", w);
   Napi::Array modes = Array(obj, "stdio", w);
-  if (modes.Length() != 3) throw Napi::TypeError::New(obj.Env(), w + ".stdio must have three entries");
+  if (modes.Length() != 3)
+    throw Napi::TypeError::New(obj.Env(), w + ".stdio must have three entries");
   for (uint32_t i = 0; i < 3; ++i) stdio[i] = ParseStdio(modes.Get(i), static_cast<int>(i));
 }
 
@@ -199,7 +223,8 @@ ParsedSpawn ParseSpawnSpec(const Napi::Object& obj) {
   parsed.spill_fd = SpillFd(obj, "spec");
   Napi::Value script = obj.Get("script");
   if (!script.IsUndefined()) {
-    if (!script.IsTypedArray() || script.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+    if (!script.IsTypedArray() ||
+        script.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
       throw Napi::TypeError::New(obj.Env(), "spec.script must be a Uint8Array");
     }
     Napi::Uint8Array bytes = script.As<Napi::Uint8Array>();
@@ -218,7 +243,8 @@ ParsedLaunch ParseLaunchSpec(const Napi::Object& obj) {
   parsed.overflow_kill = obj.Get("overflowKill").ToBoolean().Value();
   parsed.spill_fd = SpillFd(obj, "launch");
   parsed.rlimits = ParseRlimits(obj, "launch");
-  if (parsed.rlimits.size() > 8) throw Napi::TypeError::New(obj.Env(), "launch.rlimits has more than 8 entries");
+  if (parsed.rlimits.size() > 8)
+    throw Napi::TypeError::New(obj.Env(), "launch.rlimits has more than 8 entries");
   return parsed;
 }
 

@@ -25,10 +25,10 @@ constexpr size_t kMaxDirectInput = 4096;
 struct ParsedSpawn {
   backend::SpawnSpec spec;
   StdioMode stdio[3];
-  double max_buffer = 0;  // per captured stream: the bytes kept (head and tail)
+  double max_buffer = 0;       // per captured stream: the bytes kept (head and tail)
   bool overflow_kill = false;  // going over max_buffer kills the sandbox instead
-  int spill_fd = -1;           // also every captured byte to this file (a descriptor of the caller's)
-  bool has_script = false;     // the command's script, handed over as its fd 4 (cold spawns only)
+  int spill_fd = -1;        // also every captured byte to this file (a descriptor of the caller's)
+  bool has_script = false;  // the command's script, handed over as its fd 4 (cold spawns only)
   std::string script;
 };
 

@@ -16,16 +16,16 @@ struct Fact {
   std::string name;
   bool attempted = false;  // false: not tried (a prerequisite failed or not this platform)
   bool ok = false;
-  int sys_errno = 0;       // errno of the failing call when !ok
-  std::string syscall;     // which call failed
-  long long value = 0;     // numeric result where one exists (e.g. the Landlock ABI)
+  int sys_errno = 0;    // errno of the failing call when !ok
+  std::string syscall;  // which call failed
+  long long value = 0;  // numeric result where one exists (e.g. the Landlock ABI)
 };
 
 struct ProbeResult {
-  std::string platform;    // "linux", "darwin", "win32"
-  std::string arch;        // machine name from uname or the OS
-  std::string release;     // kernel release / OS version
-  long long uid = -1;      // effective uid (-1 where not meaningful)
+  std::string platform;  // "linux", "darwin", "win32"
+  std::string arch;      // machine name from uname or the OS
+  std::string release;   // kernel release / OS version
+  long long uid = -1;    // effective uid (-1 where not meaningful)
   std::vector<Fact> facts;
 };
 
@@ -51,16 +51,16 @@ struct LandlockRule {
 };
 
 struct ResourceLimit {
-  int resource = 0;   // RLIMIT_* number (Linux)
+  int resource = 0;  // RLIMIT_* number (Linux)
   uint64_t soft = 0;
   uint64_t hard = 0;
 };
 
 struct LinuxSpec {
-  std::string init_path;                 // the zero-sandbox-init helper executable
-  bool new_network = true;               // network deny: a private network namespace with lo up
+  std::string init_path;    // the zero-sandbox-init helper executable
+  bool new_network = true;  // network deny: a private network namespace with lo up
   std::vector<MountOp> mounts;
-  int landlock_abi = 0;                  // negotiated ABI (>= 1)
+  int landlock_abi = 0;  // negotiated ABI (>= 1)
   uint64_t landlock_handled_fs = 0;
   uint64_t landlock_scoped = 0;
   std::vector<LandlockRule> landlock_rules;
@@ -78,20 +78,20 @@ struct LinuxSpec {
 };
 
 struct WindowsSpec {
-  std::string container_name;            // AppContainer profile name (per workspace)
+  std::string container_name;  // AppContainer profile name (per workspace)
   std::string display_name;
   std::vector<std::string> capability_sids;  // none for network deny
-  std::string command_line;              // the full, already quoted command line
+  std::string command_line;                  // the full, already quoted command line
   // ACL plan entries: "allow-write|deny-write|deny-read" + path, applied before CreateProcess.
   std::vector<std::string> acl_kinds;
   std::vector<std::string> acl_paths;
-  uint64_t job_memory_bytes = 0;         // 0: no limit
-  uint32_t job_process_limit = 0;        // 0: no limit
+  uint64_t job_memory_bytes = 0;   // 0: no limit
+  uint32_t job_process_limit = 0;  // 0: no limit
 };
 
 struct SpawnSpec {
-  std::vector<std::string> argv;   // program (looked up on the env's PATH) and arguments
-  std::vector<std::string> envp;   // "KEY=value"
+  std::vector<std::string> argv;  // program (looked up on the env's PATH) and arguments
+  std::vector<std::string> envp;  // "KEY=value"
   std::string cwd;
   // Child-side standard streams: a descriptor/handle number to install, or -1 for /dev/null.
   int stdio[3] = {-1, -1, -1};
@@ -107,10 +107,10 @@ struct SpawnSpec {
 };
 
 struct SpawnResult {
-  long long pid = -1;       // the sandbox's first process (Linux: pid 1 of the pid namespace)
-  int pidfd = -1;           // Linux: pidfd of that process, polled for exit
-  int report_fd = -1;       // Linux: read end of the init helper's report pipe
-  int net_userns_fd = -1;   // Linux, network deny: the reusable namespace holder it ran in
+  long long pid = -1;      // the sandbox's first process (Linux: pid 1 of the pid namespace)
+  int pidfd = -1;          // Linux: pidfd of that process, polled for exit
+  int report_fd = -1;      // Linux: read end of the init helper's report pipe
+  int net_userns_fd = -1;  // Linux, network deny: the reusable namespace holder it ran in
   int net_netns_fd = -1;
   std::vector<int> mask_wds;       // Linux: the watch of each file mask, in mount order (-1: none)
   void* process_handle = nullptr;  // Windows: process handle (job object owns the tree)

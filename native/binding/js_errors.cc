@@ -38,8 +38,10 @@ Napi::Error FromStatus(Napi::Env env, const status::Status& s) {
   Napi::Object obj = error.Value();
   obj.Set("code", s.code.empty() ? "internal_error" : s.code);
   if (s.sys_errno != 0) obj.Set("errno", Napi::Number::New(env, s.sys_errno));
-  if (s.win_kind == status::Status::WinKind::kWin32) obj.Set("win32Error", Napi::Number::New(env, s.win_error));
-  if (s.win_kind == status::Status::WinKind::kHresult) obj.Set("hresult", Napi::Number::New(env, s.win_error));
+  if (s.win_kind == status::Status::WinKind::kWin32)
+    obj.Set("win32Error", Napi::Number::New(env, s.win_error));
+  if (s.win_kind == status::Status::WinKind::kHresult)
+    obj.Set("hresult", Napi::Number::New(env, s.win_error));
   if (!s.syscall.empty()) obj.Set("syscall", s.syscall);
   if (!s.path.empty()) obj.Set("path", s.path);
   if (!s.layer.empty()) obj.Set("layer", s.layer);

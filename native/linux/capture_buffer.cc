@@ -101,7 +101,8 @@ std::string BoundedBuffer::Tail() const {
   tail.append(ring_, 0, ring_fill_ - first);
   // Skip the continuation bytes of a character whose start was dropped.
   size_t skip = 0;
-  while (skip < 3 && skip < tail.size() && IsContinuation(static_cast<unsigned char>(tail[skip]))) ++skip;
+  while (skip < 3 && skip < tail.size() && IsContinuation(static_cast<unsigned char>(tail[skip])))
+    ++skip;
   return tail.substr(skip);
 }
 

@@ -54,17 +54,17 @@ int SetAttr(int dirfd, const char* path, unsigned flags, uint64_t set, uint64_t 
   memset(&attr, 0, sizeof attr);
   attr.attr_set = set;
   attr.attr_clr = clr;
-  return static_cast<int>(syscall(SYS_mount_setattr_compat, dirfd, path, flags, &attr, sizeof attr));
+  return static_cast<int>(
+      syscall(SYS_mount_setattr_compat, dirfd, path, flags, &attr, sizeof attr));
 }
 
 int OpenTreeClone(int dirfd, const char* path) {
-  return static_cast<int>(syscall(SYS_open_tree, dirfd, path,
-                                  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
+  return static_cast<int>(
+      syscall(SYS_open_tree, dirfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
 }
 
 int MoveOnto(int fd, const char* path) {
-  return static_cast<int>(
-      syscall(SYS_move_mount, fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH));
+  return static_cast<int>(syscall(SYS_move_mount, fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH));
 }
 
 // Binds a detached clone of (dirfd, path) read-only onto `target`.
@@ -108,8 +108,11 @@ struct MaskState {
 int MakeMaskStaging() {
   int fs = static_cast<int>(syscall(SYS_fsopen_compat, "tmpfs", FSOPEN_CLOEXEC_COMPAT));
   if (fs < 0) return -1;
-  int rc = static_cast<int>(syscall(SYS_fsconfig_compat, fs, FSCONFIG_SET_STRING_COMPAT, "size", "4k", 0));
-  if (rc == 0) rc = static_cast<int>(syscall(SYS_fsconfig_compat, fs, FSCONFIG_CMD_CREATE_COMPAT, nullptr, nullptr, 0));
+  int rc = static_cast<int>(
+      syscall(SYS_fsconfig_compat, fs, FSCONFIG_SET_STRING_COMPAT, "size", "4k", 0));
+  if (rc == 0)
+    rc = static_cast<int>(
+        syscall(SYS_fsconfig_compat, fs, FSCONFIG_CMD_CREATE_COMPAT, nullptr, nullptr, 0));
   int mnt = -1;
   if (rc == 0) {
     mnt = static_cast<int>(syscall(SYS_fsmount_compat, fs, FSMOUNT_CLOEXEC_COMPAT,
@@ -201,7 +204,8 @@ int ApplyMount(ChildPlan* plan, const MountStep& step, MaskState* masks) {
       // The host's inotify instance learns of every open of the mask (the path now resolves to
       // it): the command reading a hidden file is reported as a denial naming that file.
       if (plan->mask_watch_fd >= 0 && masks->count < plan->mask_count) {
-        int wd = static_cast<int>(syscall(SYS_inotify_add_watch, plan->mask_watch_fd, step.path, IN_OPEN));
+        int wd = static_cast<int>(
+            syscall(SYS_inotify_add_watch, plan->mask_watch_fd, step.path, IN_OPEN));
         if (wd < 0) return -1;
         plan->mask_wds[masks->count] = wd;
       }
@@ -251,9 +255,11 @@ int AddLandlockRule(int ruleset, const LandlockStep& step) {
 // the script file into 0..4 without clobbering each other. Returns the first descriptor number
 // past them, or -1.
 int InstallStdio(const ChildPlan* plan) {
-  static_assert(init_wire::kReportFd == 3 && init_wire::kControlFd == 4, "the init's descriptors follow stdio");
+  static_assert(init_wire::kReportFd == 3 && init_wire::kControlFd == 4,
+                "the init's descriptors follow stdio");
   int slot4 = plan->control_fd >= 0 ? plan->control_fd : plan->script_fd;
-  int sources[5] = {plan->stdio_fds[0], plan->stdio_fds[1], plan->stdio_fds[2], plan->report_fd, slot4};
+  int sources[5] = {plan->stdio_fds[0], plan->stdio_fds[1], plan->stdio_fds[2], plan->report_fd,
+                    slot4};
   int count = slot4 >= 0 ? 5 : 4;
   int high[5];
   int devnull = -1;  // one open serves every stream that has no descriptor of its own
@@ -288,7 +294,8 @@ int InstallWatchFds(const ChildPlan* plan) {
 }
 
 int MarkOtherFdsCloexec(int first) {
-  if (syscall(SYS_close_range_compat, static_cast<unsigned>(first), ~0U, CLOSE_RANGE_CLOEXEC_COMPAT) == 0) {
+  if (syscall(SYS_close_range_compat, static_cast<unsigned>(first), ~0U,
+              CLOSE_RANGE_CLOEXEC_COMPAT) == 0) {
     return 0;
   }
   for (int fd = first; fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);

@@ -74,44 +74,44 @@ struct Rlimit {
 // reusable holder (net_holders.h) or created one. Filled in by the parent; `created_*` and
 // `sandbox_pid` are written back by the intermediate through the shared memory.
 struct NetEntry {
-  int userns_fd;          // holder to join, -1: create one
+  int userns_fd;  // holder to join, -1: create one
   int netns_fd;
   int created_userns_fd;  // nsfs descriptors of namespaces created by the intermediate, or -1
   int created_netns_fd;
-  long sandbox_pid;       // the sandbox's first process, or -errno of its clone
-  char* stack_top;        // its stack
-  int clone_flags;        // its namespaces (CLONE_PARENT: it is the caller's child)
+  long sandbox_pid;  // the sandbox's first process, or -errno of its clone
+  char* stack_top;   // its stack
+  int clone_flags;   // its namespaces (CLONE_PARENT: it is the caller's child)
 };
 
 // Everything the child needs, laid out before clone(). Pointers stay valid because the parent
 // thread is suspended (CLONE_VFORK) until the child execs or exits.
 struct ChildPlan {
-  int error_fd;                 // close-on-exec pipe: {stage, errno} on failure
-  int stdio_fds[3];             // installed as 0, 1, 2
-  int report_fd;                // installed as 3 for the init helper
-  int cgroup_fd;                // cgroup.procs to join first (-1: none)
-  const char* pid_max;          // the new PID namespace's pid_max, decimal (nullptr: leave it)
-  int control_fd;               // installed as 4 for a prewarmed init (-1: none)
-  int script_fd;                // else installed as 4: the command's script memfd (-1: none)
-  int init_fd;                  // O_PATH fd of the init helper, executed with execveat
+  int error_fd;         // close-on-exec pipe: {stage, errno} on failure
+  int stdio_fds[3];     // installed as 0, 1, 2
+  int report_fd;        // installed as 3 for the init helper
+  int cgroup_fd;        // cgroup.procs to join first (-1: none)
+  const char* pid_max;  // the new PID namespace's pid_max, decimal (nullptr: leave it)
+  int control_fd;       // installed as 4 for a prewarmed init (-1: none)
+  int script_fd;        // else installed as 4: the command's script memfd (-1: none)
+  int init_fd;          // O_PATH fd of the init helper, executed with execveat
   char* const* init_argv;
   char* const* envp;
-  const char* uid_map;          // "U U 1"
-  const char* gid_map;          // "G G 1"
+  const char* uid_map;  // "U U 1"
+  const char* gid_map;  // "G G 1"
   const MountStep* mounts;
   int mount_count;
-  int mount_slots[32];          // detached mounts by slot
-  int watch_fds[kWatchSlots];   // roots of the watched tmpfs mounts, opened once mounted (-1: none)
+  int mount_slots[32];         // detached mounts by slot
+  int watch_fds[kWatchSlots];  // roots of the watched tmpfs mounts, opened once mounted (-1: none)
   bool new_network;
-  int landlock_fd;              // ruleset with the pre-mount rules already added
+  int landlock_fd;  // ruleset with the pre-mount rules already added
   const LandlockStep* landlock_after;
   int landlock_after_count;
   const Rlimit* rlimits;
   int rlimit_count;
   const char* cwd;
-  int cap_last;                 // highest capability number (from /proc/sys/kernel/cap_last_cap)
+  int cap_last;  // highest capability number (from /proc/sys/kernel/cap_last_cap)
   const struct sock_fprog* seccomp;
-  NetEntry* net;                // network deny through a holder, else nullptr
+  NetEntry* net;  // network deny through a holder, else nullptr
   // The host's inotify instance (-1: none): the child adds an IN_OPEN watch on each file mask and
   // writes its watch descriptor into mask_wds (mask_count slots, in mount order; -1 when absent).
   int mask_watch_fd;

@@ -79,8 +79,8 @@ void Registry::DrainMaskOpens() {
   }
 }
 
-Watch* Registry::Add(long long pid, int pidfd, int report_fd, net_holders::Holder holder, Napi::Function callback,
-                     int control_fd) {
+Watch* Registry::Add(long long pid, int pidfd, int report_fd, net_holders::Holder holder,
+                     Napi::Function callback, int control_fd) {
   uv_loop_t* loop = nullptr;
   napi_get_uv_event_loop(env_, &loop);
   Watch* watch = new Watch();
@@ -103,7 +103,8 @@ Watch* Registry::Add(long long pid, int pidfd, int report_fd, net_holders::Holde
   return watch;
 }
 
-void Registry::StartCapture(Watch* watch, const int* fds, double max_buffer, bool overflow_kill, int spill_fd) {
+void Registry::StartCapture(Watch* watch, const int* fds, double max_buffer, bool overflow_kill,
+                            int spill_fd) {
   uv_loop_t* loop = nullptr;
   napi_get_uv_event_loop(env_, &loop);
   watch->max_buffer = max_buffer;
@@ -136,7 +137,8 @@ void Registry::DrainCapture(Watch* watch, Capture* capture) {
       return;
     }
     if (watch->overflow != 0) continue;  // the sandbox is being killed: discard the rest
-    if (watch->overflow_kill && watch->max_buffer > 0 && capture->buffer.total() + n > watch->max_buffer) {
+    if (watch->overflow_kill && watch->max_buffer > 0 &&
+        capture->buffer.total() + n > watch->max_buffer) {
       watch->overflow = capture == &watch->captures[0] ? 1 : 2;
       syscall(SYS_pidfd_send_signal, watch->pidfd, SIGKILL, nullptr, 0);
       continue;
@@ -168,8 +170,10 @@ Watch* Registry::Find(long long pid) {
 
 void Registry::SetRef(Watch* watch, bool ref) {
   uv_handle_t* handle = reinterpret_cast<uv_handle_t*>(&watch->pid_poll);
-  if (ref) uv_ref(handle);
-  else uv_unref(handle);
+  if (ref)
+    uv_ref(handle);
+  else
+    uv_unref(handle);
 }
 
 bool Registry::Signal(long long pid, int sig) {
@@ -187,9 +191,11 @@ ReportRecords Registry::DrainReport(Watch* watch) {
     ssize_t n = read(watch->report_fd, &record, sizeof record);
     if (n < 0 && errno == EINTR) continue;
     if (n != static_cast<ssize_t>(sizeof record)) break;  // EOF, EAGAIN or a torn record
-    if (record.type == kReportExecFailed || record.type == kReportLaunchFailed) records.exec_errno = record.value;
+    if (record.type == kReportExecFailed || record.type == kReportLaunchFailed)
+      records.exec_errno = record.value;
     if (record.type == kReportNoRoute && record.value > 0) records.no_route = record.value;
-    if (record.type == kReportFull && record.value >= 0 && record.value < kWatchSlots) records.full |= 1 << record.value;
+    if (record.type == kReportFull && record.value >= 0 && record.value < kWatchSlots)
+      records.full |= 1 << record.value;
     if (record.type == kReportProcessCap) records.process_cap = true;
     if (record.type == kReportExited) {
       records.has_status = true;
@@ -206,7 +212,8 @@ void Registry::OnPidfd(uv_poll_t* handle, int, int) {
   memset(&info, 0, sizeof info);
   int rc;
   do {
-    rc = waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(watch->pidfd), &info, WEXITED | WNOHANG);
+    rc = waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(watch->pidfd), &info,
+                WEXITED | WNOHANG);
   } while (rc < 0 && errno == EINTR);
   // Still running (a readable pidfd means it has exited, so this is only a spurious wake-up).
   if (rc == 0 && info.si_pid == 0) return;
@@ -269,11 +276,13 @@ Napi::Object Registry::BuildExit(Watch* watch, const InitEnd& end, const ReportR
     const std::string name = names[i];
     result.Set(name, Napi::String::New(env, capture.buffer.head_data(), capture.buffer.HeadSize()));
     result.Set(name + "Bytes", Napi::Number::New(env, capture.buffer.total()));
-    if (capture.buffer.truncated()) result.Set(name + "Tail", Napi::String::New(env, capture.buffer.Tail()));
+    if (capture.buffer.truncated())
+      result.Set(name + "Tail", Napi::String::New(env, capture.buffer.Tail()));
     if (capture.buffer.spill_failed()) result.Set("spillFailed", Napi::Boolean::New(env, true));
     capture.buffer.Clear();
   }
-  if (watch->overflow != 0) result.Set("overflow", Napi::String::New(env, names[watch->overflow - 1]));
+  if (watch->overflow != 0)
+    result.Set("overflow", Napi::String::New(env, names[watch->overflow - 1]));
   // The kernel's record of opens of the masks (the command cannot write to our inotify instance):
   // the indices, in mount order, of the file masks a process of the sandbox opened.
   Napi::Array masked = Napi::Array::New(env);
@@ -325,9 +334,7 @@ void Registry::Finish(Watch* watch) {
   uv_close(reinterpret_cast<uv_handle_t*>(&watch->pid_poll), OnClosed);
 }
 
-void Registry::OnClosed(uv_handle_t* handle) {
-  Release(static_cast<Watch*>(handle->data));
-}
+void Registry::OnClosed(uv_handle_t* handle) { Release(static_cast<Watch*>(handle->data)); }
 
 void Registry::OnCaptureClosed(uv_handle_t* handle) {
   Release(static_cast<Capture*>(handle->data)->watch);

@@ -43,10 +43,10 @@ struct InitEnd {
 // What the init's report pipe held once every writer was gone (the last record of each kind).
 struct ReportRecords {
   bool has_status = false;
-  int status = 0;       // the command's wait status, as the init saw it
-  int exec_errno = 0;   // errno of a failed exec or launch, or 0
-  int no_route = 0;     // packets the sandbox's network namespace had no route for, or 0
-  int full = 0;         // bit 0: the private /tmp ended full, bit 1: the private /dev/shm
+  int status = 0;            // the command's wait status, as the init saw it
+  int exec_errno = 0;        // errno of a failed exec or launch, or 0
+  int no_route = 0;          // packets the sandbox's network namespace had no route for, or 0
+  int full = 0;              // bit 0: the private /tmp ended full, bit 1: the private /dev/shm
   bool process_cap = false;  // the init's probe fork was refused at the PID namespace's pid_max
 };
 
@@ -56,16 +56,16 @@ struct Watch {
   long long pid = -1;
   int pidfd = -1;
   int report_fd = -1;
-  int control_fd = -1;       // prewarmed sandboxes: our end of the launch socket until used
+  int control_fd = -1;  // prewarmed sandboxes: our end of the launch socket until used
   bool delivered = false;
   bool reaped = false;
   int open_handles = 0;
-  Capture captures[2];        // stdout, stderr
-  double max_buffer = 0;      // per captured stream: bytes kept (head and tail)
-  bool overflow_kill = false; // exceeding max_buffer kills the sandbox (opt-in) instead
-  int overflow = 0;           // overflow_kill: 1 = stdout, 2 = stderr exceeded max_buffer first
-  net_holders::Holder holder; // network namespace to hand back once the sandbox is gone
-  std::vector<int> mask_wds;  // the registry's inotify watch of each file mask, in mount order
+  Capture captures[2];         // stdout, stderr
+  double max_buffer = 0;       // per captured stream: bytes kept (head and tail)
+  bool overflow_kill = false;  // exceeding max_buffer kills the sandbox (opt-in) instead
+  int overflow = 0;            // overflow_kill: 1 = stdout, 2 = stderr exceeded max_buffer first
+  net_holders::Holder holder;  // network namespace to hand back once the sandbox is gone
+  std::vector<int> mask_wds;   // the registry's inotify watch of each file mask, in mount order
   Napi::FunctionReference callback;
   Napi::AsyncContext* context = nullptr;
 };
@@ -81,8 +81,8 @@ class Registry {
   // {stdoutTail, stderrTail} (or `overflow` when overflow_kill killed the sandbox), and
   // `spillFailed` when the spill file could not take everything.
   // A prewarmed sandbox also hands over its launch socket and starts unreferenced (idle).
-  Watch* Add(long long pid, int pidfd, int report_fd, net_holders::Holder holder, Napi::Function callback,
-             int control_fd = -1);
+  Watch* Add(long long pid, int pidfd, int report_fd, net_holders::Holder holder,
+             Napi::Function callback, int control_fd = -1);
   // The inotify instance every sandbox of this registry watches its file masks on (created on
   // first use; -1 when the kernel refuses one, and then reads of masks go unreported).
   int MaskWatchFd();
@@ -90,7 +90,8 @@ class Registry {
   // Reads `fds` (stdout, stderr; -1 for a stream not captured) into the watch until EOF. Takes
   // ownership of the descriptors. With `spill_fd` (>= 0, not taken over) every byte also goes to
   // that file as it arrives.
-  void StartCapture(Watch* watch, const int* fds, double max_buffer, bool overflow_kill, int spill_fd);
+  void StartCapture(Watch* watch, const int* fds, double max_buffer, bool overflow_kill,
+                    int spill_fd);
   // Whether the watch keeps the event loop alive (idle prewarmed sandboxes do not).
   void SetRef(Watch* watch, bool ref);
   // Sends a signal through the pidfd (immune to pid reuse). False once the init has been reaped.
@@ -113,8 +114,8 @@ class Registry {
 
   Napi::Env env_;
   std::map<long long, Watch*> watches_;
-  int mask_watch_fd_ = -2;           // -2: not created yet
-  std::set<int> opened_mask_wds_;    // watches with an open seen, until their sandbox is delivered
+  int mask_watch_fd_ = -2;         // -2: not created yet
+  std::set<int> opened_mask_wds_;  // watches with an open seen, until their sandbox is delivered
 };
 
 }  // namespace exit_watcher

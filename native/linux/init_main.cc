@@ -45,12 +45,12 @@ using namespace init_wire;
 
 constexpr long kProbeIntervalUs = 200000;
 
-constexpr int kEnoent = 2, kEintr = 4, kEnomem = 12, kEacces = 13, kEnotdir = 20,
-              kEinval = 22, kEnoexec = 8, kEchild = 10, kEproto = 71, kEconnreset = 104;
+constexpr int kEnoent = 2, kEintr = 4, kEnomem = 12, kEacces = 13, kEnotdir = 20, kEinval = 22,
+              kEnoexec = 8, kEchild = 10, kEproto = 71, kEconnreset = 104;
 constexpr int kSigkill = 9, kSigchld = 17, kSigalrm = 14;
 constexpr int kPrSetDumpable = 4;
-const int kForwarded[] = {15 /*TERM*/, 2 /*INT*/, 1 /*HUP*/, 3 /*QUIT*/, 10 /*USR1*/, 12 /*USR2*/,
-                          28 /*WINCH*/, 18 /*CONT*/};
+const int kForwarded[] = {15 /*TERM*/, 2 /*INT*/,   1 /*HUP*/,    3 /*QUIT*/,
+                          10 /*USR1*/, 12 /*USR2*/, 28 /*WINCH*/, 18 /*CONT*/};
 
 using Mask = unsigned long;  // the kernel's signal set: one bit per signal, 64 signals
 constexpr Mask Bit(int sig) { return 1UL << (sig - 1); }
@@ -150,18 +150,21 @@ int ReceiveLaunch(Launch* launch) {
   do {
     n = SYS(recvmsg, kControlFd, (long)&msg, MSG_CMSG_CLOEXEC | MSG_WAITALL);
   } while (n == -kEintr);
-  if (n != static_cast<long>(sizeof header)) return n == 0 ? kEconnreset : (n < 0 ? static_cast<int>(-n) : kEproto);
+  if (n != static_cast<long>(sizeof header))
+    return n == 0 ? kEconnreset : (n < 0 ? static_cast<int>(-n) : kEproto);
   if (header.magic != launch_message::kMagic || header.payload_len > launch_message::kMaxPayload ||
       header.rlimit_count > 8 || header.argc == 0) {
     return kEproto;
   }
   struct cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-  if (cmsg == nullptr || cmsg->cmsg_type != SCM_RIGHTS || cmsg->cmsg_len != CMSG_LEN(3 * sizeof(int))) {
+  if (cmsg == nullptr || cmsg->cmsg_type != SCM_RIGHTS ||
+      cmsg->cmsg_len != CMSG_LEN(3 * sizeof(int))) {
     return kEproto;
   }
   const int* fds = reinterpret_cast<const int*>(CMSG_DATA(cmsg));
   for (int i = 0; i < 3; ++i) launch->stdio[i] = fds[i];
-  if (!ReadFull(kControlFd, launch->rlimits, header.rlimit_count * sizeof(launch_message::Rlimit))) return kEproto;
+  if (!ReadFull(kControlFd, launch->rlimits, header.rlimit_count * sizeof(launch_message::Rlimit)))
+    return kEproto;
   launch->rlimit_count = header.rlimit_count;
   char* payload = static_cast<char*>(Alloc(header.payload_len + 1));
   if (payload == nullptr) return kEnomem;
@@ -217,9 +220,11 @@ int ExecSearch(char** argv, char** envp) {
       buf[n++] = '/';
       for (size_t i = 0; i <= file_len; ++i) buf[n++] = file[i];
       int err = Exec(buf, argv, envp);
-      if (err == kEacces) denied = true;
+      if (err == kEacces)
+        denied = true;
       else if (err != kEnoent && err != kEnotdir && err != 116 /*ESTALE*/ && err != 19 /*ENODEV*/ &&
-               err != 110 /*ETIMEDOUT*/) return err;
+               err != 110 /*ETIMEDOUT*/)
+        return err;
     }
     if (*stop == '\0') break;
     dir = stop + 1;
@@ -346,7 +351,8 @@ int Main(int argc, char** argv, char** envp) {
       int st = 0;
       long pid = SYS(wait4, -1, (long)&st, WNOHANG, 0);
       if (pid == -kEintr) continue;
-      if (pid == -kEchild && !exited) return 125;  // no children left without seeing the command exit
+      if (pid == -kEchild && !exited)
+        return 125;  // no children left without seeing the command exit
       if (pid <= 0) break;
       if (pid == child) {
         status = st;
@@ -441,11 +447,14 @@ void* memmove(void* dst, const void* src, size_t n) {
 }
 
 #if defined(__x86_64__)
-__asm__(".text\n.global _start\n.type _start,@function\n_start:\n"
-        "  xor %rbp, %rbp\n  mov %rsp, %rdi\n  and $-16, %rsp\n  call StartMain\n  hlt\n");
+__asm__(
+    ".text\n.global _start\n.type _start,@function\n_start:\n"
+    "  xor %rbp, %rbp\n  mov %rsp, %rdi\n  and $-16, %rsp\n  call StartMain\n  hlt\n");
 #elif defined(__aarch64__)
-__asm__(".text\n.global _start\n.type _start,%function\n_start:\n"
-        "  mov x29, #0\n  mov x30, #0\n  mov x0, sp\n  and x1, x0, #-16\n  mov sp, x1\n  bl StartMain\n");
+__asm__(
+    ".text\n.global _start\n.type _start,%function\n_start:\n"
+    "  mov x29, #0\n  mov x30, #0\n  mov x0, sp\n  and x1, x0, #-16\n  mov sp, x1\n  bl "
+    "StartMain\n");
 #endif
 
 #else

@@ -35,7 +35,10 @@ inline long Call(long n, long a = 0, long b = 0, long c = 0, long d = 0, long e 
   register long x3 __asm__("x3") = d;
   register long x4 __asm__("x4") = e;
   register long x5 __asm__("x5") = f;
-  __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5) : "memory");
+  __asm__ volatile("svc 0"
+                   : "+r"(x0)
+                   : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+                   : "memory");
   return x0;
 }
 

@@ -73,7 +73,8 @@ inline long Ipv4NoRoutes(const char* text) {
   const char* name = SkipBlanks(header + 4);
   const char* value = SkipBlanks(values + 4);
   while (*name != '\0' && *name != '\n') {
-    bool match = StartsWith(name, "OutNoRoutes") && (name[11] == ' ' || name[11] == '\n' || name[11] == '\0');
+    bool match = StartsWith(name, "OutNoRoutes") &&
+                 (name[11] == ' ' || name[11] == '\n' || name[11] == '\0');
     if (match) return Number(value);
     while (*name != ' ' && *name != '\n' && *name != '\0') ++name;
     while (*value != ' ' && *value != '\n' && *value != '\0') ++value;
@@ -86,7 +87,8 @@ inline long Ipv4NoRoutes(const char* text) {
 // snmp6: one "Name value" line per counter.
 inline long Ipv6NoRoutes(const char* text) {
   for (const char* line = text; *line != '\0'; line = NextLine(line)) {
-    if (StartsWith(line, "Ip6OutNoRoutes ") || StartsWith(line, "Ip6OutNoRoutes\t")) return Number(SkipBlanks(line + 14));
+    if (StartsWith(line, "Ip6OutNoRoutes ") || StartsWith(line, "Ip6OutNoRoutes\t"))
+      return Number(SkipBlanks(line + 14));
   }
   return -1;
 }

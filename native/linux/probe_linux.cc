@@ -50,18 +50,27 @@ enum FactId {
 };
 
 const char* const kFactNames[kFactCount] = {
-    "userNamespace", "uidMap",      "mountNamespace", "mountPrivate",    "mountSetattr",
-    "tmpfs",         "netNamespace", "loopbackUp",    "ipcNamespace",    "utsNamespace",
-    "pidNamespace",  "procMount",   "landlockAbi",    "landlockEnforced", "noNewPrivs",
+    "userNamespace", "uidMap",       "mountNamespace", "mountPrivate",     "mountSetattr",
+    "tmpfs",         "netNamespace", "loopbackUp",     "ipcNamespace",     "utsNamespace",
+    "pidNamespace",  "procMount",    "landlockAbi",    "landlockEnforced", "noNewPrivs",
     "seccompFilter"};
 
-const char* const kFactSyscalls[kFactCount] = {
-    "unshare(CLONE_NEWUSER)", "write(/proc/self/uid_map)", "unshare(CLONE_NEWNS)",
-    "mount(/, MS_REC|MS_PRIVATE)", "mount_setattr(/, AT_RECURSIVE, RDONLY)", "mount(tmpfs)",
-    "unshare(CLONE_NEWNET)", "ioctl(SIOCSIFFLAGS, lo)", "unshare(CLONE_NEWIPC)",
-    "unshare(CLONE_NEWUTS)", "unshare(CLONE_NEWPID)", "mount(proc)",
-    "landlock_create_ruleset(VERSION)", "landlock_restrict_self", "prctl(PR_SET_NO_NEW_PRIVS)",
-    "seccomp(SECCOMP_SET_MODE_FILTER)"};
+const char* const kFactSyscalls[kFactCount] = {"unshare(CLONE_NEWUSER)",
+                                               "write(/proc/self/uid_map)",
+                                               "unshare(CLONE_NEWNS)",
+                                               "mount(/, MS_REC|MS_PRIVATE)",
+                                               "mount_setattr(/, AT_RECURSIVE, RDONLY)",
+                                               "mount(tmpfs)",
+                                               "unshare(CLONE_NEWNET)",
+                                               "ioctl(SIOCSIFFLAGS, lo)",
+                                               "unshare(CLONE_NEWIPC)",
+                                               "unshare(CLONE_NEWUTS)",
+                                               "unshare(CLONE_NEWPID)",
+                                               "mount(proc)",
+                                               "landlock_create_ruleset(VERSION)",
+                                               "landlock_restrict_self",
+                                               "prctl(PR_SET_NO_NEW_PRIVS)",
+                                               "seccomp(SECCOMP_SET_MODE_FILTER)"};
 
 struct Slot {
   int attempted;

@@ -37,7 +37,7 @@ struct Pipes {
   int child_ends[3] = {-1, -1, -1};
   int parent_ends[3] = {-1, -1, -1};
   int capture_ends[2] = {-1, -1};  // stdout, stderr read by the exit watcher
-  int script = -1;                 // sealed memfd holding the command's script (fd 4 in the sandbox)
+  int script = -1;  // sealed memfd holding the command's script (fd 4 in the sandbox)
   void CloseChildEnds() {
     for (int& fd : child_ends) {
       if (fd >= 0) close(fd);
@@ -63,7 +63,8 @@ struct Pipes {
 // then EOF. The input fits in one page, which a pipe always holds without a reader.
 status::Status InputPipe(const std::string& input, int* read_end) {
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return status::Fail("spawn_failed", errno, "pipe2(stdin)");
+  if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+    return status::Fail("spawn_failed", errno, "pipe2(stdin)");
   size_t done = 0;
   while (done < input.size()) {
     ssize_t n = write(fds[1], input.data() + done, input.size() - done);
@@ -87,7 +88,8 @@ status::Status InputPipe(const std::string& input, int* read_end) {
 // seekable; from a pipe bash reads one byte per system call), nothing of it is on the host's disk,
 // and the seals keep anyone from changing it.
 status::Status ScriptFile(const std::string& script, int* fd_out) {
-  int fd = static_cast<int>(syscall(SYS_memfd_create, "zero-sandbox-script", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  int fd = static_cast<int>(
+      syscall(SYS_memfd_create, "zero-sandbox-script", MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (fd < 0) return status::Fail("spawn_failed", errno, "memfd_create(script)");
   size_t done = 0;
   while (done < script.size()) {
@@ -100,7 +102,8 @@ status::Status ScriptFile(const std::string& script, int* fd_out) {
     }
     done += static_cast<size_t>(n);
   }
-  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0 || lseek(fd, 0, SEEK_SET) != 0) {
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0 ||
+      lseek(fd, 0, SEEK_SET) != 0) {
     int err = errno;
     close(fd);
     return status::Fail("spawn_failed", err, "seal(script)");
@@ -142,7 +145,8 @@ status::Status MakePipes(const args::StdioMode* modes, Pipes* pipes, int* child_
       if (pipe2(fds, O_CLOEXEC) != 0) return status::Fail("spawn_failed", errno, "pipe2(stdio)");
       // stdin: the child reads; stdout/stderr: the child writes.
       pipes->child_ends[i] = i == 0 ? fds[0] : fds[1];
-      int& ours = (i > 0 && mode.kind == args::StdioMode::kCapture) ? pipes->capture_ends[i - 1] : pipes->parent_ends[i];
+      int& ours = (i > 0 && mode.kind == args::StdioMode::kCapture) ? pipes->capture_ends[i - 1]
+                                                                    : pipes->parent_ends[i];
       ours = i == 0 ? fds[1] : fds[0];
       child_fds[i] = pipes->child_ends[i];
     }
@@ -176,9 +180,11 @@ Napi::Value Spawn(const Napi::CallbackInfo& info, State* state) {
     pipes.CloseAll();
     throw js_errors::FromStatus(env, s);
   }
-  exit_watcher::Watch* watch = state->registry.Add(result.pid, result.pidfd, result.report_fd, HolderOf(result), info[1].As<Napi::Function>());
+  exit_watcher::Watch* watch = state->registry.Add(result.pid, result.pidfd, result.report_fd,
+                                                   HolderOf(result), info[1].As<Napi::Function>());
   watch->mask_wds = std::move(result.mask_wds);
-  state->registry.StartCapture(watch, pipes.capture_ends, parsed.max_buffer, parsed.overflow_kill, parsed.spill_fd);
+  state->registry.StartCapture(watch, pipes.capture_ends, parsed.max_buffer, parsed.overflow_kill,
+                               parsed.spill_fd);
   pipes.capture_ends[0] = pipes.capture_ends[1] = -1;
   return SpawnedToJs(env, result.pid, pipes);
 }
@@ -190,8 +196,11 @@ namespace {
 class WarmWorker : public Napi::AsyncWorker {
  public:
   WarmWorker(Napi::Env env, State* state, args::ParsedSpawn parsed, Napi::Function on_exit)
-      : Napi::AsyncWorker(env), state_(state), parsed_(std::move(parsed)),
-        deferred_(Napi::Promise::Deferred::New(env)), on_exit_(Napi::Persistent(on_exit)) {}
+      : Napi::AsyncWorker(env),
+        state_(state),
+        parsed_(std::move(parsed)),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        on_exit_(Napi::Persistent(on_exit)) {}
 
   ~WarmWorker() override {
     if (child_control_ >= 0) close(child_control_);
@@ -226,7 +235,9 @@ class WarmWorker : public Napi::AsyncWorker {
       deferred_.Reject(js_errors::FromStatus(env, status_).Value());
       return;
     }
-    exit_watcher::Watch* watch = state_->registry.Add(result_.pid, result_.pidfd, result_.report_fd, HolderOf(result_), on_exit_.Value(), parent_control_);
+    exit_watcher::Watch* watch =
+        state_->registry.Add(result_.pid, result_.pidfd, result_.report_fd, HolderOf(result_),
+                             on_exit_.Value(), parent_control_);
     watch->mask_wds = std::move(result_.mask_wds);
     parent_control_ = -1;
     Napi::Object out = Napi::Object::New(env);
@@ -270,7 +281,8 @@ bool SendLaunch(int socket_fd, const args::ParsedLaunch& launch, const int* fds)
   if (payload_len > launch_message::kMaxPayload) return false;
   header.payload_len = static_cast<uint32_t>(payload_len);
   std::string message(reinterpret_cast<const char*>(&header), sizeof header);
-  message.reserve(sizeof header + launch.rlimits.size() * sizeof(launch_message::Rlimit) + payload_len);
+  message.reserve(sizeof header + launch.rlimits.size() * sizeof(launch_message::Rlimit) +
+                  payload_len);
   for (const backend::ResourceLimit& l : launch.rlimits) {
     launch_message::Rlimit record = {static_cast<uint64_t>(l.resource), l.soft, l.hard};
     message.append(reinterpret_cast<const char*>(&record), sizeof record);
@@ -306,23 +318,30 @@ bool SendLaunch(int socket_fd, const args::ParsedLaunch& launch, const int* fds)
 
 Napi::Value PrepareWarm(const Napi::CallbackInfo& info, State*) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsObject()) throw Napi::TypeError::New(env, "prepareWarm(spec) expects an object");
+  if (info.Length() < 1 || !info[0].IsObject())
+    throw Napi::TypeError::New(env, "prepareWarm(spec) expects an object");
   auto* parsed = new args::ParsedSpawn(args::ParseSpawnSpec(info[0].As<Napi::Object>()));
-  return Napi::External<args::ParsedSpawn>::New(env, parsed, [](Napi::Env, args::ParsedSpawn* p) { delete p; });
+  return Napi::External<args::ParsedSpawn>::New(env, parsed,
+                                                [](Napi::Env, args::ParsedSpawn* p) { delete p; });
 }
 
 Napi::Value SpawnWarm(const Napi::CallbackInfo& info, State* state) {
   Napi::Env env = info.Env();
   if (info.Length() < 2 || !(info[0].IsObject() || info[0].IsExternal()) || !info[1].IsFunction() ||
       (info.Length() > 2 && !info[2].IsUndefined() && !info[2].IsNumber())) {
-    throw Napi::TypeError::New(env, "spawnWarm(specOrHandle, onExit, cgroupProcsFd?) expects a spec or a prepareWarm handle, a function and an optional descriptor");
+    throw Napi::TypeError::New(env,
+                               "spawnWarm(specOrHandle, onExit, cgroupProcsFd?) expects a spec or "
+                               "a prepareWarm handle, a function and an optional descriptor");
   }
   // A handle from prepareWarm is copied (the worker owns its copy); a spec is converted here.
-  args::ParsedSpawn parsed = info[0].IsExternal() ? *info[0].As<Napi::External<args::ParsedSpawn>>().Data()
-                                                  : args::ParseSpawnSpec(info[0].As<Napi::Object>());
+  args::ParsedSpawn parsed = info[0].IsExternal()
+                                 ? *info[0].As<Napi::External<args::ParsedSpawn>>().Data()
+                                 : args::ParseSpawnSpec(info[0].As<Napi::Object>());
   // The sandbox's own pids cgroup (one per prewarmed sandbox): its first process joins it before
-  // anything else, as in a cold start. The caller keeps the descriptor open until the promise settles.
-  if (info.Length() > 2 && info[2].IsNumber()) parsed.spec.linux_spec.cgroup_procs_fd = info[2].As<Napi::Number>().Int32Value();
+  // anything else, as in a cold start. The caller keeps the descriptor open until the promise
+  // settles.
+  if (info.Length() > 2 && info[2].IsNumber())
+    parsed.spec.linux_spec.cgroup_procs_fd = info[2].As<Napi::Number>().Int32Value();
   WarmWorker* worker = new WarmWorker(env, state, std::move(parsed), info[1].As<Napi::Function>());
   Napi::Promise promise = worker->Promise();
   worker->Prepare();
@@ -360,7 +379,8 @@ Napi::Value Launch(const Napi::CallbackInfo& info, State* state) {
     return env.Null();
   }
   state->registry.SetRef(watch, true);
-  state->registry.StartCapture(watch, pipes.capture_ends, launch.max_buffer, launch.overflow_kill, launch.spill_fd);
+  state->registry.StartCapture(watch, pipes.capture_ends, launch.max_buffer, launch.overflow_kill,
+                               launch.spill_fd);
   pipes.capture_ends[0] = pipes.capture_ends[1] = -1;
   return SpawnedToJs(env, pid, pipes);
 }

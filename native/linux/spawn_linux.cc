@@ -35,7 +35,8 @@ class ChildStacks {
   // Two stacks, one after the other; nullptr (errno set) when they cannot be mapped.
   char* Get() {
     if (base_ == nullptr) {
-      void* p = mmap(nullptr, 2 * kChildStackSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+      void* p = mmap(nullptr, 2 * kChildStackSize, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
       if (p == MAP_FAILED) return nullptr;
       base_ = static_cast<char*>(p);
     }
@@ -51,25 +52,44 @@ thread_local ChildStacks child_stacks;
 const char* StageName(int32_t stage) {
   using namespace child_setup;
   switch (stage) {
-    case kStageSignals: return "prctl(PR_SET_PDEATHSIG)";
-    case kStageUidMap: return "write(/proc/self/uid_map)";
-    case kStageMountPrivate: return "mount(/, MS_REC|MS_PRIVATE)";
-    case kStageMount: return "mount";
-    case kStageLoopback: return "ioctl(SIOCSIFFLAGS, lo)";
-    case kStageLandlockRule: return "landlock_add_rule";
-    case kStageRlimit: return "setrlimit";
-    case kStageChdir: return "chdir";
-    case kStageStdio: return "dup2(stdio)";
-    case kStageCloseFds: return "close_range";
-    case kStageNoNewPrivs: return "prctl(PR_SET_NO_NEW_PRIVS)";
-    case kStageCapabilities: return "capset";
-    case kStageLandlockRestrict: return "landlock_restrict_self";
-    case kStageSeccomp: return "seccomp(SECCOMP_SET_MODE_FILTER)";
-    case kStageExecInit: return "execveat(zero-sandbox-init)";
-    case kStageCgroup: return "join the pids cgroup / unshare(CLONE_NEWCGROUP)";
-    case kStageNetHolder: return "unshare(CLONE_NEWUSER|CLONE_NEWNET) for the network holder";
-    case kStagePidMax: return "write(/proc/sys/kernel/pid_max) in the sandbox's PID namespace";
-    default: return "sandbox setup";
+    case kStageSignals:
+      return "prctl(PR_SET_PDEATHSIG)";
+    case kStageUidMap:
+      return "write(/proc/self/uid_map)";
+    case kStageMountPrivate:
+      return "mount(/, MS_REC|MS_PRIVATE)";
+    case kStageMount:
+      return "mount";
+    case kStageLoopback:
+      return "ioctl(SIOCSIFFLAGS, lo)";
+    case kStageLandlockRule:
+      return "landlock_add_rule";
+    case kStageRlimit:
+      return "setrlimit";
+    case kStageChdir:
+      return "chdir";
+    case kStageStdio:
+      return "dup2(stdio)";
+    case kStageCloseFds:
+      return "close_range";
+    case kStageNoNewPrivs:
+      return "prctl(PR_SET_NO_NEW_PRIVS)";
+    case kStageCapabilities:
+      return "capset";
+    case kStageLandlockRestrict:
+      return "landlock_restrict_self";
+    case kStageSeccomp:
+      return "seccomp(SECCOMP_SET_MODE_FILTER)";
+    case kStageExecInit:
+      return "execveat(zero-sandbox-init)";
+    case kStageCgroup:
+      return "join the pids cgroup / unshare(CLONE_NEWCGROUP)";
+    case kStageNetHolder:
+      return "unshare(CLONE_NEWUSER|CLONE_NEWNET) for the network holder";
+    case kStagePidMax:
+      return "write(/proc/sys/kernel/pid_max) in the sandbox's PID namespace";
+    default:
+      return "sandbox setup";
   }
 }
 
@@ -83,8 +103,14 @@ status::Status ChildFailure(int32_t raw_stage, int err, const SpawnSpec& spec) {
   const char* code = "spawn_failed";
   const char* layer = "";
   switch (stage) {
-    case kStageUidMap: code = "userns_denied"; layer = "userns"; break;
-    case kStageMountPrivate: code = "mount_failed"; layer = "mount"; break;
+    case kStageUidMap:
+      code = "userns_denied";
+      layer = "userns";
+      break;
+    case kStageMountPrivate:
+      code = "mount_failed";
+      layer = "mount";
+      break;
     case kStageMount:
       code = "mount_failed";
       layer = "mount";
@@ -95,19 +121,44 @@ status::Status ChildFailure(int32_t raw_stage, int err, const SpawnSpec& spec) {
       }
       break;
     case kStageLoopback:
-    case kStageNetHolder: code = "sandbox_unavailable"; layer = "netns"; break;
+    case kStageNetHolder:
+      code = "sandbox_unavailable";
+      layer = "netns";
+      break;
     case kStageLandlockRule:
-    case kStageLandlockRestrict: code = "landlock_unsupported"; layer = "landlock"; break;
-    case kStageSeccomp: code = "seccomp_install_failed"; layer = "seccomp"; break;
-    case kStageChdir: code = "spawn_failed"; layer = "cwd"; path = spec.cwd; call = "chdir(" + spec.cwd + ")"; break;
-    case kStageRlimit: code = "spawn_failed"; layer = "limits"; break;
+    case kStageLandlockRestrict:
+      code = "landlock_unsupported";
+      layer = "landlock";
+      break;
+    case kStageSeccomp:
+      code = "seccomp_install_failed";
+      layer = "seccomp";
+      break;
+    case kStageChdir:
+      code = "spawn_failed";
+      layer = "cwd";
+      path = spec.cwd;
+      call = "chdir(" + spec.cwd + ")";
+      break;
+    case kStageRlimit:
+      code = "spawn_failed";
+      layer = "limits";
+      break;
     case kStageCgroup:
-    case kStagePidMax: code = "sandbox_unavailable"; layer = "limits"; break;
+    case kStagePidMax:
+      code = "sandbox_unavailable";
+      layer = "limits";
+      break;
     case kStageNoNewPrivs:
-    case kStageCapabilities: code = "sandbox_unavailable"; layer = "capabilities"; break;
-    default: break;
+    case kStageCapabilities:
+      code = "sandbox_unavailable";
+      layer = "capabilities";
+      break;
+    default:
+      break;
   }
-  status::Status s = status::Fail(code, err, call, "sandbox setup failed before the command started", layer);
+  status::Status s =
+      status::Fail(code, err, call, "sandbox setup failed before the command started", layer);
   s.path = path;
   return s;
 }
@@ -155,8 +206,9 @@ Cloned CloneSandbox(bool new_network, char* stack, spawn_plan::Plan* plan) {
   sigset_t previous;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &previous);
-  pid_t pid = clone(child.net == nullptr ? child_setup::Run : child_setup::EnterNetwork, first_stack_top,
-                    child.net == nullptr ? flags : CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &child);
+  pid_t pid =
+      clone(child.net == nullptr ? child_setup::Run : child_setup::EnterNetwork, first_stack_top,
+            child.net == nullptr ? flags : CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, &child);
   int clone_errno = pid < 0 ? errno : 0;
   if (child.net != nullptr && pid > 0) {
     Reap(pid);
@@ -199,7 +251,8 @@ status::Status AwaitSetup(const SpawnSpec& spec, spawn_plan::Plan* plan, Cloned*
   if (n != static_cast<ssize_t>(sizeof record) && cloned->pid != 0) return status::Ok();
   net_holders::Discard(cloned->holder);
   if (cloned->pid > 0) Reap(cloned->pid);
-  if (n != static_cast<ssize_t>(sizeof record)) return status::Fail("spawn_failed", EIO, "spawn", "the sandbox setup ended without a report");
+  if (n != static_cast<ssize_t>(sizeof record))
+    return status::Fail("spawn_failed", EIO, "spawn", "the sandbox setup ended without a report");
   return ChildFailure(record[0], record[1], spec);
 }
 
@@ -215,8 +268,10 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
   Cloned cloned = CloneSandbox(spec.linux_spec.new_network, stack, &plan);
   if (cloned.pid < 0) {
     net_holders::Discard(cloned.holder);
-    const char* code = cloned.clone_errno == EPERM || cloned.clone_errno == ENOSPC ? "userns_denied" : "spawn_failed";
-    return status::Fail(code, cloned.clone_errno, "clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID|...)",
+    const char* code = cloned.clone_errno == EPERM || cloned.clone_errno == ENOSPC ? "userns_denied"
+                                                                                   : "spawn_failed";
+    return status::Fail(code, cloned.clone_errno,
+                        "clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID|...)",
                         "could not create the sandbox namespaces", "userns");
   }
   status::Status setup = AwaitSetup(spec, &plan, &cloned);

@@ -117,7 +117,8 @@ void BuildInitArgs(const SpawnSpec& spec, Plan* plan) {
 status::Status BuildSteps(const LinuxSpec& ls, Plan* plan) {
   for (const MountOp& op : ls.mounts) {
     int32_t kind = MountKindCode(op.kind);
-    if (kind == 0) return status::Fail("invalid_argument", EINVAL, "spawn", "unknown mount kind " + op.kind);
+    if (kind == 0)
+      return status::Fail("invalid_argument", EINVAL, "spawn", "unknown mount kind " + op.kind);
     child_setup::MountStep step;
     step.kind = kind;
     step.slot = op.source.empty() ? -1 : atoi(op.source.c_str());
@@ -197,7 +198,8 @@ status::Status Build(const SpawnSpec& spec, Plan* plan) {
     return status::Fail("seccomp_install_failed", EINVAL, "spawn", "no seccomp program", "seccomp");
   }
   if (ls.landlock_abi < 1) {
-    return status::Fail("landlock_unsupported", ENOSYS, "spawn", "Landlock is required", "landlock");
+    return status::Fail("landlock_unsupported", ENOSYS, "spawn", "Landlock is required",
+                        "landlock");
   }
 
   plan->init_fd.fd = open(ls.init_path.c_str(), O_PATH | O_CLOEXEC);
@@ -211,17 +213,21 @@ status::Status Build(const SpawnSpec& spec, Plan* plan) {
   if (!rs.ok()) return rs;
 
   BuildInitArgs(spec, plan);
-  snprintf(plan->uid_map, sizeof plan->uid_map, "%u %u 1", static_cast<unsigned>(geteuid()), static_cast<unsigned>(geteuid()));
-  snprintf(plan->gid_map, sizeof plan->gid_map, "%u %u 1", static_cast<unsigned>(getegid()), static_cast<unsigned>(getegid()));
+  snprintf(plan->uid_map, sizeof plan->uid_map, "%u %u 1", static_cast<unsigned>(geteuid()),
+           static_cast<unsigned>(geteuid()));
+  snprintf(plan->gid_map, sizeof plan->gid_map, "%u %u 1", static_cast<unsigned>(getegid()),
+           static_cast<unsigned>(getegid()));
   status::Status steps = BuildSteps(ls, plan);
   if (!steps.ok()) return steps;
 
   int err_pipe[2];
-  if (pipe2(err_pipe, O_CLOEXEC) != 0) return status::Fail("spawn_failed", errno, "pipe2(error pipe)");
+  if (pipe2(err_pipe, O_CLOEXEC) != 0)
+    return status::Fail("spawn_failed", errno, "pipe2(error pipe)");
   plan->error_read.fd = err_pipe[0];
   plan->error_write.fd = err_pipe[1];
   int report_pipe[2];
-  if (pipe2(report_pipe, O_CLOEXEC) != 0) return status::Fail("spawn_failed", errno, "pipe2(report pipe)");
+  if (pipe2(report_pipe, O_CLOEXEC) != 0)
+    return status::Fail("spawn_failed", errno, "pipe2(report pipe)");
   plan->report_read.fd = report_pipe[0];
   plan->report_write.fd = report_pipe[1];
 

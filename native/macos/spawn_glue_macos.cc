@@ -23,8 +23,14 @@ Napi::Value Spawn(const Napi::CallbackInfo& info, State*) { return Unsupported(i
 Napi::Value PrepareWarm(const Napi::CallbackInfo& info, State*) { return Unsupported(info.Env()); }
 Napi::Value SpawnWarm(const Napi::CallbackInfo& info, State*) { return Unsupported(info.Env()); }
 Napi::Value Launch(const Napi::CallbackInfo& info, State*) { return info.Env().Null(); }
-Napi::Value Kill(const Napi::CallbackInfo& info, State*) { return Napi::Boolean::New(info.Env(), false); }
-Napi::Value ActiveCount(const Napi::CallbackInfo& info, State*) { return Napi::Number::New(info.Env(), 0); }
-Napi::Value LandlockAbi(const Napi::CallbackInfo& info, State*) { return Napi::Number::New(info.Env(), 0); }
+Napi::Value Kill(const Napi::CallbackInfo& info, State*) {
+  return Napi::Boolean::New(info.Env(), false);
+}
+Napi::Value ActiveCount(const Napi::CallbackInfo& info, State*) {
+  return Napi::Number::New(info.Env(), 0);
+}
+Napi::Value LandlockAbi(const Napi::CallbackInfo& info, State*) {
+  return Napi::Number::New(info.Env(), 0);
+}
 
 }  // namespace spawn_glue

@@ -56,7 +56,8 @@ bool Split(const std::string& path, bool absolute, std::vector<std::string>* out
     size_t end = path.find('/', start);
     if (end == std::string::npos) end = path.size();
     std::string part = path.substr(start, end - start);
-    if (part.empty() || part == "." || part == ".." || part.find('\0') != std::string::npos) return false;
+    if (part.empty() || part == "." || part == ".." || part.find('\0') != std::string::npos)
+      return false;
     out->push_back(std::move(part));
     start = end + 1;
   }
@@ -95,7 +96,8 @@ int OpenDirAtOnce(const std::vector<std::string>& all, int* err) {
 #endif
 
 // Opens the directory root/parts[0..count) component by component, never following a link.
-int OpenDir(const std::string& root, const std::vector<std::string>& parts, size_t count, int* err) {
+int OpenDir(const std::string& root, const std::vector<std::string>& parts, size_t count,
+            int* err) {
   std::vector<std::string> all;
   if (!Split(root, true, &all)) {
     *err = EINVAL;
@@ -129,7 +131,9 @@ Kind KindOf(mode_t mode) {
   return Kind::kOther;
 }
 
-int64_t Nanos(const struct timespec& ts) { return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec; }
+int64_t Nanos(const struct timespec& ts) {
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 #if defined(__APPLE__)
 #define ZS_MTIME(st) Nanos((st).st_mtimespec)
 #define ZS_CTIME(st) Nanos((st).st_ctimespec)
@@ -207,8 +211,10 @@ bool ReadEntries(int dirfd, size_t max, std::vector<std::pair<std::string, Kind>
     if (out->size() >= max) break;
     Kind kind = Kind::kOther;
     struct stat st;
-    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) kind = KindOf(st.st_mode);
-    else kind = errno == ENOENT ? Kind::kMissing : Kind::kError;
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+      kind = KindOf(st.st_mode);
+    else
+      kind = errno == ENOENT ? Kind::kMissing : Kind::kError;
     out->emplace_back(name, kind);
   }
   closedir(dir);
@@ -239,11 +245,13 @@ Info Inspect(const std::string& root, const std::string& rel) {
   return info;
 }
 
-bool ReadFile(const std::string& root, const std::string& rel, size_t max, std::string* out, int* err) {
+bool ReadFile(const std::string& root, const std::string& rel, size_t max, std::string* out,
+              int* err) {
   Target t;
   if (!OpenTarget(root, rel, &t, err)) return false;
   Fd parent(t.parent);
-  Fd file(openat(parent.get(), t.name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  Fd file(openat(parent.get(), t.name.c_str(),
+                 O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
   if (file.get() < 0) {
     *err = errno;
     return false;
@@ -348,8 +356,10 @@ int OpenSubdir(int parent, const std::string& name, dev_t dev, struct stat* st, 
   if (fd < 0) {
     if (errno == ENOTDIR || errno == ELOOP) {
       // Not a directory after all: remove the entry itself.
-      if (unlinkat(parent, name.c_str(), 0) == 0) r->removed++;
-      else if (errno != ENOENT) NoteError(r, errno);
+      if (unlinkat(parent, name.c_str(), 0) == 0)
+        r->removed++;
+      else if (errno != ENOENT)
+        NoteError(r, errno);
     } else if (errno != ENOENT) {
       NoteError(r, errno);
     }
@@ -394,7 +404,8 @@ void RemoveTree(int parent, const std::string& name, RemoveResult* r) {
     if (!stack.empty()) {
       up = openat(cur.get(), "..", kReadDirFlags);
       struct stat ust;
-      if (up < 0 || fstat(up, &ust) != 0 || ust.st_dev != stack.back().dev || ust.st_ino != stack.back().ino) {
+      if (up < 0 || fstat(up, &ust) != 0 || ust.st_dev != stack.back().dev ||
+          ust.st_ino != stack.back().ino) {
         if (up >= 0) close(up);
         NoteError(r, ESTALE);  // the tree moved under us: stop rather than guess where we are
         return;
@@ -403,8 +414,10 @@ void RemoveTree(int parent, const std::string& name, RemoveResult* r) {
     } else {
       cur.Reset(-1);
     }
-    if (unlinkat(up, done.c_str(), AT_REMOVEDIR) == 0) r->removed++;
-    else if (errno != ENOENT) NoteError(r, errno);
+    if (unlinkat(up, done.c_str(), AT_REMOVEDIR) == 0)
+      r->removed++;
+    else if (errno != ENOENT)
+      NoteError(r, errno);
   }
 }
 
@@ -429,15 +442,18 @@ RemoveResult Remove(const std::string& root, const std::string& rel) {
     return r;
   }
   if (!S_ISDIR(st.st_mode)) {
-    if (unlinkat(parent.get(), t.name.c_str(), 0) == 0) r.removed++;
-    else if (errno != ENOENT) NoteError(&r, errno);
+    if (unlinkat(parent.get(), t.name.c_str(), 0) == 0)
+      r.removed++;
+    else if (errno != ENOENT)
+      NoteError(&r, errno);
     return r;
   }
   RemoveTree(parent.get(), t.name, &r);
   return r;
 }
 
-bool Replace(const std::string& root, const std::string& rel, const std::string& data, unsigned mode, int* err) {
+bool Replace(const std::string& root, const std::string& rel, const std::string& data,
+             unsigned mode, int* err) {
   RemoveResult removed = Remove(root, rel);
   if (!removed.ok) {
     *err = removed.err;
@@ -450,7 +466,8 @@ bool Replace(const std::string& root, const std::string& rel, const std::string&
   }
   Fd parent(t.parent);
   // O_EXCL|O_NOFOLLOW: whatever appeared there since the removal is never written through.
-  Fd fd(openat(parent.get(), t.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0777));
+  Fd fd(openat(parent.get(), t.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+               mode & 0777));
   if (fd.get() < 0) {
     *err = errno;
     return false;

@@ -13,7 +13,14 @@
 
 namespace fs_beneath {
 
-enum class Kind : char { kMissing = 'm', kFile = 'f', kDir = 'd', kLink = 'l', kOther = 'o', kError = 'e' };
+enum class Kind : char {
+  kMissing = 'm',
+  kFile = 'f',
+  kDir = 'd',
+  kLink = 'l',
+  kOther = 'o',
+  kError = 'e'
+};
 
 struct Info {
   Kind kind = Kind::kError;
@@ -29,7 +36,8 @@ struct Info {
 Info Inspect(const std::string& root, const std::string& rel);
 
 // A regular file of at most `max` bytes (O_NOFOLLOW|O_NONBLOCK: never a FIFO or device).
-bool ReadFile(const std::string& root, const std::string& rel, size_t max, std::string* out, int* err);
+bool ReadFile(const std::string& root, const std::string& rel, size_t max, std::string* out,
+              int* err);
 
 // At most `max` entries of a directory (not "." or ".."), each with its kind (no link followed).
 bool List(const std::string& root, const std::string& rel, size_t max,
@@ -48,7 +56,8 @@ RemoveResult Remove(const std::string& root, const std::string& rel);
 
 // Puts a new regular file with `data` (permission bits `mode`) at rel, after removing whatever is
 // there (a link or tree included, nothing followed); false and *err when it could not.
-bool Replace(const std::string& root, const std::string& rel, const std::string& data, unsigned mode, int* err);
+bool Replace(const std::string& root, const std::string& rel, const std::string& data,
+             unsigned mode, int* err);
 
 // A descriptor for the directory `root` (absolute), walked without following links; -1 and *err.
 int OpenDirectory(const std::string& root, int* err);

@@ -38,7 +38,9 @@ constexpr int64_t kRacyNanos = 2000000000;
 struct Stamp {
   uint64_t dev = 0, ino = 0;
   int64_t mtime = 0, ctime = 0;
-  bool operator==(const Stamp& o) const { return dev == o.dev && ino == o.ino && mtime == o.mtime && ctime == o.ctime; }
+  bool operator==(const Stamp& o) const {
+    return dev == o.dev && ino == o.ino && mtime == o.mtime && ctime == o.ctime;
+  }
 };
 
 using Names = std::shared_ptr<const std::vector<std::string>>;
@@ -61,13 +63,17 @@ std::unordered_map<std::string, Listing>& Memory() {
   return *memory;
 }
 
-int64_t Nanos(const struct timespec& ts) { return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec; }
+int64_t Nanos(const struct timespec& ts) {
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 
 Stamp StampOf(const struct stat& st) {
 #if defined(__APPLE__)
-  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino), Nanos(st.st_mtimespec), Nanos(st.st_ctimespec)};
+  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+          Nanos(st.st_mtimespec), Nanos(st.st_ctimespec)};
 #else
-  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino), Nanos(st.st_mtim), Nanos(st.st_ctim)};
+  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino), Nanos(st.st_mtim),
+          Nanos(st.st_ctim)};
 #endif
 }
 
@@ -275,8 +281,10 @@ class Walker {
   }
 
   void Found(std::vector<std::string>* list, const std::string& path) {
-    if (result.worktrees.size() + result.git_dirs.size() >= max_repos_) result.truncated = true;
-    else list->push_back(path);
+    if (result.worktrees.size() + result.git_dirs.size() >= max_repos_)
+      result.truncated = true;
+    else
+      list->push_back(path);
   }
 
   uint64_t max_dirs_;

@@ -33,21 +33,19 @@ status::Status LoadUserenv(Userenv* out) {
   }
   HMODULE userenv = LoadLibraryExW(L"userenv.dll", nullptr, LOAD_LIBRARY_SEARCH_SYSTEM32);
   if (userenv == nullptr) {
-    return win_error::Win32("sandbox_unavailable", GetLastError(),
-                        "LoadLibraryExW(userenv.dll)", "userenv.dll cannot be loaded",
-                        "appcontainer");
+    return win_error::Win32("sandbox_unavailable", GetLastError(), "LoadLibraryExW(userenv.dll)",
+                            "userenv.dll cannot be loaded", "appcontainer");
   }
   // The module stays loaded for the life of the process (no FreeLibrary): these pointers are
   // used by every later launch.
   out->create = reinterpret_cast<CreateProfileFn>(
       reinterpret_cast<void*>(GetProcAddress(userenv, "CreateAppContainerProfile")));
-  out->derive = reinterpret_cast<DeriveSidFn>(
-      reinterpret_cast<void*>(GetProcAddress(userenv, "DeriveAppContainerSidFromAppContainerName")));
+  out->derive = reinterpret_cast<DeriveSidFn>(reinterpret_cast<void*>(
+      GetProcAddress(userenv, "DeriveAppContainerSidFromAppContainerName")));
   if (out->create == nullptr || out->derive == nullptr) {
-    return win_error::Win32("sandbox_unavailable", ERROR_PROC_NOT_FOUND,
-                        "GetProcAddress(CreateAppContainerProfile)",
-                        "this Windows has no AppContainer API (Windows 8 or later is required)",
-                        "appcontainer");
+    return win_error::Win32(
+        "sandbox_unavailable", ERROR_PROC_NOT_FOUND, "GetProcAddress(CreateAppContainerProfile)",
+        "this Windows has no AppContainer API (Windows 8 or later is required)", "appcontainer");
   }
   return status::Ok();
 }
@@ -67,25 +65,25 @@ status::Status Identity::Open(const std::wstring& name, const std::wstring& disp
   Userenv userenv;
   status::Status loaded = LoadUserenv(&userenv);
   if (!loaded.ok()) return loaded;
-  HRESULT hr = userenv.create(name.c_str(), display_name.c_str(), display_name.c_str(),
-                                         nullptr, 0, &sid_);
+  HRESULT hr =
+      userenv.create(name.c_str(), display_name.c_str(), display_name.c_str(), nullptr, 0, &sid_);
   if (hr == HRESULT_FROM_WIN32(ERROR_ALREADY_EXISTS)) {
     // The profile persists per workspace; a second run opens it by deriving the same SID.
     hr = userenv.derive(name.c_str(), &sid_);
     if (FAILED(hr)) {
       sid_ = nullptr;
-      return win_error::Hresult("sandbox_unavailable", hr,
-                          "DeriveAppContainerSidFromAppContainerName(" + wide::ToUtf8(name) + ")",
-                          "the AppContainer profile exists but its SID cannot be derived",
-                          "appcontainer");
+      return win_error::Hresult(
+          "sandbox_unavailable", hr,
+          "DeriveAppContainerSidFromAppContainerName(" + wide::ToUtf8(name) + ")",
+          "the AppContainer profile exists but its SID cannot be derived", "appcontainer");
     }
   } else if (FAILED(hr)) {
     sid_ = nullptr;
     return win_error::Hresult("sandbox_unavailable", hr,
-                        "CreateAppContainerProfile(" + wide::ToUtf8(name) + ")",
-                        "AppContainer profiles cannot be created for this user (Windows 8 or "
-                        "later with a loaded user profile is required)",
-                        "appcontainer");
+                              "CreateAppContainerProfile(" + wide::ToUtf8(name) + ")",
+                              "AppContainer profiles cannot be created for this user (Windows 8 or "
+                              "later with a loaded user profile is required)",
+                              "appcontainer");
   }
   security_capabilities_.AppContainerSid = sid_;
   return status::Ok();
@@ -97,9 +95,8 @@ status::Status Identity::SetCapabilities(const std::vector<std::string>& capabil
     std::wstring wtext = wide::FromUtf8(text);
     if (!ConvertStringSidToSidW(wtext.c_str(), &cap)) {
       DWORD err = GetLastError();
-      return win_error::Win32("invalid_argument", err,
-                          "ConvertStringSidToSidW(" + text + ")", "not a capability SID",
-                          "appcontainer");
+      return win_error::Win32("invalid_argument", err, "ConvertStringSidToSidW(" + text + ")",
+                              "not a capability SID", "appcontainer");
     }
     SID_AND_ATTRIBUTES entry;
     entry.Sid = cap;

@@ -41,7 +41,7 @@ status::Status InheritableStdio(long long value, int index, HANDLE* out) {
                        DUPLICATE_SAME_ACCESS)) {
     DWORD err = GetLastError();
     return win_error::Win32("spawn_failed", err,
-                        "DuplicateHandle(stdio[" + std::to_string(index) + "])", "", "stdio");
+                            "DuplicateHandle(stdio[" + std::to_string(index) + "])", "", "stdio");
   }
   return status::Ok();
 }
@@ -67,8 +67,7 @@ status::Status CreateKillOnCloseJob(uint64_t memory_bytes, uint32_t process_limi
   HANDLE job = CreateJobObjectW(nullptr, nullptr);
   if (job == nullptr) {
     DWORD err = GetLastError();
-    return win_error::Win32("sandbox_unavailable", err, "CreateJobObjectW", "",
-                        "job");
+    return win_error::Win32("sandbox_unavailable", err, "CreateJobObjectW", "", "job");
   }
   JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits{};
   limits.BasicLimitInformation.LimitFlags =
@@ -85,7 +84,7 @@ status::Status CreateKillOnCloseJob(uint64_t memory_bytes, uint32_t process_limi
     DWORD err = GetLastError();
     CloseHandle(job);
     return win_error::Win32("sandbox_unavailable", err,
-                        "SetInformationJobObject(KILL_ON_JOB_CLOSE)", "", "job");
+                            "SetInformationJobObject(KILL_ON_JOB_CLOSE)", "", "job");
   }
   // No clipboard, desktop switching, global atoms or handles of windows outside the job: the
   // command cannot inject input into the caller's console.
@@ -97,8 +96,8 @@ status::Status CreateKillOnCloseJob(uint64_t memory_bytes, uint32_t process_limi
   if (!SetInformationJobObject(job, JobObjectBasicUIRestrictions, &ui, sizeof(ui))) {
     DWORD err = GetLastError();
     CloseHandle(job);
-    return win_error::Win32("sandbox_unavailable", err,
-                        "SetInformationJobObject(UI restrictions)", "", "job");
+    return win_error::Win32("sandbox_unavailable", err, "SetInformationJobObject(UI restrictions)",
+                            "", "job");
   }
   *out = job;
   return status::Ok();
@@ -122,22 +121,23 @@ class AttributeList {
     buffer_.resize(size);
     if (!InitializeProcThreadAttributeList(get(), 2, 0, &size)) {
       DWORD err = GetLastError();
-      return win_error::Win32("sandbox_unavailable", err,
-                          "InitializeProcThreadAttributeList", "", "appcontainer");
+      return win_error::Win32("sandbox_unavailable", err, "InitializeProcThreadAttributeList", "",
+                              "appcontainer");
     }
     initialized_ = true;
     if (!UpdateProcThreadAttribute(get(), 0, PROC_THREAD_ATTRIBUTE_SECURITY_CAPABILITIES,
                                    capabilities, sizeof(*capabilities), nullptr, nullptr)) {
       DWORD err = GetLastError();
       return win_error::Win32("sandbox_unavailable", err,
-                          "UpdateProcThreadAttribute(SECURITY_CAPABILITIES)", "", "appcontainer");
+                              "UpdateProcThreadAttribute(SECURITY_CAPABILITIES)", "",
+                              "appcontainer");
     }
     // Only the three stdio handles are inherited, whatever else is inheritable in this process.
     if (!UpdateProcThreadAttribute(get(), 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, inherited->data(),
                                    inherited->size() * sizeof(HANDLE), nullptr, nullptr)) {
       DWORD err = GetLastError();
-      return win_error::Win32("spawn_failed", err,
-                          "UpdateProcThreadAttribute(HANDLE_LIST)", "", "stdio");
+      return win_error::Win32("spawn_failed", err, "UpdateProcThreadAttribute(HANDLE_LIST)", "",
+                              "stdio");
     }
     return status::Ok();
   }
@@ -165,15 +165,15 @@ status::Status StartInJob(std::wstring command_line, std::wstring env_block,
     DWORD err = GetLastError();
     bool exec = err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND ||
                 err == ERROR_ACCESS_DENIED || err == ERROR_BAD_EXE_FORMAT;
-    return win_error::Win32(exec ? "exec_failed" : "spawn_failed", err,
-                        "CreateProcessW", wide::ToUtf8(command_line));
+    return win_error::Win32(exec ? "exec_failed" : "spawn_failed", err, "CreateProcessW",
+                            wide::ToUtf8(command_line));
   }
   status::Status result = status::Ok();
   if (!AssignProcessToJobObject(job, pi->hProcess)) {
     DWORD err = GetLastError();
     TerminateProcess(pi->hProcess, 1);
     result = win_error::Win32("sandbox_unavailable", err, "AssignProcessToJobObject",
-                          "the process was terminated before it ran", "job");
+                              "the process was terminated before it ran", "job");
   } else if (ResumeThread(pi->hThread) == static_cast<DWORD>(-1)) {
     DWORD err = GetLastError();
     TerminateJobObject(job, 1);

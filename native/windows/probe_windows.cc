@@ -26,8 +26,9 @@ Fact FromStatus(const char* name, const status::Status& s) {
   // A fact's errno field holds the platform's own code for the failed call: here the Win32
   // code (an HRESULT's low word, which is the Win32 code of a HRESULT_FROM_WIN32 value).
   f.sys_errno = s.win_kind == status::Status::WinKind::kNone ? s.sys_errno
-                : s.win_kind == status::Status::WinKind::kHresult ? static_cast<int>(s.win_error & 0xFFFF)
-                                                                  : static_cast<int>(s.win_error);
+                : s.win_kind == status::Status::WinKind::kHresult
+                    ? static_cast<int>(s.win_error & 0xFFFF)
+                    : static_cast<int>(s.win_error);
   if (!s.ok()) f.syscall = s.syscall;
   return f;
 }
@@ -75,8 +76,7 @@ status::Status TrySpawn(app_container::Identity* identity) {
   DWORD err = GetLastError();
   CloseHandle(launched.process);
   CloseHandle(launched.job);  // kill-on-close: nothing outlives the probe
-  if (!got)
-    return win_error::Win32("spawn_failed", err, "WaitForSingleObject(probe)");
+  if (!got) return win_error::Win32("spawn_failed", err, "WaitForSingleObject(probe)");
   if (code != 7) {
     return status::Fail("spawn_failed", 0, "GetExitCodeProcess(probe)",
                         "cmd.exe in the container exited with " + std::to_string(code) + ", not 7");

@@ -80,7 +80,8 @@ double Number(const Napi::Object& obj, const char* name, const std::string& wher
   return d;
 }
 
-std::vector<std::string> Strings(const Napi::Object& obj, const char* name, const std::string& where) {
+std::vector<std::string> Strings(const Napi::Object& obj, const char* name,
+                                 const std::string& where) {
   Napi::Value v = Field(obj, name, where);
   if (!v.IsArray()) TypeError(obj.Env(), where + "." + name + " must be an array");
   Napi::Array arr = v.As<Napi::Array>();
@@ -123,7 +124,8 @@ status::Status OpenPipe(const std::string& name, const std::string& nonce, HANDL
   bool ok = true;
   std::wstring wname = wide::FromUtf8(name, &ok);
   if (!ok || wname.rfind(L"\\\\.\\pipe\\", 0) != 0) {
-    return status::Fail("invalid_argument", 0, "OpenPipe", "stdio pipe name must be \\\\.\\pipe\\...", "stdio");
+    return status::Fail("invalid_argument", 0, "OpenPipe",
+                        "stdio pipe name must be \\\\.\\pipe\\...", "stdio");
   }
   // SECURITY_IDENTIFICATION: a server other than us could not act with our identity.
   HANDLE h = CreateFileW(wname.c_str(), GENERIC_READ | GENERIC_WRITE, 0, nullptr, OPEN_EXISTING,
@@ -137,7 +139,7 @@ status::Status OpenPipe(const std::string& name, const std::string& nonce, HANDL
     DWORD err = GetLastError();
     CloseHandle(h);
     return win_error::Win32("spawn_failed", err, "GetNamedPipeServerProcessId(" + name + ")",
-                        "the pipe is not served by this process", "stdio");
+                            "the pipe is not served by this process", "stdio");
   }
   DWORD written = 0;
   if (!WriteFile(h, nonce.data(), static_cast<DWORD>(nonce.size()), &written, nullptr) ||
@@ -175,8 +177,8 @@ int OpenStdio(Napi::Env env, const Napi::Value& v, int index, OwnedHandles* owne
 }
 
 // Waits for the first process, ends whatever it left in the job, then reports on the JS thread.
-void WaitForExit(std::shared_ptr<Registry> registry, long long pid, std::shared_ptr<Sandbox> sandbox,
-                 Napi::ThreadSafeFunction tsfn) {
+void WaitForExit(std::shared_ptr<Registry> registry, long long pid,
+                 std::shared_ptr<Sandbox> sandbox, Napi::ThreadSafeFunction tsfn) {
   WaitForSingleObject(sandbox->process, INFINITE);
   auto* report = new ExitReport();
   if (!GetExitCodeProcess(sandbox->process, &report->exit_code)) report->exit_code = 1;
@@ -197,26 +199,29 @@ void WaitForExit(std::shared_ptr<Registry> registry, long long pid, std::shared_
     sandbox->done = true;
     report->killed = sandbox->killed;
   }
-  napi_status status = tsfn.BlockingCall(report, [](Napi::Env env, Napi::Function callback, ExitReport* r) {
-    Napi::Object exit = Napi::Object::New(env);
-    exit.Set("exitCode", r->killed ? env.Null() : Napi::Number::New(env, static_cast<double>(r->exit_code)));
-    exit.Set("signal", r->killed ? Napi::Number::New(env, 9) : env.Null());
-    exit.Set("execErrno", Napi::Number::New(env, 0));
-    exit.Set("commandExited", Napi::Boolean::New(env, !r->killed));
-    delete r;
-    try {
-      callback.Call({exit});
-    } catch (const Napi::Error& e) {
-      e.ThrowAsJavaScriptException();  // the listener's own error: uncaught, as in JavaScript
-    }
-  });
+  napi_status status =
+      tsfn.BlockingCall(report, [](Napi::Env env, Napi::Function callback, ExitReport* r) {
+        Napi::Object exit = Napi::Object::New(env);
+        exit.Set("exitCode", r->killed ? env.Null()
+                                       : Napi::Number::New(env, static_cast<double>(r->exit_code)));
+        exit.Set("signal", r->killed ? Napi::Number::New(env, 9) : env.Null());
+        exit.Set("execErrno", Napi::Number::New(env, 0));
+        exit.Set("commandExited", Napi::Boolean::New(env, !r->killed));
+        delete r;
+        try {
+          callback.Call({exit});
+        } catch (const Napi::Error& e) {
+          e.ThrowAsJavaScriptException();  // the listener's own error: uncaught, as in JavaScript
+        }
+      });
   if (status != napi_ok) delete report;
   tsfn.Release();
 }
 
 Napi::Error Unsupported(Napi::Env env, const char* what) {
-  return js_errors::FromStatus(env, status::Fail("sandbox_unavailable", 0, what,
-                                                 "prewarmed sandboxes exist on Linux only", "native"));
+  return js_errors::FromStatus(
+      env, status::Fail("sandbox_unavailable", 0, what, "prewarmed sandboxes exist on Linux only",
+                        "native"));
 }
 
 }  // namespace
@@ -254,7 +259,8 @@ Napi::Value Spawn(const Napi::CallbackInfo& info, State* state) {
   if (!windows.IsObject()) TypeError(env, "spec.windows must be an object");
   spec.windows_spec = ParseWindowsSpec(windows.As<Napi::Object>());
   Napi::Value stdio = Field(obj, "stdio", "spec");
-  if (!stdio.IsArray() || stdio.As<Napi::Array>().Length() != 3) TypeError(env, "spec.stdio must have 3 entries");
+  if (!stdio.IsArray() || stdio.As<Napi::Array>().Length() != 3)
+    TypeError(env, "spec.stdio must have 3 entries");
   // Our ends of the pipes close when this returns: the child holds its own inherited copies.
   OwnedHandles owned;
   for (uint32_t i = 0; i < 3; ++i) {
@@ -268,7 +274,8 @@ Napi::Value Spawn(const Napi::CallbackInfo& info, State* state) {
   sandbox->job = static_cast<HANDLE>(result.job_handle);
   Napi::ThreadSafeFunction tsfn;
   try {
-    tsfn = Napi::ThreadSafeFunction::New(env, info[1].As<Napi::Function>(), "zero-sandbox-exit", 0, 1);
+    tsfn =
+        Napi::ThreadSafeFunction::New(env, info[1].As<Napi::Function>(), "zero-sandbox-exit", 0, 1);
   } catch (...) {
     CloseHandle(sandbox->job);  // kill-on-close: the command does not outlive a failed spawn
     CloseHandle(sandbox->process);
@@ -297,7 +304,8 @@ Napi::Value Launch(const Napi::CallbackInfo& info, State*) { return info.Env().N
 // kill(pid, signal): every signal terminates the job (Windows has no signals to choose from).
 Napi::Value Kill(const Napi::CallbackInfo& info, State* state) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsNumber()) TypeError(env, "kill(pid, signal): pid must be a number");
+  if (info.Length() < 1 || !info[0].IsNumber())
+    TypeError(env, "kill(pid, signal): pid must be a number");
   long long pid = info[0].As<Napi::Number>().Int64Value();
   std::shared_ptr<Sandbox> sandbox;
   {
@@ -317,6 +325,8 @@ Napi::Value ActiveCount(const Napi::CallbackInfo& info, State* state) {
   return Napi::Number::New(info.Env(), static_cast<double>(state->registry->active.size()));
 }
 
-Napi::Value LandlockAbi(const Napi::CallbackInfo& info, State*) { return Napi::Number::New(info.Env(), 0); }
+Napi::Value LandlockAbi(const Napi::CallbackInfo& info, State*) {
+  return Napi::Number::New(info.Env(), 0);
+}
 
 }  // namespace spawn_glue

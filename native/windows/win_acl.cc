@@ -94,8 +94,7 @@ struct Snapshot {
 
 status::Status Fail(const char* code, DWORD err, const std::string& call, const std::string& path,
                     const std::string& detail) {
-  status::Status s =
-      win_error::Win32(code, err, call + "(" + path + ")", detail, "acl");
+  status::Status s = win_error::Win32(code, err, call + "(" + path + ")", detail, "acl");
   s.path = path;
   return s;
 }

@@ -10,9 +10,9 @@ std::string Message(DWORD code) {
   wchar_t* buffer = nullptr;
   // FORMAT_MESSAGE_IGNORE_INSERTS: a message with %1-style inserts is returned as written, since
   // we have no arguments for it. Neutral language: the system's default for this user.
-  DWORD n = FormatMessageW(FORMAT_MESSAGE_ALLOCATE_BUFFER | FORMAT_MESSAGE_FROM_SYSTEM |
-                               FORMAT_MESSAGE_IGNORE_INSERTS,
-                           nullptr, code, 0, reinterpret_cast<wchar_t*>(&buffer), 0, nullptr);
+  DWORD n = FormatMessageW(
+      FORMAT_MESSAGE_ALLOCATE_BUFFER | FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS,
+      nullptr, code, 0, reinterpret_cast<wchar_t*>(&buffer), 0, nullptr);
   if (n == 0 || buffer == nullptr) return std::string();
   std::wstring text(buffer, n);
   LocalFree(buffer);
