@@ -12,6 +12,7 @@ import type { CapturedOutput, CapturedStream, SandboxBackend, SandboxExit } from
 import { collectStreams } from './capture.js';
 import { loadCurrentBackend, loadedCurrentBackend } from '../backend/current.js';
 import { truncationMarker } from './truncation.js';
+import { endTurn, startTurn } from './start-pacing.js';
 import { networkDenial, outputCapDenial, protectedPathDenial, timeoutDenial, processCapDenial, tmpfsCapDenial, type SandboxDenial } from './denials.js';
 
 /** What runSandboxed resolves with. */
@@ -121,6 +122,8 @@ export async function runValidated(command: SandboxCommand, options: RunOptions)
 async function runDirect(command: SandboxCommand, options: RunOptions): Promise<RunResult> {
   // A loaded backend (Linux's always is) starts the command within this call, with no await in
   // between: what the caller does right after (prewarmPool.clear(), an abort) comes after the start.
+  // Only a call within a burst of starts that has used up this turn of the event loop waits for
+  // the next one (start-pacing.ts).
   return runWith(command, options, loadedCurrentBackend() ?? (await loadCurrentBackend()));
 }
 
@@ -135,6 +138,9 @@ export async function runWith(command: SandboxCommand, options: RunOptions, back
   if (!Number.isSafeInteger(maxBuffer) || maxBuffer <= 0) {
     throw new SandboxError('invalid_argument', 'options.maxBuffer must be a positive integer');
   }
+  // A burst's later starts wait for the event loop's next turn (start-pacing.ts).
+  const turn = startTurn();
+  if (turn !== undefined) await turn;
   const input = options.input === undefined ? EMPTY : typeof options.input === 'string' ? Buffer.from(options.input) : options.input;
   const overflowKill = options.onMaxBuffer === 'kill';
   const spill = options.keepOutputFile === true ? openOutputFile() : undefined;
@@ -148,6 +154,7 @@ export async function runWith(command: SandboxCommand, options: RunOptions, back
     if (child.capturesOutput) child.stdin?.end(input);
     else collected = collectStreams([child.stdin, child.stdout, child.stderr], capture, () => child?.kill('SIGKILL'));
   } finally {
+    endTurn();
     // The addon holds its own descriptors for the file; a collection here writes it until the end.
     if (spill !== undefined && collected === undefined) closeSync(spill.fd);
   }

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+// Starts made together are paced: they run in call order, the first at once within the call, and
+// once a slice of back-to-back starts is used up the caller's event loop gets a turn before the
+// next (a burst never holds it for the whole burst).
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { endTurn, SLICE_MS, startTurn } from '../../lib/sandbox/start-pacing.js';
+
+/** Work on the caller's thread, as a sandbox start is. */
+function busy(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // spin
+  }
+}
+
+/** A paced start that takes `ms` of synchronous work and records itself in `log`. */
+async function pacedStart(name: string, ms: number, log: string[]): Promise<void> {
+  const turn = startTurn();
+  if (turn !== undefined) await turn;
+  try {
+    log.push(name);
+    busy(ms);
+  } finally {
+    endTurn();
+  }
+}
+
+test('the first start of a burst runs within the call', () => {
+  const log: string[] = [];
+  void pacedStart('only', 0, log);
+  assert.equal(log, ['only']);
+});
+
+test('a burst runs in call order and lets the event loop turn between slices', async () => {
+  // Let the slice of the test above end first.
+  await new Promise((resolve) => setImmediate(resolve));
+  const log: string[] = [];
+  const count = 12;
+  // Each start alone takes half a slice: a slice holds at most two or three of them.
+  const starts = Array.from({ length: count }, (_, i) => pacedStart(`s${i}`, SLICE_MS / 2, log));
+  const turns: number[] = [];
+  const tick = () => {
+    turns.push(log.length);
+    if (log.length < count) setImmediate(tick);
+  };
+  setImmediate(tick);
+  await Promise.all(starts);
+  assert.equal(log, Array.from({ length: count }, (_, i) => `s${i}`));
+  assert.ok(log.length > 0 && turns.length >= 3, `the event loop turned ${turns.length} times during ${count} starts`);
+  // Every turn of the event loop saw at most a slice's worth of new starts (the one that crossed
+  // the slice's end included).
+  let before = 0;
+  for (const seen of turns) {
+    assert.ok(seen - before <= 3, `${seen - before} starts ran in one turn (${turns.join(', ')})`);
+    before = seen;
+  }
+});
+
+test.run();
