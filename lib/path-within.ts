@@ -20,3 +20,44 @@ export function isCleanAbsolute(path: string): boolean {
   const dots = `${sep}..`;
   return !(path.includes(sep + sep) || path.includes(dot + sep) || path.endsWith(dot) || path.includes(dots + sep) || path.endsWith(dots));
 }
+
+/**
+ * Every string `parent` for which `isWithin(parent, path, separator)` holds, innermost first:
+ * `path` itself, then at each separator from the end the part before it with and without the
+ * separator (so that roots such as `/` and `C:\\` are among them).
+ */
+export function* enclosingPaths(path: string, separator: string = sep): Generator<string> {
+  yield path;
+  for (let i = path.lastIndexOf(separator); i >= 0; i = i === 0 ? -1 : path.lastIndexOf(separator, i - 1)) {
+    yield path.slice(0, i + 1);
+    yield path.slice(0, i);
+  }
+}
+
+/**
+ * Directories asked "is this path one of them or beneath one" by walking the
+ * path's ancestors: the cost grows with the path's depth, not with the number of directories (a
+ * plan with 1,000 write roots asks it for every deny entry and credential candidate).
+ */
+export class DirectorySet {
+  readonly #dirs: ReadonlySet<string>;
+  readonly #separator: string;
+
+  constructor(dirs: Iterable<string>, separator: string = sep) {
+    this.#dirs = new Set(dirs);
+    this.#separator = separator;
+  }
+
+  /**
+   * The innermost directory of the set that `path` equals or lies beneath (see enclosingPaths).
+   */
+  holderOf(path: string): string | undefined {
+    for (const dir of enclosingPaths(path, this.#separator)) if (this.#dirs.has(dir)) return dir;
+    return undefined;
+  }
+
+  /** Whether `path` equals or lies beneath a directory of the set (isWithin for any of them). */
+  holds(path: string): boolean {
+    return this.holderOf(path) !== undefined;
+  }
+}

@@ -8,7 +8,7 @@ import { SandboxError } from '../errors.js';
 import { buildCredentialBaseline, buildCredentialShape, buildRootOnlyCandidates, isSshHostPrivateKey, ROOT_ONLY_FILES } from '../credentials.js';
 import type { SandboxPlan, WritableRoot } from '../backend/types.js';
 import type { CheckedOptions } from './options.js';
-import { isCleanAbsolute, isWithin } from '../path-within.js';
+import { DirectorySet, enclosingPaths, isCleanAbsolute, isWithin } from '../path-within.js';
 import { HostFacts } from '../host-facts.js';
 import { ownFilesInside } from './own-files.js';
 import { assertNoSymlinkHop, assertNotHostHandover, currentHandoverHost, samePath, type HandoverHost } from './host-handover.js';
@@ -244,7 +244,8 @@ export function credentialDenySet(
   const existing: string[] = [];
   const denied = new Set<string>();
   const list = (dir: string) => listDir(dir, facts);
-  const inWriteRoot = (path: string) => writeRoots.some((root) => isWithin(root, path));
+  const inWriteRoot = (path: string) => rootSet.holds(path);
+  const rootSet = new DirectorySet(writeRoots);
   // Listings asked once per directory in this call (each validated against the directory once).
   const listed = new Map<string, ReadonlySet<string> | undefined>();
   const namesOf = (dir: string): ReadonlySet<string> | undefined => {
@@ -313,6 +314,19 @@ export function existingCredentialPaths(
   return credentialDenySet(envs, writeRoots, facts).existing;
 }
 
+/**
+ * The first write root (in `roots` order) each path would hide, for every path that is a root or
+ * one of its ancestors (`isWithin(path, root)`): one look-up per deny entry, whatever the number
+ * of roots.
+ */
+function hiddenRoots(roots: readonly string[]): Map<string, string> {
+  const hides = new Map<string, string>();
+  for (const root of roots) {
+    for (const path of enclosingPaths(root)) if (!hides.has(path)) hides.set(path, root);
+  }
+  return hides;
+}
+
 export interface ResolvedPlanInput {
   argv: string[];
   options: CheckedOptions;
@@ -345,14 +359,18 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
     fail(`cwd ${cwd} is outside the write roots (${roots.join(', ')})`, cwd);
   }
   const userDenyRead = options.denyRead.map((path) => existing(path, 'denyRead', workspace, facts));
-  for (const path of userDenyRead) {
-    const hidden = roots.find((root) => isWithin(path, root));
-    if (hidden !== undefined) fail(`denyRead ${path} would hide the write root ${hidden}`, path);
+  if (userDenyRead.length > 0) {
+    const hides = hiddenRoots(roots);
+    for (const path of userDenyRead) {
+      const hidden = hides.get(path);
+      if (hidden !== undefined) fail(`denyRead ${path} would hide the write root ${hidden}`, path);
+    }
   }
   const denyWrite = options.denyWrite.map((path) => existing(path, 'denyWrite', workspace, facts));
   const credentials = credentialDenySet(input.envs, roots, facts);
   const denyRead = [...new Set([...userDenyRead, ...credentials.existing])];
   const readRoots = ['/', ...options.allowRead.map((path) => existing(path, 'allowRead', workspace, facts))];
+  const allRoots = new DirectorySet(roots);
   return {
     argv: input.argv,
     cwd,
@@ -363,7 +381,7 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
       // The managed caches (runtime-state.ts) are no one's workspace or repository: nothing there
       // is run as a git hook or read as .zero/.agents config, so they are not scanned for them.
       if (managed.has(root) && !userRoots.has(root)) return { root, readOnlySubpaths: [], protectedNames: [] };
-      const linked = [...linkedGitPaths(root, facts), ...nestedGitPaths(root, facts)].filter((path) => roots.some((r) => isWithin(r, path)));
+      const linked = [...linkedGitPaths(root, facts), ...nestedGitPaths(root, facts)].filter((path) => allRoots.holds(path));
       return buildWritableRoot(root, [...new Set([...linked, ...own.filter((path) => isWithin(root, path))])]);
     }),
     readRoots,

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+// DirectorySet answers exactly what isWithin over every directory of the set answers (POSIX and
+// Windows separators, roots, siblings sharing a prefix), whatever the number of directories.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { DirectorySet, enclosingPaths, isWithin } from '../../lib/path-within.js';
+
+const POSIX_DIRS = ['/', '/a', '/a/b', '/ab', '/a/b/c/d', '/x/y', '/x/yz'];
+const POSIX_PATHS = ['/', '/a', '/a/', '/a/b', '/a/bc', '/ab', '/abc', '/a/b/c', '/a/b/c/d/e', '/x', '/x/y', '/x/y/z', '/x/yz', '/x/y z', '/q/r/s', ''];
+const WINDOWS_DIRS = ['C:\\', 'C:\\Users\\me', 'D:\\work', 'D:\\work\\sub'];
+const WINDOWS_PATHS = ['C:\\', 'C:\\Users', 'C:\\Users\\me', 'C:\\Users\\me\\x', 'C:\\Users\\mel', 'D:\\', 'D:\\work', 'D:\\workspace', 'D:\\work\\sub\\deep', 'E:\\x'];
+
+function check(dirs: string[], paths: string[], separator: string): void {
+  // Every subset of the directories (they are few): the set's answers against isWithin's.
+  for (let mask = 0; mask < 1 << dirs.length; mask++) {
+    const chosen = dirs.filter((_, i) => (mask & (1 << i)) !== 0);
+    const set = new DirectorySet(chosen, separator);
+    for (const path of paths) {
+      const holders = chosen.filter((dir) => isWithin(dir, path, separator));
+      assert.is(set.holds(path), holders.length > 0, `${path} in {${chosen.join(', ')}}`);
+      const innermost = holders.sort((a, b) => b.length - a.length)[0];
+      assert.is(set.holderOf(path), innermost, `holder of ${path} in {${chosen.join(', ')}}`);
+    }
+  }
+}
+
+test('DirectorySet agrees with isWithin on POSIX paths', () => {
+  check(POSIX_DIRS, POSIX_PATHS, '/');
+});
+
+test('DirectorySet agrees with isWithin on Windows paths', () => {
+  check(WINDOWS_DIRS, WINDOWS_PATHS, '\\');
+});
+
+test('enclosingPaths lists every parent isWithin accepts, innermost first', () => {
+  assert.equal([...enclosingPaths('/a/b', '/')], ['/a/b', '/a/', '/a', '/', '']);
+  for (const path of POSIX_PATHS) {
+    for (const parent of [...POSIX_DIRS, ...POSIX_PATHS]) {
+      assert.is([...enclosingPaths(path, '/')].includes(parent), isWithin(parent, path, '/'), `${parent} encloses ${path}`);
+    }
+  }
+});
+
+test.run();
