@@ -114,40 +114,71 @@ function windowsRules(host: HandoverHost): Rule[] {
 export function hostHandoverReason(path: string, host: HandoverHost): string | undefined {
   const windows = host.platform === 'win32';
   const api = windows ? win32 : posix;
-  // Windows and (by default) macOS file systems ignore case: compare folded.
-  const fold = windows || host.platform === 'darwin' ? (p: string) => api.resolve(p).toLowerCase() : (p: string) => api.resolve(p);
+  const { fold, homes, settings, nodeDir, pkg, tempDir, rules } = foldedHost(host);
   const target = fold(path);
   const within = (parent: string, child: string) => {
     if (child === parent) return true;
     return child.startsWith(parent.endsWith(api.sep) ? parent : parent + api.sep);
   };
   if (api.parse(target).root === target) return 'is the root of a file system: the command could change any file on it';
-  for (const home of host.homes) {
-    const h = fold(home);
+  for (const [home, h] of homes) {
     if (target === h) return 'is your home directory: the command could change your shell startup files, git config, SSH keys and login programs';
     if (within(target, h)) return `holds your home directory ${home}: the command could change your shell startup files, git config, SSH keys and login programs`;
   }
-  for (const own of host.settings ?? []) {
-    const dir = fold(own);
+  for (const [own, dir] of settings) {
     if (within(target, dir)) return `${target === dir ? 'is' : 'holds'} zero-sandbox's own settings (${own}): the command could turn the sandbox off or grant itself more for the next run`;
     if (within(dir, target)) return `is inside zero-sandbox's own settings (${own}): the command could turn the sandbox off or grant itself more for the next run`;
   }
-  const nodeDir = fold(host.nodeDir);
   if (within(nodeDir, target)) return `${target === nodeDir ? 'is' : 'is inside'} the directory of the Node binary (${host.nodeDir}): the command could replace the node the host runs`;
-  const pkg = fold(host.packageDir);
   if (within(pkg, target)) return `${target === pkg ? 'is' : 'is inside'} zero-sandbox's own package directory (${host.packageDir}): the command could rewrite the sandbox the next invocation runs`;
-  if (host.tempDir !== undefined && target === fold(host.tempDir)) return `is the temp directory, ${SHARED}`;
+  if (tempDir !== undefined && target === tempDir) return `is the temp directory, ${SHARED}`;
   if (!windows) {
     // The top-level library directories (lib, lib32, lib64, libx32, libexec) hold the host's code.
     const top = `/${api.resolve(path).split('/')[1] ?? ''}`;
     if (/^\/lib(\d*|x32|exec)$/i.test(top) && within(fold(top), target)) return `${target === fold(top) ? 'is' : 'is inside'} ${top}, ${SYSTEM}`;
   }
-  for (const rule of windows ? windowsRules(host) : posixRules(host)) {
-    const base = fold(rule.path);
+  for (const { rule, base } of rules) {
     if (target === base) return `is ${rule.path}, ${rule.why}`;
     if (rule.scope === 'tree' && within(base, target)) return `is inside ${rule.path}, ${rule.why}`;
   }
   return undefined;
+}
+
+/** A host's paths and rules as hostHandoverReason compares them (folded where case is ignored). */
+interface FoldedHost {
+  fold: (path: string) => string;
+  homes: Array<[string, string]>;
+  settings: Array<[string, string]>;
+  nodeDir: string;
+  pkg: string;
+  tempDir: string | undefined;
+  rules: Array<{ rule: Rule; base: string }>;
+}
+
+// Folded once per host object: a plan checks every one of its write roots (there may be
+// thousands) against the same host. The facts are the object's own fields, read when it is
+// first asked about.
+const foldedHosts = new WeakMap<HandoverHost, FoldedHost>();
+
+function foldedHost(host: HandoverHost): FoldedHost {
+  let folded = foldedHosts.get(host);
+  if (folded === undefined) {
+    const windows = host.platform === 'win32';
+    const api = windows ? win32 : posix;
+    // Windows and (by default) macOS file systems ignore case: compare folded.
+    const fold = windows || host.platform === 'darwin' ? (p: string) => api.resolve(p).toLowerCase() : (p: string) => api.resolve(p);
+    folded = {
+      fold,
+      homes: host.homes.map((home) => [home, fold(home)]),
+      settings: (host.settings ?? []).map((own) => [own, fold(own)]),
+      nodeDir: fold(host.nodeDir),
+      pkg: fold(host.packageDir),
+      tempDir: host.tempDir === undefined ? undefined : fold(host.tempDir),
+      rules: (windows ? windowsRules(host) : posixRules(host)).map((rule) => ({ rule, base: fold(rule.path) })),
+    };
+    foldedHosts.set(host, folded);
+  }
+  return folded;
 }
 
 function real(path: string): string {
