@@ -9,13 +9,15 @@ import { REPO_ROOT } from '../test/helpers/cli.js';
 import { benchSandbox, type BenchLine } from './sandbox.js';
 import { benchScaling } from './scaling.js';
 
+function printLine(line: BenchLine): void {
+  const value = Number.isNaN(line.value) ? '' : line.value < 10 ? line.value.toFixed(3) : line.value.toFixed(1);
+  const verdict = line.target === undefined ? '' : `  (target ${line.target}: ${line.ok ? 'met' : 'NOT met'})`;
+  process.stdout.write(`  ${line.name.padEnd(64)} ${value} ${line.unit}${verdict}\n`);
+}
+
 function print(title: string, lines: BenchLine[]): void {
   process.stdout.write(`\n${title}\n`);
-  for (const line of lines) {
-    const value = Number.isNaN(line.value) ? '' : line.value < 10 ? line.value.toFixed(3) : line.value.toFixed(1);
-    const verdict = line.target === undefined ? '' : `  (target ${line.target}: ${line.ok ? 'met' : 'NOT met'})`;
-    process.stdout.write(`  ${line.name.padEnd(64)} ${value} ${line.unit}${verdict}\n`);
-  }
+  for (const line of lines) printLine(line);
 }
 
 const only = process.argv.slice(2);
@@ -26,7 +28,9 @@ if (want('sandbox') && process.platform === 'linux') {
 }
 
 if (want('scaling') && process.platform === 'linux') {
-  print('Scaling with policy size and load (Linux native; each against its baseline in this run)', await benchScaling());
+  // Printed line by line: under load the whole bench takes many minutes.
+  process.stdout.write('\nScaling with policy size and load (Linux native; each against its baseline in this run)\n');
+  await benchScaling(undefined, undefined, printLine);
 }
 
 // Standalone benchmarks run in their own process, so each measures one core from a cold start.

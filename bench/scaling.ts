@@ -169,10 +169,15 @@ async function capsCost(workspace: string, runs: number): Promise<{ capped: numb
   }
 }
 
-export async function benchScaling(runs = 9, rounds = 3): Promise<BenchLine[]> {
+/** Runs the scaling bench; `onLine` sees each line as soon as it is measured (a long run under load). */
+export async function benchScaling(runs = 9, rounds = 3, onLine: (line: BenchLine) => void = () => {}): Promise<BenchLine[]> {
   const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'zs-bench-scaling-')));
   const lines: BenchLine[] = [];
-  lines.push({ name: 'load average (1 min) at the start', value: loadavg()[0] ?? Number.NaN, unit: '' });
+  const add = (line: BenchLine) => {
+    lines.push(line);
+    onLine(line);
+  };
+  add({ name: 'load average (1 min) at the start', value: loadavg()[0] ?? Number.NaN, unit: '' });
   try {
     const dirs: string[] = [];
     const files: string[] = [];
@@ -186,7 +191,7 @@ export async function benchScaling(runs = 9, rounds = 3): Promise<BenchLine[]> {
     for (let i = 0; i < 3; i++) await once(workspace, {});
     const row = (name: string, m: { base: number; with: number }, limit: number) => {
       const value = m.with - m.base;
-      lines.push({ name, value, unit: `ms added per run (${x(m.with / m.base)} a plain run of ${m.base.toFixed(1)} ms)`, target: `<= ${limit}`, ok: value <= limit });
+      add({ name, value, unit: `ms added per run (${x(m.with / m.base)} a plain run of ${m.base.toFixed(1)} ms)`, target: `<= ${limit}`, ok: value <= limit });
     };
     for (const n of [100, 1000]) {
       const limit = n === 100 ? 1 : 5;
@@ -210,10 +215,10 @@ export async function benchScaling(runs = 9, rounds = 3): Promise<BenchLine[]> {
       ok += (sandboxed.results as Array<{ exitCode: number | null }>).filter((r) => r.exitCode === 0).length;
     }
     const ratio = median(ratios);
-    lines.push({ name: `256 concurrent runSandboxed / 256 spawn, wall (rounds: ${ratios.map(x).join(' ')})`, value: ratio, unit: 'x', target: '<= 1.5', ok: ratio <= 1.5 });
-    lines.push({ name: `256 concurrent runSandboxed: succeeded (${rounds} rounds)`, value: ok, unit: `of ${256 * rounds}`, target: 'all', ok: ok === 256 * rounds });
+    add({ name: `256 concurrent runSandboxed / 256 spawn, wall (rounds: ${ratios.map(x).join(' ')})`, value: ratio, unit: 'x', target: '<= 1.5', ok: ratio <= 1.5 });
+    add({ name: `256 concurrent runSandboxed: succeeded (${rounds} rounds)`, value: ok, unit: `of ${256 * rounds}`, target: 'all', ok: ok === 256 * rounds });
     const worst = Math.max(...delays);
-    lines.push({ name: `caller event-loop delay during a burst, max (spawn burst: ${Math.max(...spawnDelays).toFixed(1)} ms)`, value: worst, unit: 'ms', target: '<= 10', ok: worst <= 10 });
+    add({ name: `caller event-loop delay during a burst, max (spawn burst: ${Math.max(...spawnDelays).toFixed(1)} ms)`, value: worst, unit: 'ms', target: '<= 10', ok: worst <= 10 });
 
     const rssBefore = process.memoryUsage().rss;
     let rssPeak = rssBefore;
@@ -221,15 +226,16 @@ export async function benchScaling(runs = 9, rounds = 3): Promise<BenchLine[]> {
     const many = await burst(() => runSandboxed(['/bin/true'], { workspace }).then((r) => r.exitCode === 0, () => false), 1024);
     clearInterval(sampler);
     const okMany = many.results.filter(Boolean).length;
-    lines.push({ name: '1024 concurrent runSandboxed: succeeded', value: okMany, unit: 'of 1024', target: '1024', ok: okMany === 1024 });
-    lines.push({ name: '1024 concurrent runSandboxed: caller RSS growth, peak', value: (rssPeak - rssBefore) / 1024 / 1024, unit: 'MiB' });
-    lines.push({ name: '1024 concurrent runSandboxed: caller event-loop delay, max', value: many.maxDelay, unit: 'ms', target: '<= 10', ok: many.maxDelay <= 10 });
+    add({ name: '1024 concurrent runSandboxed: succeeded', value: okMany, unit: 'of 1024', target: '1024', ok: okMany === 1024 });
+    add({ name: '1024 concurrent runSandboxed: caller RSS growth, peak', value: (rssPeak - rssBefore) / 1024 / 1024, unit: 'MiB' });
+    add({ name: '1024 concurrent runSandboxed: caller event-loop delay, max', value: many.maxDelay, unit: 'ms', target: '<= 10', ok: many.maxDelay <= 10 });
 
     const heap = await heapCost(workspace, rounds, runs);
-    lines.push({ name: `run with a ${(heap.heapBytes / 2 ** 30).toFixed(1)} GiB caller heap / small heap (${heap.big.toFixed(1)} / ${heap.small.toFixed(1)} ms)`, value: heap.big / heap.small, unit: 'x', target: '<= 1.05', ok: heap.big / heap.small <= 1.05 });
+    add({ name: `run with a ${(heap.heapBytes / 2 ** 30).toFixed(1)} GiB caller heap / small heap (${heap.big.toFixed(1)} / ${heap.small.toFixed(1)} ms)`, value: heap.big / heap.small, unit: 'x', target: '<= 1.05', ok: heap.big / heap.small <= 1.05 });
 
     const caps = await capsCost(workspace, runs);
-    lines.push({ name: `launch with resource caps / without (${caps.capped.toFixed(1)} / ${caps.uncapped.toFixed(1)} ms)`, value: caps.capped / caps.uncapped, unit: 'x' });
+    add({ name: `launch with resource caps / without (${caps.capped.toFixed(1)} / ${caps.uncapped.toFixed(1)} ms)`, value: caps.capped / caps.uncapped, unit: 'x' });
+    add({ name: 'load average (1 min) at the end', value: loadavg()[0] ?? Number.NaN, unit: '' });
     return lines;
   } finally {
     rmSync(workspace, { recursive: true, force: true });
