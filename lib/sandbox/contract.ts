@@ -80,6 +80,12 @@ export interface CaptureRequest {
   inheritStdin?: boolean;
   /** A descriptor that receives every byte of stdout and stderr as it arrives. */
   spill?: number;
+  /**
+   * The prewarm pool's generation when runSandboxed was called: a start paced to a later turn of
+   * the event loop (start-pacing.ts) still counts as made before a clear() that came in between,
+   * and warms nothing after it.
+   */
+  prewarmGeneration?: number;
 }
 
 /** @internal spawnSandboxed's options plus what runSandboxed and the CLI hand over internally. */

@@ -13,6 +13,7 @@ import { collectStreams } from './capture.js';
 import { loadCurrentBackend, loadedCurrentBackend } from '../backend/current.js';
 import { truncationMarker } from './truncation.js';
 import { endTurn, startTurn } from './start-pacing.js';
+import { prewarmPool } from './prewarm.js';
 import { networkDenial, outputCapDenial, protectedPathDenial, timeoutDenial, processCapDenial, tmpfsCapDenial, type SandboxDenial } from './denials.js';
 
 /** What runSandboxed resolves with. */
@@ -138,13 +139,15 @@ export async function runWith(command: SandboxCommand, options: RunOptions, back
   if (!Number.isSafeInteger(maxBuffer) || maxBuffer <= 0) {
     throw new SandboxError('invalid_argument', 'options.maxBuffer must be a positive integer');
   }
-  // A burst's later starts wait for the event loop's next turn (start-pacing.ts).
+  // A burst's later starts wait for the event loop's next turn (start-pacing.ts); such a start
+  // still belongs to the prewarm generation of this call.
+  const prewarmGeneration = prewarmPool.generation;
   const turn = startTurn();
   if (turn !== undefined) await turn;
   const input = options.input === undefined ? EMPTY : typeof options.input === 'string' ? Buffer.from(options.input) : options.input;
   const overflowKill = options.onMaxBuffer === 'kill';
   const spill = options.keepOutputFile === true ? openOutputFile() : undefined;
-  const capture = { input, maxBuffer, overflowKill, inheritStdin: options.inheritStdin === true, ...(spill === undefined ? {} : { spill: spill.fd }) };
+  const capture = { input, maxBuffer, overflowKill, inheritStdin: options.inheritStdin === true, prewarmGeneration, ...(spill === undefined ? {} : { spill: spill.fd }) };
   let child: SandboxedProcess;
   let collected: ReturnType<typeof collectStreams> | undefined;
   try {

@@ -260,7 +260,7 @@ export function startLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: Os
   const limitsNotEnforced = context.isRoot && !byCgroup && pidMax === undefined ? ['processes'] : [];
   // Warming the next sandbox waits until this call has returned its process.
   if (key !== undefined) {
-    const generation = prewarmPool.generation;
+    const generation = capture?.prewarmGeneration ?? prewarmPool.generation;
     const warmKey = key;
     const warmCap = byCgroup ? processes : undefined;
     setImmediate(() => prewarmPool.noteUse(warmKey, spec, generation, warmCap));
