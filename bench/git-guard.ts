@@ -3,8 +3,9 @@
 // 100k files (a node_modules tree, git-ignored) and a repository with a submodule: the look
 // before the run (guardProtectedPaths: what to make read-only, what to note) plus the check
 // after it (checkProtectedPaths), as SandboxedProcess runs them. Target: under 5 ms per run. The
-// look includes a scan of the whole workspace for repositories (one stat per directory once the
-// addon remembers the listings: the workspace is left to age past the clock's coarse tick first).
+// look includes a scan of the whole workspace for repositories (once the addon remembers the
+// listings: no stat for a directory whose watch reported no change, else one; the workspace is
+// left to age past the clock's coarse tick first).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -111,7 +111,8 @@ export interface RepositoryScan {
  * Every repository under `root` (byte strings), walked without following links; `.git`
  * directories and git dirs are not entered. At most `maxDirs` directories and `maxRepos`
  * repositories, else `incomplete`. The addon remembers listings of unchanged directories, so a
- * repeated scan of a large tree costs about one stat per directory.
+ * repeated scan of a large tree costs about one stat per directory, or none for directories whose
+ * inotify watch reported no change (Linux).
  */
 export function scanRepositories(root: string, maxDirs: number, maxRepos: number): RepositoryScan {
   // A root that is missing or not a directory holds no repository.

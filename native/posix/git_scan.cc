@@ -12,8 +12,10 @@
 #include <unistd.h>
 
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 
+#include "linux/dir_watch.h"
 #include "posix/fs_beneath.h"
 
 namespace git_scan {
@@ -56,11 +58,43 @@ struct Listing {
   // dir when they are links to directories (it tests them with access(), which follows links) or
   // executable files, so it is reported as one; it is walked too, in case git does not.
   bool may_be_git_dir = false;
+  // The inotify watch taken before the stamp was read (-1: none), and whether it has reported
+  // nothing since the stamp was last found unchanged: then the listing is exact without a stat.
+  int wd = -1;
+  bool fresh = false;
 };
 
 std::unordered_map<std::string, Listing>& Memory() {
   static auto* memory = new std::unordered_map<std::string, Listing>();
   return *memory;
+}
+
+// The remembered path of each watch.
+std::unordered_map<int, std::string>& Watched() {
+  static auto* watched = new std::unordered_map<int, std::string>();
+  return *watched;
+}
+
+void Forget() {
+  Memory().clear();
+  Watched().clear();
+  dir_watch::Reset();
+}
+
+// Before a walk: listings whose directory reported a change (or all, when changes may have gone
+// unreported) are stat'ed again before they are used.
+void TakeChanges() {
+  std::vector<int> changed;
+  bool complete = dir_watch::Drain(&changed);
+  if (!complete && !Watched().empty()) {
+    for (auto& [path, listing] : Memory()) listing.fresh = false;
+  }
+  for (int wd : changed) {
+    auto watched = Watched().find(wd);
+    if (watched == Watched().end()) continue;
+    auto known = Memory().find(watched->second);
+    if (known != Memory().end() && known->second.wd == wd) known->second.fresh = false;
+  }
 }
 
 int64_t Nanos(const struct timespec& ts) {
@@ -157,6 +191,8 @@ struct Frame {
   std::string path;
   Names subdirs;
   size_t next = 0;
+  // Its listing is the remembered one, unchanged: each name in it still leads where it did.
+  bool same = false;
 };
 
 // Longest path looked up from an ancestor in one call (longer ones are opened step by step).
@@ -187,6 +223,7 @@ class Walker {
   }
 
   void Run(int root_fd, const std::string& root) {
+    TakeChanges();
     Enter(root_fd, root, false);
     while (!stack_.empty() && !result.truncated) {
       Frame& top = stack_.back();
@@ -216,6 +253,13 @@ class Walker {
     std::string rel = parent.fd >= 0 ? name : parent.rel + "/" + name;
     int base = parent.fd >= 0 ? parent.fd : parent.base;
     auto known = Memory().find(path);
+    // Unchanged parent, and no event from the directory this name led to: no stat needed. A
+    // directory moved, removed or replaced reports it itself or through its parent.
+    if (known != Memory().end() && parent.same && known->second.fresh) {
+      if (Count()) Note(-1, base, std::move(rel), path, known->second, true);
+      return;
+    }
+    if (known != Memory().end()) known->second.fresh = false;
     if (known != Memory().end() && rel.size() <= kMaxRelative) {
       struct stat st;
       if (fstatat(base, rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -223,7 +267,9 @@ class Walker {
       } else if (!S_ISDIR(st.st_mode)) {
         return;  // a link or a file now: host git does not enter it there
       } else if (known->second.stamp == StampOf(st)) {
-        if (Count()) Note(-1, base, std::move(rel), path, known->second);
+        // Unchanged since the watch was taken: its events from now on are in the queue.
+        known->second.fresh = known->second.wd >= 0;
+        if (Count()) Note(-1, base, std::move(rel), path, known->second, true);
         return;
       }
     }
@@ -244,9 +290,18 @@ class Walker {
     Stamp stamp = StampOf(st);
     auto known = Memory().find(path);
     Listing listing;
-    if (known != Memory().end() && known->second.stamp == stamp) {
+    bool same = known != Memory().end() && known->second.stamp == stamp;
+    if (same) {
+      known->second.fresh = known->second.wd >= 0;
       listing = known->second;
     } else {
+      // The watch first, then the stamp and the listing: a change after them is reported.
+      int wd = dir_watch::Add(fd);
+      if (wd >= 0 && fstat(fd, &st) != 0) {
+        close(fd);
+        return;
+      }
+      stamp = StampOf(st);
       int64_t now = Now();
       int list_fd = readable ? fd : openat(fd, ".", kDirFlags);
       bool listed = list_fd >= 0 && List(list_fd, &listing);
@@ -256,18 +311,34 @@ class Walker {
         return;
       }
       listing.stamp = stamp;
+      if (known != Memory().end() && known->second.wd >= 0 && known->second.wd != wd) {
+        dir_watch::Remove(known->second.wd);
+        Watched().erase(known->second.wd);
+      }
       if (now - stamp.mtime > kRacyNanos && now - stamp.ctime > kRacyNanos) {
-        if (Memory().size() >= kMaxRemembered) Memory().clear();
+        if (Memory().size() >= kMaxRemembered) {
+          Forget();  // the watches too: the one just taken is gone
+          wd = -1;
+        }
+        listing.wd = wd;
+        listing.fresh = wd >= 0;
+        // One path per watch: a directory reached by two paths (a bind mount) is stat'ed.
+        auto other = wd < 0 ? Watched().end() : Watched().find(wd);
+        if (other != Watched().end() && other->second != path)
+          listing.wd = -1, listing.fresh = false;
+        else if (wd >= 0)
+          Watched()[wd] = path;
         Memory()[path] = listing;
       } else if (known != Memory().end()) {
         Memory().erase(known);
       }
     }
-    Note(fd, fd, std::string(), path, listing);
+    Note(fd, fd, std::string(), path, listing, same);
   }
 
   // Notes what the directory is and pushes it to be walked (takes `fd` when it is not -1).
-  void Note(int fd, int base, std::string rel, const std::string& path, const Listing& listing) {
+  void Note(int fd, int base, std::string rel, const std::string& path, const Listing& listing,
+            bool same) {
     if (listing.has_git) Found(&result.worktrees, path);
     if (listing.may_be_git_dir) Found(&result.git_dirs, path);
     if (listing.is_git_dir) Found(&result.git_dirs, path);
@@ -277,7 +348,7 @@ class Walker {
       if (fd >= 0) close(fd);
       return;
     }
-    stack_.push_back(Frame{fd, base, std::move(rel), path, listing.subdirs, 0});
+    stack_.push_back(Frame{fd, base, std::move(rel), path, listing.subdirs, 0, same});
   }
 
   void Found(std::vector<std::string>* list, const std::string& path) {
@@ -295,6 +366,9 @@ class Walker {
 }  // namespace
 
 Result Scan(const std::string& root, uint64_t max_dirs, uint64_t max_repos) {
+  // The memory and the watches are shared by every thread that loads the addon.
+  static std::mutex* lock = new std::mutex();
+  std::lock_guard<std::mutex> hold(*lock);
   Result failed;
   int walk_fd = fs_beneath::OpenDirectory(root, &failed.err);
   if (walk_fd < 0) return failed;

@@ -5,7 +5,9 @@
 // remembered with its identity and times (dev, ino, mtime, ctime): while those are unchanged its
 // entries are too (a process can set mtime but not ctime), so a repeated scan costs one fstatat
 // per directory: an unchanged directory is not opened, its subdirectories are looked up by path
-// from the nearest opened ancestor (see Frame in git_scan.cc). No napi here (addon.cc).
+// from the nearest opened ancestor (see Frame in git_scan.cc). Where directories can be watched
+// (linux/dir_watch.h), one that reported no change since its stamp was checked, below a parent
+// whose listing is unchanged too, is not even stat'ed. No napi here (addon.cc).
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // every repository a workspace holds at any depth (a `.git` of any kind, or a bare git dir), never
 // follows a link, does not enter git dirs, reports an incomplete answer at its limits (the run is
 // then refused), and a remembered listing is dropped as soon as its directory changes.
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
@@ -91,6 +91,33 @@ test('remembered directories are looked through without being opened: a change d
     await new Promise((resolve) => setTimeout(resolve, 2200));
     assert.equal(scan(t.ws).worktrees, [toBytes(join(t.ws, 'n', 'a', 'x', 'y', 'z', 'r'))]);
     rmSync(join(t.ws, 'n', 'a', 'x', 'y', 'z', 'r', '.git'), { recursive: true });
+    assert.equal(scan(t.ws).worktrees, []);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('a remembered tree replaced by a renamed one is read again: the same paths now lead to other directories, one holding a repository', async () => {
+  const t = makeTree();
+  try {
+    mkdirSync(join(t.ws, 'n', 'a', 'x', 'y', 'z'), { recursive: true });
+    mkdirSync(join(t.outside, 'planted', 'a', 'x', 'y', 'z'), { recursive: true });
+    bare(join(t.outside, 'planted', 'a', 'x', 'y', 'z', '.git'));
+    await new Promise((resolve) => setTimeout(resolve, 2200));
+    // Remembered and watched; the deepest directories themselves see no change below.
+    assert.equal(scan(t.ws).worktrees, []);
+    assert.equal(scan(t.ws).worktrees, []);
+    renameSync(join(t.ws, 'n'), join(t.outside, 'old'));
+    renameSync(join(t.outside, 'planted'), join(t.ws, 'n'));
+    assert.equal(scan(t.ws).worktrees, [toBytes(join(t.ws, 'n', 'a', 'x', 'y', 'z'))]);
+    // The tree moved out is not looked at, whatever happens in it; the one moved in stays seen.
+    bare(join(t.outside, 'old', 'a', 'x', 'y', 'z', '.git'));
+    assert.equal(scan(t.ws).worktrees, [toBytes(join(t.ws, 'n', 'a', 'x', 'y', 'z'))]);
+    // Swapped back: the old paths are remembered with directories that have moved twice.
+    renameSync(join(t.ws, 'n'), join(t.outside, 'planted'));
+    renameSync(join(t.outside, 'old'), join(t.ws, 'n'));
+    assert.equal(scan(t.ws).worktrees, [toBytes(join(t.ws, 'n', 'a', 'x', 'y', 'z'))]);
+    rmSync(join(t.ws, 'n', 'a', 'x', 'y', 'z', '.git'), { recursive: true });
     assert.equal(scan(t.ws).worktrees, []);
   } finally {
     t.cleanup();
