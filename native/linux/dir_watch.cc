@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <unordered_set>
 
 namespace dir_watch {
 namespace {
@@ -43,8 +44,9 @@ struct State {
   // /proc/self/mountinfo: poll() reports a change of this process's mount table (a filesystem
   // mounted over a watched directory changes what a path leads to without any inotify event).
   int mounts = -1;
-  int watches = 0;
-  int budget = 0;
+  // Watches taken and not yet reported removed (adding one to a watched directory returns its id).
+  std::unordered_set<int> live;
+  size_t budget = 0;
   bool failed = false;
 };
 
@@ -54,13 +56,13 @@ State& Get() {
 }
 
 // The share of the user's inotify watches the scan may take (editors and build tools need theirs).
-int Budget() {
-  int budget = 8192 / 4;
+size_t Budget() {
+  size_t budget = 8192 / 4;
   FILE* f = fopen("/proc/sys/fs/inotify/max_user_watches", "re");
   if (f != nullptr) {
     long max = 0;
     if (fscanf(f, "%ld", &max) == 1 && max > 0)
-      budget = static_cast<int>(max / 4 < 65536 ? max / 4 : 65536);
+      budget = static_cast<size_t>(max / 4 < 65536 ? max / 4 : 65536);
     fclose(f);
   }
   return budget;
@@ -79,7 +81,7 @@ bool Ready() {
     return false;
   }
   s.budget = Budget();
-  s.watches = 0;
+  s.live.clear();
   return true;
 }
 
@@ -87,13 +89,14 @@ bool Ready() {
 
 int Add(int fd) {
   State& s = Get();
-  if (!Ready() || s.watches >= s.budget || !Notifies(fd)) return -1;
+  if (!Ready() || s.live.size() >= s.budget || !Notifies(fd)) return -1;
   // The descriptor's own directory, whatever its path leads to now.
   char path[64];
   snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
   int wd = inotify_add_watch(s.fd, path, kMask);
-  if (wd >= 0) ++s.watches;
-  return wd < 0 ? -1 : wd;
+  if (wd < 0) return -1;
+  s.live.insert(wd);
+  return wd;
 }
 
 void Remove(int wd) {
@@ -128,7 +131,7 @@ bool Drain(std::vector<int>* changed) {
         complete = false;
       else
         changed->push_back(event->wd);
-      if ((event->mask & IN_IGNORED) != 0 && s.watches > 0) --s.watches;
+      if ((event->mask & IN_IGNORED) != 0) s.live.erase(event->wd);
       at += static_cast<ssize_t>(sizeof(struct inotify_event)) + event->len;
     }
   }
@@ -140,7 +143,7 @@ void Reset() {
   if (s.fd >= 0) close(s.fd);
   if (s.mounts >= 0) close(s.mounts);
   s.fd = s.mounts = -1;
-  s.watches = 0;
+  s.live.clear();
 }
 
 }  // namespace dir_watch
