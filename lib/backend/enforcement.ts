@@ -95,7 +95,7 @@ export function buildEnforcementReport(report: ProbeReport, policy: { network: N
     capability('writes only inside write roots and a private /tmp', ['landlock', 'read-only mounts'], ['userns', 'mountns', 'landlock']),
     capability('no metadata changes outside write roots (chmod, chown, utimes, xattrs), also for root', ['read-only mounts'], ['userns', 'mountns']),
     capability('.git/hooks, .git/config, existing .zero/.agents and denyWrite paths read-only; their parent directories cannot be renamed away', ['read-only bind mounts', 'pinned parent directories'], ['mountns']),
-    capability('credential stores and deny-read paths unreadable, also when created or replaced during the run', ['read-only masks (an empty file, reported when opened; a mode-000 directory)', 'landlock read grants per existing entry', 'dropped capabilities'], ['mountns', 'landlock']),
+    capability('credential stores and deny-read paths unreadable, also when created or replaced during the run', ['read-only masks (empty stand-in files, reported when opened; hidden directories unlistable)', 'landlock read grants per existing entry', 'dropped capabilities'], ['mountns', 'landlock']),
     capability('raw devices unreachable (only null, zero, full, random, urandom, tty, private ptys)', ['landlock'], ['landlock']),
     policy.network === 'deny'
       ? capability('no network contact outside the sandbox (TCP, UDP, host Unix sockets)', ['network namespace', 'seccomp (AF_UNIX, AF_VSOCK)', 'landlock scope (abstract sockets)'], ['netns', 'seccomp'])

@@ -130,14 +130,16 @@ export function networkDenial(sends: number): SandboxDenial {
 
 /**
  * A denial for a hidden file the command opened: the sandbox showed it an empty file in place of
- * `path` (a credential store, or a --deny-read entry). Linux learns of the open from the kernel
- * (an inotify watch on the mask, outside the command's reach), never from the command's output.
+ * `path` (a credential store, or a --deny-read entry), hidden as part of `mask` (the path itself,
+ * or the hidden directory holding it, which is what a grant has to name). Linux learns of the open
+ * from the kernel (an inotify watch on the mask, outside the command's reach), never from the
+ * command's output.
  */
-export function maskedReadDenial(path: string): SandboxDenial {
+export function maskedReadDenial(path: string, mask: string = path): SandboxDenial {
   return {
     capability: { kind: 'filesystem_read', scope: path },
     source: 'platform_sandbox',
-    reason: `the sandbox hid ${path} (deny-read): the command read an empty file in its place; allow it with --allow-read ${path} (allowRead) or an approval`,
+    reason: `the sandbox hid ${path} (deny-read): the command read an empty file in its place; allow it with --allow-read ${mask} (allowRead) or an approval`,
     recoverable: true,
     nextAction: 'request_approval',
   };

@@ -165,6 +165,22 @@ void ParseLinux(const Napi::Object& obj, backend::LinuxSpec* out) {
       }
       op.data = "mode=1777,size=" + std::to_string(static_cast<int64_t>(bytes));
     }
+    Napi::Value names = m.Get("names");
+    if (names.IsArray()) {
+      // mask_dir: the regular files it shows as empty stand-ins, '/'-separated (a name never
+      // holds one); a name that is empty, '.', '..' or holds a '/' is refused.
+      Napi::Array list = names.As<Napi::Array>();
+      for (uint32_t j = 0; j < list.Length(); ++j) {
+        Napi::Value v = list.Get(j);
+        std::string name = v.IsString() ? v.As<Napi::String>().Utf8Value() : std::string();
+        if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+            name.size() > 255) {
+          throw Napi::TypeError::New(m.Env(), w + ".mounts[].names must hold file names");
+        }
+        if (j > 0) op.data += '/';
+        op.data += name;
+      }
+    }
     out->mounts.push_back(op);
   }
   Napi::Array rules = Array(obj, "landlockRules", w);

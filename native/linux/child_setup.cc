@@ -103,13 +103,17 @@ struct MaskState {
   int count = 0;
 };
 
-// A detached tmpfs for the sources of the file masks: one empty read-only file per mask (made by
-// MaskSource), so that each mask is its own inode and an open of one names the path it hides.
-int MakeMaskStaging() {
+// A detached tmpfs of 4 KiB with root directory mode `mode` ("0111"...), nosuid, nodev, noexec:
+// the sources of the file masks (one empty read-only file per mask, made by MaskSource, so that
+// each mask is its own inode and an open of one names the path it hides), or a directory mask.
+int MakeDetachedTmpfs(const char* mode) {
   int fs = static_cast<int>(syscall(SYS_fsopen_compat, "tmpfs", FSOPEN_CLOEXEC_COMPAT));
   if (fs < 0) return -1;
   int rc = static_cast<int>(
       syscall(SYS_fsconfig_compat, fs, FSCONFIG_SET_STRING_COMPAT, "size", "4k", 0));
+  if (rc == 0)
+    rc = static_cast<int>(
+        syscall(SYS_fsconfig_compat, fs, FSCONFIG_SET_STRING_COMPAT, "mode", mode, 0));
   if (rc == 0)
     rc = static_cast<int>(
         syscall(SYS_fsconfig_compat, fs, FSCONFIG_CMD_CREATE_COMPAT, nullptr, nullptr, 0));
@@ -122,6 +126,62 @@ int MakeMaskStaging() {
   close(fs);
   errno = saved;
   return mnt;
+}
+
+// Adds the IN_OPEN watch of the next mask slot (the file at dir/name, or at dir when name is
+// null) to the host's inotify instance and records its descriptor. No watch instance: nothing.
+int WatchMask(ChildPlan* plan, MaskState* masks, const char* dir, const char* name) {
+  int slot = masks->count++;
+  if (plan->mask_watch_fd < 0 || slot >= plan->mask_count) return 0;
+  char path[4096];
+  size_t n = 0;
+  for (const char* c = dir; *c != '\0' && n < sizeof path - 1; ++c) path[n++] = *c;
+  if (name != nullptr) {
+    if (n < sizeof path - 1) path[n++] = '/';
+    for (const char* c = name; *c != '\0' && n < sizeof path - 1; ++c) path[n++] = *c;
+  }
+  path[n] = '\0';
+  int wd = static_cast<int>(syscall(SYS_inotify_add_watch, plan->mask_watch_fd, path, IN_OPEN));
+  if (wd < 0) return -1;
+  plan->mask_wds[slot] = wd;
+  return 0;
+}
+
+// A directory mask: an empty, read-only tmpfs over path whose root is search-only (mode 0111: its
+// names cannot be listed), holding one empty read-only stand-in per name of `names` ('/'-separated,
+// the regular files the hidden directory held), each watched like a file mask.
+int MaskDirectory(ChildPlan* plan, MaskState* masks, const MountStep& step) {
+  int mnt = MakeDetachedTmpfs("0111");
+  if (mnt < 0) return -1;
+  char name[256];
+  const char* names = step.data != nullptr ? step.data : "";
+  int rc = 0;
+  for (const char* c = names; rc == 0 && *c != '\0';) {
+    size_t n = 0;
+    while (*c != '\0' && *c != '/' && n < sizeof name - 1) name[n++] = *c++;
+    if (*c == '/') ++c;
+    name[n] = '\0';
+    int file = openat(mnt, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
+    if (file < 0)
+      rc = -1;
+    else
+      close(file);
+    if (rc == 0) rc = fchmodat(mnt, name, 0444, 0);
+  }
+  if (rc == 0) rc = SetAttr(mnt, "", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_RDONLY, 0);
+  if (rc == 0) rc = MoveOnto(mnt, step.path);
+  int saved = errno;
+  close(mnt);
+  errno = saved;
+  if (rc != 0) return -1;
+  for (const char* c = names; *c != '\0';) {
+    size_t n = 0;
+    while (*c != '\0' && *c != '/' && n < sizeof name - 1) name[n++] = *c++;
+    if (*c == '/') ++c;
+    name[n] = '\0';
+    if (WatchMask(plan, masks, step.path, name) != 0) return -1;
+  }
+  return 0;
 }
 
 // Creates the staging file of the index-th mask ("m<index>", empty, mode 0444) and writes its name
@@ -195,7 +255,7 @@ int ApplyMount(ChildPlan* plan, const MountStep& step, MaskState* masks) {
     }
     case kMountMaskFile: {
       if (masks->staging < 0) {
-        masks->staging = MakeMaskStaging();
+        masks->staging = MakeDetachedTmpfs("0755");
         if (masks->staging < 0) return -1;
       }
       char name[16];
@@ -203,18 +263,10 @@ int ApplyMount(ChildPlan* plan, const MountStep& step, MaskState* masks) {
       if (BindReadonly(masks->staging, name, step.path) != 0) return -1;
       // The host's inotify instance learns of every open of the mask (the path now resolves to
       // it): the command reading a hidden file is reported as a denial naming that file.
-      if (plan->mask_watch_fd >= 0 && masks->count < plan->mask_count) {
-        int wd = static_cast<int>(
-            syscall(SYS_inotify_add_watch, plan->mask_watch_fd, step.path, IN_OPEN));
-        if (wd < 0) return -1;
-        plan->mask_wds[masks->count] = wd;
-      }
-      ++masks->count;
-      return 0;
+      return WatchMask(plan, masks, step.path, nullptr);
     }
     case kMountMaskDir:
-      return mount("tmpfs", step.path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                   "mode=000,size=4k");
+      return MaskDirectory(plan, masks, step);
     case kMountProc:
       return mount("proc", step.path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
     case kMountDevpts: {

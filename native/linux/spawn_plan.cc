@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+#include <algorithm>
+
 #include "linux/kernel_compat.h"
 
 namespace spawn_plan {
@@ -127,7 +129,13 @@ status::Status BuildSteps(const LinuxSpec& ls, Plan* plan) {
     plan->mounts.push_back(step);
   }
   int mask_count = 0;
-  for (const MountOp& op : ls.mounts) mask_count += op.kind == "mask_file" ? 1 : 0;
+  for (const MountOp& op : ls.mounts) {
+    if (op.kind == "mask_file") mask_count += 1;
+    // A mask_dir's stand-ins: its '/'-separated names.
+    if (op.kind == "mask_dir" && !op.data.empty()) {
+      mask_count += 1 + static_cast<int>(std::count(op.data.begin(), op.data.end(), '/'));
+    }
+  }
   plan->mask_wds.assign(static_cast<size_t>(mask_count), -1);
   for (const LandlockRule& rule : ls.landlock_rules) {
     if (rule.after_mounts) plan->landlock_after.push_back({rule.path.c_str(), rule.access});

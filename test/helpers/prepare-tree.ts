@@ -105,7 +105,10 @@ export function snapshotPrepare(base: string, command: readonly string[], option
   try {
     const facts = shareFacts ? prepared.takeFacts() : undefined;
     const context = { landlockAbi: 6, isRoot: false, arch: 'x64', bindingPath: '/pkg/build/Release/zero_sandbox.node' };
-    const spec = buildLinuxSpec(plan, ['pipe', 'pipe', 'pipe'], context, facts === undefined ? undefined : hostViewOf(facts), FIXED_ROOT_ENTRIES);
+    const built = buildLinuxSpec(plan, ['pipe', 'pipe', 'pipe'], context, facts === undefined ? undefined : hostViewOf(facts), FIXED_ROOT_ENTRIES);
+    // A hidden host directory outside the tree (/root for a root caller) lists this machine's files.
+    const mounts = built.linux.mounts.map((op) => (op.kind === 'mask_dir' && op.names !== undefined && !op.path.startsWith(base) ? { ...op, names: ['<host files>'] } : op));
+    const spec = { ...built, linux: { ...built.linux, mounts } };
     const watched = missingProtectedPaths(plan.writeRoots, facts);
     const key = buildPrewarmKey(spec);
     const parsed = JSON.parse(stable(JSON.stringify(plain(plan, spec)), base)) as { plan: unknown; spec: unknown };

@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { FS, SCOPE, buildHandledAccess, buildLandlockPlan, buildScoped, rightsOf } from '../../lib/backend/linux/landlock.js';
-import { buildMountPlan, maskedPaths, outermostRoots, type HostView } from '../../lib/backend/linux/mounts.js';
+import { MASK_DIR_STANDINS, buildMountPlan, maskedPaths, outermostRoots, type HostView } from '../../lib/backend/linux/mounts.js';
 import { buildRlimits } from '../../lib/backend/linux/spec.js';
 import { buildWritableRoot } from '../../lib/sandbox/plan.js';
 
@@ -42,18 +42,19 @@ test('Landlock: read everywhere but /dev, a few safe devices, write only in writ
 });
 
 test('Landlock: a file mask is readable by its own inode, ruled once mounted; the addon names masks by their order', () => {
-  const plan = buildLandlockPlan({ writeRoots: [buildWritableRoot('/w')] }, { abi: 7, rootEntries: ENTRIES, privateTmp: true, maskedFiles: ['/home/u/.netrc'] });
+  const plan = buildLandlockPlan({ writeRoots: [buildWritableRoot('/w')] }, { abi: 7, rootEntries: ENTRIES, privateTmp: true, masks: ['/home/u/.netrc'] });
   const rule = plan.rules.find((r) => r.path === '/home/u/.netrc');
   assert.ok(rule !== undefined && rule.afterMounts, 'added after the mask is mounted, so it names the mask');
   assert.equal(rightsOf(rule!.access), ['READ_FILE']);
   const mounts = [
-    { kind: 'mask_dir' as const, path: '/home/u/.aws' },
+    { kind: 'mask_dir' as const, path: '/home/u/.aws', names: ['config', 'credentials'] },
     { kind: 'mask_file' as const, path: '/home/u/.netrc' },
     { kind: 'readonly_bind' as const, path: '/w/.git/hooks' },
+    { kind: 'mask_dir' as const, path: '/home/u/.kube' },
     { kind: 'mask_file' as const, path: '/etc/shadow' },
   ];
-  assert.equal(maskedPaths(mounts, [1]), ['/etc/shadow']);
-  assert.equal(maskedPaths(mounts, [0, 1, 7]), ['/home/u/.netrc', '/etc/shadow'], 'an index past the masks is dropped');
+  assert.equal(maskedPaths(mounts, [1, 3]), [{ path: '/home/u/.aws/credentials', mask: '/home/u/.aws' }, { path: '/etc/shadow', mask: '/etc/shadow' }]);
+  assert.equal(maskedPaths(mounts, [2, 9]).map((m) => m.path), ['/home/u/.netrc'], 'an index past the masks is dropped');
   assert.equal(maskedPaths(mounts, undefined), []);
 });
 
@@ -101,6 +102,17 @@ test('mount plan: clone roots, read-only host, private tmp, attach, protect, mas
     'readonly_bind /proc/sys',
     'devpts /dev/pts',
   ]);
+});
+
+test('mount plan: a hidden directory gets sorted stand-ins for its files, at most MASK_DIR_STANDINS', () => {
+  const files = (path: string): string[] => (path === '/home/u/.aws' ? ['credentials', 'config'] : path === '/home/u/big' ? Array.from({ length: 100 }, (_, i) => `f${String(i).padStart(3, '0')}`) : []);
+  const view: HostView = { kind: (path) => (path.startsWith('/home/u/') ? 'dir' : 'missing'), procReadonly: [], files };
+  const { ops } = buildMountPlan({ writeRoots: [buildWritableRoot('/w')], denyRead: ['/home/u/.aws', '/home/u/big', '/home/u/empty'], denyWrite: [] }, view);
+  const masks = ops.filter((op) => op.kind === 'mask_dir');
+  assert.equal(masks[0]!.names, ['config', 'credentials']);
+  assert.is(masks[1]!.names!.length, MASK_DIR_STANDINS);
+  assert.is(masks[1]!.names![0], 'f000');
+  assert.is(masks[2]!.names, undefined, 'no files: no stand-ins');
 });
 
 test('mount plan: a write root holding /tmp keeps the host /tmp; nested roots are not cloned twice', () => {

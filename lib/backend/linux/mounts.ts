@@ -29,6 +29,8 @@ export interface MountOp {
   slot?: number;
   /** tmpfs: its size cap in bytes. */
   size?: number;
+  /** mask_dir: the files it shows as empty, watched stand-ins (the hidden directory's files). */
+  names?: string[];
 }
 
 /** What the host looks like, as far as the mount plan needs to know (injected for tests). */
@@ -37,7 +39,12 @@ export interface HostView {
   kind(path: string): 'file' | 'dir' | 'missing';
   /** The /proc entries that must stay read-only and exist on this kernel. */
   procReadonly: string[];
+  /** The names of the files (not directories or symlinks) directly in a directory. */
+  files?(path: string): string[];
 }
+
+/** At most this many stand-ins per hidden directory (a bounded cost per run); the rest are absent. */
+export const MASK_DIR_STANDINS = 64;
 
 export const PROC_READONLY = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs'];
 
@@ -104,7 +111,12 @@ export function buildMountPlan(
     if (privateTmp && isWithin('/tmp', path) && !roots.some((root) => isWithin(root, path))) continue;
     const kind = host.kind(path);
     if (kind === 'file') ops.push({ kind: 'mask_file', path });
-    else if (kind === 'dir') ops.push({ kind: 'mask_dir', path });
+    else if (kind === 'dir') {
+      // Its files get empty stand-ins, so that reading one is seen and reported as a file mask's
+      // open is; the directory itself cannot be listed (mode 0111), so the names stay unlisted.
+      const names = (host.files?.(path) ?? []).filter((name) => name.length <= 255 && !name.includes('/')).sort().slice(0, MASK_DIR_STANDINS);
+      ops.push(names.length > 0 ? { kind: 'mask_dir', path, names } : { kind: 'mask_dir', path });
+    }
   }
   ops.push({ kind: 'proc', path: '/proc' });
   for (const path of host.procReadonly) ops.push({ kind: 'readonly_bind', path });
@@ -112,9 +124,13 @@ export function buildMountPlan(
   return { ops, privateTmp };
 }
 
-/** The paths of the file masks the addon saw opened (its indices count mask_file steps in order). */
-export function maskedPaths(mounts: readonly MountOp[], indices: readonly number[] | undefined): string[] {
+/**
+ * The hidden paths the addon saw opened, each with the mask that hid it (the path itself, or the
+ * hidden directory holding it). The addon's indices count the watched masks in mount order: each
+ * mask_file, and each stand-in of a mask_dir.
+ */
+export function maskedPaths(mounts: readonly MountOp[], indices: readonly number[] | undefined): Array<{ path: string; mask: string }> {
   if (indices === undefined) return [];
-  const masks = mounts.filter((op) => op.kind === 'mask_file').map((op) => op.path);
+  const masks = mounts.flatMap((op) => (op.kind === 'mask_file' ? [{ path: op.path, mask: op.path }] : op.kind === 'mask_dir' ? (op.names ?? []).map((name) => ({ path: `${op.path}/${name}`, mask: op.path })) : []));
   return indices.flatMap((i) => (masks[i] === undefined ? [] : [masks[i]]));
 }

@@ -129,7 +129,12 @@ export const hostView: HostView = {
     return st.isDirectory() ? 'dir' : 'file';
   },
   procReadonly: PROC_READONLY.filter((path) => existsSync(path)),
+  files: fileNames,
 };
+
+function fileNames(path: string): string[] {
+  return listDirEntries(path)?.filter((entry) => entry.kind === 'file').map((entry) => entry.name) ?? [];
+}
 
 /** The host as one call's facts show it (each path looked up once per call; see host-facts.ts). */
 export function hostViewOf(facts: HostFacts): HostView {
@@ -145,6 +150,7 @@ export function hostViewOf(facts: HostFacts): HostView {
       return st.isDirectory() ? 'dir' : 'file';
     },
     procReadonly: hostView.procReadonly,
+    files: fileNames,
   };
 }
 
@@ -181,7 +187,7 @@ export function buildLinuxSpec(
   const limits = buildLinuxLimits(plan.limits);
   const mounts = buildMountPlan(plan, host, limits);
   const readTree = plan.denyReadTree === undefined ? undefined : { ...plan.denyReadTree, list: listTreeDir };
-  const landlock = buildLandlockPlan(plan, { abi: context.landlockAbi, rootEntries: entries, privateTmp: mounts.privateTmp, maskedFiles: mounts.ops.filter((op) => op.kind === 'mask_file').map((op) => op.path), ...(readTree === undefined ? {} : { readTree }) });
+  const landlock = buildLandlockPlan(plan, { abi: context.landlockAbi, rootEntries: entries, privateTmp: mounts.privateTmp, masks: mounts.ops.filter((op) => op.kind === 'mask_file' || (op.kind === 'mask_dir' && op.names !== undefined)).map((op) => op.path), ...(readTree === undefined ? {} : { readTree }) });
   const seccomp = buildSeccompWords({ arch, network: plan.network, blockUnixSockets: plan.blockUnixSockets });
   return {
     argv: plan.argv,

@@ -205,7 +205,7 @@ export function startLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: Os
     ];
     if (hit.length > 0) exit.limitsHit = hit;
     const masked = maskedPaths(spec.linux.mounts, raw.maskedReads);
-    if (masked.length > 0) exit.platformDenials = masked.map(maskedReadDenial);
+    if (masked.length > 0) exit.platformDenials = masked.map(({ path, mask }) => maskedReadDenial(path, mask));
     pids?.remove();
     onExit(exit);
   };
