@@ -81,10 +81,13 @@ sandboxTest('inside the sandbox npm sees the scope registry but no token, and th
       'npm config get registry',
       'npm config get fund',
       'npm config list 2>&1 | grep -c -e SECRET -e hunter2 -e c2VjcmV0',
-      `cat ${userConfig} >/dev/null 2>&1 && echo ORIGINAL-READABLE || echo original-masked`,
+      // Masked: reading it fails or (Linux) gets an empty file in its place.
+      `c=$(cat ${userConfig} 2>/dev/null); [ -n "$c" ] && echo ORIGINAL-READABLE || echo original-masked`,
     ].join('; '), { timeoutMs: 120_000 });
     const copy = join(buildRuntimeLayout(t.ws, userCache).root, 'npmrc');
     assert.is(r.stdout, `${copy}\nhttps://npm.acme.example/\nhttps://registry.example.com/\nfalse\n0\noriginal-masked\n`, r.stderr);
+    // The read of the original is reported by path (the kernel saw the mask opened).
+    assert.ok(r.denials.some((d) => d.capability.kind === 'filesystem_read' && d.capability.scope === userConfig), JSON.stringify(r.denials));
   } finally {
     delete process.env.npm_config_userconfig;
     delete process.env.XDG_CACHE_HOME;
