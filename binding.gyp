@@ -32,6 +32,7 @@
             "native/posix/git_scan.cc",
             "native/linux/capture_buffer.cc",
             "native/linux/child_setup.cc",
+            "native/linux/masks.cc",
             "native/linux/dir_watch.cc",
             "native/linux/exit_watcher.cc",
             "native/linux/net_holders.cc",

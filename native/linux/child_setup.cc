@@ -12,7 +12,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -23,6 +22,8 @@
 
 #include "linux/kernel_compat.h"
 #include "linux/loopback.h"
+#include "linux/masks.h"
+#include "linux/mount_calls.h"
 
 namespace child_setup {
 namespace {
@@ -49,36 +50,6 @@ int WriteWhole(const char* path, const char* data) {
   return 0;
 }
 
-int SetAttr(int dirfd, const char* path, unsigned flags, uint64_t set, uint64_t clr) {
-  struct mount_attr_compat attr;
-  memset(&attr, 0, sizeof attr);
-  attr.attr_set = set;
-  attr.attr_clr = clr;
-  return static_cast<int>(
-      syscall(SYS_mount_setattr_compat, dirfd, path, flags, &attr, sizeof attr));
-}
-
-int OpenTreeClone(int dirfd, const char* path) {
-  return static_cast<int>(
-      syscall(SYS_open_tree, dirfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
-}
-
-int MoveOnto(int fd, const char* path) {
-  return static_cast<int>(syscall(SYS_move_mount, fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH));
-}
-
-// Binds a detached clone of (dirfd, path) read-only onto `target`.
-int BindReadonly(int dirfd, const char* path, const char* target) {
-  int fd = OpenTreeClone(dirfd, path);
-  if (fd < 0) return -1;
-  int rc = SetAttr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0);
-  if (rc == 0) rc = MoveOnto(fd, target);
-  int saved = errno;
-  close(fd);
-  errno = saved;
-  return rc;
-}
-
 int MakeDirs(const char* path) {
   char buf[4096];
   size_t len = strlen(path);
@@ -95,112 +66,6 @@ int MakeDirs(const char* path) {
     buf[i] = saved;
   }
   return 0;
-}
-
-// The file masks applied so far: their staging tmpfs (-1 until the first) and how many.
-struct MaskState {
-  int staging = -1;
-  int count = 0;
-};
-
-// A detached tmpfs of 4 KiB with root directory mode `mode` ("0111"...), nosuid, nodev, noexec:
-// the sources of the file masks (one empty read-only file per mask, made by MaskSource, so that
-// each mask is its own inode and an open of one names the path it hides), or a directory mask.
-int MakeDetachedTmpfs(const char* mode) {
-  int fs = static_cast<int>(syscall(SYS_fsopen_compat, "tmpfs", FSOPEN_CLOEXEC_COMPAT));
-  if (fs < 0) return -1;
-  int rc = static_cast<int>(
-      syscall(SYS_fsconfig_compat, fs, FSCONFIG_SET_STRING_COMPAT, "size", "4k", 0));
-  if (rc == 0)
-    rc = static_cast<int>(
-        syscall(SYS_fsconfig_compat, fs, FSCONFIG_SET_STRING_COMPAT, "mode", mode, 0));
-  if (rc == 0)
-    rc = static_cast<int>(
-        syscall(SYS_fsconfig_compat, fs, FSCONFIG_CMD_CREATE_COMPAT, nullptr, nullptr, 0));
-  int mnt = -1;
-  if (rc == 0) {
-    mnt = static_cast<int>(syscall(SYS_fsmount_compat, fs, FSMOUNT_CLOEXEC_COMPAT,
-                                   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
-  }
-  int saved = errno;
-  close(fs);
-  errno = saved;
-  return mnt;
-}
-
-// Adds the IN_OPEN watch of the next mask slot (the file at dir/name, or at dir when name is
-// null) to the host's inotify instance and records its descriptor. No watch instance: nothing.
-int WatchMask(ChildPlan* plan, MaskState* masks, const char* dir, const char* name) {
-  int slot = masks->count++;
-  if (plan->mask_watch_fd < 0 || slot >= plan->mask_count) return 0;
-  char path[4096];
-  size_t n = 0;
-  for (const char* c = dir; *c != '\0' && n < sizeof path - 1; ++c) path[n++] = *c;
-  if (name != nullptr) {
-    if (n < sizeof path - 1) path[n++] = '/';
-    for (const char* c = name; *c != '\0' && n < sizeof path - 1; ++c) path[n++] = *c;
-  }
-  path[n] = '\0';
-  int wd = static_cast<int>(syscall(SYS_inotify_add_watch, plan->mask_watch_fd, path, IN_OPEN));
-  if (wd < 0) return -1;
-  plan->mask_wds[slot] = wd;
-  return 0;
-}
-
-// A directory mask: an empty, read-only tmpfs over path whose root is search-only (mode 0111: its
-// names cannot be listed), holding one empty read-only stand-in per name of `names` ('/'-separated,
-// the regular files the hidden directory held), each watched like a file mask.
-int MaskDirectory(ChildPlan* plan, MaskState* masks, const MountStep& step) {
-  int mnt = MakeDetachedTmpfs("0111");
-  if (mnt < 0) return -1;
-  char name[256];
-  const char* names = step.data != nullptr ? step.data : "";
-  int rc = 0;
-  for (const char* c = names; rc == 0 && *c != '\0';) {
-    size_t n = 0;
-    while (*c != '\0' && *c != '/' && n < sizeof name - 1) name[n++] = *c++;
-    if (*c == '/') ++c;
-    name[n] = '\0';
-    int file = openat(mnt, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
-    if (file < 0)
-      rc = -1;
-    else
-      close(file);
-    if (rc == 0) rc = fchmodat(mnt, name, 0444, 0);
-  }
-  if (rc == 0) rc = SetAttr(mnt, "", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_RDONLY, 0);
-  if (rc == 0) rc = MoveOnto(mnt, step.path);
-  int saved = errno;
-  close(mnt);
-  errno = saved;
-  if (rc != 0) return -1;
-  for (const char* c = names; *c != '\0';) {
-    size_t n = 0;
-    while (*c != '\0' && *c != '/' && n < sizeof name - 1) name[n++] = *c++;
-    if (*c == '/') ++c;
-    name[n] = '\0';
-    if (WatchMask(plan, masks, step.path, name) != 0) return -1;
-  }
-  return 0;
-}
-
-// Creates the staging file of the index-th mask ("m<index>", empty, mode 0444) and writes its name
-// into `name` (at least 16 bytes). No formatting library here: this runs between clone and exec.
-int MaskSource(int staging, int index, char* name) {
-  char digits[12];
-  int n = 0;
-  do {
-    digits[n++] = static_cast<char>('0' + index % 10);
-    index /= 10;
-  } while (index > 0 && n < 11);
-  name[0] = 'm';
-  for (int i = 0; i < n; ++i) name[1 + i] = digits[n - 1 - i];
-  name[1 + n] = '\0';
-  int file = openat(staging, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
-  if (file < 0) return -1;
-  close(file);
-  // The umask may have taken bits away: readable by everyone, writable by no one.
-  return fchmodat(staging, name, 0444, 0);
 }
 
 int ApplyMount(ChildPlan* plan, const MountStep& step, MaskState* masks) {
@@ -253,18 +118,8 @@ int ApplyMount(ChildPlan* plan, const MountStep& step, MaskState* masks) {
       errno = saved;
       return rc;
     }
-    case kMountMaskFile: {
-      if (masks->staging < 0) {
-        masks->staging = MakeDetachedTmpfs("0755");
-        if (masks->staging < 0) return -1;
-      }
-      char name[16];
-      if (MaskSource(masks->staging, masks->count, name) != 0) return -1;
-      if (BindReadonly(masks->staging, name, step.path) != 0) return -1;
-      // The host's inotify instance learns of every open of the mask (the path now resolves to
-      // it): the command reading a hidden file is reported as a denial naming that file.
-      return WatchMask(plan, masks, step.path, nullptr);
-    }
+    case kMountMaskFile:
+      return MaskFile(plan, masks, step);
     case kMountMaskDir:
       return MaskDirectory(plan, masks, step);
     case kMountProc:

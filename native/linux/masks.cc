@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+// File and directory masks (see masks.h). Runs between clone() and execve(): raw system calls, no
+// allocation, no formatting library.
+#include "linux/masks.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/inotify.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "linux/kernel_compat.h"
+#include "linux/mount_calls.h"
+
+namespace child_setup {
+namespace {
+
+// A detached tmpfs of 4 KiB with root directory mode `mode` ("0111"...), nosuid, nodev, noexec:
+// the sources of the file masks (one empty read-only file per mask, made by MaskSource, so that
+// each mask is its own inode and an open of one names the path it hides), or a directory mask.
+int MakeDetachedTmpfs(const char* mode) {
+  int fs = static_cast<int>(syscall(SYS_fsopen_compat, "tmpfs", FSOPEN_CLOEXEC_COMPAT));
+  if (fs < 0) return -1;
+  int rc = static_cast<int>(
+      syscall(SYS_fsconfig_compat, fs, FSCONFIG_SET_STRING_COMPAT, "size", "4k", 0));
+  if (rc == 0)
+    rc = static_cast<int>(
+        syscall(SYS_fsconfig_compat, fs, FSCONFIG_SET_STRING_COMPAT, "mode", mode, 0));
+  if (rc == 0)
+    rc = static_cast<int>(
+        syscall(SYS_fsconfig_compat, fs, FSCONFIG_CMD_CREATE_COMPAT, nullptr, nullptr, 0));
+  int mnt = -1;
+  if (rc == 0) {
+    mnt = static_cast<int>(syscall(SYS_fsmount_compat, fs, FSMOUNT_CLOEXEC_COMPAT,
+                                   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
+  }
+  int saved = errno;
+  close(fs);
+  errno = saved;
+  return mnt;
+}
+
+// Creates `name` in `dir` empty and read-only (mode 0444 whatever the umask: readable by everyone,
+// writable by no one).
+int MakeEmptyReadonly(int dir, const char* name) {
+  int file = openat(dir, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
+  if (file < 0) return -1;
+  close(file);
+  return fchmodat(dir, name, 0444, 0);
+}
+
+// Copies the next name of a '/'-separated list into `name` (NUL-terminated, at most size - 1
+// bytes) and moves `cursor` past it; false at the end of the list.
+bool NextName(const char** cursor, char* name, size_t size) {
+  const char* c = *cursor;
+  if (*c == '\0') return false;
+  size_t n = 0;
+  while (*c != '\0' && *c != '/' && n < size - 1) name[n++] = *c++;
+  if (*c == '/') ++c;
+  name[n] = '\0';
+  *cursor = c;
+  return true;
+}
+
+// Adds the IN_OPEN watch of the next mask slot (the file at dir/name, or at dir when name is
+// null) to the host's inotify instance and records its descriptor. No watch instance: nothing.
+int WatchMask(ChildPlan* plan, MaskState* masks, const char* dir, const char* name) {
+  int slot = masks->count++;
+  if (plan->mask_watch_fd < 0 || slot >= plan->mask_count) return 0;
+  char path[4096];
+  size_t n = 0;
+  for (const char* c = dir; *c != '\0' && n < sizeof path - 1; ++c) path[n++] = *c;
+  if (name != nullptr) {
+    if (n < sizeof path - 1) path[n++] = '/';
+    for (const char* c = name; *c != '\0' && n < sizeof path - 1; ++c) path[n++] = *c;
+  }
+  path[n] = '\0';
+  int wd = static_cast<int>(syscall(SYS_inotify_add_watch, plan->mask_watch_fd, path, IN_OPEN));
+  if (wd < 0) return -1;
+  plan->mask_wds[slot] = wd;
+  return 0;
+}
+
+// Creates the staging file of the index-th mask ("m<index>", empty, mode 0444) and writes its name
+// into `name` (at least 16 bytes). No formatting library here: this runs between clone and exec.
+int MaskSource(int staging, int index, char* name) {
+  char digits[12];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + index % 10);
+    index /= 10;
+  } while (index > 0 && n < 11);
+  name[0] = 'm';
+  for (int i = 0; i < n; ++i) name[1 + i] = digits[n - 1 - i];
+  name[1 + n] = '\0';
+  return MakeEmptyReadonly(staging, name);
+}
+
+}  // namespace
+
+int MaskFile(ChildPlan* plan, MaskState* masks, const MountStep& step) {
+  if (masks->staging < 0) {
+    masks->staging = MakeDetachedTmpfs("0755");
+    if (masks->staging < 0) return -1;
+  }
+  char name[16];
+  if (MaskSource(masks->staging, masks->count, name) != 0) return -1;
+  if (BindReadonly(masks->staging, name, step.path) != 0) return -1;
+  // The host's inotify instance learns of every open of the mask (the path now resolves to it):
+  // the command reading a hidden file is reported as a denial naming that file.
+  return WatchMask(plan, masks, step.path, nullptr);
+}
+
+int MaskDirectory(ChildPlan* plan, MaskState* masks, const MountStep& step) {
+  int mnt = MakeDetachedTmpfs("0111");
+  if (mnt < 0) return -1;
+  char name[256];
+  const char* names = step.data != nullptr ? step.data : "";
+  int rc = 0;
+  for (const char* c = names; rc == 0 && NextName(&c, name, sizeof name);)
+    rc = MakeEmptyReadonly(mnt, name);
+  if (rc == 0) rc = SetAttr(mnt, "", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_RDONLY, 0);
+  if (rc == 0) rc = MoveOnto(mnt, step.path);
+  int saved = errno;
+  close(mnt);
+  errno = saved;
+  if (rc != 0) return -1;
+  for (const char* c = names; NextName(&c, name, sizeof name);) {
+    if (WatchMask(plan, masks, step.path, name) != 0) return -1;
+  }
+  return 0;
+}
+
+}  // namespace child_setup

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+// The new mount API calls the sandbox's first process makes between clone() and execve(): raw
+// system calls only (async-signal-safe), each returning 0 or -1 with errno set.
+#pragma once
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "linux/kernel_compat.h"
+
+namespace child_setup {
+
+inline int SetAttr(int dirfd, const char* path, unsigned flags, uint64_t set, uint64_t clr) {
+  struct mount_attr_compat attr;
+  memset(&attr, 0, sizeof attr);
+  attr.attr_set = set;
+  attr.attr_clr = clr;
+  return static_cast<int>(
+      syscall(SYS_mount_setattr_compat, dirfd, path, flags, &attr, sizeof attr));
+}
+
+inline int OpenTreeClone(int dirfd, const char* path) {
+  return static_cast<int>(
+      syscall(SYS_open_tree, dirfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
+}
+
+inline int MoveOnto(int fd, const char* path) {
+  return static_cast<int>(syscall(SYS_move_mount, fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH));
+}
+
+// Binds a detached clone of (dirfd, path) read-only onto `target`.
+inline int BindReadonly(int dirfd, const char* path, const char* target) {
+  int fd = OpenTreeClone(dirfd, path);
+  if (fd < 0) return -1;
+  int rc = SetAttr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0);
+  if (rc == 0) rc = MoveOnto(fd, target);
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return rc;
+}
+
+}  // namespace child_setup
