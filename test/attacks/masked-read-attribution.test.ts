@@ -17,67 +17,52 @@ function readScopes(r: RunResult): string[] {
   return r.denials.filter((d) => d.capability.kind === 'filesystem_read').map((d) => d.capability.scope ?? '').sort();
 }
 
-function homeWithCredentials(t: Tree): string {
-  const home = join(t.base, 'home');
-  mkdirSync(join(home, '.ssh'), { recursive: true });
-  writeFileSync(join(home, '.netrc'), `machine example login me password ${SECRET}\n`);
-  writeFileSync(join(home, '.git-credentials'), `https://me:${SECRET}@example.invalid\n`);
-  writeFileSync(join(home, '.ssh', 'id_ed25519'), SECRET);
-  return home;
+/** Runs `fn` with a fresh tree whose home (HOME in `env`) holds planted credentials. */
+async function withCredentialHome(fn: (t: Tree, home: string, env: Record<string, string>) => Promise<void>): Promise<void> {
+  const t = makeTree('zs-masked-read-');
+  try {
+    const home = join(t.base, 'home');
+    mkdirSync(join(home, '.ssh'), { recursive: true });
+    writeFileSync(join(home, '.netrc'), `machine example login me password ${SECRET}\n`);
+    writeFileSync(join(home, '.git-credentials'), `https://me:${SECRET}@example.invalid\n`);
+    writeFileSync(join(home, '.ssh', 'id_ed25519'), SECRET);
+    await fn(t, home, { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home });
+  } finally {
+    t.cleanup();
+  }
 }
 
-sandboxTest('a read of a hidden credential file is reported by path, and only the files opened', async () => {
-  const t = makeTree('zs-masked-read-');
-  try {
-    const home = homeWithCredentials(t);
-    const secret = join(t.outside, 'secret.txt');
-    writeFileSync(secret, SECRET);
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home };
-    const r = await runSandboxed(['/bin/sh', '-c', `cat "$HOME/.netrc" ${secret}; ls -l "$HOME/.git-credentials"; echo done`], { workspace: t.ws, env, denyRead: [secret] });
-    assert.match(r.stdout, /done/);
-    assert.not.match(r.stdout + r.stderr, new RegExp(SECRET));
-    // .git-credentials was only listed (no open): not reported. id_ed25519 was not touched.
-    assert.equal(readScopes(r), [join(home, '.netrc'), secret].sort());
-    for (const denial of r.denials) {
-      if (denial.capability.kind !== 'filesystem_read') continue;
-      assert.is(denial.source, 'platform_sandbox');
-      assert.is(denial.nextAction, 'request_approval');
-      assert.ok(denial.reason.includes(denial.capability.scope ?? '?'), denial.reason);
-    }
-  } finally {
-    t.cleanup();
+sandboxTest('a read of a hidden credential file is reported by path, and only the files opened', () => withCredentialHome(async (t, home, env) => {
+  const secret = join(t.outside, 'secret.txt');
+  writeFileSync(secret, SECRET);
+  const r = await runSandboxed(['/bin/sh', '-c', `cat "$HOME/.netrc" ${secret}; ls -l "$HOME/.git-credentials"; echo done`], { workspace: t.ws, env, denyRead: [secret] });
+  assert.match(r.stdout, /done/);
+  assert.not.match(r.stdout + r.stderr, new RegExp(SECRET));
+  // .git-credentials was only listed (no open): not reported. id_ed25519 was not touched.
+  assert.equal(readScopes(r), [join(home, '.netrc'), secret].sort());
+  for (const denial of r.denials) {
+    if (denial.capability.kind !== 'filesystem_read') continue;
+    assert.is(denial.source, 'platform_sandbox');
+    assert.is(denial.nextAction, 'request_approval');
+    assert.ok(denial.reason.includes(denial.capability.scope ?? '?'), denial.reason);
   }
-});
+}));
 
-sandboxTest('printing a permission error about a credential file is not a denial', async () => {
-  const t = makeTree('zs-masked-read-');
-  try {
-    const home = homeWithCredentials(t);
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home };
-    const r = await runSandboxed(['/bin/sh', '-c', `echo "cat: $HOME/.netrc: Permission denied" >&2; echo sandbox_likely_denied`], { workspace: t.ws, env });
-    assert.match(r.stderr, /Permission denied/);
-    assert.equal(readScopes(r), []);
-  } finally {
-    t.cleanup();
-  }
-});
+sandboxTest('printing a permission error about a credential file is not a denial', () => withCredentialHome(async (t, _home, env) => {
+  const r = await runSandboxed(['/bin/sh', '-c', `echo "cat: $HOME/.netrc: Permission denied" >&2; echo sandbox_likely_denied`], { workspace: t.ws, env });
+  assert.match(r.stderr, /Permission denied/);
+  assert.equal(readScopes(r), []);
+}));
 
-sandboxTest('concurrent runs each get only their own reads', async () => {
-  const t = makeTree('zs-masked-read-');
-  try {
-    const home = homeWithCredentials(t);
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home };
-    const scripts = ['cat "$HOME/.netrc"; sleep 0.3', 'sleep 0.3; cat "$HOME/.ssh/id_ed25519"', 'sleep 0.3; true'];
-    // Twice: the second round may be served by sandboxes set up ahead (prewarmed).
-    for (let round = 0; round < 2; round++) {
-      const runs = await Promise.all(scripts.map((script) => runSandboxed(['/bin/sh', '-c', script], { workspace: t.ws, env })));
-      assert.equal(readScopes(runs[0] as RunResult), [join(home, '.netrc')], `round ${round}`);
-      assert.equal(readScopes(runs[1] as RunResult), [join(home, '.ssh', 'id_ed25519')], `round ${round}`);
-      assert.equal(readScopes(runs[2] as RunResult), [], `round ${round}`);
-    }
-  } finally {
-    t.cleanup();
+sandboxTest('concurrent runs each get only their own reads', () => withCredentialHome(async (t, home, env) => {
+  const scripts = ['cat "$HOME/.netrc"; sleep 0.3', 'sleep 0.3; cat "$HOME/.ssh/id_ed25519"', 'sleep 0.3; true'];
+  // Twice: the second round may be served by sandboxes set up ahead (prewarmed).
+  for (let round = 0; round < 2; round++) {
+    const runs = await Promise.all(scripts.map((script) => runSandboxed(['/bin/sh', '-c', script], { workspace: t.ws, env })));
+    assert.equal(readScopes(runs[0] as RunResult), [join(home, '.netrc')], `round ${round}`);
+    assert.equal(readScopes(runs[1] as RunResult), [join(home, '.ssh', 'id_ed25519')], `round ${round}`);
+    assert.equal(readScopes(runs[2] as RunResult), [], `round ${round}`);
   }
-});
+}));
 
 test.run();
