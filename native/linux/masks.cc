@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -16,6 +17,8 @@
 
 namespace child_setup {
 namespace {
+
+constexpr uint64_t kLandlockReadFile = 1ULL << 2;  // LANDLOCK_ACCESS_FS_READ_FILE
 
 // A detached tmpfs of 4 KiB with root directory mode `mode` ("0111"...), nosuid, nodev, noexec:
 // the sources of the file masks (one empty read-only file per mask, made by MaskSource, so that
@@ -40,6 +43,17 @@ int MakeDetachedTmpfs(const char* mode) {
   close(fs);
   errno = saved;
   return mnt;
+}
+
+// Lets the sandbox read the mask whose inode `fd` names (its file, or the files beneath its root):
+// a Landlock rule on that inode, never looked up by path again. A path could by then lead to the
+// hidden file itself, if the host replaced it by a rename (a rename carries a mount away).
+int AllowReading(const ChildPlan* plan, int fd) {
+  struct landlock_path_beneath_attr_compat attr;
+  attr.allowed_access = kLandlockReadFile;
+  attr.parent_fd = fd;
+  return static_cast<int>(
+      syscall(SYS_landlock_add_rule, plan->landlock_fd, LANDLOCK_RULE_PATH_BENEATH, &attr, 0));
 }
 
 // Creates `name` in `dir` empty and read-only (mode 0444 whatever the umask: readable by everyone,
@@ -107,7 +121,13 @@ int MaskFile(ChildPlan* plan, MaskState* masks, const MountStep& step) {
   }
   char name[16];
   if (MaskSource(masks->staging, masks->count, name) != 0) return -1;
-  if (BindReadonly(masks->staging, name, step.path) != 0) return -1;
+  int source = openat(masks->staging, name, O_PATH | O_CLOEXEC);
+  if (source < 0) return -1;
+  int rc = AllowReading(plan, source);
+  int saved = errno;
+  close(source);
+  errno = saved;
+  if (rc != 0 || BindReadonly(masks->staging, name, step.path) != 0) return -1;
   // The host's inotify instance learns of every open of the mask (the path now resolves to it):
   // the command reading a hidden file is reported as a denial naming that file.
   return WatchMask(plan, masks, step.path, nullptr);
@@ -121,6 +141,7 @@ int MaskDirectory(ChildPlan* plan, MaskState* masks, const MountStep& step) {
   int rc = 0;
   for (const char* c = names; rc == 0 && NextName(&c, name, sizeof name);)
     rc = MakeEmptyReadonly(mnt, name);
+  if (rc == 0) rc = AllowReading(plan, mnt);
   if (rc == 0) rc = SetAttr(mnt, "", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_RDONLY, 0);
   if (rc == 0) rc = MoveOnto(mnt, step.path);
   int saved = errno;

@@ -17,12 +17,13 @@ struct MaskState {
 };
 
 // A file mask: an empty read-only file of its own (in a staging tmpfs made at the first) bound over
-// step.path, watched for opens.
+// step.path, readable through a Landlock rule on its own inode, watched for opens.
 int MaskFile(ChildPlan* plan, MaskState* masks, const MountStep& step);
 
 // A directory mask: an empty, read-only tmpfs over step.path whose root is search-only (mode 0111:
 // its names cannot be listed), holding one empty read-only stand-in per name of step.data
-// ('/'-separated, the regular files the hidden directory held), each watched like a file mask.
+// ('/'-separated, the regular files the hidden directory held), readable through a Landlock rule
+// on the tmpfs root and each watched like a file mask.
 int MaskDirectory(ChildPlan* plan, MaskState* masks, const MountStep& step);
 
 }  // namespace child_setup

@@ -115,7 +115,7 @@ function routesOf(tree: ReadTree): Set<string> {
  */
 export function buildLandlockPlan(
   plan: Pick<SandboxPlan, 'writeRoots'>,
-  options: { abi: number; rootEntries: RootEntry[]; privateTmp: boolean; readTree?: ReadTree; masks?: readonly string[] },
+  options: { abi: number; rootEntries: RootEntry[]; privateTmp: boolean; readTree?: ReadTree },
 ): LandlockPlan {
   const handledFs = buildHandledAccess(options.abi);
   const rules: LandlockRuleSpec[] = [];
@@ -161,10 +161,5 @@ export function buildLandlockPlan(
   add('/dev/pts', FS.READ_DIR | DEVICE, true);
   add('/dev/ptmx', DEVICE, true);
   add('/proc', FS.READ_FILE | FS.READ_DIR, true);
-  // A mask (an empty file mounted over a hidden file, or a search-only directory of empty stand-ins
-  // over a hidden directory) is readable, so that opening it is seen and reported. The rule is
-  // added once mounted, so it names the mask's own inode, never the hidden file's, nor one the
-  // host puts at that path later (a new inode without a rule); a directory mask stays unlistable.
-  for (const path of options.masks ?? []) add(path, FS.READ_FILE, true);
   return { abi: options.abi, handledFs, scoped: buildScoped(options.abi), rules };
 }
