@@ -29,6 +29,7 @@
         ["OS=='linux'", {
           "sources": [
             "native/posix/fs_beneath.cc",
+            "native/posix/fs_remove.cc",
             "native/posix/git_scan.cc",
             "native/linux/capture_buffer.cc",
             "native/linux/child_setup.cc",
@@ -46,6 +47,7 @@
         ["OS=='mac'", {
           "sources": [
             "native/posix/fs_beneath.cc",
+            "native/posix/fs_remove.cc",
             "native/posix/git_scan.cc",
             "native/macos/probe_macos.cc",
             "native/macos/spawn_glue_macos.cc"
