@@ -87,7 +87,7 @@
       "conditions": [
         ["OS=='linux'", {
           "type": "executable",
-          "sources": ["native/linux/init_main.cc"],
+          "sources": ["native/linux/init_main.cc", "native/linux/init_command.cc"],
           "include_dirs": ["native"],
           "cflags_cc": ["-std=c++17", "-Wall", "-Wextra"],
           "conditions": [

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // SPDX-License-Identifier: MIT
-// Cross-compiles the freestanding init helper (native/linux/init_main.cc) for aarch64 with the
+// Cross-compiles the freestanding init helper (native/linux/init_main.cc and its sources in binding.gyp) for aarch64 with the
 // flags binding.gyp gives it, checks that it links with no undefined symbols, and runs it under
 // qemu-user inside a new user + pid namespace: a command's output and exit status, the exec
 // failure report, and the refusal to run as anything but pid 1. Exits non-zero on any failure.
@@ -39,16 +39,17 @@ function freestandingFlags() {
   const arch = linux?.conditions?.find(([cond]) => cond.includes("target_arch=='arm64'"))?.[1];
   if (linux === undefined || arch === undefined) fail('binding.gyp has no freestanding arm64 settings for zero_sandbox_init');
   return {
+    initSources: linux.sources,
     cflags: [...linux.cflags_cc, ...arch.cflags_cc, ...arch.defines.map((d) => `-D${d}`)],
     ldflags: arch.ldflags,
   };
 }
 
 mkdirSync(outDir, { recursive: true });
-const { cflags, ldflags } = freestandingFlags();
-const compile = run(cxx, ['-O2', '-fno-exceptions', '-fno-rtti', '-Inative', ...cflags, ...ldflags, '-o', binary, 'native/linux/init_main.cc']);
+const { cflags, ldflags, initSources } = freestandingFlags();
+const compile = run(cxx, ['-O2', '-fno-exceptions', '-fno-rtti', '-Inative', ...cflags, ...ldflags, '-o', binary, ...initSources]);
 if (compile.status !== 0) fail(`compile failed:\n${compile.stderr}`);
-process.stdout.write(`compile native/linux/init_main.cc for aarch64 (${cflags.join(' ')})\n`);
+process.stdout.write(`compile ${initSources.join(' ')} for aarch64 (${cflags.join(' ')})\n`);
 const nm = run('aarch64-linux-gnu-nm', ['-u', binary]);
 if (nm.status !== 0 || nm.stdout.trim() !== '') fail(`undefined symbols in the freestanding init:\n${nm.stdout}${nm.stderr}`);
 

@@ -30,43 +30,31 @@
 // are no handlers, and memory comes from mmap.
 #include <fcntl.h>
 #include <linux/wait.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
 
-#include "linux/init_sys.h"
 #include "linux/cap_checks.h"
+#include "linux/init_command.h"
+#include "linux/init_sys.h"
 #include "linux/init_wire.h"
-#include "linux/launch_message.h"
 #include "linux/net_counters.h"
 
 namespace {
 
 using namespace init_wire;
+using namespace init_command;
 
 constexpr long kProbeIntervalUs = 200000;
 
-constexpr int kEnoent = 2, kEintr = 4, kEnomem = 12, kEacces = 13, kEnotdir = 20, kEinval = 22,
-              kEnoexec = 8, kEchild = 10, kEproto = 71, kEconnreset = 104;
 constexpr int kSigkill = 9, kSigchld = 17, kSigalrm = 14;
 constexpr int kPrSetDumpable = 4;
 const int kForwarded[] = {15 /*TERM*/, 2 /*INT*/,   1 /*HUP*/,    3 /*QUIT*/,
                           10 /*USR1*/, 12 /*USR2*/, 28 /*WINCH*/, 18 /*CONT*/};
 
-using Mask = unsigned long;  // the kernel's signal set: one bit per signal, 64 signals
 constexpr Mask Bit(int sig) { return 1UL << (sig - 1); }
-constexpr int kSigSetmask = 2;
 // struct signalfd_siginfo: 128 bytes, the signal number first.
 struct SignalInfo {
   uint32_t signo;
   uint8_t rest[124];
 };
-
-// Best effort and never blocking (the report pipe is non-blocking): the exit status is what
-// counts, a record only adds detail.
-void Report(ReportType type, int32_t value) {
-  ReportRecord record = {type, value};
-  SYS(write, kReportFd, (long)&record, sizeof record);
-}
 
 // The exit code that stands for a wait status: the exit code, or 128+N for signal N (the
 // shell's convention). The host decodes it the same way (native/linux/exit_watcher.cc).
@@ -76,223 +64,49 @@ int ExitCodeFor(int status) {
   return (128 + signal) & 0xff;
 }
 
-[[noreturn]] void Exit(int code) {
-  for (;;) SYS(exit_group, code);
-}
-
-size_t Length(const char* s) {
-  size_t n = 0;
-  while (s[n] != '\0') ++n;
-  return n;
-}
-
 bool Equal(const char* a, const char* b) {
   while (*a != '\0' && *a == *b) ++a, ++b;
   return *a == *b;
 }
 
-// A bump allocator over anonymous mappings: the init frees nothing before it exits.
-void* Alloc(size_t size) {
-  long p = SYS(mmap, 0, (long)((size + 4095) & ~size_t{4095}), PROT_READ | PROT_WRITE,
-               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p < 0 && p > -4096 ? nullptr : reinterpret_cast<void*>(p);
-}
-
-// What a launch message carries; pointers index into one mapped buffer.
-struct Launch {
-  char** argv = nullptr;
-  char** envp = nullptr;
-  const char* cwd = nullptr;
-  int stdio[3] = {-1, -1, -1};
-  launch_message::Rlimit rlimits[8];
-  uint32_t rlimit_count = 0;
+// What the init was asked for on its command line.
+struct Mode {
+  char** command = nullptr;  // the command, or "--warm"
+  bool probe = false;        // --probe-forks
+  bool warm = false;
 };
 
-bool ReadFull(int fd, void* buf, size_t len) {
-  char* p = static_cast<char*>(buf);
-  while (len > 0) {
-    long n = SYS(read, fd, (long)p, (long)len);
-    if (n == -kEintr) continue;
-    if (n <= 0) return false;
-    p += n;
-    len -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// Splits `count` NUL-terminated strings out of [cursor, end) into a NULL-terminated vector.
-char** SplitStrings(char** cursor, char* end, uint32_t count) {
-  char** out = static_cast<char**>(Alloc((count + 1) * sizeof(char*)));
-  if (out == nullptr) return nullptr;
-  for (uint32_t i = 0; i < count; ++i) {
-    if (*cursor >= end) return nullptr;
-    out[i] = *cursor;
-    char* p = *cursor;
-    while (p < end && *p != '\0') ++p;
-    if (p >= end) return nullptr;
-    *cursor = p + 1;
-  }
-  out[count] = nullptr;
-  return out;
-}
-
-// Receives the one launch message of a prewarmed sandbox. Returns 0 or an errno.
-int ReceiveLaunch(Launch* launch) {
-  launch_message::Header header;
-  struct iovec iov = {&header, sizeof header};
-  alignas(struct cmsghdr) char control[CMSG_SPACE(3 * sizeof(int))];
-  struct msghdr msg = {};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  long n;
-  do {
-    n = SYS(recvmsg, kControlFd, (long)&msg, MSG_CMSG_CLOEXEC | MSG_WAITALL);
-  } while (n == -kEintr);
-  if (n != static_cast<long>(sizeof header))
-    return n == 0 ? kEconnreset : (n < 0 ? static_cast<int>(-n) : kEproto);
-  if (header.magic != launch_message::kMagic || header.payload_len > launch_message::kMaxPayload ||
-      header.rlimit_count > 8 || header.argc == 0) {
-    return kEproto;
-  }
-  struct cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-  if (cmsg == nullptr || cmsg->cmsg_type != SCM_RIGHTS ||
-      cmsg->cmsg_len != CMSG_LEN(3 * sizeof(int))) {
-    return kEproto;
-  }
-  const int* fds = reinterpret_cast<const int*>(CMSG_DATA(cmsg));
-  for (int i = 0; i < 3; ++i) launch->stdio[i] = fds[i];
-  if (!ReadFull(kControlFd, launch->rlimits, header.rlimit_count * sizeof(launch_message::Rlimit)))
-    return kEproto;
-  launch->rlimit_count = header.rlimit_count;
-  char* payload = static_cast<char*>(Alloc(header.payload_len + 1));
-  if (payload == nullptr) return kEnomem;
-  if (!ReadFull(kControlFd, payload, header.payload_len)) return kEproto;
-  payload[header.payload_len] = '\0';
-  char* cursor = payload;
-  char* end = payload + header.payload_len;
-  launch->argv = SplitStrings(&cursor, end, header.argc);
-  launch->envp = SplitStrings(&cursor, end, header.envc);
-  if (launch->argv == nullptr || launch->envp == nullptr || cursor >= end) return kEproto;
-  launch->cwd = cursor;
-  return 0;
-}
-
-// execve, and for a file the kernel cannot execute (no #! line), /bin/sh FILE ARGS as execvp does.
-int Exec(const char* path, char** argv, char** envp) {
-  long err = -SYS(execve, (long)path, (long)argv, (long)envp);
-  if (err != kEnoexec) return static_cast<int>(err);
-  size_t argc = 0;
-  while (argv[argc] != nullptr) ++argc;
-  char** shell = static_cast<char**>(Alloc((argc + 2) * sizeof(char*)));
-  if (shell == nullptr) return kEnomem;
-  shell[0] = const_cast<char*>("/bin/sh");
-  shell[1] = const_cast<char*>(path);
-  for (size_t i = 1; i <= argc; ++i) shell[i + 1] = argv[i];
-  SYS(execve, (long)"/bin/sh", (long)shell, (long)envp);
-  return kEnoexec;
-}
-
-// execvp's search: a name with a slash is a path; otherwise each PATH entry (default
-// /bin:/usr/bin), remembering EACCES, skipping entries that do not hold the file.
-int ExecSearch(char** argv, char** envp) {
-  const char* file = argv[0];
-  for (const char* p = file; *p != '\0'; ++p) {
-    if (*p == '/') return Exec(file, argv, envp);
-  }
-  const char* path = "/bin:/usr/bin";
-  for (char** e = envp; *e != nullptr; ++e) {
-    const char* v = *e;
-    if (v[0] == 'P' && v[1] == 'A' && v[2] == 'T' && v[3] == 'H' && v[4] == '=') path = v + 5;
-  }
-  size_t file_len = Length(file);
-  char buf[4096];
-  bool denied = false;
-  for (const char* dir = path;;) {
-    const char* stop = dir;
-    while (*stop != '\0' && *stop != ':') ++stop;
-    size_t dir_len = static_cast<size_t>(stop - dir);
-    if (dir_len + 1 + file_len < sizeof buf) {
-      size_t n = 0;
-      if (dir_len == 0) buf[n++] = '.';  // an empty entry is the current directory
-      for (size_t i = 0; i < dir_len; ++i) buf[n++] = dir[i];
-      buf[n++] = '/';
-      for (size_t i = 0; i <= file_len; ++i) buf[n++] = file[i];
-      int err = Exec(buf, argv, envp);
-      if (err == kEacces)
-        denied = true;
-      else if (err != kEnoent && err != kEnotdir && err != 116 /*ESTALE*/ && err != 19 /*ENODEV*/ &&
-               err != 110 /*ETIMEDOUT*/)
-        return err;
-    }
-    if (*stop == '\0') break;
-    dir = stop + 1;
-  }
-  return denied ? kEacces : kEnoent;
-}
-
-// In the forked command: its own process group, the launch's stdio and limits, no blocked
-// signals; then the exec. Never returns.
-[[noreturn]] void RunCommand(char** command, char** envp, const Launch* launch) {
-  SYS(setpgid, 0, 0);
-  SYS(fcntl, kReportFd, F_SETFD, FD_CLOEXEC);
-  if (launch != nullptr) {
-    long high[3];
-    for (int i = 0; i < 3; ++i) high[i] = SYS(fcntl, launch->stdio[i], F_DUPFD_CLOEXEC, 10);
-    for (int i = 0; i < 3; ++i) {
-      long r = high[i] < 0 ? high[i] : SYS(dup3, high[i], i, 0);
-      if (r < 0) {
-        Report(kReportExecFailed, static_cast<int32_t>(-r));
-        Exit(125);
-      }
-    }
-    for (uint32_t i = 0; i < launch->rlimit_count; ++i) {
-      uint64_t value[2] = {launch->rlimits[i].soft, launch->rlimits[i].hard};
-      long r = SYS(prlimit64, 0, (long)launch->rlimits[i].resource, (long)value, 0);
-      if (r < 0) {
-        Report(kReportExecFailed, static_cast<int32_t>(-r));
-        Exit(125);
-      }
-    }
-  }
-  Mask none = 0;
-  SYS(rt_sigprocmask, kSigSetmask, (long)&none, 0, sizeof none);
-  int err = ExecSearch(command, envp);
-  Report(kReportExecFailed, err);
-  Exit(err == kEnoent ? 127 : 126);
-}
-
-int Main(int argc, char** argv, char** envp) {
+// Reads the command line, makes the init undumpable and its report pipe non-blocking, starts a
+// new session and blocks every signal; the ones it acts on come from the returned signalfd.
+// Returns -1 after reporting why it cannot go on.
+long Prepare(int argc, char** argv, Mode* mode) {
   // Only ever pid 1 of a sandbox's pid namespace: its final kill(-1) would otherwise reach every
   // process the caller may signal.
   if (argc < 2 || SYS(getpid) != 1) {
     Report(kReportExecFailed, kEinval);
-    return 125;
+    return -1;
   }
   // Before anything else runs in the sandbox: undumpable (see the top of this file), and a report
   // pipe that a full buffer cannot block on.
   long undumpable = SYS(prctl, kPrSetDumpable, 0, 0, 0, 0);
   if (undumpable < 0) {
     Report(kReportExecFailed, static_cast<int32_t>(-undumpable));
-    return 125;
+    return -1;
   }
   SYS(fcntl, kReportFd, F_SETFL, O_NONBLOCK);
   // A new session: the command has no controlling terminal, so it cannot reach the caller's.
   SYS(setsid);
 
-  char** command = argv + 1;
-  bool probe = Equal(command[0], "--probe-forks");
-  if (probe) ++command;
-  if (command[0] == nullptr) {
+  mode->command = argv + 1;
+  mode->probe = Equal(mode->command[0], "--probe-forks");
+  if (mode->probe) ++mode->command;
+  if (mode->command[0] == nullptr) {
     Report(kReportExecFailed, kEinval);
-    return 125;
+    return -1;
   }
-  bool warm = Equal(command[0], "--warm");
+  mode->warm = Equal(mode->command[0], "--warm");
   // The watched tmpfs roots stay the init's: the command's process does not inherit them.
   for (int i = 0; i < kWatchSlots; ++i) SYS(fcntl, kWatchFd + i, F_SETFD, FD_CLOEXEC);
-  // Before any process of the command exists: what the network namespace counted so far.
-  long no_routes_before = net_counters::NoRoutes();
 
   // Every signal stays blocked in the init; the ones it acts on are read from a signalfd. (A
   // pid namespace's init would drop unhandled signals, but blocked ones are queued.)
@@ -300,21 +114,25 @@ int Main(int argc, char** argv, char** envp) {
   SYS(rt_sigprocmask, kSigSetmask, (long)&all, 0, sizeof all);
   Mask wanted = Bit(kSigchld);
   for (int sig : kForwarded) wanted |= Bit(sig);
-  if (probe) wanted |= Bit(kSigalrm);
+  if (mode->probe) wanted |= Bit(kSigalrm);
   long sigfd = SYS(signalfd4, -1, (long)&wanted, sizeof wanted, O_CLOEXEC);
   if (sigfd < 0) {
     Report(kReportExecFailed, static_cast<int32_t>(-sigfd));
-    return 125;
+    return -1;
   }
-  // Prewarmed, the command's process is forked now and waits for the launch itself, so a launch
-  // costs no fork.
+  return sigfd;
+}
+
+// Forks the command's process: it runs the command at once, or (prewarmed) waits for the launch
+// first, so a launch costs no fork. Returns its pid, or -1 after reporting why.
+long StartCommand(const Mode& mode, char** envp) {
   long child = SYS(clone, kSigchld, 0, 0, 0, 0);
   if (child < 0) {
     Report(kReportExecFailed, static_cast<int32_t>(-child));
-    return 125;
+    return -1;
   }
   if (child == 0) {
-    if (!warm) RunCommand(command, envp, nullptr);
+    if (!mode.warm) RunCommand(mode.command, envp, nullptr);
     Launch launch;
     int err = ReceiveLaunch(&launch);
     SYS(close, kControlFd);
@@ -330,8 +148,7 @@ int Main(int argc, char** argv, char** envp) {
   }
   SYS(setpgid, child, child);
   // The launch and its stdio go to the command's process only.
-  if (warm) SYS(close, kControlFd);
-
+  if (mode.warm) SYS(close, kControlFd);
   long devnull = SYS(openat, AT_FDCWD, (long)"/dev/null", O_RDWR | O_CLOEXEC);
   if (devnull >= 0) {
     for (int fd = 0; fd < 3; ++fd) {
@@ -339,27 +156,30 @@ int Main(int argc, char** argv, char** envp) {
     }
     if (devnull > 2) SYS(close, devnull);
   }
+  return child;
+}
 
+// Reaps until the command's process exits, forwarding termination signals to its process group
+// and (probe) trying a fork of its own on each SIGALRM. Returns false after reporting why it
+// cannot wait any more.
+bool WaitForCommand(long child, long sigfd, bool probe, int* status) {
   // The probe's clock: SIGALRM every kProbeIntervalUs, read from the signalfd like the others (a
   // SIGALRM the command sends only adds a probe). Forked children do not inherit the timer.
   bool capped = false;
   if (probe) cap_checks::AlarmEvery(kProbeIntervalUs);
-
-  int status = 0;
-  for (bool exited = false; !exited;) {
+  for (;;) {
     for (;;) {
       int st = 0;
       long pid = SYS(wait4, -1, (long)&st, WNOHANG, 0);
       if (pid == -kEintr) continue;
-      if (pid == -kEchild && !exited)
-        return 125;  // no children left without seeing the command exit
+      if (pid == -kEchild) return false;  // no children left without seeing the command exit
       if (pid <= 0) break;
       if (pid == child) {
-        status = st;
-        exited = true;
+        *status = st;
+        if (probe && !capped) cap_checks::AlarmEvery(0);
+        return true;
       }
     }
-    if (exited) break;
     SignalInfo info;
     long n = SYS(read, sigfd, (long)&info, sizeof info);
     if (n == static_cast<long>(sizeof info) && info.signo == kSigalrm) {
@@ -373,15 +193,17 @@ int Main(int argc, char** argv, char** envp) {
       SYS(kill, -child, info.signo);
     } else if (n < 0 && n != -kEintr) {
       Report(kReportExecFailed, static_cast<int32_t>(-n));
-      return 125;
+      return false;
     }
   }
-  if (probe && !capped) cap_checks::AlarmEvery(0);
-  // Kill every process the command left behind and reap them all. (The kernel would do the same
-  // when this process exits; doing it here keeps the exit path short.) The kill is repeated each
-  // round: one kill(-1) misses children forked while it walks the process list,
-  // and a fork bomb would keep forking into the freed slots for ever. A round reaps everything
-  // already dead, and blocks for one only when nothing was.
+}
+
+// Kills every process the command left behind and reaps them all. (The kernel would do the same
+// when this process exits; doing it here keeps the exit path short.) The kill is repeated each
+// round: one kill(-1) misses children forked while it walks the process list, and a fork bomb
+// would keep forking into the freed slots for ever. A round reaps everything already dead, and
+// blocks for one only when nothing was.
+void KillTheRest() {
   for (bool done = false; !done;) {
     SYS(kill, -1, kSigkill);
     bool reaped = false;
@@ -396,6 +218,19 @@ int Main(int argc, char** argv, char** envp) {
     long pid = SYS(wait4, -1, 0, 0, 0);
     if (pid == -kEchild || (pid < 0 && pid != -kEintr)) done = true;
   }
+}
+
+int Main(int argc, char** argv, char** envp) {
+  Mode mode;
+  long sigfd = Prepare(argc, argv, &mode);
+  if (sigfd < 0) return 125;
+  // Before any process of the command exists: what the network namespace counted so far.
+  long no_routes_before = net_counters::NoRoutes();
+  long child = StartCommand(mode, envp);
+  if (child < 0) return 125;
+  int status = 0;
+  if (!WaitForCommand(child, sigfd, mode.probe, &status)) return 125;
+  KillTheRest();
   // Every other process of the sandbox is gone: what the command's sends added to the count.
   long no_routes_after = no_routes_before < 0 ? -1 : net_counters::NoRoutes();
   if (no_routes_after > no_routes_before) {
