@@ -49,11 +49,18 @@ const FACT_HELP: Record<string, string> = {
   jobObject: 'no job object with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE could be created (nested job restrictions)',
 };
 
+/** The failed call's code as what it is: a Win32 error, an HRESULT (in hex, as Windows prints it) or an errno. */
+export function factError(fact: NativeFact): string {
+  if (fact.win32Error !== undefined) return `Win32 error ${fact.win32Error}`;
+  if (fact.hresult !== undefined) return `HRESULT 0x${(fact.hresult >>> 0).toString(16).toUpperCase().padStart(8, '0')}`;
+  return `error ${fact.errno}`;
+}
+
 function describeFact(name: string, fact: NativeFact | undefined): string | undefined {
   if (fact !== undefined && fact.attempted && fact.ok) return undefined;
   const help = FACT_HELP[name] ?? name;
   if (fact === undefined || !fact.attempted) return `${name} not measured: ${help}`;
-  const call = fact.syscall !== undefined ? ` (${fact.syscall}, error ${fact.errno})` : '';
+  const call = fact.syscall !== undefined ? ` (${fact.syscall}, ${factError(fact)})` : '';
   return `${name} failed${call}: ${help}`;
 }
 

@@ -52,6 +52,7 @@ const SIZE_LIMITS = new Set<keyof ResourceLimits>(['memoryBytes', 'fileSizeBytes
  */
 function limitsReport(config: ResourceLimits | undefined, flags: ResourceLimits): Record<string, unknown> {
   const { limits, sources } = effectiveLimits(config, flags);
+  // process.platform: only Linux chooses between a pids cgroup and a fork probe for the process cap.
   const mechanism = process.platform === 'linux' ? processCapMechanism(limits.processes ?? DEFAULT_PROCESSES) : undefined;
   return {
     limits,

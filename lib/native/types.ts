@@ -5,8 +5,12 @@
 export interface NativeFact {
   attempted: boolean;
   ok: boolean;
-  /** errno of the failing call (0 when it succeeded or was not tried). */
+  /** errno of the failing POSIX call (0 when it succeeded, was not tried, or was a Windows API). */
   errno: number;
+  /** A failed Windows API's Win32 error code (never stored as an errno: the two overlap). */
+  win32Error?: number;
+  /** A failed Windows API's HRESULT. */
+  hresult?: number;
   /** The call that failed, when one did. */
   syscall?: string;
   /** A numeric result, e.g. the Landlock ABI version. */

@@ -43,6 +43,7 @@ export type LimitSource = 'default' | 'config' | 'flag';
 export function effectiveLimits(
   config: ResourceLimits | undefined,
   given: ResourceLimits | undefined,
+  // process.platform default: only the Linux backend has default caps (cgroup and rlimits).
   platform: NodeJS.Platform = process.platform,
 ): { limits: ResourceLimits; sources: Partial<Record<keyof ResourceLimits, LimitSource>> } {
   const merged = mergeLimits(config, given);

@@ -26,6 +26,10 @@ Napi::Object ProbeToJs(Napi::Env env, const backend::ProbeResult& r) {
     fact.Set("attempted", f.attempted);
     fact.Set("ok", f.ok);
     fact.Set("errno", Napi::Number::New(env, f.sys_errno));
+    if (f.win_kind == status::Status::WinKind::kWin32)
+      fact.Set("win32Error", Napi::Number::New(env, f.win_error));
+    if (f.win_kind == status::Status::WinKind::kHresult)
+      fact.Set("hresult", Napi::Number::New(env, f.win_error));
     if (!f.syscall.empty()) fact.Set("syscall", f.syscall);
     fact.Set("value", Napi::Number::New(env, static_cast<double>(f.value)));
     facts.Set(f.name, fact);

@@ -16,7 +16,11 @@ struct Fact {
   std::string name;
   bool attempted = false;  // false: not tried (a prerequisite failed or not this platform)
   bool ok = false;
-  int sys_errno = 0;    // errno of the failing call when !ok
+  int sys_errno = 0;  // errno of the failing POSIX call when !ok
+  // A failed Windows API's own code (a Win32 error or an HRESULT), never stored as an errno: the
+  // two overlap (5 is EIO for one and access denied for the other).
+  status::Status::WinKind win_kind = status::Status::WinKind::kNone;
+  uint32_t win_error = 0;
   std::string syscall;  // which call failed
   long long value = 0;  // numeric result where one exists (e.g. the Landlock ABI)
 };

@@ -23,12 +23,10 @@ Fact FromStatus(const char* name, const status::Status& s) {
   f.name = name;
   f.attempted = true;
   f.ok = s.ok();
-  // A fact's errno field holds the platform's own code for the failed call: here the Win32
-  // code (an HRESULT's low word, which is the Win32 code of a HRESULT_FROM_WIN32 value).
-  f.sys_errno = s.win_kind == status::Status::WinKind::kNone ? s.sys_errno
-                : s.win_kind == status::Status::WinKind::kHresult
-                    ? static_cast<int>(s.win_error & 0xFFFF)
-                    : static_cast<int>(s.win_error);
+  // The failed call's own code, as what it is: an errno, a Win32 error or an HRESULT.
+  f.sys_errno = s.sys_errno;
+  f.win_kind = s.win_kind;
+  f.win_error = s.win_error;
   if (!s.ok()) f.syscall = s.syscall;
   return f;
 }
@@ -93,7 +91,8 @@ Fact FirewallFact() {
   f.attempted = true;
   SC_HANDLE manager = OpenSCManagerW(nullptr, nullptr, SC_MANAGER_CONNECT);
   if (manager == nullptr) {
-    f.sys_errno = static_cast<int>(GetLastError());
+    f.win_kind = status::Status::WinKind::kWin32;
+    f.win_error = GetLastError();
     f.syscall = "OpenSCManagerW";
     return f;
   }
@@ -107,7 +106,10 @@ Fact FirewallFact() {
     if (service != nullptr) CloseServiceHandle(service);
     if (!running) {
       f.ok = false;
-      f.sys_errno = service == nullptr ? static_cast<int>(err) : 0;
+      if (service == nullptr) {
+        f.win_kind = status::Status::WinKind::kWin32;
+        f.win_error = err;
+      }
       f.syscall = "QueryServiceStatus(" + wide::ToUtf8(name) + ")";
       break;
     }

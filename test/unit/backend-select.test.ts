@@ -68,6 +68,15 @@ test('win32: windows-appcontainer, available only when every required fact holds
   }
 });
 
+test('win32: a Windows API failure is named as a Win32 error or an HRESULT, never as an errno', () => {
+  const all = Object.fromEntries(WINDOWS_REQUIRED_FACTS.map((name) => [name, ok()]));
+  // 5 is access denied as a Win32 code and EIO as an errno: it must not be labelled as either's twin.
+  const win32 = selectBackend({ platform: 'win32', facts: { ...all, firewallService: { ...failed(0, 'OpenSCManagerW'), win32Error: 5 } } });
+  assert.ok(win32.message?.startsWith('firewallService failed (OpenSCManagerW, Win32 error 5)'), win32.message);
+  const hresult = selectBackend({ platform: 'win32', facts: { ...all, appContainerProfile: { ...failed(0, 'CreateAppContainerProfile'), hresult: 0x80070005 } } });
+  assert.ok(hresult.message?.startsWith('appContainerProfile failed (CreateAppContainerProfile, HRESULT 0x80070005)'), hresult.message);
+});
+
 test('win32: two missing facts are both reported', () => {
   const info = selectBackend({ platform: 'win32', facts: { jobObject: ok() } });
   assert.is(info.available, false);
