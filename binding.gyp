@@ -29,6 +29,7 @@
         ["OS=='linux'", {
           "sources": [
             "native/posix/fs_beneath.cc",
+            "native/posix/fs_glue_posix.cc",
             "native/posix/fs_remove.cc",
             "native/posix/git_scan.cc",
             "native/linux/capture_buffer.cc",
@@ -47,6 +48,7 @@
         ["OS=='mac'", {
           "sources": [
             "native/posix/fs_beneath.cc",
+            "native/posix/fs_glue_posix.cc",
             "native/posix/fs_remove.cc",
             "native/posix/git_scan.cc",
             "native/macos/probe_macos.cc",
@@ -62,6 +64,7 @@
         ["OS=='win'", {
           "sources": [
             "native/windows/app_container.cc",
+            "native/windows/fs_glue_windows.cc",
             "native/windows/launch.cc",
             "native/windows/probe_windows.cc",
             "native/windows/spawn_glue_windows.cc",

@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: MIT
-// The addon's entry point: the only translation unit (with js_errors.cc) that includes <napi.h>.
-// Exports one flat object of camelCase verbs; the TypeScript mirror is lib/native/types.ts.
+// The addon's entry point: one flat object of camelCase verbs (the TypeScript mirror is
+// lib/native/types.ts): the probe here, the rest from each glue (spawn_glue.h, fs_glue.h,
+// hangup_watch.h), whose implementations binding.gyp picks per OS.
 #include <napi.h>
 
 #include "binding/backend.h"
+#include "binding/fs_glue.h"
 #include "binding/hangup_watch.h"
 #include "binding/js_errors.h"
 #include "binding/spawn_glue.h"
-#ifndef _WIN32
-#include "posix/fs_beneath.h"
-#include "posix/git_scan.h"
-#endif
 
 namespace {
 
@@ -61,153 +59,6 @@ class ProbeWorker : public Napi::AsyncWorker {
   status::Status status_;
 };
 
-#ifndef _WIN32
-// Paths cross as byte strings: each JS char code 0-255 is one byte (TypeScript converts), so any
-// name the file system holds, valid UTF-8 or not, round-trips.
-bool Bytes(const Napi::Value& value, std::string* out) {
-  if (!value.IsString()) return false;
-  std::u16string wide = value.As<Napi::String>().Utf16Value();
-  out->clear();
-  out->reserve(wide.size());
-  for (char16_t c : wide) {
-    if (c > 0xFF) return false;
-    out->push_back(static_cast<char>(c));
-  }
-  return true;
-}
-
-Napi::String FromBytes(Napi::Env env, const std::string& bytes) {
-  std::u16string wide;
-  wide.reserve(bytes.size());
-  for (char c : bytes) wide.push_back(static_cast<char16_t>(static_cast<unsigned char>(c)));
-  return Napi::String::New(env, wide);
-}
-
-// Every fs verb answers with a value and never throws: failures are { errno } results, so a call
-// made while a sandbox's exit is delivered cannot escape into V8 (catch-all included).
-Napi::Value FsCall(const Napi::CallbackInfo& info,
-                   Napi::Value (*body)(const Napi::CallbackInfo&, const std::string&,
-                                       const std::string&)) {
-  Napi::Env env = info.Env();
-  try {
-    std::string root;
-    std::string rel;
-    if (info.Length() < 2 || !Bytes(info[0], &root) || !Bytes(info[1], &rel)) {
-      Napi::Object bad = Napi::Object::New(env);
-      bad.Set("kind", "e");
-      bad.Set("errno", Napi::Number::New(env, 22));
-      return bad;
-    }
-    return body(info, root, rel);
-  } catch (...) {
-    return env.Null();
-  }
-}
-
-Napi::Value FsInspectBody(const Napi::CallbackInfo& info, const std::string& root,
-                          const std::string& rel) {
-  fs_beneath::Info r = fs_beneath::Inspect(root, rel);
-  Napi::Object out = Napi::Object::New(info.Env());
-  out.Set("kind", std::string(1, static_cast<char>(r.kind)));
-  out.Set("errno", Napi::Number::New(info.Env(), r.err));
-  out.Set("size", Napi::Number::New(info.Env(), static_cast<double>(r.size)));
-  out.Set("stamp", r.stamp);
-  return out;
-}
-
-Napi::Value FsReadBody(const Napi::CallbackInfo& info, const std::string& root,
-                       const std::string& rel) {
-  double max =
-      info.Length() > 2 && info[2].IsNumber() ? info[2].As<Napi::Number>().DoubleValue() : 0;
-  std::string data;
-  int err = 0;
-  if (max < 0 || !fs_beneath::ReadFile(root, rel, static_cast<size_t>(max), &data, &err)) {
-    Napi::Object out = Napi::Object::New(info.Env());
-    out.Set("errno", Napi::Number::New(info.Env(), err));
-    return out;
-  }
-  return Napi::Buffer<char>::Copy(info.Env(), data.data(), data.size());
-}
-
-Napi::Value FsListBody(const Napi::CallbackInfo& info, const std::string& root,
-                       const std::string& rel) {
-  double max =
-      info.Length() > 2 && info[2].IsNumber() ? info[2].As<Napi::Number>().DoubleValue() : 0;
-  std::vector<std::pair<std::string, fs_beneath::Kind>> entries;
-  int err = 0;
-  Napi::Env env = info.Env();
-  if (max < 0 || !fs_beneath::List(root, rel, static_cast<size_t>(max), &entries, &err)) {
-    Napi::Object out = Napi::Object::New(env);
-    out.Set("errno", Napi::Number::New(env, err));
-    return out;
-  }
-  Napi::Array out = Napi::Array::New(env, entries.size());
-  for (size_t i = 0; i < entries.size(); ++i) {
-    Napi::Array pair = Napi::Array::New(env, 2);
-    pair.Set(0u, FromBytes(env, entries[i].first));
-    pair.Set(1u, std::string(1, static_cast<char>(entries[i].second)));
-    out.Set(static_cast<uint32_t>(i), pair);
-  }
-  return out;
-}
-
-Napi::Value FsRemoveBody(const Napi::CallbackInfo& info, const std::string& root,
-                         const std::string& rel) {
-  fs_beneath::RemoveResult r = fs_beneath::Remove(root, rel);
-  Napi::Object out = Napi::Object::New(info.Env());
-  out.Set("ok", r.ok);
-  out.Set("errno", Napi::Number::New(info.Env(), r.err));
-  out.Set("removed", Napi::Number::New(info.Env(), static_cast<double>(r.removed)));
-  return out;
-}
-
-// fsReplace(root, rel, data, mode): a new regular file in place of whatever is at rel.
-Napi::Value FsReplaceBody(const Napi::CallbackInfo& info, const std::string& root,
-                          const std::string& rel) {
-  Napi::Env env = info.Env();
-  Napi::Object out = Napi::Object::New(env);
-  if (info.Length() < 4 || !info[2].IsBuffer() || !info[3].IsNumber()) {
-    out.Set("ok", false);
-    out.Set("errno", Napi::Number::New(env, 22));
-    return out;
-  }
-  Napi::Buffer<char> data = info[2].As<Napi::Buffer<char>>();
-  int err = 0;
-  bool ok = fs_beneath::Replace(root, rel, std::string(data.Data(), data.Length()),
-                                info[3].As<Napi::Number>().Uint32Value(), &err);
-  out.Set("ok", ok);
-  out.Set("errno", Napi::Number::New(env, err));
-  return out;
-}
-
-Napi::Array ToArray(Napi::Env env, const std::vector<std::string>& items) {
-  Napi::Array out = Napi::Array::New(env, items.size());
-  for (size_t i = 0; i < items.size(); ++i)
-    out.Set(static_cast<uint32_t>(i), FromBytes(env, items[i]));
-  return out;
-}
-
-// fsScanGit(root, '', maxDirs, maxRepos): every repository under root (see git_scan.h).
-Napi::Value FsScanGitBody(const Napi::CallbackInfo& info, const std::string& root,
-                          const std::string& /*rel*/) {
-  Napi::Env env = info.Env();
-  double max_dirs =
-      info.Length() > 2 && info[2].IsNumber() ? info[2].As<Napi::Number>().DoubleValue() : 0;
-  double max_repos =
-      info.Length() > 3 && info[3].IsNumber() ? info[3].As<Napi::Number>().DoubleValue() : 0;
-  if (max_dirs < 0 || max_repos < 0) max_dirs = max_repos = 0;
-  git_scan::Result r =
-      git_scan::Scan(root, static_cast<uint64_t>(max_dirs), static_cast<uint64_t>(max_repos));
-  Napi::Object out = Napi::Object::New(env);
-  out.Set("worktrees", ToArray(env, r.worktrees));
-  out.Set("gitDirs", ToArray(env, r.git_dirs));
-  out.Set("dirs", Napi::Number::New(env, static_cast<double>(r.dirs)));
-  out.Set("truncated", r.truncated);
-  out.Set("errno", Napi::Number::New(env, r.err));
-  return out;
-}
-#endif
-
 class Addon : public Napi::Addon<Addon> {
  public:
   Addon(Napi::Env env, Napi::Object exports) : spawn_state_(spawn_glue::CreateState(env)) {
@@ -222,15 +73,8 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod("activeCount", &Addon::ActiveCount),
                              InstanceMethod("landlockAbi", &Addon::LandlockAbi),
                              InstanceMethod("watchHangup", &Addon::WatchHangup),
-#ifndef _WIN32
-                             InstanceMethod("fsInspect", &Addon::FsInspect),
-                             InstanceMethod("fsRead", &Addon::FsRead),
-                             InstanceMethod("fsList", &Addon::FsList),
-                             InstanceMethod("fsRemove", &Addon::FsRemove),
-                             InstanceMethod("fsScanGit", &Addon::FsScanGit),
-                             InstanceMethod("fsReplace", &Addon::FsReplace),
-#endif
                          });
+    fs_glue::Export(env, exports);
   }
 
   ~Addon() { spawn_glue::DestroyState(spawn_state_); }
@@ -261,15 +105,6 @@ class Addon : public Napi::Addon<Addon> {
   }
 
   spawn_glue::State* spawn_state_;
-
-#ifndef _WIN32
-  Napi::Value FsInspect(const Napi::CallbackInfo& info) { return FsCall(info, FsInspectBody); }
-  Napi::Value FsRead(const Napi::CallbackInfo& info) { return FsCall(info, FsReadBody); }
-  Napi::Value FsList(const Napi::CallbackInfo& info) { return FsCall(info, FsListBody); }
-  Napi::Value FsRemove(const Napi::CallbackInfo& info) { return FsCall(info, FsRemoveBody); }
-  Napi::Value FsScanGit(const Napi::CallbackInfo& info) { return FsCall(info, FsScanGitBody); }
-  Napi::Value FsReplace(const Napi::CallbackInfo& info) { return FsCall(info, FsReplaceBody); }
-#endif
 
   Napi::Value Probe(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
