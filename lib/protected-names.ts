@@ -1,7 +1,54 @@
 // SPDX-License-Identifier: MIT
 // The workspace metadata a sandboxed command may never create or change: agent configuration
-// (.zero, .agents) that the host reads and acts on later. One list for the plan, the engine, the
-// reports and the probes. (.git has its own finer rules: git-guard.ts, git-check.ts.)
+// (.zero, .agents) that the host reads and acts on later, and the files through which coding
+// agents and editors on the host start programs. One list for the plan, the engine, the reports
+// and the probes. (.git has its own finer rules: git-guard.ts, git-check.ts.)
+import { join } from 'node:path';
 
 /** Directories in every write root that stay read-only (or are removed when created). */
 export const PROTECTED_METADATA_NAMES: readonly string[] = ['.zero', '.agents'];
+
+/**
+ * Files (relative to a write root, `/`-separated) that a coding agent or editor on the host loads
+ * from the project it is opened in and then runs programs from, without anyone running that file
+ * by hand. Agents and users edit them through the agent's own file tools (outside the sandbox); a
+ * sandboxed shell command may neither create nor change them: the existing ones are read-only
+ * during the run, and once it has ended whatever it created or changed there is removed or put
+ * back (tool-configs.ts). Only these files: the rest of `.vscode/`, `.claude/` (commands, agents,
+ * CLAUDE.md) and the like stays writable.
+ *
+ * They are not protected segments of the permission engine (PROTECTED_METADATA_NAMES are): the
+ * engine's segments are whole top-level directories with the reference behaviour, and the
+ * directories holding these files are everyday project files.
+ */
+export const AGENT_TOOL_CONFIG_FILES: readonly string[] = [
+  // Claude Code: project and local settings (`hooks` run commands on tool and session events,
+  // `statusLine` and `apiKeyHelper` are commands,
+  // `enableAllProjectMcpServers` starts the servers of .mcp.json unasked).
+  '.claude/settings.json',
+  '.claude/settings.local.json',
+  // Claude Code's (and Copilot's portable) project MCP servers: `mcpServers.*.command` is started.
+  '.mcp.json',
+  // Cursor: project MCP servers (`mcpServers.*.command`) and project hooks (`hooks.*[].command`).
+  '.cursor/mcp.json',
+  '.cursor/hooks.json',
+  // Gemini CLI: project settings (`mcpServers.*.command`; `tools.discoveryCommand` and
+  // `tools.callCommand` are commands it runs).
+  '.gemini/settings.json',
+  // Codex: project config, read in a trusted project (`mcp_servers.*.command` is started).
+  '.codex/config.toml',
+  // VS Code (and its forks): tasks (`runOptions.runOn: folderOpen` runs one when the folder is
+  // opened), launch configurations (`program`, `runtimeExecutable`, `preLaunchTask`), workspace
+  // MCP servers (`servers.*.command`) and workspace settings, where many keys name an executable
+  // (`terminal.integrated.profiles.*`, `python.defaultInterpreterPath`, `git.path`, extension
+  // tool paths): the whole file, since extensions add such keys.
+  '.vscode/tasks.json',
+  '.vscode/launch.json',
+  '.vscode/mcp.json',
+  '.vscode/settings.json',
+];
+
+/** AGENT_TOOL_CONFIG_FILES in a write root, as paths of this OS. */
+export function agentToolConfigPaths(root: string): string[] {
+  return AGENT_TOOL_CONFIG_FILES.map((file) => join(root, ...file.split('/')));
+}

@@ -15,7 +15,7 @@ import { assertNoSymlinkHop, assertNotHostHandover, currentHandoverHost, samePat
 import { buildRuntimeLayout, buildUserCacheDir } from './runtime-state.js';
 import { wasWriteRoot } from './earlier-roots.js';
 import { listDirNames } from '../dir-listing.js';
-import { PROTECTED_METADATA_NAMES } from '../protected-names.js';
+import { PROTECTED_METADATA_NAMES, agentToolConfigPaths } from '../protected-names.js';
 
 /** The protected metadata names of every write root (lib/protected-names.ts). */
 export const PROTECTED_NAMES = PROTECTED_METADATA_NAMES;
@@ -98,7 +98,9 @@ function plantedLink(absolute: string, facts: HostFacts): { link: string; dir: s
 export function buildWritableRoot(root: string, extraReadOnly: readonly string[] = []): WritableRoot {
   return {
     root,
-    readOnlySubpaths: [join(root, '.git', 'hooks'), join(root, '.git', 'config'), ...extraReadOnly],
+    // The agent and editor configs that run programs: read-only when they exist (checked after the
+    // run on every OS either way: tool-configs.ts).
+    readOnlySubpaths: [join(root, '.git', 'hooks'), join(root, '.git', 'config'), ...agentToolConfigPaths(root), ...extraReadOnly],
     protectedNames: [...PROTECTED_NAMES],
   };
 }

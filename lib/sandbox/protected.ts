@@ -16,6 +16,8 @@ import { inspect, removeEntry, toBytes } from './beneath.js';
 import { checkGitAfterRun, type ProtectedPathViolation } from './git-check.js';
 import { discoverGit, type GitGuard } from './git-guard.js';
 import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js';
+import { checkToolConfigs, holdToolConfigs, noteToolConfigs, type ToolConfigGuard } from './tool-configs.js';
+import { agentToolConfigPaths } from '../protected-names.js';
 
 export type { ProtectedPathViolation } from './git-check.js';
 
@@ -106,6 +108,8 @@ export interface ProtectedPathGuard {
   git: GitGuard;
   /** zero-sandbox's own entry-point links and shims inside the write roots (see own-entries.ts). */
   ownEntries: OwnEntry[];
+  /** The agent and editor configs that run programs (see tool-configs.ts). */
+  tools: ToolConfigGuard;
 }
 
 /**
@@ -162,9 +166,11 @@ function takeNotesOfRunsInFlight(guard: ProtectedPathGuard, roots: readonly stri
 export function holdWhileRunning(plan: SandboxPlan, guard: ProtectedPathGuard): () => void {
   const run = { roots: plan.writeRoots.filter((w) => w.protectedNames.length > 0).map((w) => w.root), guard };
   inFlight.push(run);
+  const releaseTools = holdToolConfigs(guard.tools);
   return () => {
     const index = inFlight.indexOf(run);
     if (index >= 0) inFlight.splice(index, 1);
+    releaseTools();
   };
 }
 
@@ -185,9 +191,11 @@ export function guardProtectedPaths(plan: SandboxPlan): { plan: SandboxPlan; gua
     if (kind === undefined) kinds.set(dir, (kind = inspect(toBytes(dir)).kind));
     return kind === 'dir';
   };
+  // The agent and editor configs have a check of their own (tool-configs.ts), with its reasons.
+  const tools = new Set(user.flatMap((w) => agentToolConfigPaths(w.root)));
   const named = user.flatMap((w) => [
     ...w.protectedNames.map((name) => join(w.root, name)),
-    ...w.readOnlySubpaths.filter((path) => isDir(dirname(path))),
+    ...w.readOnlySubpaths.filter((path) => !tools.has(path) && isDir(dirname(path))),
   ]);
   const git = discoverGit(user.map((w) => w.root), plan.writeRoots.map((w) => w.root), process.env, named);
   // Fail closed: a repository, hooks directory or config left unlooked-at would be unguarded.
@@ -207,7 +215,7 @@ export function guardProtectedPaths(plan: SandboxPlan): { plan: SandboxPlan; gua
     const kept = w.readOnlySubpaths.filter((path) => !git.configs.has(toBytes(path)));
     return more.length === 0 && kept.length === w.readOnlySubpaths.length ? w : { ...w, readOnlySubpaths: [...kept, ...more] };
   });
-  const guard = { git, ownEntries: noteOwnEntries(user.map((w) => w.root), plan.workspace) };
+  const guard: ProtectedPathGuard = { git, ownEntries: noteOwnEntries(user.map((w) => w.root), plan.workspace), tools: noteToolConfigs(user.map((w) => w.root)) };
   takeNotesOfRunsInFlight(guard, user.map((w) => w.root));
   return { plan: { ...plan, writeRoots }, guard };
 }
@@ -246,5 +254,6 @@ export function checkProtectedPaths(guard: ProtectedPathGuard): ProtectedPathVio
     out.push({ path: '', reason: `the protected-path check failed: ${error instanceof Error ? error.message : String(error)}` });
   }
   out.push(...checkOwnEntries(guard.ownEntries));
+  out.push(...checkToolConfigs(guard.tools));
   return out;
 }

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { SandboxError } from '../../errors.js';
 import type { OsExit, OsProcess, PreparedRun, StartIo, Starter } from '../../sandbox/contract.js';
 import { missingProtectedPaths, removeCreatedProtectedPaths } from '../../sandbox/protected.js';
+import { checkToolConfigs, holdToolConfigs, noteToolConfigs } from '../../sandbox/tool-configs.js';
 import { buildDenialTag, LOG_TOOL, startDenialMonitor } from './denial-log.js';
 import { buildSandboxExecArgs, SANDBOX_EXEC, sandboxExecSetupFailure } from './sandbox-exec.js';
 import { resolveSeatbeltPlan } from './seatbelt-plan.js';
@@ -57,10 +58,13 @@ function startMacos(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) =
     denialTag,
   });
   const watched = missingProtectedPaths(plan.writeRoots, prepared.takeFacts());
+  // The agent and editor configs that run programs: noted now, checked once the sandbox is gone.
+  const tools = noteToolConfigs(plan.writeRoots.filter((w) => w.protectedNames.length > 0).map((w) => w.root));
   const program = deps.sandboxExecPath ?? SANDBOX_EXEC;
   // detached: the command leads its own process group, so one kill reaches all it started.
   const monitor = startDenialMonitor(denialTag, deps.logTool ?? LOG_TOOL);
   const child = spawn(program, args, { cwd: plan.cwd, env: plan.env, detached: true, stdio: io.stdio });
+  const releaseTools = holdToolConfigs(tools);
   let finished = false;
   const finish = (exit: OsExit): void => {
     if (finished) return;
@@ -104,7 +108,7 @@ function startMacos(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) =
     capturesOutput: false,
     prewarmed: false,
     kill: (signal) => killGroup(child.pid, signal),
-    checkProtectedPaths: () => removeCreatedProtectedPaths(watched).map((path) => ({ path })),
+    checkProtectedPaths: () => [...removeCreatedProtectedPaths(watched).map((path) => ({ path })), ...checkToolConfigs(tools, releaseTools)],
     setupFailure: (exitCode, stderr) => {
       const setup = sandboxExecSetupFailure(exitCode, stderr);
       if (setup === undefined) return undefined;

@@ -12,6 +12,7 @@ import { callNative } from '../../native/load.js';
 import type { NativeBinding } from '../../native/types.js';
 import type { OsExit, OsProcess, PreparedRun, StartIo, Starter } from '../../sandbox/contract.js';
 import { missingProtectedPaths, removeCreatedProtectedPaths } from '../../sandbox/protected.js';
+import { checkToolConfigs, holdToolConfigs, noteToolConfigs } from '../../sandbox/tool-configs.js';
 import type { SandboxPlan } from '../types.js';
 import { buildWindowsSpawnSpec, resolveWindowsProgram, type WindowsSpawnSpec, type WindowsStdioEntry } from './launch-spec.js';
 
@@ -123,6 +124,8 @@ function startWindowsProcess(prepared: PreparedRun, io: StartIo, onExit: (exit: 
   }
   const call = <T>(fn: (b: Pick<NativeBinding, 'spawn' | 'kill'>) => T): T => (deps.binding === undefined ? callNative(fn) : fn(deps.binding));
   const watched = missingProtectedPaths(plan.writeRoots, prepared.takeFacts());
+  // The agent and editor configs that run programs: noted now, checked once the sandbox is gone.
+  const tools = noteToolConfigs(plan.writeRoots.filter((w) => w.protectedNames.length > 0).map((w) => w.root));
   let spawned: { pid: number };
   try {
     spawned = call((b) => b.spawn(spec, (raw) => {
@@ -134,6 +137,7 @@ function startWindowsProcess(prepared: PreparedRun, io: StartIo, onExit: (exit: 
     pipes.close();
     throw error;
   }
+  const releaseTools = holdToolConfigs(tools);
   return {
     pid: spawned.pid,
     stdio: pipes.streams,
@@ -141,6 +145,6 @@ function startWindowsProcess(prepared: PreparedRun, io: StartIo, onExit: (exit: 
     prewarmed: false,
     // Windows has no signals: any of them terminates the job (every process of the command).
     kill: () => call((b) => b.kill(spawned.pid, 9)),
-    checkProtectedPaths: () => removeCreatedProtectedPaths(watched).map((path) => ({ path })),
+    checkProtectedPaths: () => [...removeCreatedProtectedPaths(watched).map((path) => ({ path })), ...checkToolConfigs(tools, releaseTools)],
   };
 }

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+// The files through which coding agents and editors on the host run programs (hooks, MCP server
+// commands, tasks that run when a folder is opened: AGENT_TOOL_CONFIG_FILES), in every write root
+// of the caller. The plan makes the existing ones read-only on every backend; this is the check
+// after the run, the same on every OS, for what no backend can make read-only without creating
+// something on the host (a missing file, or a link put on the way to one) and for anything a
+// backend let through. Before the run each file's state and content are noted; once every
+// process of the sandbox is gone, walking with directory descriptors and never following a link:
+// a file the command created there is removed, one it changed is put back byte for byte (removed
+// when that fails), and a link it put on the way is removed. Each is a protected-path violation.
+import { lstatSync, readlinkSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+
+import { AGENT_TOOL_CONFIG_FILES } from '../protected-names.js';
+import { isWithin } from '../path-within.js';
+import { fromBytes, inspect, readSmall, removeEntry, replaceFile, toBytes } from './beneath.js';
+import type { ProtectedPathViolation } from './git-check.js';
+
+/** Largest file whose content is noted (these are a few KB); a larger one is only compared. */
+const MAX_CONFIG_BYTES = 1 << 20;
+/** Links followed from a protected path to where it leads, at most. */
+const MAX_HOPS = 8;
+
+/** One protected file as it was before the run; paths are byte strings (see beneath.ts). */
+export interface ToolConfigNote {
+  path: string;
+  /** Its write root and the path's components below it. */
+  root: string;
+  parts: string[];
+  /** `kind:stamp` of each component from the first below the root, up to the first that is not a directory (directories: `dir`). */
+  states: string[];
+  /** Content and permission bits, when it was a regular file small enough to note. */
+  bytes?: Buffer;
+  mode?: number;
+}
+
+/** What one run noted, by path. */
+export interface ToolConfigGuard {
+  roots: string[];
+  notes: Map<string, ToolConfigNote>;
+}
+
+/** The path of the first `n` components of a note, as a byte string. */
+function prefix(root: string, parts: readonly string[], n: number): string {
+  return join(root, ...parts.slice(0, n));
+}
+
+function stateOf(path: string): string {
+  const info = inspect(path);
+  return info.kind === 'dir' ? 'dir' : info.kind === 'missing' ? 'missing' : `${info.kind}:${info.stamp}`;
+}
+
+/**
+ * The state of the directories on the way, each looked at once per pass (several files share
+ * `.claude` or `.vscode`, and in most workspaces these are missing: one look for all their files).
+ */
+class Dirs {
+  readonly #states = new Map<string, string>();
+
+  state(path: string): string {
+    let state = this.#states.get(path);
+    if (state === undefined) this.#states.set(path, (state = stateOf(path)));
+    return state;
+  }
+
+  /** What is at `path` changed (a link removed): looked at again next time. */
+  forget(path: string): void {
+    this.#states.delete(path);
+  }
+}
+
+/**
+ * Notes one file below `root` and, when a link lies on its way, the path that link leads to (if
+ * it lies in one of `roots`): the command could change the file there instead.
+ */
+function noteFile(root: string, parts: string[], roots: readonly string[], notes: Map<string, ToolConfigNote>, dirs: Dirs, hops: number): void {
+  const path = prefix(root, parts, parts.length);
+  if (notes.has(path)) return;
+  const note: ToolConfigNote = { path, root, parts, states: [] };
+  notes.set(path, note);
+  for (let n = 1; n <= parts.length; n++) {
+    const at = prefix(root, parts, n);
+    const state = n < parts.length ? dirs.state(at) : stateOf(at);
+    note.states.push(state);
+    if (state === 'dir' && n < parts.length) continue;
+    if (state.startsWith('file:') && n === parts.length) {
+      const bytes = readSmall(at, MAX_CONFIG_BYTES);
+      if (bytes !== undefined && stateOf(at) === state) {
+        note.bytes = bytes;
+        note.mode = modeOf(at);
+      }
+    }
+    if (state.startsWith('link:') && hops < MAX_HOPS) followLink(at, parts.slice(n), roots, notes, dirs, hops);
+    return;
+  }
+}
+
+function modeOf(path: string): number {
+  try {
+    return lstatSync(Buffer.from(path, 'latin1')).mode & 0o777;
+  } catch {
+    return 0o644;
+  }
+}
+
+/** A link (planted on the host, e.g. a shared settings file): the path it leads to is noted too. */
+function followLink(link: string, rest: string[], roots: readonly string[], notes: Map<string, ToolConfigNote>, dirs: Dirs, hops: number): void {
+  let target: string;
+  try {
+    target = resolve(dirname(link), readlinkSync(Buffer.from(link, 'latin1'), { encoding: 'buffer' }).toString('latin1'));
+  } catch {
+    return;
+  }
+  const full = join(target, ...rest);
+  const root = roots.filter((r) => isWithin(r, full) && r !== full).sort((a, b) => b.length - a.length)[0];
+  if (root === undefined) return; // outside the write roots: the command cannot write there
+  noteFile(root, relative(root, full).split(sep), roots, notes, dirs, hops + 1);
+}
+
+/**
+ * The runs of this process whose sandboxes may still be running, oldest first. A run that starts
+ * meanwhile takes their notes for the same files: what it would find there may already be the
+ * other command's work, and its check would then put that back after the other check undid it.
+ */
+const inFlight: ToolConfigGuard[] = [];
+
+/** Before a run: the state of every protected file in `roots` (the caller's write roots). */
+export function noteToolConfigs(roots: readonly string[]): ToolConfigGuard {
+  const bytesRoots = [...new Set(roots.map(toBytes))];
+  const notes = new Map<string, ToolConfigNote>();
+  const dirs = new Dirs();
+  for (const root of bytesRoots) {
+    for (const file of AGENT_TOOL_CONFIG_FILES) noteFile(root, file.split('/'), bytesRoots, notes, dirs, 0);
+  }
+  for (const [path] of notes) {
+    const earlier = inFlight.find((run) => run.notes.has(path))?.notes.get(path);
+    if (earlier !== undefined) notes.set(path, earlier);
+  }
+  return { roots: bytesRoots, notes };
+}
+
+/** Keeps a started run's notes among the runs in flight until the returned function is called. */
+export function holdToolConfigs(guard: ToolConfigGuard): () => void {
+  inFlight.push(guard);
+  return () => {
+    const index = inFlight.indexOf(guard);
+    if (index >= 0) inFlight.splice(index, 1);
+  };
+}
+
+/** Why a change was undone, and what to do instead. */
+function why(note: ToolConfigNote, what: string, done: string): string {
+  return `${what} ${fromBytes(note.parts.join('/'))}, a file from which a coding agent or editor on the host starts programs (hooks, MCP servers, tasks), which a sandboxed command may not create or change${done}; make that change outside the sandbox (with the agent's own file tools or an editor)`;
+}
+
+function removed(note: ToolConfigNote, path: string, what: string, dirs?: Dirs): ProtectedPathViolation {
+  const gone = removeEntry(path);
+  dirs?.forget(path);
+  return { path: fromBytes(path), reason: why(note, what, gone ? '; it was removed' : '; it could not be removed') };
+}
+
+/** The check of one note; the violation it gives, if any. */
+function checkNote(note: ToolConfigNote, dirs: Dirs): ProtectedPathViolation | undefined {
+  const { root, parts, states } = note;
+  for (let n = 1; n < parts.length; n++) {
+    const at = prefix(root, parts, n);
+    const now = dirs.state(at);
+    const before = states[n - 1] ?? 'missing';
+    if (now === 'dir') {
+      if (before === 'dir' || before === 'missing') continue;
+      break; // a directory where a link or file was: what lies below it is new
+    }
+    // A link put on the way: host tools would read the file through it. Else (unchanged, gone,
+    // a file) nothing the command made can be below it.
+    if (now.startsWith('link:') && now !== before) return removed(note, at, 'put a link on the way to', dirs);
+    return undefined;
+  }
+  const before = states[parts.length - 1] ?? 'missing';
+  const info = inspect(note.path);
+  const now = info.kind === 'dir' ? 'dir' : info.kind === 'missing' ? 'missing' : `${info.kind}:${info.stamp}`;
+  if (now === before) return undefined;
+  if (info.kind === 'error') return { path: fromBytes(note.path), reason: why(note, 'made unreadable the way to', '; it could not be checked: look at it before a host tool loads it') };
+  if (note.bytes !== undefined) {
+    if (info.kind === 'file' && readSmall(note.path, MAX_CONFIG_BYTES)?.equals(note.bytes) === true) return undefined;
+    if (replaceFile(note.path, note.bytes, note.mode)) return { path: fromBytes(note.path), reason: why(note, 'changed', '; it is as it was before the run') };
+    return removed(note, note.path, 'changed (it could not be put back)');
+  }
+  if (info.kind === 'missing') return undefined; // nothing left to run (a large or odd file was only compared)
+  if (info.kind === 'dir' && before === 'dir') return undefined; // a directory is not read as a config
+  return removed(note, note.path, before === 'missing' ? 'created' : 'replaced');
+}
+
+/**
+ * After a run, once every process of the sandbox is gone: removes or puts back what the command
+ * created or changed among the protected files, says what and why, and ends the run's hold on its
+ * notes. Never throws.
+ */
+export function checkToolConfigs(guard: ToolConfigGuard, release?: () => void): ProtectedPathViolation[] {
+  const out: ProtectedPathViolation[] = [];
+  const dirs = new Dirs();
+  try {
+    for (const note of guard.notes.values()) {
+      try {
+        const violation = checkNote(note, dirs);
+        if (violation !== undefined) out.push(violation);
+      } catch (error) {
+        out.push({ path: fromBytes(note.path), reason: `the check of an agent or editor config failed: ${error instanceof Error ? error.message : String(error)}` });
+      }
+    }
+  } finally {
+    release?.();
+  }
+  return out;
+}
