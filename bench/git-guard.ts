@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 // `node dist/bench/git-guard.js`: the per-run cost of the git protections on a workspace with
 // 100k files (a node_modules tree, git-ignored) and a repository with a submodule: the look
-// before the run (guardProtectedPaths: what to make read-only, what to note) plus the check
-// after it (checkProtectedPaths), as SandboxedProcess runs them. Target: under 5 ms per run. The
-// look includes a scan of the whole workspace for repositories (once the addon remembers the
-// listings: no stat for a directory whose watch reported no change, else one; the workspace is
-// left to age past the clock's coarse tick first).
+// before the run (guardProtectedPaths: what to make read-only, what to note, the agent and editor
+// configs included) plus the check after it (checkProtectedPaths), as SandboxedProcess runs them.
+// Target: under 5 ms per run. The look includes a scan of the whole workspace for repositories
+// (once the addon remembers the listings: no stat for a directory whose watch reported no change,
+// else one; the workspace is left to age past the clock's coarse tick first).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -91,7 +91,7 @@ export function benchGitGuard(runs = 500): BenchLine[] {
       { name: '  after the run (checkProtectedPaths)', value: median(after), unit: 'ms' },
       { name: '  of which the repository scan of the workspace', value: median(scans), unit: 'ms' },
       { name: '  CPU time per run (less sensitive to a loaded machine)', value: median(cpu), unit: 'ms' },
-      { name: '  read-only paths in the plan (repository + submodule)', value: mounts, unit: 'paths' },
+      { name: '  read-only paths in the plan (repository, submodule, agent configs)', value: mounts, unit: 'paths' },
     ];
   } finally {
     rmSync(base, { recursive: true, force: true });
