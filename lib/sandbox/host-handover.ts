@@ -11,6 +11,7 @@ import { basename, dirname, join, posix, win32 } from 'node:path';
 import { SandboxError } from '../errors.js';
 import { PACKAGE_ROOT } from '../native/load.js';
 import { grantsFilePath, userSettingsDir } from '../policy/config/settings-dir.js';
+import { buildUserCacheDir } from './runtime-state.js';
 
 /** The host facts the rule depends on (all absolute and symlink-resolved, in the platform's syntax). */
 export interface HandoverHost {
@@ -30,6 +31,14 @@ export interface HandoverHost {
    * and write roots, for the next run.
    */
   settings?: readonly string[];
+  /**
+   * zero-sandbox's own state on the host: `<user cache dir>/zero` (the managed runtime roots with
+   * their leases and the npmrc the host writes there, the markers of earlier write roots) and the
+   * temp fallback of the runtime roots. A command that could write there could plant a link the
+   * host writes through, or forge the leases and markers later runs trust. A directory holding
+   * them is not refused for it (the runtime state then moves to the temp fallback).
+   */
+  state?: readonly string[];
   /** Windows: SystemRoot, ProgramFiles, ProgramFiles(x86), ProgramData, SystemDrive. */
   env?: Readonly<Record<string, string | undefined>>;
 }
@@ -114,7 +123,7 @@ function windowsRules(host: HandoverHost): Rule[] {
 export function hostHandoverReason(path: string, host: HandoverHost): string | undefined {
   const windows = host.platform === 'win32';
   const api = windows ? win32 : posix;
-  const { fold, homes, settings, nodeDir, pkg, tempDir, rules } = foldedHost(host);
+  const { fold, homes, settings, state, nodeDir, pkg, tempDir, rules } = foldedHost(host);
   const target = fold(path);
   const within = (parent: string, child: string) => {
     if (child === parent) return true;
@@ -128,6 +137,9 @@ export function hostHandoverReason(path: string, host: HandoverHost): string | u
   for (const [own, dir] of settings) {
     if (within(target, dir)) return `${target === dir ? 'is' : 'holds'} zero-sandbox's own settings (${own}): the command could turn the sandbox off or grant itself more for the next run`;
     if (within(dir, target)) return `is inside zero-sandbox's own settings (${own}): the command could turn the sandbox off or grant itself more for the next run`;
+  }
+  for (const [own, dir] of state) {
+    if (within(dir, target)) return `${target === dir ? 'is' : 'is inside'} zero-sandbox's own state on the host (${own}): the command could forge what the host trusts or writes there on the next run`;
   }
   if (within(nodeDir, target)) return `${target === nodeDir ? 'is' : 'is inside'} the directory of the Node binary (${host.nodeDir}): the command could replace the node the host runs`;
   if (within(pkg, target)) return `${target === pkg ? 'is' : 'is inside'} zero-sandbox's own package directory (${host.packageDir}): the command could rewrite the sandbox the next invocation runs`;
@@ -149,6 +161,7 @@ interface FoldedHost {
   fold: (path: string) => string;
   homes: Array<[string, string]>;
   settings: Array<[string, string]>;
+  state: Array<[string, string]>;
   nodeDir: string;
   pkg: string;
   tempDir: string | undefined;
@@ -171,6 +184,7 @@ function foldedHost(host: HandoverHost): FoldedHost {
       fold,
       homes: host.homes.map((home) => [home, fold(home)]),
       settings: (host.settings ?? []).map((own) => [own, fold(own)]),
+      state: (host.state ?? []).map((own) => [own, fold(own)]),
       nodeDir: fold(host.nodeDir),
       pkg: fold(host.packageDir),
       tempDir: host.tempDir === undefined ? undefined : fold(host.tempDir),
@@ -215,6 +229,21 @@ function settingsOf(env: NodeJS.ProcessEnv): string[] {
   return settings;
 }
 
+// zero-sandbox's state directories resolved, by the variables that place them (as the settings).
+const stateMemo = new Map<string, string[]>();
+
+function stateOf(env: NodeJS.ProcessEnv, tempDir: string): string[] {
+  const key = [env.XDG_CACHE_HOME, env.HOME, env.LOCALAPPDATA, tempDir].join('\0');
+  let state = stateMemo.get(key);
+  if (state === undefined) {
+    const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
+    state = [join(buildUserCacheDir(env), 'zero'), join(tempDir, `zero-runtime-${uid}`)].map(realAsFarAsExists);
+    if (stateMemo.size >= 8) stateMemo.clear();
+    stateMemo.set(key, state);
+  }
+  return state;
+}
+
 // The parts of this host's facts that cannot change while the process runs.
 let fixed: { nodeDir: string; packageDir: string; tempDir: string; account: string | undefined } | undefined;
 
@@ -236,8 +265,9 @@ export function currentHandoverHost(): HandoverHost {
   }
   const homes = [real(homedir()), ...(fixed.account === undefined ? [] : [fixed.account])];
   const settings = settingsOf(process.env);
+  const state = stateOf(process.env, fixed.tempDir);
   // process.platform: the host's path rules (case, separators) decide what names the same file.
-  return { platform: process.platform, homes: [...new Set(homes)], nodeDir: fixed.nodeDir, packageDir: fixed.packageDir, tempDir: fixed.tempDir, settings, env: process.env };
+  return { platform: process.platform, homes: [...new Set(homes)], nodeDir: fixed.nodeDir, packageDir: fixed.packageDir, tempDir: fixed.tempDir, settings, state, env: process.env };
 }
 
 /**

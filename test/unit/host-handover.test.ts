@@ -102,6 +102,16 @@ test("Linux: zero-sandbox's own settings (config dir, grants file) are refused w
   allowed(host, ['/work/proj', '/work/cfg2', '/work/grants']);
 });
 
+test("Linux: zero-sandbox's own state on the host (runtime roots, markers, the temp fallback) is refused with what lies inside it", () => {
+  const host: HandoverHost = { ...linux, state: ['/work/cache/zero', '/tmp/zero-runtime-1000'] };
+  const why = 'the command could forge what the host trusts or writes there on the next run';
+  assert.is(hostHandoverReason('/work/cache/zero', host), `is zero-sandbox's own state on the host (/work/cache/zero): ${why}`);
+  assert.is(hostHandoverReason('/work/cache/zero/runtime/v1', host), `is inside zero-sandbox's own state on the host (/work/cache/zero): ${why}`);
+  assert.is(hostHandoverReason('/tmp/zero-runtime-1000/v1', host), `is inside zero-sandbox's own state on the host (/tmp/zero-runtime-1000): ${why}`);
+  // What holds it may be a workspace: the runtime state then moves to the temp fallback.
+  allowed(host, ['/work/cache', '/work', '/work/cache/zero2']);
+});
+
 test('this host: the Node binary directory and this package are refused, a fresh project directory is not', () => {
   const host = currentHandoverHost();
   assert.ok(hostHandoverReason(host.nodeDir, host)?.includes('Node binary'));
@@ -109,6 +119,8 @@ test('this host: the Node binary directory and this package are refused, a fresh
   for (const home of host.homes) assert.ok(hostHandoverReason(home, host) !== undefined);
   for (const own of host.settings ?? []) assert.ok(hostHandoverReason(own, host) !== undefined, own);
   assert.ok((host.settings ?? []).length >= 1, 'the settings are among the facts');
+  for (const own of host.state ?? []) assert.ok(hostHandoverReason(own, host)?.includes("zero-sandbox's own state"), own);
+  assert.is((host.state ?? []).length, 2, 'the state directories are among the facts');
 });
 
 test.run();
