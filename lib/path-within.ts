@@ -52,7 +52,17 @@ export class DirectorySet {
    * The innermost directory of the set that `path` equals or lies beneath (see enclosingPaths).
    */
   holderOf(path: string): string | undefined {
-    for (const dir of enclosingPaths(path, this.#separator)) if (this.#dirs.has(dir)) return dir;
+    // enclosingPaths written out: this runs for every credential candidate of every run, and a
+    // generator's cost per step is most of it.
+    const dirs = this.#dirs;
+    if (dirs.has(path)) return path;
+    const separator = this.#separator;
+    for (let i = path.lastIndexOf(separator); i >= 0; i = i === 0 ? -1 : path.lastIndexOf(separator, i - 1)) {
+      const withSeparator = path.slice(0, i + 1);
+      if (dirs.has(withSeparator)) return withSeparator;
+      const without = path.slice(0, i);
+      if (dirs.has(without)) return without;
+    }
     return undefined;
   }
 

@@ -54,6 +54,30 @@ test('the addon names the hidden paths opened by their order among the watched m
   assert.equal(maskedPaths(mounts, undefined), []);
 });
 
+test('Landlock read tree: entries on the way to a denied path are granted one by one, except inside a write root (its own grant covers them)', () => {
+  const listed: string[] = [];
+  const tree: Record<string, Array<{ name: string; kind: 'file' | 'dir' }>> = {
+    '/home': [{ name: 'u', kind: 'dir' }],
+    '/home/u': [{ name: '.aws', kind: 'dir' }, { name: 'notes', kind: 'file' }, { name: 'ws', kind: 'dir' }],
+  };
+  const readTree = {
+    denied: ['/home/u/.aws', '/home/u/ws/pkg/.env', '/home/u/ws/other/secret'],
+    guarded: ['/home/u/ws/.ssh'],
+    list: (dir: string) => {
+      listed.push(dir);
+      return tree[dir];
+    },
+  };
+  const entries = [...ENTRIES, { name: 'home', directory: true }];
+  const plan = buildLandlockPlan({ writeRoots: [buildWritableRoot('/home/u/ws')] }, { abi: 7, rootEntries: entries, privateTmp: true, readTree });
+  const byPath = new Map(plan.rules.map((rule) => [rule.path, rule]));
+  assert.equal(listed, ['/home', '/home/u'], 'nothing inside the write root is listed');
+  assert.not.ok(byPath.has('/home/u/.aws'), 'the denied directory gets no grant');
+  assert.equal(rightsOf(byPath.get('/home/u/notes')!.access), ['EXECUTE', 'READ_FILE']);
+  assert.ok(rightsOf(byPath.get('/home/u/ws')!.access).includes('WRITE_FILE'));
+  assert.not.ok(plan.rules.some((rule) => rule.path.startsWith('/home/u/ws/')), 'no rule below the write root');
+});
+
 test('Landlock at ABI 1 drops the rights the kernel does not know', () => {
   const plan = buildLandlockPlan({ writeRoots: [buildWritableRoot('/w')] }, { abi: 1, rootEntries: ENTRIES, privateTmp: false });
   const ws = plan.rules.find((rule) => rule.path === '/w')!;
