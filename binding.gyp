@@ -41,6 +41,7 @@
             "native/linux/probe_linux.cc",
             "native/linux/spawn_glue_linux.cc",
             "native/linux/spawn_linux.cc",
+            "native/linux/spawn_pipes.cc",
             "native/linux/spawn_plan.cc"
           ],
           "cflags_cc": ["-std=c++17", "-fvisibility=hidden", "-fstack-protector-strong", "-Wall", "-Wextra", "-D_FORTIFY_SOURCE=2"]

@@ -77,6 +77,11 @@ export interface NativeBinding {
   probe(): Promise<NativeProbe>;
   probeSync(): NativeProbe;
   spawn(spec: object, onExit: (exit: NativeExit) => void): NativeSpawned;
+  /**
+   * `spawn` with the clone and the sandbox's setup on the thread pool: the spec is converted and
+   * the pipes made within the call, the rest does not hold the JavaScript thread (Linux).
+   */
+  spawnAsync?(spec: object, onExit: (exit: NativeExit) => void): Promise<NativeSpawned>;
   /** Converts a spec once, for the refills of a prewarm pool (an opaque handle for spawnWarm). */
   prepareWarm(spec: object): PreparedWarmSpec;
   /**

@@ -173,10 +173,18 @@ export interface PreparedRun {
 /** An OS's process starter: starts a prepared run; `onExit` is called once when it is gone. */
 export type Starter = (prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void) => OsProcess;
 
+/**
+ * A starter whose OS work may finish off the caller's thread: everything that decides the start
+ * happens within the call (as with `Starter`), the process exists once the promise resolves.
+ */
+export type AsyncStarter = (prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void) => Promise<OsProcess>;
+
 /** What a backend module offers the lifecycle. */
 export interface SandboxBackend {
   /** Validates and prepares a command (throws SandboxError; nothing ran). */
   prepare(command: SandboxCommand, options: RunOptions): PreparedRun;
   /** Starts a prepared run. */
   start: Starter;
+  /** Starts a prepared run without holding the caller's thread for the OS work (Linux). */
+  startAsync?: AsyncStarter;
 }

@@ -12,6 +12,7 @@ import type { SandboxBackendName } from '../backend/types.js';
 import type { CapturedOutput, InternalSpawnOptions, OsExit, OsProcess, PreparedRun, SandboxBackend, SandboxExit, StartIo, StdioChoice } from './contract.js';
 import { validateOptions, type SandboxCommand, type SpawnSandboxedOptions } from './options.js';
 import { currentBackend } from '../backend/current.js';
+import { paced } from './start-pacing.js';
 
 export type { CapturedOutput, CapturedStream, InternalSpawnOptions, SandboxExit } from './contract.js';
 
@@ -140,10 +141,6 @@ export class SandboxedProcess extends EventEmitter<SandboxedProcessEvents> {
     };
     // The host-side work once the sandbox is gone: the exit as the caller sees it.
     const settle = (raw: OsExit): SandboxExit => {
-      this.#done = true;
-      clearTimeout(this.#graceTimer);
-      clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
       if (raw.captured !== undefined) this.#captured = raw.captured;
       if (raw.startFailure !== undefined) this.#startFailure = raw.startFailure;
       // The sandbox is gone (every process of it ended): nothing can race the check.
@@ -169,13 +166,11 @@ export class SandboxedProcess extends EventEmitter<SandboxedProcessEvents> {
     // (protected path cleanup, ...) must not escape into the addon. It becomes a SandboxError:
     // `exited` rejects and `error` listeners hear it. A listener's own error stays the caller's:
     // an uncaught exception, as with Node's own events (`close` and `exited` still follow).
-    const onExit = (raw: OsExit): void => {
+    const finishExit = (raw: OsExit): void => {
       let exit: SandboxExit;
       try {
         exit = settle(raw);
       } catch (error) {
-        this.#done = true;
-        clearTimeout(timer);
         const failure = exitFailure(error);
         rejectExit(failure);
         if (this.listenerCount('error') > 0) this.emit('error', failure);
@@ -193,6 +188,16 @@ export class SandboxedProcess extends EventEmitter<SandboxedProcessEvents> {
         for (const stream of [this.stdout, this.stderr]) if (stream !== null && stream.readableFlowing === null) stream.resume();
       });
       this.emit('exit', exit);
+    };
+    // The sandbox is gone: from now on a timeout or an abort has nothing to kill and is not
+    // reported. The host-side work after it takes turns with the starts and exits of other runs
+    // (start-pacing.ts): exits arriving together do not hold the caller's event loop together.
+    const onExit = (raw: OsExit): void => {
+      this.#done = true;
+      clearTimeout(this.#graceTimer);
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      paced(() => finishExit(raw));
     };
     this.#os = backend.start(prepared, startIo(options), onExit);
     this.pid = this.#os.pid;
@@ -271,6 +276,41 @@ export function spawnSandboxed(command: SandboxCommand, options: SpawnSandboxedO
 export function startSandboxed(command: SandboxCommand, options: InternalSpawnOptions, backend: SandboxBackend = currentBackend()): SandboxedProcess {
   const prepared = backend.prepare(command, options);
   return startPrepared(prepared, options, backend);
+}
+
+/**
+ * @internal startSandboxed through the backend's `startAsync` where it has one: the preparation
+ * and every decision of the start happen within the call, the OS work (Linux: the clone) does not
+ * hold the caller's thread, and the process is there once the promise resolves.
+ */
+export async function startSandboxedAsync(command: SandboxCommand, options: InternalSpawnOptions, backend: SandboxBackend = currentBackend()): Promise<SandboxedProcess> {
+  const prepared = backend.prepare(command, options);
+  const startAsync = backend.startAsync;
+  if (startAsync === undefined) return startPrepared(prepared, options, backend);
+  // The exit is handed to the lifecycle once it exists (an exit before that is kept for it).
+  let deliver: ((exit: OsExit) => void) | undefined;
+  let early: OsExit | undefined;
+  const forward = (exit: OsExit): void => {
+    if (deliver === undefined) early = exit;
+    else deliver(exit);
+  };
+  let os: OsProcess;
+  try {
+    os = await startAsync(prepared, startIo(options), forward);
+  } catch (error) {
+    prepared.release();
+    throw error;
+  }
+  return startPrepared(prepared, options, {
+    start: (_prepared, _io, onExit) => {
+      deliver = onExit;
+      if (early !== undefined) {
+        const exit = early;
+        process.nextTick(() => onExit(exit));
+      }
+      return os;
+    },
+  });
 }
 
 /** @internal Starts a prepared run under the lifecycle; what preparing took is released when it ends. */

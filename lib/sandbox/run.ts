@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { SandboxBackendName } from '../backend/types.js';
 import { SandboxError } from '../errors.js';
 import { normalizeCommand, validateOptions, type RunOptions, type SandboxCommand } from './options.js';
-import { execFailureMessage, startSandboxed, type SandboxedProcess } from './process.js';
+import { execFailureMessage, startSandboxedAsync, type SandboxedProcess } from './process.js';
 import type { CapturedOutput, CapturedStream, SandboxBackend, SandboxExit } from './contract.js';
 import { collectStreams } from './capture.js';
 import { loadCurrentBackend, loadedCurrentBackend } from '../backend/current.js';
@@ -151,13 +151,20 @@ export async function runWith(command: SandboxCommand, options: RunOptions, back
   let child: SandboxedProcess;
   let collected: ReturnType<typeof collectStreams> | undefined;
   try {
-    child = startSandboxed(command, { ...options, capture }, backend);
+    // Everything that decides the start happens within this turn; the clone (Linux) then runs
+    // off the caller's thread, so the next start of a burst does not wait for it.
+    let starting: Promise<SandboxedProcess>;
+    try {
+      starting = startSandboxedAsync(command, { ...options, capture }, backend);
+    } finally {
+      endTurn();
+    }
+    child = await starting;
     // The addon reads stdout and stderr itself and hands them over with the exit; elsewhere the
     // pipes are read here, under the same rule.
     if (child.capturesOutput) child.stdin?.end(input);
     else collected = collectStreams([child.stdin, child.stdout, child.stderr], capture, () => child?.kill('SIGKILL'));
   } finally {
-    endTurn();
     // The addon holds its own descriptors for the file; a collection here writes it until the end.
     if (spill !== undefined && collected === undefined) closeSync(spill.fd);
   }

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
-// Paces the starts of runSandboxed calls made together. Preparing and starting a sandbox is
-// synchronous work on the caller's thread (the plan, the git guard, the clone), and calls started
-// in one tick (Promise.all over hundreds of commands) would otherwise all run in one microtask
-// drain, holding the caller's event loop for the whole burst. Starts run back to back for at most
-// SLICE_MS; the next one then waits for the event loop's next turn (the caller's timers and I/O,
-// and the exits of earlier runs, are served in between), in call order. A start with no burst
-// around it runs at once, within the call.
+// Paces the host-side work of runs made together on the caller's thread: the starts of
+// runSandboxed calls (the plan, the git guard, the spec) and the work after each sandbox's exit
+// (the protected-path check). Calls started in one tick (Promise.all over hundreds of commands)
+// would otherwise all run in one microtask drain, and exits arriving together in one poll of the
+// event loop, holding the caller's event loop for the whole burst. Work runs back to back for at
+// most SLICE_MS; the next piece then waits for the event loop's next turn (the caller's timers
+// and I/O are served in between), in the order it came. Work with no burst around it runs at
+// once, within the call.
 
-/** How long starts may run back to back before the event loop gets a turn. */
+/** How long starts and exits may run back to back before the event loop gets a turn. */
 export const SLICE_MS = 4;
 
 let sliceStart: number | undefined;
@@ -48,5 +49,28 @@ export function startTurn(): Promise<void> | undefined {
 /** A start has returned: the next waiting one runs now if the slice has time left. */
 export function endTurn(): void {
   if (waiting.length === 0 || overSlice()) return;
-  (waiting.shift() as () => void)();
+  // As a microtask: a piece of work run from here is not nested in the one that just ended.
+  queueMicrotask(waiting.shift() as () => void);
+}
+
+/**
+ * Runs `work` now when nothing waits and the slice has time left, else on its turn. What it
+ * throws is rethrown on its own, as an uncaught exception, never into the work around it.
+ */
+export function paced(work: () => void): void {
+  const run = (): void => {
+    try {
+      work();
+    } catch (error) {
+      queueMicrotask(() => {
+        throw error;
+      });
+    } finally {
+      endTurn();
+    }
+  };
+  if (waiting.length === 0 && !overSlice()) {
+    begin();
+    run();
+  } else waiting.push(run);
 }

@@ -66,6 +66,7 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod("probe", &Addon::Probe),
                              InstanceMethod("probeSync", &Addon::ProbeSync),
                              InstanceMethod("spawn", &Addon::Spawn),
+                             InstanceMethod("spawnAsync", &Addon::SpawnAsync),
                              InstanceMethod("prepareWarm", &Addon::PrepareWarm),
                              InstanceMethod("spawnWarm", &Addon::SpawnWarm),
                              InstanceMethod("launch", &Addon::Launch),
@@ -82,6 +83,9 @@ class Addon : public Napi::Addon<Addon> {
  private:
   Napi::Value Spawn(const Napi::CallbackInfo& info) {
     return spawn_glue::Spawn(info, spawn_state_);
+  }
+  Napi::Value SpawnAsync(const Napi::CallbackInfo& info) {
+    return spawn_glue::SpawnAsync(info, spawn_state_);
   }
   Napi::Value Kill(const Napi::CallbackInfo& info) { return spawn_glue::Kill(info, spawn_state_); }
   Napi::Value PrepareWarm(const Napi::CallbackInfo& info) {

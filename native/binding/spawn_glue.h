@@ -14,6 +14,10 @@ void DestroyState(State* state);
 
 // spawn(spec, onExit) => { pid, stdin?, stdout?, stderr? } (parent-side descriptors of 'pipe's).
 Napi::Value Spawn(const Napi::CallbackInfo& info, State* state);
+// spawnAsync(spec, onExit) => Promise of the same: the clone and the sandbox's setup run on the
+// thread pool, so the JavaScript thread is not held while they happen (Linux; elsewhere it fails
+// as spawn does).
+Napi::Value SpawnAsync(const Napi::CallbackInfo& info, State* state);
 // prepareWarm(spec) => an opaque handle holding the parsed spec, so that refilling a prewarm pool
 // does not convert the same spec again on the JavaScript thread.
 Napi::Value PrepareWarm(const Napi::CallbackInfo& info, State* state);

@@ -18,6 +18,7 @@
 #include "binding/js_errors.h"
 #include "binding/spawn_glue.h"
 #include "linux/launch_message.h"
+#include "linux/spawn_pipes.h"
 
 namespace spawn_glue {
 
@@ -32,88 +33,8 @@ void DestroyState(State* state) { delete state; }
 
 namespace {
 
-// Pipes for the three streams: child_ends go to the sandbox, parent_ends back to JavaScript.
-struct Pipes {
-  int child_ends[3] = {-1, -1, -1};
-  int parent_ends[3] = {-1, -1, -1};
-  int capture_ends[2] = {-1, -1};  // stdout, stderr read by the exit watcher
-  int script = -1;  // sealed memfd holding the command's script (fd 4 in the sandbox)
-  void CloseChildEnds() {
-    for (int& fd : child_ends) {
-      if (fd >= 0) close(fd);
-      fd = -1;
-    }
-    if (script >= 0) close(script);
-    script = -1;
-  }
-  void CloseAll() {
-    CloseChildEnds();
-    for (int& fd : parent_ends) {
-      if (fd >= 0) close(fd);
-      fd = -1;
-    }
-    for (int& fd : capture_ends) {
-      if (fd >= 0) close(fd);
-      fd = -1;
-    }
-  }
-};
-
-// Writes a small input into a fresh pipe and closes the writing end: the command reads the bytes,
-// then EOF. The input fits in one page, which a pipe always holds without a reader.
-status::Status InputPipe(const std::string& input, int* read_end) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
-    return status::Fail("spawn_failed", errno, "pipe2(stdin)");
-  size_t done = 0;
-  while (done < input.size()) {
-    ssize_t n = write(fds[1], input.data() + done, input.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = n < 0 ? errno : EIO;
-      close(fds[0]);
-      close(fds[1]);
-      return status::Fail("spawn_failed", err, "write(stdin input)");
-    }
-    done += static_cast<size_t>(n);
-  }
-  close(fds[1]);
-  // The command gets an ordinary blocking pipe.
-  fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) & ~O_NONBLOCK);
-  *read_end = fds[0];
-  return status::Ok();
-}
-
-// A long script as a sealed in-memory file: the shell reads it like a regular file (buffered and
-// seekable; from a pipe bash reads one byte per system call), nothing of it is on the host's disk,
-// and the seals keep anyone from changing it.
-status::Status ScriptFile(const std::string& script, int* fd_out) {
-  int fd = static_cast<int>(
-      syscall(SYS_memfd_create, "zero-sandbox-script", MFD_CLOEXEC | MFD_ALLOW_SEALING));
-  if (fd < 0) return status::Fail("spawn_failed", errno, "memfd_create(script)");
-  size_t done = 0;
-  while (done < script.size()) {
-    ssize_t n = write(fd, script.data() + done, script.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = n < 0 ? errno : EIO;
-      close(fd);
-      return status::Fail("spawn_failed", err, "write(script)");
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0 ||
-      lseek(fd, 0, SEEK_SET) != 0) {
-    int err = errno;
-    close(fd);
-    return status::Fail("spawn_failed", err, "seal(script)");
-  }
-  *fd_out = fd;
-  return status::Ok();
-}
-
 // { pid, stdin?, stdout?, stderr? }: the parent-side descriptors of the streams spawned as pipes.
-Napi::Object SpawnedToJs(Napi::Env env, long long pid, const Pipes& pipes) {
+Napi::Object SpawnedToJs(Napi::Env env, long long pid, const spawn_pipes::Pipes& pipes) {
   Napi::Object out = Napi::Object::New(env);
   out.Set("pid", Napi::Number::New(env, static_cast<double>(pid)));
   const char* names[3] = {"stdin", "stdout", "stderr"};
@@ -130,29 +51,89 @@ net_holders::Holder HolderOf(const backend::SpawnResult& result) {
   return holder;
 }
 
-status::Status MakePipes(const args::StdioMode* modes, Pipes* pipes, int* child_fds) {
-  for (int i = 0; i < 3; ++i) {
-    const args::StdioMode& mode = modes[i];
-    child_fds[i] = -1;
-    if (mode.kind == args::StdioMode::kFd) {
-      child_fds[i] = mode.fd;
-    } else if (mode.kind == args::StdioMode::kInput) {
-      status::Status s = InputPipe(mode.input, &pipes->child_ends[i]);
-      if (!s.ok()) return s;
-      child_fds[i] = pipes->child_ends[i];
-    } else if (mode.kind == args::StdioMode::kPipe || mode.kind == args::StdioMode::kCapture) {
-      int fds[2];
-      if (pipe2(fds, O_CLOEXEC) != 0) return status::Fail("spawn_failed", errno, "pipe2(stdio)");
-      // stdin: the child reads; stdout/stderr: the child writes.
-      pipes->child_ends[i] = i == 0 ? fds[0] : fds[1];
-      int& ours = (i > 0 && mode.kind == args::StdioMode::kCapture) ? pipes->capture_ends[i - 1]
-                                                                    : pipes->parent_ends[i];
-      ours = i == 0 ? fds[1] : fds[0];
-      child_fds[i] = pipes->child_ends[i];
+// A cold start in three steps, so that the clone (which holds its thread until the sandbox's
+// first process has set up its mounts, Landlock and seccomp and executed the init) can run off the
+// JavaScript thread: Begin on the JavaScript thread (the pipes, the script file), Run on any
+// thread (the clone and the setup report), Finish on the JavaScript thread (the exit watch
+// registered, our ends of the pipes handed over). Every descriptor it made is closed unless
+// Finish handed it over.
+class ColdStart {
+ public:
+  explicit ColdStart(args::ParsedSpawn parsed) : parsed_(std::move(parsed)) {}
+  ~ColdStart() { pipes_.CloseAll(); }
+  ColdStart(const ColdStart&) = delete;
+  ColdStart& operator=(const ColdStart&) = delete;
+
+  void Begin(State* state) {
+    status_ = spawn_pipes::MakePipes(parsed_.stdio, &pipes_, parsed_.spec.stdio);
+    if (status_.ok() && parsed_.has_script) {
+      status_ = spawn_pipes::ScriptFile(parsed_.script, &pipes_.script);
+      parsed_.spec.script_fd = pipes_.script;
     }
+    parsed_.spec.linux_spec.mask_watch_fd = state->registry.MaskWatchFd();
   }
-  return status::Ok();
-}
+
+  void Run() {
+    if (status_.ok()) status_ = backend::Spawn(parsed_.spec, &result_);
+  }
+
+  // The failure, if any (then nothing is registered); else the result for JavaScript.
+  status::Status Finish(Napi::Env env, State* state, Napi::Function on_exit, Napi::Object* out) {
+    pipes_.CloseChildEnds();
+    if (!status_.ok()) return status_;
+    exit_watcher::Watch* watch = state->registry.Add(result_.pid, result_.pidfd, result_.report_fd,
+                                                     HolderOf(result_), on_exit);
+    watch->mask_wds = std::move(result_.mask_wds);
+    state->registry.StartCapture(watch, pipes_.capture_ends, parsed_.max_buffer,
+                                 parsed_.overflow_kill, parsed_.spill_fd);
+    pipes_.capture_ends[0] = pipes_.capture_ends[1] = -1;
+    *out = SpawnedToJs(env, result_.pid, pipes_);
+    for (int& fd : pipes_.parent_ends) fd = -1;  // now JavaScript's
+    return status::Ok();
+  }
+
+ private:
+  args::ParsedSpawn parsed_;
+  spawn_pipes::Pipes pipes_;
+  backend::SpawnResult result_;
+  status::Status status_;
+};
+
+// A cold start on the libuv thread pool: the JavaScript thread converts the spec and makes the
+// pipes, a pool thread clones, and the JavaScript thread registers the result. The promise
+// settles with the result or the start's error; nothing is thrown out of the callback.
+class ColdWorker : public Napi::AsyncWorker {
+ public:
+  ColdWorker(Napi::Env env, State* state, args::ParsedSpawn parsed, Napi::Function on_exit)
+      : Napi::AsyncWorker(env),
+        state_(state),
+        cold_(std::move(parsed)),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        on_exit_(Napi::Persistent(on_exit)) {
+    cold_.Begin(state);
+  }
+
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+  void Execute() override { cold_.Run(); }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    Napi::Object out;
+    status::Status s = cold_.Finish(env, state_, on_exit_.Value(), &out);
+    if (!s.ok()) {
+      deferred_.Reject(js_errors::FromStatus(env, s).Value());
+      return;
+    }
+    deferred_.Resolve(out);
+  }
+
+ private:
+  State* state_;
+  ColdStart cold_;
+  Napi::Promise::Deferred deferred_;
+  Napi::FunctionReference on_exit_;
+};
 
 }  // namespace
 
@@ -161,32 +142,25 @@ Napi::Value Spawn(const Napi::CallbackInfo& info, State* state) {
   if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsFunction()) {
     throw Napi::TypeError::New(env, "spawn(spec, onExit) expects an object and a function");
   }
-  args::ParsedSpawn parsed = args::ParseSpawnSpec(info[0].As<Napi::Object>());
-  Pipes pipes;
-  status::Status s = MakePipes(parsed.stdio, &pipes, parsed.spec.stdio);
-  if (s.ok() && parsed.has_script) {
-    s = ScriptFile(parsed.script, &pipes.script);
-    parsed.spec.script_fd = pipes.script;
+  ColdStart cold(args::ParseSpawnSpec(info[0].As<Napi::Object>()));
+  cold.Begin(state);
+  cold.Run();
+  Napi::Object out;
+  status::Status s = cold.Finish(env, state, info[1].As<Napi::Function>(), &out);
+  if (!s.ok()) throw js_errors::FromStatus(env, s);
+  return out;
+}
+
+Napi::Value SpawnAsync(const Napi::CallbackInfo& info, State* state) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsFunction()) {
+    throw Napi::TypeError::New(env, "spawnAsync(spec, onExit) expects an object and a function");
   }
-  if (!s.ok()) {
-    pipes.CloseAll();
-    throw js_errors::FromStatus(env, s);
-  }
-  backend::SpawnResult result;
-  parsed.spec.linux_spec.mask_watch_fd = state->registry.MaskWatchFd();
-  s = backend::Spawn(parsed.spec, &result);
-  pipes.CloseChildEnds();
-  if (!s.ok()) {
-    pipes.CloseAll();
-    throw js_errors::FromStatus(env, s);
-  }
-  exit_watcher::Watch* watch = state->registry.Add(result.pid, result.pidfd, result.report_fd,
-                                                   HolderOf(result), info[1].As<Napi::Function>());
-  watch->mask_wds = std::move(result.mask_wds);
-  state->registry.StartCapture(watch, pipes.capture_ends, parsed.max_buffer, parsed.overflow_kill,
-                               parsed.spill_fd);
-  pipes.capture_ends[0] = pipes.capture_ends[1] = -1;
-  return SpawnedToJs(env, result.pid, pipes);
+  ColdWorker* worker = new ColdWorker(env, state, args::ParseSpawnSpec(info[0].As<Napi::Object>()),
+                                      info[1].As<Napi::Function>());
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();
+  return promise;
 }
 
 namespace {
@@ -358,9 +332,9 @@ Napi::Value Launch(const Napi::CallbackInfo& info, State* state) {
   args::ParsedLaunch launch = args::ParseLaunchSpec(info[1].As<Napi::Object>());
   exit_watcher::Watch* watch = state->registry.Find(pid);
   if (watch == nullptr || watch->control_fd < 0 || watch->delivered) return env.Null();
-  Pipes pipes;
+  spawn_pipes::Pipes pipes;
   int child_fds[3];
-  status::Status s = MakePipes(launch.stdio, &pipes, child_fds);
+  status::Status s = spawn_pipes::MakePipes(launch.stdio, &pipes, child_fds);
   // The init needs a real descriptor for every stream: /dev/null stands for 'ignore'.
   int devnull = -1;
   for (int i = 0; s.ok() && i < 3; ++i) {

@@ -20,6 +20,7 @@ Napi::Value Unsupported(Napi::Env env) {
 }  // namespace
 
 Napi::Value Spawn(const Napi::CallbackInfo& info, State*) { return Unsupported(info.Env()); }
+Napi::Value SpawnAsync(const Napi::CallbackInfo& info, State*) { return Unsupported(info.Env()); }
 Napi::Value PrepareWarm(const Napi::CallbackInfo& info, State*) { return Unsupported(info.Env()); }
 Napi::Value SpawnWarm(const Napi::CallbackInfo& info, State*) { return Unsupported(info.Env()); }
 Napi::Value Launch(const Napi::CallbackInfo& info, State*) { return info.Env().Null(); }

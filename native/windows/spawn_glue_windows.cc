@@ -291,6 +291,10 @@ Napi::Value Spawn(const Napi::CallbackInfo& info, State* state) {
   return out;
 }
 
+Napi::Value SpawnAsync(const Napi::CallbackInfo& info, State*) {
+  throw Unsupported(info.Env(), "spawnAsync");
+}
+
 Napi::Value PrepareWarm(const Napi::CallbackInfo& info, State*) {
   throw Unsupported(info.Env(), "prepareWarm");
 }

@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { endTurn, SLICE_MS, startTurn } from '../../lib/sandbox/start-pacing.js';
+import { endTurn, paced, SLICE_MS, startTurn } from '../../lib/sandbox/start-pacing.js';
 
 /** Work on the caller's thread, as a sandbox start is. */
 function busy(ms: number): void {
@@ -56,6 +56,46 @@ test('a burst runs in call order and lets the event loop turn between slices', a
   for (const seen of turns.slice(1)) {
     assert.ok(seen - before <= 3, `${seen - before} starts ran in one turn (${turns.join(', ')})`);
     before = seen;
+  }
+});
+
+test('work after exits arriving together takes turns like starts, in order; what one piece throws stays its own', async () => {
+  await new Promise((resolve) => setImmediate(resolve));
+  const log: string[] = [];
+  const count = 12;
+  const thrown: unknown[] = [];
+  const onUncaught = (error: unknown) => thrown.push(error);
+  process.prependListener('uncaughtException', onUncaught);
+  try {
+    // As the addon delivers them: all in one callback of the event loop.
+    for (let i = 0; i < count; i++) {
+      paced(() => {
+        log.push(`e${i}`);
+        busy(SLICE_MS / 2);
+        if (i === 1) throw new Error('listener failed');
+      });
+    }
+    assert.is(log[0], 'e0', 'the first piece ran at once');
+    assert.ok(log.length < count, `the rest waited for later turns (${log.length} ran at once)`);
+    const turns: number[] = [];
+    await new Promise<void>((resolve) => {
+      const tick = () => {
+        turns.push(log.length);
+        if (log.length < count) setImmediate(tick);
+        else resolve();
+      };
+      setImmediate(tick);
+    });
+    assert.equal(log, Array.from({ length: count }, (_, i) => `e${i}`));
+    let before = turns[0] as number;
+    for (const seen of turns.slice(1)) {
+      assert.ok(seen - before <= 3, `${seen - before} pieces ran in one turn (${turns.join(', ')})`);
+      before = seen;
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(thrown.map((e) => (e as Error).message), ['listener failed']);
+  } finally {
+    process.removeListener('uncaughtException', onUncaught);
   }
 });
 

@@ -8,7 +8,7 @@ import { constants } from 'node:os';
 import { SandboxError } from '../../errors.js';
 import { buildSandboxEnv } from '../../env.js';
 import { handOverFacts, HostFacts } from '../../host-facts.js';
-import { callNative, nativeBindingPath } from '../../native/load.js';
+import { callNative, callNativeAsync, nativeBindingPath } from '../../native/load.js';
 import type { NativeExit, NativeSpawned } from '../../native/types.js';
 import { layersDisabledForTesting, probeSync, type LayerName, type ProbeReport } from '../../probe.js';
 import { createPidsLimit, pidNamespaceMax, pidsCgroupUsable, type PidsLimit } from '../../sandbox/cgroup.js';
@@ -164,8 +164,20 @@ function toOsExit(raw: NativeExit, capturing: boolean): OsExit {
   return exit;
 }
 
-/** Starts a prepared run in a Linux sandbox (the `Starter` of this backend). */
-export function startLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void): OsProcess {
+/**
+ * A start decided: either the process already (a prewarmed sandbox took the command), or the
+ * cold spawn still to make with `spec`, then `finish` (or `fail` with what the spawn threw).
+ */
+type LinuxStart =
+  | { os: OsProcess }
+  | { spec: object; exited(raw: NativeExit): void; finish(native: NativeSpawned): OsProcess; fail(error: unknown): unknown };
+
+/**
+ * Everything of a Linux start that runs on the caller's thread: the cheap checks, the git guard,
+ * the spec, a prewarmed sandbox when one matches. A cold start's clone is left to the caller
+ * (startLinux makes it within the call, startLinuxAsync on the thread pool).
+ */
+function beginLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void): LinuxStart {
   const { plan } = prepared;
   const context = assertEnforceable(plan);
   const capture = io.capture;
@@ -214,22 +226,55 @@ export function startLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: Os
   const warmable = prewarmEnabled(io.prewarm) && script === undefined;
   const pidsCap = byCgroup ? processes : undefined;
   let key = warmable ? buildPrewarmKey(spec, pidsCap) : undefined;
-  let native: NativeSpawned | null = null;
+  let warmed: NativeSpawned | null = null;
   const warm = key === undefined ? undefined : prewarmPool.take(key);
   if (warm !== undefined) {
     warm.listener = exited;
     pids = warm.pids;
     const launch = { argv: spec.argv, env: spec.env, cwd: spec.cwd, stdio: spec.stdio, rlimits: spec.linux.rlimits, maxBuffer: capture?.maxBuffer, overflowKill: capture?.overflowKill === true, ...(capture?.spill === undefined ? {} : { spill: capture.spill }) };
-    native = callNative((binding) => binding.launch(warm.pid, launch));
-    if (native === null) {
+    warmed = callNative((binding) => binding.launch(warm.pid, launch));
+    if (warmed === null) {
       // It died before it could be used: the pool hands its cgroup back, and this run starts cold.
       warm.listener = undefined;
       pids = undefined;
       callNative((binding) => binding.kill(warm.pid, 9));
     }
   }
-  const prewarmed = native !== null && warm !== undefined;
-  if (native === null) {
+  // Runs of the same write roots started from now until the check below take this run's notes
+  // (a cold start's command may run before the clone's promise settles).
+  const release = holdWhileRunning(guarded.plan, guarded.guard);
+  const finish = (native: NativeSpawned, prewarmed: boolean): OsProcess => {
+    const limitsNotEnforced = context.isRoot && !byCgroup && pidMax === undefined ? ['processes'] : [];
+    // Warming the next sandbox waits until this call has returned its process.
+    if (key !== undefined) {
+      const generation = capture?.prewarmGeneration ?? prewarmPool.generation;
+      const warmKey = key;
+      const warmCap = byCgroup ? processes : undefined;
+      setImmediate(() => prewarmPool.noteUse(warmKey, spec, generation, warmCap));
+    }
+    const pid = native.pid;
+    return {
+      pid,
+      stdio: [
+        native.stdin === undefined ? null : pipeSocket(native.stdin, false),
+        native.stdout === undefined ? null : pipeSocket(native.stdout, true),
+        native.stderr === undefined ? null : pipeSocket(native.stderr, true),
+      ],
+      capturesOutput: capture !== undefined,
+      prewarmed,
+      limitsNotEnforced,
+      kill: (signal) => callNative((binding) => binding.kill(pid, signal)),
+      checkProtectedPaths: () => {
+        try {
+          return checkProtectedPaths(guarded.guard);
+        } finally {
+          release();
+        }
+      },
+    };
+  };
+  if (warmed !== null) return { os: finish(warmed, true) };
+  try {
     if (byCgroup) {
       pids = createPidsLimit(processes, undefined, false);
       if (pids === undefined) {
@@ -240,54 +285,71 @@ export function startLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: Os
         key = warmable ? buildPrewarmKey(spec) : undefined;
       }
     }
-    const cgroupFd = pids?.fd;
-    try {
-      const full = {
-        ...spec,
-        ...(cgroupFd === undefined ? {} : { linux: { ...spec.linux, cgroupProcsFd: cgroupFd } }),
-        ...(capture === undefined ? {} : { maxBuffer: capture.maxBuffer, overflowKill: capture.overflowKill === true }),
-        ...(capture?.spill === undefined ? {} : { spill: capture.spill }),
-        ...(script === undefined ? {} : { script }),
-      };
-      native = callNative((binding) => binding.spawn(full, exited));
-    } catch (error) {
+  } catch (error) {
+    release();
+    throw error;
+  }
+  const cgroupFd = pids?.fd;
+  const full = {
+    ...spec,
+    ...(cgroupFd === undefined ? {} : { linux: { ...spec.linux, cgroupProcsFd: cgroupFd } }),
+    ...(capture === undefined ? {} : { maxBuffer: capture.maxBuffer, overflowKill: capture.overflowKill === true }),
+    ...(capture?.spill === undefined ? {} : { spill: capture.spill }),
+    ...(script === undefined ? {} : { script }),
+  };
+  return {
+    spec: full,
+    exited,
+    // The pids cgroup's descriptor stays open until the spawn has returned (the sandbox joined it).
+    finish: (native) => {
+      pids?.closeFd();
+      return finish(native, false);
+    },
+    fail: (error) => {
+      release();
       pids?.closeFd();
       pids?.remove();
-      throw explainSpawnFailure(error, plan);
-    }
-    pids?.closeFd();
-  }
-  const limitsNotEnforced = context.isRoot && !byCgroup && pidMax === undefined ? ['processes'] : [];
-  // Warming the next sandbox waits until this call has returned its process.
-  if (key !== undefined) {
-    const generation = capture?.prewarmGeneration ?? prewarmPool.generation;
-    const warmKey = key;
-    const warmCap = byCgroup ? processes : undefined;
-    setImmediate(() => prewarmPool.noteUse(warmKey, spec, generation, warmCap));
-  }
-  const pid = native.pid;
-  // Runs of the same write roots started from now until the check below take this run's notes.
-  const release = holdWhileRunning(guarded.plan, guarded.guard);
-  return {
-    pid,
-    stdio: [
-      native.stdin === undefined ? null : pipeSocket(native.stdin, false),
-      native.stdout === undefined ? null : pipeSocket(native.stdout, true),
-      native.stderr === undefined ? null : pipeSocket(native.stderr, true),
-    ],
-    capturesOutput: capture !== undefined,
-    prewarmed,
-    limitsNotEnforced,
-    kill: (signal) => callNative((binding) => binding.kill(pid, signal)),
-    checkProtectedPaths: () => {
-      try {
-        return checkProtectedPaths(guarded.guard);
-      } finally {
-        release();
-      }
+      return explainSpawnFailure(error, plan);
     },
   };
 }
 
+/** Starts a prepared run in a Linux sandbox (the `Starter` of this backend). */
+export function startLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void): OsProcess {
+  const start = beginLinux(prepared, io, onExit);
+  if ('os' in start) return start.os;
+  let native: NativeSpawned;
+  try {
+    native = callNative((binding) => binding.spawn(start.spec, start.exited));
+  } catch (error) {
+    throw start.fail(error);
+  }
+  return start.finish(native);
+}
+
+/**
+ * startLinux with a cold start's clone on the thread pool (the `AsyncStarter` of this backend):
+ * the clone holds its thread until the sandbox's first process has set up its mounts, Landlock and
+ * seccomp and executed the init, tens of milliseconds for a large policy, which the caller's event
+ * loop no longer waits for. Everything that decides the start still happens within the call.
+ */
+export async function startLinuxAsync(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void): Promise<OsProcess> {
+  const start = beginLinux(prepared, io, onExit);
+  if ('os' in start) return start.os;
+  let spawning: Promise<NativeSpawned>;
+  try {
+    spawning = callNative((binding) => binding.spawnAsync === undefined ? Promise.resolve(binding.spawn(start.spec, start.exited)) : binding.spawnAsync(start.spec, start.exited));
+  } catch (error) {
+    throw start.fail(error);
+  }
+  let native: NativeSpawned;
+  try {
+    native = await callNativeAsync(() => spawning);
+  } catch (error) {
+    throw start.fail(error);
+  }
+  return start.finish(native);
+}
+
 /** The Linux backend as the lifecycle uses it. */
-export const linuxBackend: SandboxBackend = { prepare: prepareLinux, start: startLinux };
+export const linuxBackend: SandboxBackend = { prepare: prepareLinux, start: startLinux, startAsync: startLinuxAsync };

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+// runSandboxed's cold starts clone on the thread pool (the addon's spawnAsync): the JavaScript
+// thread converts the spec and makes the pipes, a pool thread clones and waits for the sandbox's
+// setup, and the JavaScript thread registers the result. Each start of a burst must get its own
+// streams and exit, a clone that fails must reject with the layer's error and leave no descriptor
+// or watch behind, and an exit listener's error must stay an ordinary uncaught exception.
+import { readdirSync } from 'node:fs';
+import * as assert from 'uvu/assert';
+import { test } from 'uvu';
+
+import { assertEnforceable, prepareLinux } from '../../lib/backend/linux/start.js';
+import { buildLinuxSpec, hostViewOf } from '../../lib/backend/linux/spec.js';
+import { HostFacts } from '../../lib/host-facts.js';
+import { callNative, callNativeAsync, loadNative, nativeBindingPath } from '../../lib/native/load.js';
+import { runSandboxed } from '../../lib/sandbox/run.js';
+import { SandboxError } from '../../lib/errors.js';
+import { makeTree, sandboxTest } from '../helpers/sandbox.js';
+
+const openDescriptors = () => readdirSync('/proc/self/fd').length;
+
+sandboxTest('a burst of cold starts: each run gets its own input, output and exit code', async () => {
+  const t = makeTree();
+  try {
+    const runs = await Promise.all(Array.from({ length: 24 }, (_, i) => runSandboxed(['/bin/sh', '-c', `read line; echo "$line-${i}"; echo err-${i} >&2; exit ${i % 5}`], { workspace: t.ws, prewarm: false, input: `in${i}\n` })));
+    runs.forEach((r, i) => {
+      assert.is(r.stdout, `in${i}-${i}\n`);
+      assert.is(r.stderr, `err-${i}\n`);
+      assert.is(r.exitCode, i % 5);
+      assert.not.ok(r.prewarmed);
+    });
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('a clone that fails off the JavaScript thread rejects with its error and leaves no descriptor or watch behind', async () => {
+  const t = makeTree();
+  const prepared = prepareLinux(['/bin/true'], { workspace: t.ws });
+  try {
+    const binding = loadNative();
+    assert.type(binding.spawnAsync, 'function');
+    const context = assertEnforceable(prepared.plan);
+    const spec = buildLinuxSpec(prepared.plan, ['ignore', 'pipe', 'capture'], { landlockAbi: context.abi, isRoot: context.isRoot, arch: context.arch, bindingPath: nativeBindingPath() ?? '' }, hostViewOf(new HostFacts()));
+    // The sandbox's first process cannot execute a missing init: the setup report says so.
+    spec.linux.initPath = `${t.base}/no-such-init`;
+    // The watches of earlier runs go once their exits have been delivered.
+    for (let i = 0; i < 500 && binding.activeCount() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    const fds = openDescriptors();
+    const watches = binding.activeCount();
+    let exits = 0;
+    let error: unknown;
+    try {
+      await callNativeAsync((native) => native.spawnAsync!(spec, () => exits++));
+    } catch (caught) {
+      error = caught;
+    }
+    assert.instance(error, SandboxError);
+    // The same failure as the clone on the JavaScript thread gives (a missing init is a broken install).
+    let syncError: unknown;
+    try {
+      callNative((native) => native.spawn(spec, () => exits++));
+    } catch (caught) {
+      syncError = caught;
+    }
+    assert.instance(syncError, SandboxError);
+    assert.is((error as SandboxError).code, 'native_unavailable');
+    assert.is((error as SandboxError).code, (syncError as SandboxError).code);
+    assert.is((error as SandboxError).message, (syncError as SandboxError).message);
+    assert.is(binding.activeCount(), watches, 'no exit watch was registered');
+    assert.is(openDescriptors(), fds, 'every pipe made for it was closed');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.is(exits, 0, 'no exit is reported for a start that failed');
+  } finally {
+    prepared.release();
+    t.cleanup();
+  }
+});
+
+test.run();
