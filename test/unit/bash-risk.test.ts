@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // classifyRisk: side-effect base risk, command aliases, raw-text patterns, fallback and path categories.
+import { join, resolve, sep } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { classifyCommand } from '../../lib/bash/classify.js';
@@ -78,11 +79,14 @@ test('path arguments: absolute_path (medium), path_escape (critical), and the en
   assert.equal(read('src/../lib/x.ts').categories, ['read']);
   assert.ok(read('C:\\Windows\\x').categories.includes('absolute_path'));
   const seen: string[] = [];
+  // A relative path is resolved against the workspace with the host's path rules ('/ws' is
+  // Z:\ws on a Windows host whose current drive is Z:); an absolute one is passed as written.
+  const ws = resolve('/ws');
   const risk = classifyRisk(
-    { toolName: 'write_file', sideEffect: 'write', workspaceRoot: '/ws', args: { file_path: 'out/x.txt', cwd: '/elsewhere', dir: '' } },
-    { validateWritePath: (abs) => (seen.push(abs), abs.startsWith('/ws/') ? null : 'out_of_workspace') },
+    { toolName: 'write_file', sideEffect: 'write', workspaceRoot: ws, args: { file_path: 'out/x.txt', cwd: '/elsewhere', dir: '' } },
+    { validateWritePath: (abs) => (seen.push(abs), abs.startsWith(ws + sep) ? null : 'out_of_workspace') },
   );
-  assert.equal(seen, ['/ws/out/x.txt', '/elsewhere']);
+  assert.equal(seen, [join(ws, 'out', 'x.txt'), '/elsewhere']);
   assert.equal(risk.categories, ['absolute_path', 'out_of_workspace', 'write']);
   assert.is(risk.level, 'critical');
   const noRoot = classifyRisk({ toolName: 'w', sideEffect: 'write', args: { path: 'x' } }, { validateWritePath: () => 'symlink_traversal' });
