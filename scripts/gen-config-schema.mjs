@@ -7,11 +7,11 @@
 // schemas generate, so the files, the types and the validation cannot drift.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const { buildConfigJsonSchema } = await import(join(root, 'dist', 'lib', 'policy', 'config', 'config-schema.js'));
-const { buildRunOptionsJsonSchema } = await import(join(root, 'dist', 'lib', 'sandbox', 'options-json-schema.js'));
+const { buildConfigJsonSchema } = await import(pathToFileURL(join(root, 'dist', 'lib', 'policy', 'config', 'config-schema.js')).href);
+const { buildRunOptionsJsonSchema } = await import(pathToFileURL(join(root, 'dist', 'lib', 'sandbox', 'options-json-schema.js')).href);
 const outputs = [
   [join(root, 'schema', 'config.schema.json'), buildConfigJsonSchema()],
   [join(root, 'schema', 'run-options.schema.json'), buildRunOptionsJsonSchema()],

@@ -5,13 +5,18 @@
 import { spawnSync } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { REPO_ROOT } from '../helpers/cli.js';
+
+// A file: URL, never a bare path: a Windows path is not an ESM specifier.
+const LIB_URL = pathToFileURL(join(REPO_ROOT, 'dist', 'lib', 'index.js')).href;
 
 const SCRIPT = `
 import { createRequire } from 'node:module';
 const require = createRequire(${JSON.stringify(`${REPO_ROOT}/package.json`)});
 const loaded = () => Object.keys(require.cache).some((key) => key.includes('tree-sitter'));
-const lib = await import(${JSON.stringify(`${REPO_ROOT}/dist/lib/index.js`)});
+const lib = await import(${JSON.stringify(LIB_URL)});
 const steps = [loaded()];
 lib.analyzeArgv(['/bin/true']);
 lib.analyzeArgv(['sudo', '-u', 'x', 'curl', 'https://x.test']);
@@ -33,7 +38,7 @@ test('plain commands leave the parser unloaded; a command that needs it fails cl
 
 test('analyzeShellCommand loads the parser itself: the same command is analyzed completely without a prior loadShellParser()', () => {
   const script = `
-    const lib = await import(${JSON.stringify(`${REPO_ROOT}/dist/lib/index.js`)});
+    const lib = await import(${JSON.stringify(LIB_URL)});
     const text = 'while read f; do curl "$f"; done < list';
     const early = lib.analyzeCommand(text);
     const awaited = await lib.analyzeShellCommand(text);
@@ -49,7 +54,7 @@ test('analyzeShellCommand loads the parser itself: the same command is analyzed 
 // sandbox started right after the load would not be watched until then (seconds under load).
 test('while the parser loads, a timer keeps the loop alive; after the load nothing of it is left', () => {
   const script = `
-    const lib = await import(${JSON.stringify(`${REPO_ROOT}/dist/lib/index.js`)});
+    const lib = await import(${JSON.stringify(LIB_URL)});
     const timers = () => process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;
     const before = timers();
     const loading = lib.loadShellParser();
