@@ -2,10 +2,11 @@
 // `node dist/bench/git-guard.js`: the per-run cost of the git protections on a workspace with
 // 100k files (a node_modules tree, git-ignored) and a repository with a submodule: the look
 // before the run (guardProtectedPaths: what to make read-only, what to note, the agent and editor
-// configs included) plus the check after it (checkProtectedPaths), as SandboxedProcess runs them.
-// Target: under 5 ms per run. The look includes a scan of the whole workspace for repositories
-// (once the addon remembers the listings: no stat for a directory whose watch reported no change,
-// else one; the workspace is left to age past the clock's coarse tick first).
+// configs included, the notes published for runs started meanwhile, here and in other processes)
+// plus the check after it (checkProtectedPaths, then the notes withdrawn), as the Linux backend
+// runs them. Target: under 5 ms per run. The look includes a scan of the whole workspace for
+// repositories (once the addon remembers the listings: no stat for a directory whose watch
+// reported no change, else one; the workspace is left to age past the clock's coarse tick first).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -70,6 +71,7 @@ export function benchGitGuard(runs = 500): BenchLine[] {
       const guarded = guardProtectedPaths(plan);
       const t1 = performance.now();
       const violations = checkProtectedPaths(guarded.guard);
+      guarded.release();
       const t2 = performance.now();
       const c1 = process.cpuUsage(c0);
       const t3 = performance.now();

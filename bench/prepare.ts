@@ -50,6 +50,7 @@ function prepareOnce(workspace: string, bindingPath: string): { prepare: number;
   const t2a = performance.now();
   const guarded = guardProtectedPaths(plan);
   const t2b = performance.now();
+  guarded.release(); // no sandbox starts here
   const spec = buildLinuxSpec(guarded.plan, ['pipe', 'pipe', 'pipe'], { landlockAbi: context.abi, isRoot: context.isRoot, arch: context.arch, bindingPath }, hostViewOf(facts));
   const t2 = performance.now() - (t2b - t2a);
   const t3 = t2 + (t2b - t2a);

@@ -157,6 +157,7 @@ async function capsCost(workspace: string, runs: number): Promise<{ capped: numb
   try {
     const context = assertEnforceable(prepared.plan);
     const guarded = guardProtectedPaths(prepared.plan);
+    guarded.release(); // only its plan is used: the sandboxes below run no command in the workspace
     const base: LinuxSpecContext = { landlockAbi: context.abi, isRoot: context.isRoot, arch: context.arch, bindingPath: nativeBindingPath() ?? '' };
     const stdio: [StdioMode, StdioMode, StdioMode] = ['ignore', 'ignore', 'ignore'];
     const launch = async (capped: boolean): Promise<number> => {

@@ -18,6 +18,7 @@ import { discoverGit, type GitGuard } from './git-guard.js';
 import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js';
 import { checkToolConfigs, holdToolConfigs, noteToolConfigs, type ToolConfigGuard } from './tool-configs.js';
 import { agentToolConfigPaths } from '../protected-names.js';
+import { openNotingWindow, type NotingWindow, type PublishedNotes, type SharedNotes } from './run-notes.js';
 
 export type { ProtectedPathViolation } from './git-check.js';
 
@@ -110,78 +111,107 @@ export interface ProtectedPathGuard {
   ownEntries: OwnEntry[];
   /** The agent and editor configs that run programs (see tool-configs.ts). */
   tools: ToolConfigGuard;
+  /** When the noting began (monotonic ns): notes of runs in flight are taken oldest first. */
+  since: bigint;
 }
 
 /**
- * The guards of this process's runs whose sandboxes may still be running, oldest first (see
- * holdWhileRunning). Not per-run state: what one run may take as "before" depends on the others.
+ * The guards of this process's runs whose sandboxes may still be running (see guardProtectedPaths).
+ * Not per-run state: what one run may take as "before" depends on the others. Other processes'
+ * runs are seen through their published notes (run-notes.ts).
  */
 const inFlight: Array<{ roots: string[]; guard: ProtectedPathGuard }> = [];
 
 /** Never equal to a state `inspect` gives: a config noted so is compared as if it was missing. */
 const UNKNOWN_BEFORE = 'unknown:';
 
+/** A guard's notes as another run takes them. */
+function notesOf(roots: string[], guard: ProtectedPathGuard): SharedNotes {
+  return { since: guard.since, roots, gitRoots: guard.git.roots, configs: guard.git.configs, watched: guard.git.watched, ownEntries: guard.ownEntries };
+}
+
 /**
  * A command may change anything in its write roots while it runs, so a run that starts meanwhile
  * must not take what it finds there as the state before: its check would later "restore" the other
  * command's work (a program-running config key) after that run's own check undid it. For every
- * path inside the write roots of a run in flight, the notes of the oldest such run that has one
- * are taken (they go back to before any of those runs started, and carry over to paths this run
- * did not find, such as a config the other command replaced by a link); a config or entry point
- * found there that none of them noted is not trusted (a config counts as new, an entry point is
- * left to their checks). Paths outside their roots keep this run's own notes.
+ * path inside the write roots of a run in flight (of this process, or of another one: `others`),
+ * the notes of the oldest such run that has one are taken (they go back to before any of those
+ * runs started, and carry over to paths this run did not find, such as a config the other command
+ * replaced by a link); a config or entry point found there that none of them noted is not trusted
+ * (a config counts as new, an entry point is left to their checks). Paths outside their roots keep
+ * this run's own notes.
  */
-function takeNotesOfRunsInFlight(guard: ProtectedPathGuard, roots: readonly string[]): void {
-  const earlier = inFlight.filter((run) => run.roots.some((a) => roots.some((b) => isWithin(a, b) || isWithin(b, a))));
-  if (earlier.length === 0) return;
+function takeNotesOfRunsInFlight(guard: ProtectedPathGuard, roots: readonly string[], others: readonly SharedNotes[]): void {
+  const overlaps = (theirs: readonly string[]) => theirs.some((a) => roots.some((b) => isWithin(a, b) || isWithin(b, a)));
+  const local = inFlight.filter((run) => overlaps(run.roots)).map((run) => notesOf(run.roots, run.guard));
+  if (local.length === 0 && others.length === 0) return;
+  const earlier = [...local, ...others].sort((a, b) => (a.since < b.since ? -1 : a.since > b.since ? 1 : 0));
   const mine = roots.map(toBytes);
   const inMine = (bytes: string) => mine.some((root) => isWithin(root, bytes));
-  const underEarlier = (bytes: string) => earlier.some((run) => run.guard.git.roots.some((root) => isWithin(root, bytes)));
+  const underEarlier = (bytes: string) => earlier.some((run) => run.gitRoots.some((root) => isWithin(root, bytes)));
   const { configs, watched } = guard.git;
   for (const [path] of configs) if (underEarlier(path)) configs.set(path, { bytes: undefined, state: UNKNOWN_BEFORE });
   const entries = new Map(guard.ownEntries.filter((e) => !underEarlier(toBytes(e.path))).map((e) => [e.path, e]));
   const taken = new Set<string>();
   for (const run of earlier) {
-    for (const [path, note] of run.guard.git.configs) {
+    for (const [path, note] of run.configs) {
       if (inMine(path) && !taken.has(`c${path}`)) {
         taken.add(`c${path}`);
         configs.set(path, note);
       }
     }
-    for (const [path, state] of run.guard.git.watched) {
+    for (const [path, state] of run.watched) {
       if (inMine(path) && !taken.has(`w${path}`)) {
         taken.add(`w${path}`);
         watched.set(path, state);
       }
     }
-    for (const e of run.guard.ownEntries) if (inMine(toBytes(e.path)) && !entries.has(e.path)) entries.set(e.path, e);
+    for (const e of run.ownEntries) if (inMine(toBytes(e.path)) && !entries.has(e.path)) entries.set(e.path, e);
   }
   guard.ownEntries = [...entries.values()];
 }
 
 /**
- * Keeps a started run's guard among the runs in flight (see takeNotesOfRunsInFlight) until the
- * returned function is called, once its sandbox is gone and its check has run.
- */
-export function holdWhileRunning(plan: SandboxPlan, guard: ProtectedPathGuard): () => void {
-  const run = { roots: plan.writeRoots.filter((w) => w.protectedNames.length > 0).map((w) => w.root), guard };
-  inFlight.push(run);
-  const releaseTools = holdToolConfigs(guard.tools);
-  return () => {
-    const index = inFlight.indexOf(run);
-    if (index >= 0) inFlight.splice(index, 1);
-    releaseTools();
-  };
-}
-
 /**
  * Before a run: the plan with every existing file that could make host git (or the agent, through
  * .zero/.agents) run code later added as read-only paths of its write root, and what to check
  * after the run. The write roots with protected names are the caller's (managed caches hold no
- * repository). Nothing is created on the host.
+ * repository). Nothing is created in a write root. The notes are then held among the runs in
+ * flight (see takeNotesOfRunsInFlight), in this process and, published, for other processes,
+ * until `release` is called: once the sandbox is gone and its check has run, or when it does not
+ * start. Call it right before the sandbox starts (its command may change things from then on).
  */
-export function guardProtectedPaths(plan: SandboxPlan): { plan: SandboxPlan; guard: ProtectedPathGuard } {
+export function guardProtectedPaths(plan: SandboxPlan): { plan: SandboxPlan; guard: ProtectedPathGuard; release: () => void } {
   const user = plan.writeRoots.filter((w) => w.protectedNames.length > 0);
+  // Opened before anything is looked at: runs of other processes that end meanwhile leave their notes.
+  const window = user.length === 0 ? undefined : openNotingWindow();
+  let guarded: { plan: SandboxPlan; guard: ProtectedPathGuard };
+  let published: PublishedNotes | undefined;
+  const roots = user.map((w) => w.root);
+  try {
+    guarded = guardNoted(plan, user, window);
+    published = window?.publish(notesOf(roots, guarded.guard));
+  } catch (error) {
+    window?.abandon();
+    throw error;
+  }
+  const run = { roots, guard: guarded.guard };
+  inFlight.push(run);
+  // The agent and editor configs' notes are held the same way, in this process (tool-configs.ts).
+  const releaseTools = holdToolConfigs(guarded.guard.tools);
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    const index = inFlight.indexOf(run);
+    if (index >= 0) inFlight.splice(index, 1);
+    releaseTools();
+    published?.end();
+  };
+  return { ...guarded, release };
+}
+
+function guardNoted(plan: SandboxPlan, user: WritableRoot[], window: NotingWindow | undefined): { plan: SandboxPlan; guard: ProtectedPathGuard } {
   // A git dir the command creates itself is checked as new after the run (git init must work):
   // only paths whose directory exists now are watched as they are.
   // Each directory looked at once (a root's .git/hooks and .git/config share theirs).
@@ -215,8 +245,9 @@ export function guardProtectedPaths(plan: SandboxPlan): { plan: SandboxPlan; gua
     const kept = w.readOnlySubpaths.filter((path) => !git.configs.has(toBytes(path)));
     return more.length === 0 && kept.length === w.readOnlySubpaths.length ? w : { ...w, readOnlySubpaths: [...kept, ...more] };
   });
-  const guard: ProtectedPathGuard = { git, ownEntries: noteOwnEntries(user.map((w) => w.root), plan.workspace), tools: noteToolConfigs(user.map((w) => w.root)) };
-  takeNotesOfRunsInFlight(guard, user.map((w) => w.root));
+  const roots = user.map((w) => w.root);
+  const guard: ProtectedPathGuard = { git, ownEntries: noteOwnEntries(roots, plan.workspace), tools: noteToolConfigs(roots), since: window?.since ?? process.hrtime.bigint() };
+  takeNotesOfRunsInFlight(guard, roots, window?.take(roots) ?? []);
   return { plan: { ...plan, writeRoots }, guard };
 }
 

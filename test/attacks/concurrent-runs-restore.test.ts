@@ -8,22 +8,13 @@
 // for every path in its roots, and trusts nothing it finds there itself that they did not note.
 // So the first check after the change undoes it, whichever run's it is. Checked with one planting
 // run and three runs started during it (one ends before it, two after), then host git on the host.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
-import { makeTree, sandboxTest, sh } from '../helpers/sandbox.js';
+import { makeTree, sandboxTest, sh, until, waitFor } from '../helpers/sandbox.js';
 import { hostGit, hostRepo, markers, plant } from '../helpers/git-host.js';
-
-/** Resolves once `path` exists (the commands say where they are through files in the workspace). */
-async function until(path: string): Promise<void> {
-  for (let i = 0; i < 6000 && !existsSync(path); i++) await new Promise((resolve) => setTimeout(resolve, 20));
-  assert.ok(existsSync(path), `${path} appeared`);
-}
-
-/** A script that says it started, then waits for `go` on the host before it ends. */
-const waitFor = (name: string, go: string) => `touch ${name}; while [ ! -e ${go} ]; do sleep 0.05; done`;
 
 sandboxTest('attack: runs started while another changes the config do not put its planted key back', async () => {
   const t = makeTree();

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Helpers for tests that run real sandboxes and then look at the host.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as assert from 'uvu/assert';
 import { test as uvuTest } from 'uvu';
 
 import { runSandboxed, type RunResult } from '../../lib/sandbox/run.js';
@@ -61,3 +62,12 @@ export async function rejection(promise: Promise<unknown>): Promise<Error & { co
   }
   throw new Error('expected the promise to reject, but it resolved');
 }
+
+/** Resolves once `path` exists (sandboxed commands say where they are through files in the workspace). */
+export async function until(path: string): Promise<void> {
+  for (let i = 0; i < 6000 && !existsSync(path); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.ok(existsSync(path), `${path} appeared`);
+}
+
+/** A shell script that says it started (the file `name`), then waits for `go` on the host before it ends. */
+export const waitFor = (name: string, go: string): string => `touch ${name}; while [ ! -e ${go} ]; do sleep 0.05; done`;

@@ -18,7 +18,7 @@ import { maskedReadDenial } from '../../sandbox/denials.js';
 import { checkOptions, commandScript, normalizeCommand, type SandboxCommand, type SandboxOptions } from '../../sandbox/options.js';
 import { resolvePlan, resolveWorkspace } from '../../sandbox/plan.js';
 import { buildPrewarmKey, prewarmEnabled, prewarmPool } from '../../sandbox/prewarm.js';
-import { checkProtectedPaths, guardProtectedPaths, holdWhileRunning } from '../../sandbox/protected.js';
+import { checkProtectedPaths, guardProtectedPaths } from '../../sandbox/protected.js';
 import { acquireRuntimeState } from '../../sandbox/runtime-state.js';
 import { noteWriteRoots } from '../../sandbox/earlier-roots.js';
 import { backendForPlatform } from '../platform-table.js';
@@ -195,123 +195,129 @@ function beginLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) =
   // The filesystem facts the plan was resolved with (this call only): each path looked up once.
   const facts = prepared.takeFacts();
   // Every git file that could make host git run code later: read-only now, checked after the run.
+  // Its notes are published before the sandbox starts (a cold start's command may run before the
+  // clone's promise settles): runs of the same write roots started meanwhile, in this process or
+  // another, take them, until release() once the check has run or the start has failed.
   const guarded = guardProtectedPaths(plan);
-  const specFor = () => buildLinuxSpec(guarded.plan, stdio, {
-    landlockAbi: context.abi,
-    isRoot: context.isRoot,
-    arch: context.arch,
-    bindingPath: nativeBindingPath() ?? '',
-    ...(byCgroup ? { pidsCgroup: true } : {}),
-    ...(pidMax === undefined ? {} : { pidMax }),
-  }, hostViewOf(facts));
-  let spec = specFor();
-  let pids: PidsLimit | undefined;
-  // The sandbox is gone (pid 1 reaped, its namespace emptied): the cgroup says whether a fork was
-  // refused, else the init's own refused probe fork; the init found the private /tmp or /dev/shm full.
-  const exited = (raw: NativeExit): void => {
-    const exit = toOsExit(raw, capture !== undefined);
-    const hit = [
-      ...(pids?.hit() === true || raw.processCapHit === true ? ['processes'] : []),
-      ...(raw.tmpFull === true ? ['tmpBytes'] : []),
-      ...(raw.shmFull === true ? ['shmBytes'] : []),
-    ];
-    if (hit.length > 0) exit.limitsHit = hit;
-    const masked = maskedPaths(spec.linux.mounts, raw.maskedReads);
-    if (masked.length > 0) exit.platformDenials = masked.map(({ path, mask }) => maskedReadDenial(path, mask));
-    pids?.remove();
-    onExit(exit);
-  };
-  const script = prepared.script;
-  // A long script's descriptor is installed at clone time: such a run never uses a prewarmed sandbox.
-  const warmable = prewarmEnabled(io.prewarm) && script === undefined;
-  const pidsCap = byCgroup ? processes : undefined;
-  let key = warmable ? buildPrewarmKey(spec, pidsCap) : undefined;
-  let warmed: NativeSpawned | null = null;
-  const warm = key === undefined ? undefined : prewarmPool.take(key);
-  if (warm !== undefined) {
-    warm.listener = exited;
-    pids = warm.pids;
-    const launch = { argv: spec.argv, env: spec.env, cwd: spec.cwd, stdio: spec.stdio, rlimits: spec.linux.rlimits, maxBuffer: capture?.maxBuffer, overflowKill: capture?.overflowKill === true, ...(capture?.spill === undefined ? {} : { spill: capture.spill }) };
-    warmed = callNative((binding) => binding.launch(warm.pid, launch));
-    if (warmed === null) {
-      // It died before it could be used: the pool hands its cgroup back, and this run starts cold.
-      warm.listener = undefined;
-      pids = undefined;
-      callNative((binding) => binding.kill(warm.pid, 9));
-    }
-  }
-  // Runs of the same write roots started from now until the check below take this run's notes
-  // (a cold start's command may run before the clone's promise settles).
-  const release = holdWhileRunning(guarded.plan, guarded.guard);
-  const finish = (native: NativeSpawned, prewarmed: boolean): OsProcess => {
-    const limitsNotEnforced = context.isRoot && !byCgroup && pidMax === undefined ? ['processes'] : [];
-    // Warming the next sandbox waits until this call has returned its process.
-    if (key !== undefined) {
-      const generation = capture?.prewarmGeneration ?? prewarmPool.generation;
-      const warmKey = key;
-      const warmCap = byCgroup ? processes : undefined;
-      setImmediate(() => prewarmPool.noteUse(warmKey, spec, generation, warmCap));
-    }
-    const pid = native.pid;
-    return {
-      pid,
-      stdio: [
-        native.stdin === undefined ? null : pipeSocket(native.stdin, false),
-        native.stdout === undefined ? null : pipeSocket(native.stdout, true),
-        native.stderr === undefined ? null : pipeSocket(native.stderr, true),
-      ],
-      capturesOutput: capture !== undefined,
-      prewarmed,
-      limitsNotEnforced,
-      kill: (signal) => callNative((binding) => binding.kill(pid, signal)),
-      checkProtectedPaths: () => {
-        try {
-          return checkProtectedPaths(guarded.guard);
-        } finally {
-          release();
-        }
-      },
-    };
-  };
-  if (warmed !== null) return { os: finish(warmed, true) };
+  const { release } = guarded;
   try {
-    if (byCgroup) {
-      pids = createPidsLimit(processes, undefined, false);
-      if (pids === undefined) {
-        // No pids cgroup after all (the hierarchy refused one): the PID namespace's pid_max, else nothing.
-        byCgroup = false;
-        pidMax = pidNamespaceMax(processes);
-        spec = specFor();
-        key = warmable ? buildPrewarmKey(spec) : undefined;
+    const specFor = () => buildLinuxSpec(guarded.plan, stdio, {
+      landlockAbi: context.abi,
+      isRoot: context.isRoot,
+      arch: context.arch,
+      bindingPath: nativeBindingPath() ?? '',
+      ...(byCgroup ? { pidsCgroup: true } : {}),
+      ...(pidMax === undefined ? {} : { pidMax }),
+    }, hostViewOf(facts));
+    let spec = specFor();
+    let pids: PidsLimit | undefined;
+    // The sandbox is gone (pid 1 reaped, its namespace emptied): the cgroup says whether a fork was
+    // refused, else the init's own refused probe fork; the init found the private /tmp or /dev/shm full.
+    const exited = (raw: NativeExit): void => {
+      const exit = toOsExit(raw, capture !== undefined);
+      const hit = [
+        ...(pids?.hit() === true || raw.processCapHit === true ? ['processes'] : []),
+        ...(raw.tmpFull === true ? ['tmpBytes'] : []),
+        ...(raw.shmFull === true ? ['shmBytes'] : []),
+      ];
+      if (hit.length > 0) exit.limitsHit = hit;
+      const masked = maskedPaths(spec.linux.mounts, raw.maskedReads);
+      if (masked.length > 0) exit.platformDenials = masked.map(({ path, mask }) => maskedReadDenial(path, mask));
+      pids?.remove();
+      onExit(exit);
+    };
+    const script = prepared.script;
+    // A long script's descriptor is installed at clone time: such a run never uses a prewarmed sandbox.
+    const warmable = prewarmEnabled(io.prewarm) && script === undefined;
+    const pidsCap = byCgroup ? processes : undefined;
+    let key = warmable ? buildPrewarmKey(spec, pidsCap) : undefined;
+    let warmed: NativeSpawned | null = null;
+    const warm = key === undefined ? undefined : prewarmPool.take(key);
+    if (warm !== undefined) {
+      warm.listener = exited;
+      pids = warm.pids;
+      const launch = { argv: spec.argv, env: spec.env, cwd: spec.cwd, stdio: spec.stdio, rlimits: spec.linux.rlimits, maxBuffer: capture?.maxBuffer, overflowKill: capture?.overflowKill === true, ...(capture?.spill === undefined ? {} : { spill: capture.spill }) };
+      warmed = callNative((binding) => binding.launch(warm.pid, launch));
+      if (warmed === null) {
+        // It died before it could be used: the pool hands its cgroup back, and this run starts cold.
+        warm.listener = undefined;
+        pids = undefined;
+        callNative((binding) => binding.kill(warm.pid, 9));
       }
     }
+    const finish = (native: NativeSpawned, prewarmed: boolean): OsProcess => {
+      const limitsNotEnforced = context.isRoot && !byCgroup && pidMax === undefined ? ['processes'] : [];
+      // Warming the next sandbox waits until this call has returned its process.
+      if (key !== undefined) {
+        const generation = capture?.prewarmGeneration ?? prewarmPool.generation;
+        const warmKey = key;
+        const warmCap = byCgroup ? processes : undefined;
+        setImmediate(() => prewarmPool.noteUse(warmKey, spec, generation, warmCap));
+      }
+      const pid = native.pid;
+      return {
+        pid,
+        stdio: [
+          native.stdin === undefined ? null : pipeSocket(native.stdin, false),
+          native.stdout === undefined ? null : pipeSocket(native.stdout, true),
+          native.stderr === undefined ? null : pipeSocket(native.stderr, true),
+        ],
+        capturesOutput: capture !== undefined,
+        prewarmed,
+        limitsNotEnforced,
+        kill: (signal) => callNative((binding) => binding.kill(pid, signal)),
+        checkProtectedPaths: () => {
+          try {
+            return checkProtectedPaths(guarded.guard);
+          } finally {
+            release();
+          }
+        },
+      };
+    };
+    if (warmed !== null) return { os: finish(warmed, true) };
+    try {
+      if (byCgroup) {
+        pids = createPidsLimit(processes, undefined, false);
+        if (pids === undefined) {
+          // No pids cgroup after all (the hierarchy refused one): the PID namespace's pid_max, else nothing.
+          byCgroup = false;
+          pidMax = pidNamespaceMax(processes);
+          spec = specFor();
+          key = warmable ? buildPrewarmKey(spec) : undefined;
+        }
+      }
+    } catch (error) {
+      release();
+      throw error;
+    }
+    const cgroupFd = pids?.fd;
+    const full = {
+      ...spec,
+      ...(cgroupFd === undefined ? {} : { linux: { ...spec.linux, cgroupProcsFd: cgroupFd } }),
+      ...(capture === undefined ? {} : { maxBuffer: capture.maxBuffer, overflowKill: capture.overflowKill === true }),
+      ...(capture?.spill === undefined ? {} : { spill: capture.spill }),
+      ...(script === undefined ? {} : { script }),
+    };
+    return {
+      spec: full,
+      exited,
+      // The pids cgroup's descriptor stays open until the spawn has returned (the sandbox joined it).
+      finish: (native) => {
+        pids?.closeFd();
+        return finish(native, false);
+      },
+      fail: (error) => {
+        release();
+        pids?.closeFd();
+        pids?.remove();
+        return explainSpawnFailure(error, plan);
+      },
+    };
   } catch (error) {
     release();
     throw error;
   }
-  const cgroupFd = pids?.fd;
-  const full = {
-    ...spec,
-    ...(cgroupFd === undefined ? {} : { linux: { ...spec.linux, cgroupProcsFd: cgroupFd } }),
-    ...(capture === undefined ? {} : { maxBuffer: capture.maxBuffer, overflowKill: capture.overflowKill === true }),
-    ...(capture?.spill === undefined ? {} : { spill: capture.spill }),
-    ...(script === undefined ? {} : { script }),
-  };
-  return {
-    spec: full,
-    exited,
-    // The pids cgroup's descriptor stays open until the spawn has returned (the sandbox joined it).
-    finish: (native) => {
-      pids?.closeFd();
-      return finish(native, false);
-    },
-    fail: (error) => {
-      release();
-      pids?.closeFd();
-      pids?.remove();
-      return explainSpawnFailure(error, plan);
-    },
-  };
 }
 
 /** Starts a prepared run in a Linux sandbox (the `Starter` of this backend). */

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+// The protected-path notes shared between processes (lib/sandbox/run-notes.ts), with real other
+// processes publishing them: which a run's noting takes (runs of overlapping write roots in flight
+// during it, not those that ended before it, never those of a process that died), that ended
+// runs' notes do not pile up, and that the directory must be a private one of ours.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import * as assert from 'uvu/assert';
+import { test as uvuTest } from 'uvu';
+
+import { REPO_ROOT } from '../helpers/cli.js';
+import { openNotingWindow, type SharedNotes } from '../../lib/sandbox/run-notes.js';
+
+// POSIX directory semantics and /proc: Linux only (the only backend that shares its notes).
+const test = process.platform === 'linux' ? uvuTest : uvuTest.skip;
+
+const RUN_NOTES_JS = pathToFileURL(join(REPO_ROOT, 'dist', 'lib', 'sandbox', 'run-notes.js')).href;
+
+/** Another process holding one published run of `root`, driven by lines on its stdin. */
+class OtherRun {
+  readonly child: ChildProcessWithoutNullStreams;
+  #out = '';
+
+  constructor(dir: string, root: string, tag: string) {
+    const script = `import { openNotingWindow } from ${JSON.stringify(RUN_NOTES_JS)};
+const [dir, root, tag] = process.argv.slice(1);
+const w = openNotingWindow(dir);
+w.take([root]);
+const p = w.publish({ since: w.since, roots: [root], gitRoots: [root], configs: new Map([[root + '/.git/config', { bytes: Buffer.from(tag), state: 'file:' + tag }]]), watched: new Map(), ownEntries: [] });
+console.log('published');
+process.stdin.setEncoding('utf8').on('data', (line) => {
+  if (line.includes('end')) { p.end(); console.log('ended'); }
+  if (line.includes('exit')) process.exit(0);
+});`;
+    this.child = spawn(process.execPath, ['--input-type=module', '-e', script, dir, root, tag], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stdout.setEncoding('utf8').on('data', (chunk: string) => (this.#out += chunk));
+  }
+
+  async said(word: string): Promise<void> {
+    for (let i = 0; i < 3000 && !this.#out.includes(word); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.ok(this.#out.includes(word), `the other process said ${word}`);
+  }
+
+  async tell(word: 'end' | 'exit'): Promise<void> {
+    this.child.stdin.write(`${word}\n`);
+    if (word === 'end') await this.said('ended');
+    else await new Promise((resolve) => this.child.once('exit', resolve));
+  }
+
+  async kill(): Promise<void> {
+    const gone = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.kill('SIGKILL');
+    await gone;
+  }
+}
+
+function withDir(fn: (dir: string, base: string) => Promise<void>): () => Promise<void> {
+  return async () => {
+    const base = mkdtempSync(join(tmpdir(), 'zs-run-notes-'));
+    const dir = join(base, 'notes');
+    try {
+      await fn(dir, base);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  };
+}
+
+const tags = (notes: SharedNotes[]) => notes.map((n) => [...n.configs.values()][0]?.bytes?.toString());
+
+test('a run takes the notes of other processes\' runs in flight of overlapping roots, and only those', withDir(async (dir, base) => {
+  const ws = join(base, 'ws');
+  const first = new OtherRun(dir, ws, 'first');
+  const nested = new OtherRun(dir, join(ws, 'sub'), 'nested');
+  const elsewhere = new OtherRun(dir, join(base, 'other'), 'elsewhere');
+  try {
+    for (const run of [first, nested, elsewhere]) await run.said('published');
+    const window = openNotingWindow(dir);
+    assert.equal(tags(window.take([ws])), ['first', 'nested'], 'oldest first, the unrelated root left out');
+    window.abandon();
+  } finally {
+    for (const run of [first, nested, elsewhere]) await run.tell('exit');
+  }
+}));
+
+test('a run ended before the noting began is not taken; one that ended during it is', withDir(async (dir, base) => {
+  const ws = join(base, 'ws');
+  const before = new OtherRun(dir, ws, 'ended-before');
+  const during = new OtherRun(dir, ws, 'ended-during');
+  try {
+    await before.said('published');
+    await during.said('published');
+    await before.tell('end');
+    const window = openNotingWindow(dir);
+    await during.tell('end');
+    assert.equal(tags(window.take([ws])), ['ended-during']);
+    window.abandon();
+    // With no window open any more, the ended runs' notes go at the next noting.
+    openNotingWindow(dir).abandon();
+    const next = openNotingWindow(dir);
+    assert.equal(next.take([ws]), []);
+    next.abandon();
+    assert.equal(readdirSync(dir).filter((name) => name.startsWith('e.')), [], 'ended runs\' notes removed');
+  } finally {
+    await before.tell('exit');
+    await during.tell('exit');
+  }
+}));
+
+test('the notes of a process that died are never taken, and are removed', withDir(async (dir, base) => {
+  const ws = join(base, 'ws');
+  const crashed = new OtherRun(dir, ws, 'crashed');
+  await crashed.said('published');
+  await crashed.kill();
+  assert.is(readdirSync(dir).filter((name) => name.startsWith(`r.${crashed.child.pid}-`)).length, 1);
+  const window = openNotingWindow(dir);
+  assert.equal(window.take([ws]), []);
+  window.abandon();
+  assert.equal(readdirSync(dir), []);
+}));
+
+test('a run publishes its notes once it has taken the others\', and withdraws them', withDir(async (dir, base) => {
+  const ws = join(base, 'ws');
+  const window = openNotingWindow(dir);
+  assert.ok(readdirSync(dir).every((name) => name.startsWith('n.')), 'noting');
+  window.take([ws]);
+  const published = window.publish({ since: window.since, roots: [ws], gitRoots: [ws], configs: new Map([[`${ws}/.git/config`, { bytes: Buffer.from('mine'), state: 'file:1' }]]), watched: new Map(), ownEntries: [] });
+  assert.ok(readdirSync(dir).length === 1 && readdirSync(dir)[0]!.startsWith('r.'), 'published');
+  published.end();
+  assert.ok(readdirSync(dir).every((name) => name.startsWith('e.')), 'withdrawn');
+}));
+
+test('the directory must be a private directory of ours', withDir(async (dir, base) => {
+  mkdirSync(dir);
+  chmodSync(dir, 0o777);
+  let error: (Error & { code?: string }) | undefined;
+  try {
+    openNotingWindow(dir);
+  } catch (e) {
+    error = e as Error & { code?: string };
+  }
+  assert.is(error?.code, 'protected_path');
+  assert.ok(error?.message.includes(dir), error?.message);
+  const link = join(base, 'link');
+  symlinkSync(join(base, 'elsewhere'), link);
+  mkdirSync(join(base, 'elsewhere'), { mode: 0o700 });
+  error = undefined;
+  try {
+    openNotingWindow(link);
+  } catch (e) {
+    error = e as Error & { code?: string };
+  }
+  assert.is(error?.code, 'protected_path', 'a link in its place is refused');
+}));
+
+uvuTest.run();
