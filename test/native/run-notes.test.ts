@@ -73,11 +73,14 @@ const tags = (notes: SharedNotes[]) => notes.map((n) => [...n.configs.values()][
 
 test('a run takes the notes of other processes\' runs in flight of overlapping roots, and only those', withDir(async (dir, base) => {
   const ws = join(base, 'ws');
+  // One after the other: the order their noting began in is the order their notes are taken in.
   const first = new OtherRun(dir, ws, 'first');
+  await first.said('published');
   const nested = new OtherRun(dir, join(ws, 'sub'), 'nested');
+  await nested.said('published');
   const elsewhere = new OtherRun(dir, join(base, 'other'), 'elsewhere');
   try {
-    for (const run of [first, nested, elsewhere]) await run.said('published');
+    await elsewhere.said('published');
     const window = openNotingWindow(dir);
     assert.equal(tags(window.take([ws])), ['first', 'nested'], 'oldest first, the unrelated root left out');
     window.abandon();
