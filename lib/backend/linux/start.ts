@@ -164,6 +164,58 @@ function toOsExit(raw: NativeExit, capturing: boolean): OsExit {
   return exit;
 }
 
+/** The stdio the spec asks for: the caller's modes, or the addon's capture (input given directly when small). */
+function stdioModes(io: StartIo): [StdioMode, StdioMode, StdioMode] {
+  const capture = io.capture;
+  if (capture === undefined) return io.stdio.map((mode, i): StdioMode => (mode === 'inherit' ? i : mode)) as [StdioMode, StdioMode, StdioMode];
+  return [capture.inheritStdin === true ? 0 : capture.input.length <= DIRECT_INPUT_BYTES ? capture.input : 'pipe', 'capture', 'capture'];
+}
+
+type LinuxSpec = ReturnType<typeof buildLinuxSpec>;
+type WarmSandbox = NonNullable<ReturnType<typeof prewarmPool.take>>;
+
+/**
+ * Hands the command to a prewarmed sandbox taken from the pool; null when it died before it could
+ * be used (it is killed, its listener dropped, and the run starts cold).
+ */
+function launchPrewarmed(warm: WarmSandbox, spec: LinuxSpec, capture: StartIo['capture'], exited: (raw: NativeExit) => void): NativeSpawned | null {
+  warm.listener = exited;
+  const launch = { argv: spec.argv, env: spec.env, cwd: spec.cwd, stdio: spec.stdio, rlimits: spec.linux.rlimits, maxBuffer: capture?.maxBuffer, overflowKill: capture?.overflowKill === true, ...(capture?.spill === undefined ? {} : { spill: capture.spill }) };
+  const warmed = callNative((binding) => binding.launch(warm.pid, launch));
+  if (warmed === null) {
+    warm.listener = undefined;
+    callNative((binding) => binding.kill(warm.pid, 9));
+  }
+  return warmed;
+}
+
+/** A cold start's spec: the plan's, with the pids cgroup to join, the capture and a long script. */
+function coldSpec(spec: LinuxSpec, cgroupFd: number | undefined, capture: StartIo['capture'], script: PreparedRun['script']): object {
+  return {
+    ...spec,
+    ...(cgroupFd === undefined ? {} : { linux: { ...spec.linux, cgroupProcsFd: cgroupFd } }),
+    ...(capture === undefined ? {} : { maxBuffer: capture.maxBuffer, overflowKill: capture.overflowKill === true }),
+    ...(capture?.spill === undefined ? {} : { spill: capture.spill }),
+    ...(script === undefined ? {} : { script }),
+  };
+}
+
+/** The started sandbox as the lifecycle holds it. */
+function osProcessOf(native: NativeSpawned, facts: Pick<OsProcess, 'capturesOutput' | 'prewarmed' | 'limitsNotEnforced'>, check: OsProcess['checkProtectedPaths']): OsProcess {
+  const pid = native.pid;
+  return {
+    pid,
+    stdio: [
+      native.stdin === undefined ? null : pipeSocket(native.stdin, false),
+      native.stdout === undefined ? null : pipeSocket(native.stdout, true),
+      native.stderr === undefined ? null : pipeSocket(native.stderr, true),
+    ],
+    ...facts,
+    kill: (signal) => callNative((binding) => binding.kill(pid, signal)),
+    checkProtectedPaths: check,
+  };
+}
+
 /**
  * A start decided: either the process already (a prewarmed sandbox took the command), or the
  * cold spawn still to make with `spec`, then `finish` (or `fail` with what the spawn threw).
@@ -181,9 +233,7 @@ function beginLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) =
   const { plan } = prepared;
   const context = assertEnforceable(plan);
   const capture = io.capture;
-  const stdio: [StdioMode, StdioMode, StdioMode] = capture === undefined
-    ? io.stdio.map((mode, i): StdioMode => (mode === 'inherit' ? i : mode)) as [StdioMode, StdioMode, StdioMode]
-    : [capture.inheritStdin === true ? 0 : capture.input.length <= DIRECT_INPUT_BYTES ? capture.input : 'pipe', 'capture', 'capture'];
+  const stdio = stdioModes(io);
   // A root caller's process limit (RLIMIT_NPROC does not bind root) is a pids cgroup where a
   // writable pids hierarchy exists, else the sandbox PID namespace's own pid_max (Linux 6.14+).
   // With neither, a cap the caller set is refused (buildRlimits) and the default cap is reported
@@ -234,16 +284,9 @@ function beginLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) =
     let warmed: NativeSpawned | null = null;
     const warm = key === undefined ? undefined : prewarmPool.take(key);
     if (warm !== undefined) {
-      warm.listener = exited;
       pids = warm.pids;
-      const launch = { argv: spec.argv, env: spec.env, cwd: spec.cwd, stdio: spec.stdio, rlimits: spec.linux.rlimits, maxBuffer: capture?.maxBuffer, overflowKill: capture?.overflowKill === true, ...(capture?.spill === undefined ? {} : { spill: capture.spill }) };
-      warmed = callNative((binding) => binding.launch(warm.pid, launch));
-      if (warmed === null) {
-        // It died before it could be used: the pool hands its cgroup back, and this run starts cold.
-        warm.listener = undefined;
-        pids = undefined;
-        callNative((binding) => binding.kill(warm.pid, 9));
-      }
+      warmed = launchPrewarmed(warm, spec, capture, exited);
+      if (warmed === null) pids = undefined;
     }
     const finish = (native: NativeSpawned, prewarmed: boolean): OsProcess => {
       const limitsNotEnforced = context.isRoot && !byCgroup && pidMax === undefined ? ['processes'] : [];
@@ -254,53 +297,27 @@ function beginLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) =
         const warmCap = byCgroup ? processes : undefined;
         setImmediate(() => prewarmPool.noteUse(warmKey, spec, generation, warmCap));
       }
-      const pid = native.pid;
-      return {
-        pid,
-        stdio: [
-          native.stdin === undefined ? null : pipeSocket(native.stdin, false),
-          native.stdout === undefined ? null : pipeSocket(native.stdout, true),
-          native.stderr === undefined ? null : pipeSocket(native.stderr, true),
-        ],
-        capturesOutput: capture !== undefined,
-        prewarmed,
-        limitsNotEnforced,
-        kill: (signal) => callNative((binding) => binding.kill(pid, signal)),
-        checkProtectedPaths: () => {
-          try {
-            return checkProtectedPaths(guarded.guard);
-          } finally {
-            release();
-          }
-        },
-      };
+      return osProcessOf(native, { capturesOutput: capture !== undefined, prewarmed, limitsNotEnforced }, () => {
+        try {
+          return checkProtectedPaths(guarded.guard);
+        } finally {
+          release();
+        }
+      });
     };
     if (warmed !== null) return { os: finish(warmed, true) };
-    try {
-      if (byCgroup) {
-        pids = createPidsLimit(processes, undefined, false);
-        if (pids === undefined) {
-          // No pids cgroup after all (the hierarchy refused one): the PID namespace's pid_max, else nothing.
-          byCgroup = false;
-          pidMax = pidNamespaceMax(processes);
-          spec = specFor();
-          key = warmable ? buildPrewarmKey(spec) : undefined;
-        }
+    if (byCgroup) {
+      pids = createPidsLimit(processes, undefined, false);
+      if (pids === undefined) {
+        // No pids cgroup after all (the hierarchy refused one): the PID namespace's pid_max, else nothing.
+        byCgroup = false;
+        pidMax = pidNamespaceMax(processes);
+        spec = specFor();
+        key = warmable ? buildPrewarmKey(spec) : undefined;
       }
-    } catch (error) {
-      release();
-      throw error;
     }
-    const cgroupFd = pids?.fd;
-    const full = {
-      ...spec,
-      ...(cgroupFd === undefined ? {} : { linux: { ...spec.linux, cgroupProcsFd: cgroupFd } }),
-      ...(capture === undefined ? {} : { maxBuffer: capture.maxBuffer, overflowKill: capture.overflowKill === true }),
-      ...(capture?.spill === undefined ? {} : { spill: capture.spill }),
-      ...(script === undefined ? {} : { script }),
-    };
     return {
-      spec: full,
+      spec: coldSpec(spec, pids?.fd, capture, script),
       exited,
       // The pids cgroup's descriptor stays open until the spawn has returned (the sandbox joined it).
       finish: (native) => {
