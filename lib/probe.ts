@@ -23,9 +23,6 @@ export interface LayerStatus {
   /** errno of the failing attempt, and its symbolic name. */
   errno?: number;
   errnoName?: string;
-  /** A failed Windows API's Win32 error code or HRESULT (never given as an errno). */
-  win32Error?: number;
-  hresult?: number;
   /** The call that failed. */
   syscall?: string;
   /** How the answer was obtained. */
@@ -155,8 +152,6 @@ function layerFromFacts(
         const label = errnoName(fact.errno);
         if (label !== undefined) status.errnoName = label;
       }
-      if (fact.win32Error !== undefined) status.win32Error = fact.win32Error;
-      if (fact.hresult !== undefined) status.hresult = fact.hresult;
       if (fact.syscall !== undefined) status.syscall = fact.syscall;
       return status;
     }

@@ -50,7 +50,7 @@ const FACT_HELP: Record<string, string> = {
 };
 
 /** The failed call's code as what it is: a Win32 error, an HRESULT (in hex, as Windows prints it) or an errno. */
-export function factError(fact: NativeFact): string {
+function factError(fact: NativeFact): string {
   if (fact.win32Error !== undefined) return `Win32 error ${fact.win32Error}`;
   if (fact.hresult !== undefined) return `HRESULT 0x${(fact.hresult >>> 0).toString(16).toUpperCase().padStart(8, '0')}`;
   return `error ${fact.errno}`;
