@@ -12,7 +12,7 @@
 
 namespace cap_checks {
 
-constexpr long kSigchld = 17, kEagain = 11;
+constexpr long kSigchld = 17, kEagain = 11, kEintr = 4;
 
 // True when the tmpfs whose root is `fd` is full: no inode left, or free blocks within 1/64 of
 // its size and at most 2 MiB (a tmpfs may allocate a large folio at once, so a write can fail with
@@ -29,13 +29,20 @@ inline bool TmpfsFull(int fd) {
 
 // One fork whose child exits at once: refused (EAGAIN) when the PID namespace is at its pid_max,
 // or the sandbox's user is at RLIMIT_NPROC (counted in the sandbox's own user namespace, where
-// the init and the command run as the same user with the same limit). The caller reaps it.
+// the init and the command run as the same user with the same limit). The child is reaped here,
+// so the slot it took is free again as soon as possible: a fork of the command refused while the
+// probe's child held the last slot leaves one slot free afterwards, which later probes take and
+// give back, so such a refusal goes unseen unless the command forks again (as shells and make do
+// when a fork is refused). Keeping that window short keeps the miss rare.
 inline bool ForkRefused() {
   long pid = SYS(clone, kSigchld, 0, 0, 0, 0);
   if (pid == 0) {
     for (;;) SYS(exit_group, 0);
   }
-  return pid == -kEagain;
+  if (pid < 0) return pid == -kEagain;
+  while (SYS(wait4, pid, 0, 0, 0) == -kEintr) {
+  }
+  return false;
 }
 
 // SIGALRM every `us` microseconds (0: stop): the probe's clock. Forked children do not inherit it.

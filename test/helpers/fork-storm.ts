@@ -6,9 +6,24 @@
  * Python source that forks children sleeping `sleepSeconds` each, at most `upTo` of them (no bound
  * when absent), and prints `refused N ERRNO` when a fork fails (N children were running), then
  * `started N`. With `holdSeconds` it stays at the cap that long after a refusal (as make waits for
- * its running jobs after a failed fork) before it ends.
+ * its running jobs after a failed fork) before it ends; `retry` has it try the fork again every
+ * 50 ms meanwhile, as bash does after a refused fork (a child a retry starts sleeps as the others).
  */
-export function forkStorm(options: { sleepSeconds: number; upTo?: number; holdSeconds?: number }): string {
+export function forkStorm(options: { sleepSeconds: number; upTo?: number; holdSeconds?: number; retry?: boolean }): string {
+  const hold = options.holdSeconds ?? 0;
+  const wait = options.retry === true
+    ? [
+      `        end = time.time() + ${hold}`,
+      '        while time.time() < end:',
+      '            time.sleep(0.05)',
+      '            try:',
+      '                if os.fork() == 0:',
+      `                    time.sleep(${options.sleepSeconds}); os._exit(0)`,
+      '            except OSError:',
+      '                pass',
+      '        break',
+    ]
+    : [`        time.sleep(${hold}); break`];
   return [
     'import os, time, errno, sys',
     'started = 0',
@@ -17,7 +32,7 @@ export function forkStorm(options: { sleepSeconds: number; upTo?: number; holdSe
     '        pid = os.fork()',
     '    except OSError as e:',
     '        print("refused", started, errno.errorcode[e.errno]); sys.stdout.flush()',
-    `        time.sleep(${options.holdSeconds ?? 0}); break`,
+    ...wait,
     '    if pid == 0:',
     `        time.sleep(${options.sleepSeconds}); os._exit(0)`,
     '    started += 1',
