@@ -103,7 +103,8 @@ contract('run: network allow drops the network deny and is reported', async () =
 contract('run: a shell string runs under /bin/sh -c; input reaches stdin', async () => {
   const result = await runOnPlatform('read line; echo "got:$line"', { workspace: ws, env, input: 'hello\n' }, deps);
   assert.is(result.stdout, 'got:hello\n');
-  assert.ok(readFileSync(argsFile, 'utf8').endsWith('--\n/bin/sh\n-c\nread line; echo "got:$line"\n'));
+  // After the launcher (sh -c SCRIPT NAME), the command's argv unchanged.
+  assert.ok(readFileSync(argsFile, 'utf8').endsWith('\nzero-sandbox\n/bin/sh\n-c\nread line; echo "got:$line"\n'));
 });
 
 contract('run: timeout kills the command and reports timedOut', async () => {

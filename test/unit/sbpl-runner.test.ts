@@ -82,12 +82,16 @@ function alive(pid: number): boolean {
   }
 }
 
-contract('arguments: -p profile, one -D per parameter, --, then argv unchanged', () => {
+contract('arguments: -p profile, one -D per parameter, --, then argv unchanged (behind the launcher for runs)', () => {
   const args = buildSandboxExecArgs(plan(['/bin/echo', '-D', '--', 'x y']), { tmpDir: tmp });
   assert.is(args[0], '-p');
   assert.ok(args[1]!.startsWith('(version 1)'));
   const dashDash = args.indexOf('--');
   assert.equal(args.slice(dashDash + 1), ['/bin/echo', '-D', '--', 'x y']);
+  const launched = buildSandboxExecArgs(plan(['/bin/echo', '-D', '--', 'x y']), { tmpDir: tmp }, true);
+  const tail = launched.slice(launched.indexOf('--') + 1);
+  assert.equal(tail.slice(0, 2), ['/bin/sh', '-c']);
+  assert.equal(tail.slice(4), ['/bin/echo', '-D', '--', 'x y'], 'the launcher execs argv unchanged');
   const defines = args.slice(2, dashDash);
   assert.ok(defines.length % 2 === 0);
   for (let i = 0; i < defines.length; i += 2) assert.is(defines[i], '-D');
@@ -172,9 +176,35 @@ contract("sandbox-exec's own failure (a profile that does not compile) is a setu
   // The command's own failures stay its exit status, including a failed exec of the program.
   const own = await runSeatbelt(plan(['/bin/sh', '-c', 'echo "not sandbox-exec" >&2; exit 65']), fakeOptions);
   assert.is(own.exitCode, 65);
-  assert.is(sandboxExecSetupFailure(71, "sandbox-exec: execvp() of 'nope' failed: No such file or directory\n"), undefined);
-  assert.is(sandboxExecSetupFailure(71, 'sandbox-exec: sandbox_apply: Operation not permitted\n'), 'sandbox_apply: Operation not permitted');
-  assert.is(sandboxExecSetupFailure(0, 'sandbox-exec: whatever\n'), undefined);
+  const missing = await runSeatbelt(plan(['no-such-program-zs']), fakeOptions);
+  assert.is(missing.exitCode, 127, missing.stderr);
+  assert.is(sandboxExecSetupFailure(71, 'sandbox-exec: sandbox_apply: Operation not permitted\n', false), 'sandbox_apply: Operation not permitted');
+  assert.is(sandboxExecSetupFailure(71, 'sandbox-exec: sandbox_apply: Operation not permitted\n', true), undefined);
+  assert.is(sandboxExecSetupFailure(0, 'sandbox-exec: whatever\n', false), undefined);
+  assert.is(sandboxExecSetupFailure(65, '', false), 'no reason given');
+});
+
+contract('a command that prints what sandbox-exec prints when it fails, and exits as it does, is still the command', async () => {
+  // It ran under the profile (the launcher's byte arrived): its output and status decide nothing.
+  const forged = await runSeatbelt(plan(['/bin/sh', '-c', 'echo "sandbox-exec: sandbox_apply: Operation not permitted" >&2; exit 65']), fakeOptions);
+  assert.is(forged.exitCode, 65);
+  assert.match(forged.stderr, /^sandbox-exec: sandbox_apply/);
+  // Even writing to the launcher's descriptor number is nothing: it is closed before the command.
+  const late = await runSeatbelt(plan(['/bin/sh', '-c', 'printf x >&3 2>/dev/null && echo wrote; exit 65']), fakeOptions);
+  assert.is(late.exitCode, 65);
+  assert.is(late.stdout, '', 'descriptor 3 is closed in the command');
+});
+
+contract('a launch that never reaches the launcher runs nothing and says so', async () => {
+  // A sandbox-exec that execs without the launcher's pipe: the launcher cannot write its byte, so
+  // it does not start the command, and the run is a setup failure, not the command's exit.
+  const closing = join(base, 'closing-sandbox-exec');
+  writeFileSync(closing, '#!/bin/sh\nwhile [ "$1" != "--" ]; do shift; done\nshift\nexec 3>&-\nexec "$@"\n');
+  chmodSync(closing, 0o755);
+  const flag = join(ws, 'ran-anyway');
+  const error = await rejection(runSeatbelt(plan(['/bin/sh', '-c', `touch ${flag}`]), { ...fakeOptions, sandboxExecPath: closing }));
+  assert.is(error.code, 'spawn_failed');
+  assert.not.ok(existsSync(flag), 'the command did not run');
 });
 
 contract('the probe check runs the real profile (both network modes) and reports a sandbox-exec that rejects it', () => {

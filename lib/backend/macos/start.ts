@@ -3,13 +3,14 @@
 // in a process group of its own so one kill reaches everything the command started. Timeout,
 // abort, output capture and the result are the shared lifecycle's (lib/sandbox/process.ts).
 import { spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
 
 import { SandboxError } from '../../errors.js';
 import type { OsExit, OsProcess, PreparedRun, StartIo, Starter } from '../../sandbox/contract.js';
 import { missingProtectedPaths, removeCreatedProtectedPaths } from '../../sandbox/protected.js';
 import { checkToolConfigs, holdToolConfigs, noteToolConfigs } from '../../sandbox/tool-configs.js';
 import { buildDenialTag, LOG_TOOL, startDenialMonitor } from './denial-log.js';
-import { buildSandboxExecArgs, SANDBOX_EXEC, sandboxExecSetupFailure } from './sandbox-exec.js';
+import { buildSandboxExecArgs, REACHED_FD, SANDBOX_EXEC, sandboxExecSetupFailure } from './sandbox-exec.js';
 import { resolveSeatbeltPlan } from './seatbelt-plan.js';
 import { readDarwinUserDirs, type DarwinUserDirs } from './user-dirs.js';
 
@@ -56,14 +57,23 @@ function startMacos(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) =
     tmpDir: prepared.tmpDir,
     darwinUserDirs: (deps.darwinUserDirs ?? readDarwinUserDirs)(),
     denialTag,
-  });
+  }, true);
   const watched = missingProtectedPaths(plan.writeRoots, prepared.takeFacts());
   // The agent and editor configs that run programs: noted now, checked once the sandbox is gone.
   const tools = noteToolConfigs(plan.writeRoots.filter((w) => w.protectedNames.length > 0).map((w) => w.root));
   const program = deps.sandboxExecPath ?? SANDBOX_EXEC;
   // detached: the command leads its own process group, so one kill reaches all it started.
   const monitor = startDenialMonitor(denialTag, deps.logTool ?? LOG_TOOL);
-  const child = spawn(program, args, { cwd: plan.cwd, env: plan.env, detached: true, stdio: io.stdio });
+  const child = spawn(program, args, { cwd: plan.cwd, env: plan.env, detached: true, stdio: [...io.stdio, 'pipe'] });
+  // The launcher's byte: sandbox-exec applied the profile and the command is about to start. The
+  // pipe is closed before the command exists (no process of the command can hold it), so 'close'
+  // waits for it as for the output pipes.
+  let reached = false;
+  const marker = child.stdio[REACHED_FD] as Readable | null;
+  marker?.on('data', () => {
+    reached = true;
+  });
+  marker?.on('error', () => {});
   const releaseTools = holdToolConfigs(tools);
   let finished = false;
   const finish = (exit: OsExit): void => {
@@ -95,6 +105,7 @@ function startMacos(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) =
       // Whatever still holds the pipes (a process that left the group) is not waited for.
       child.stdout?.destroy();
       child.stderr?.destroy();
+      marker?.destroy();
       finish({ exitCode, signal });
     }, OUTPUT_GRACE_MS);
     child.once('close', () => {
@@ -110,7 +121,7 @@ function startMacos(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) =
     kill: (signal) => killGroup(child.pid, signal),
     checkProtectedPaths: () => [...removeCreatedProtectedPaths(watched).map((path) => ({ path })), ...checkToolConfigs(tools, releaseTools)],
     setupFailure: (exitCode, stderr) => {
-      const setup = sandboxExecSetupFailure(exitCode, stderr);
+      const setup = sandboxExecSetupFailure(exitCode, stderr, reached);
       if (setup === undefined) return undefined;
       return new SandboxError('spawn_failed', `sandbox-exec could not apply the seatbelt profile, so nothing ran (exit ${exitCode}): ${setup}`, { layer: 'seatbelt', syscall: 'sandbox_init' });
     },
