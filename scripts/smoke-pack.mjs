@@ -4,7 +4,9 @@
 // tarball, installs it into an empty directory (where npm does not run our install script) with
 // nothing but node, npm and sh on PATH (no compiler, make or python can be reached), imports it,
 // calls probe(), runs a sandboxed command from the prebuild, runs the CLI (doctor, analyze with the
-// WebAssembly shell parser it ships, run) and runs it again with a V8 code cache V8 must reject.
+// WebAssembly shell parser it ships, run) and runs it again with a V8 code cache V8 must reject;
+// then installs it again without its prebuilds and with install scripts allowed (a platform it
+// ships no prebuild for): the install succeeds, the analyzer works, every sandboxed run is refused.
 // Prints one JSON line on success; exits non-zero with the reason otherwise.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
@@ -38,6 +40,42 @@ function bareEnv() {
 const sandboxedCommand = process.platform === 'win32'
   ? "['cmd.exe', '/d', '/c', 'echo sandboxed-%ZERO_SANDBOXED%']"
   : "['/bin/sh', '-c', 'echo sandboxed-$ZERO_SANDBOXED; touch /etc/x 2>/dev/null || echo etc-readonly']";
+
+/**
+ * The tarball as a platform it ships no prebuild for receives it (musl, another architecture):
+ * repacked without prebuilds/, installed with install scripts allowed (as npm 10 and approved
+ * installs run them) and no compiler, then used: what the install, the analyzer, `run`,
+ * `doctor --json` and `runSandboxed` do there.
+ */
+function installWithoutPrebuild(tarball, env) {
+  const dir = join(work, 'no-prebuild');
+  mkdirSync(join(dir, 'app'), { recursive: true });
+  execFileSync('tar', ['xzf', tarball, '-C', dir]);
+  rmSync(join(dir, 'package', 'prebuilds'), { recursive: true, force: true });
+  execFileSync('tar', ['czf', join(dir, 'stripped.tgz'), '-C', dir, 'package']);
+  const app = join(dir, 'app');
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'smoke-app', version: '1.0.0', type: 'module' }));
+  const cmd = npmCli !== undefined && npmCli.endsWith('.js') ? [process.execPath, npmCli] : ['npm'];
+  const install = spawnSync(cmd[0], [...cmd.slice(1), 'install', '--no-audit', '--no-fund', '--foreground-scripts', '--dangerously-allow-all-scripts', join(dir, 'stripped.tgz')], { cwd: app, env, encoding: 'utf8' });
+  const cli = join(app, 'node_modules', 'zero-sandbox', 'dist', 'cli', 'main.js');
+  const use = (args) => spawnSync(process.execPath, args, { cwd: app, env, encoding: 'utf8' });
+  const analyzed = use([cli, 'analyze', '--json', '--', 'for f in *; do rm -rf "$f"; done']);
+  const cliRun = use([cli, 'run', '--', '/bin/sh', '-c', 'echo ran']);
+  const doctor = use([cli, 'doctor', '--json']);
+  const api = use(['--input-type=module', '-e', "const m = await import('zero-sandbox'); try { await m.runSandboxed(['/bin/sh', '-c', 'echo ran']); console.log('ran'); } catch (e) { console.log(e.code); }"]);
+  const doctorReport = doctor.stdout.trim() === '' ? null : JSON.parse(doctor.stdout);
+  return {
+    installStatus: install.status,
+    installSaid: install.stderr.split('\n').filter((line) => line.startsWith('zero-sandbox: ')),
+    destructive: analyzed.status === 0 ? JSON.parse(analyzed.stdout).risk.categories.includes('destructive') : null,
+    runStatus: cliRun.status,
+    runSaid: cliRun.stdout + cliRun.stderr,
+    doctorStatus: doctor.status,
+    doctorMissing: doctorReport?.missing?.map((m) => m.layer) ?? null,
+    doctorAnalyzer: doctorReport?.analyzer?.available ?? null,
+    api: api.stdout.trim(),
+  };
+}
 
 try {
   // Rebuilt only when missing or older than the native sources: a rebuild replaces build/Release
@@ -86,9 +124,10 @@ try {
   const later = new Date(Date.now() + 60_000);
   utimesSync(cache, later, later);
   const versionWithBadCache = run(process.execPath, [cli, '--version'], app, bare).trim();
+  const withoutPrebuild = process.platform === 'win32' ? null : installWithoutPrebuild(tarball, bare);
   process.stdout.write(`${JSON.stringify({
     tarball: packed[0].filename, files, installed, dependencies, compilers, analysis, probe, cliRun,
-    doctorPlatform: doctor.platform, license: manifest.license, versionWithBadCache,
+    doctorPlatform: doctor.platform, license: manifest.license, versionWithBadCache, withoutPrebuild,
   })}\n`);
 } finally {
   rmSync(work, { recursive: true, force: true });

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // `zero-sandbox doctor [--json]`: what this machine can enforce, measured, with fixes.
+import { SandboxError } from '../errors.js';
 import { probe, type LayerName, type ProbeReport } from '../probe.js';
 import type { CanaryResult } from '../selftest.js';
 import { flagBool, parseArgs } from './args.js';
@@ -105,7 +106,13 @@ export async function runDoctor(argv: string[], io: CliIo): Promise<number> {
     io.stdout(DOCTOR_HELP);
     return 0;
   }
-  const probed = await probe();
+  let probed: ProbeReport;
+  try {
+    probed = await probe();
+  } catch (error) {
+    if (!(error instanceof SandboxError) || error.code !== 'native_unavailable') throw error;
+    return reportWithoutAddon(error, flagBool(args, 'json'), io);
+  }
   const report: DoctorReport = { ...probed, canaries: [], analyzer: await probeAnalyzer() };
   if (probed.canEnforceDefaultPolicy) {
     const { runSelfTest } = await import('../selftest.js');
@@ -119,4 +126,44 @@ export async function runDoctor(argv: string[], io: CliIo): Promise<number> {
     io.stdout(formatText(report));
   }
   return report.canEnforceDefaultPolicy && report.canaries.every((c) => c.enforced) && report.analyzer.available ? 0 : 1;
+}
+
+/**
+ * No native addon (an install without a prebuild for this platform that could not compile one):
+ * nothing can be measured or run, and every sandboxed run is refused; the analyzer, which needs no
+ * native code, is still checked. Exit 1.
+ */
+async function reportWithoutAddon(error: SandboxError, json: boolean, io: CliIo): Promise<number> {
+  const analyzer = await probeAnalyzer();
+  const fix = 'run `npm rebuild zero-sandbox` with python3, make and a C++ compiler installed (or install a release that ships a prebuild for this platform)';
+  const addon = { available: false, reason: error.message, fix };
+  if (json) {
+    const report = {
+      platform: process.platform,
+      arch: process.arch,
+      backend: 'unavailable',
+      canEnforceDefaultPolicy: false,
+      addon,
+      missing: [{ layer: 'addon', reason: error.message, fix }],
+      analyzer,
+      canaries: [],
+      canariesSkipped: 'the native addon is missing, so no command would run',
+    };
+    io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+    return 1;
+  }
+  const lines = [
+    'zero-sandbox doctor',
+    `platform   ${process.platform} ${process.arch}`,
+    'backend    unavailable',
+    '',
+    `${'layer'.padEnd(10)}${'status'.padEnd(12)}detail`,
+    `${'addon'.padEnd(10)}${'MISSING'.padEnd(12)}${error.message}`,
+    `${'analyzer'.padEnd(10)}${(analyzer.available ? 'ok' : 'MISSING').padEnd(12)}${analyzer.available ? analyzer.measuredBy : (analyzer.reason ?? '')}`,
+    '',
+    'Result: the native addon is missing; every sandboxed run is refused (native_unavailable), never run unsandboxed.',
+    `  fix: ${fix}`,
+  ];
+  io.stdout(`${lines.join('\n')}\n`);
+  return 1;
 }

@@ -3,7 +3,9 @@
 // import('zero-sandbox'), probe(), a sandboxed command, `analyze` with the WebAssembly shell parser
 // it ships, `run`, and the CLI even with a V8 code cache V8 must reject. It ships only what runs: no
 // source maps (their TypeScript sources are not shipped), one copy of the CLI, a LICENSE.
-// Packing without a fresh prebuild for this platform is refused.
+// Without its prebuilds (a platform it ships none for) it still installs with no compiler: the
+// analyzer works and every sandboxed run is refused. Packing without a fresh prebuild for this
+// platform is refused.
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
@@ -33,6 +35,17 @@ test('npm pack → install into an empty dir with no compiler → import, probe(
     analysis: { categories: string[]; programs: string[] };
     license: string;
     versionWithBadCache: string;
+    withoutPrebuild: null | {
+      installStatus: number | null;
+      installSaid: string[];
+      destructive: boolean | null;
+      runStatus: number | null;
+      runSaid: string;
+      doctorStatus: number | null;
+      doctorMissing: string[] | null;
+      doctorAnalyzer: boolean | null;
+      api: string;
+    };
   };
   if (process.platform !== 'win32') assert.equal(result.compilers, [], 'no compiler, make or python may be reachable during the install');
   assert.ok(result.files.includes('dist/lib/bash/tree-sitter-bash.wasm'), 'the bash grammar ships');
@@ -55,6 +68,21 @@ test('npm pack → install into an empty dir with no compiler → import, probe(
   assert.ok(result.probe.exports.includes('SandboxError'));
   assert.is(result.doctorPlatform, process.platform);
   if (process.platform === 'linux') assert.ok(result.files.some((f) => f.endsWith('/zero_sandbox_init')), 'the init helper ships');
+  if (process.platform !== 'win32') {
+    // Without a prebuild for the platform and with no compiler, the install script's build fails
+    // and the install still succeeds; nothing runs unsandboxed.
+    const np = result.withoutPrebuild!;
+    assert.is(np.installStatus, 0, JSON.stringify(np));
+    assert.ok(np.installSaid.some((line) => line.includes('no prebuilt addon')), 'the install says what is missing');
+    assert.is(np.destructive, true, 'the analyzer works without the addon');
+    assert.is(np.runStatus, 125, np.runSaid);
+    assert.match(np.runSaid, /native_unavailable/);
+    assert.not.match(np.runSaid, /^ran$/m, 'the command did not run');
+    assert.is(np.doctorStatus, 1);
+    assert.equal(np.doctorMissing, ['addon']);
+    assert.is(np.doctorAnalyzer, true);
+    assert.is(np.api, 'native_unavailable', 'runSandboxed refuses');
+  }
   if (MUST_WORK && process.platform === 'linux') {
     assert.ok(result.probe.canEnforceDefaultPolicy);
     assert.is(result.probe.ran, 'sandboxed-1\netc-readonly', 'a real sandboxed command ran from the installed package');
