@@ -95,7 +95,7 @@ function readSbpl(text: string): Node[] {
 const KNOWN_OPERATIONS = new Set([
   'default', 'process-exec', 'process-fork', 'process-info*', 'signal', 'sysctl-read', 'sysctl-write',
   'iokit-open', 'ipc-posix-sem', 'ipc-posix-shm-read*', 'ipc-posix-shm-write-create',
-  'ipc-posix-shm-write-data', 'user-preference-read', 'pseudo-tty', 'mach-lookup', 'file-read*',
+  'ipc-posix-shm-write-data', 'ipc-posix-shm-write-unlink', 'user-preference-read', 'pseudo-tty', 'mach-lookup', 'file-read*',
   'file-read-metadata', 'file-write*', 'file-write-data', 'file-write-unlink', 'file-ioctl',
   'file-map-executable', 'network*', 'network-outbound', 'network-bind', 'mach-priv-task-port', 'system-socket',
 ]);
@@ -112,6 +112,7 @@ const KNOWN_FILTERS: Record<string, 'path' | 'string' | 'regex' | 'symbol' | 'so
   'sysctl-name-prefix': 'string',
   'iokit-registry-entry-class': 'string',
   'ipc-posix-name-prefix': 'string',
+  'ipc-posix-name': 'string',
   target: 'symbol',
   remote: 'socket',
   local: 'socket',
@@ -364,6 +365,20 @@ test('attack: other processes\' environments (sysctl kern.procargs2, ps -E) and 
     assert.ok(code.includes(`(allow mach-lookup (global-name "${service}"))`), service);
   }
   assert.ok(code.includes('(allow mach-priv-task-port (target same-sandbox))'));
+});
+
+test("attack: POSIX shared memory: the command's own Python and OpenMP segments work, the user's other programs' segments stay closed", () => {
+  const code = SEATBELT_BASE_PROFILE.split('\n').filter((line) => !line.startsWith(';')).join('\n');
+  // Every shm allowance names its segments (a prefix or a name); none is unscoped.
+  const shmRules = [...code.matchAll(/\(allow ((?:ipc-posix-shm[a-z*-]*\s*)+)([^)]*\)?)/g)];
+  assert.ok(shmRules.length >= 4, 'the shm rules were found');
+  for (const [rule] of shmRules) assert.match(rule, /ipc-posix-name(?:-prefix)? "/, rule);
+  // libomp and Python name their segments with a leading slash; seatbelt matches the name as given.
+  for (const prefix of ['/psm_', '/__KMP_REGISTERED_LIB_']) {
+    assert.match(code, new RegExp(`ipc-posix-shm-write-create ipc-posix-shm-write-data ipc-posix-shm-write-unlink\\s+\\(ipc-posix-name-prefix "${prefix}"\\)`), prefix);
+  }
+  assert.ok(code.includes('(allow ipc-posix-shm-read* (ipc-posix-name "apple.shm.notification_center"))'));
+  assert.not.match(code, /\(allow ipc-posix-shm[a-z*-]*\)/, 'no shm allowance without a name filter');
 });
 
 test('attack: renaming a parent directory cannot carry a denied or protected path out of its rule', () => {

@@ -37,9 +37,16 @@ export const SEATBELT_BASE_PROFILE = `(version 1)
 (allow ipc-posix-sem)
 ; cfprefsd shares preference data through named shared memory.
 (allow ipc-posix-shm-read* (ipc-posix-name-prefix "apple.cfprefs."))
-; OpenMP runtimes (numpy, compilers) register themselves in shared memory.
-(allow ipc-posix-shm-read* ipc-posix-shm-write-create ipc-posix-shm-write-data
-  (ipc-posix-name-prefix "__KMP_REGISTERED_LIB_"))
+; The notification center's shared state, read by notify(3) clients (libc's time-zone cache).
+(allow ipc-posix-shm-read* (ipc-posix-name "apple.shm.notification_center"))
+; OpenMP runtimes (numpy, compilers) register themselves in shared memory (libomp opens
+; "/__KMP_REGISTERED_LIB_<pid>": the name includes the slash).
+(allow ipc-posix-shm-read* ipc-posix-shm-write-create ipc-posix-shm-write-data ipc-posix-shm-write-unlink
+  (ipc-posix-name-prefix "/__KMP_REGISTERED_LIB_"))
+; Python's multiprocessing.shared_memory ("/psm_<random>"): segments the command's processes share.
+; No other name: segments of the user's other programs are not the command's to read or change.
+(allow ipc-posix-shm-read* ipc-posix-shm-write-create ipc-posix-shm-write-data ipc-posix-shm-write-unlink
+  (ipc-posix-name-prefix "/psm_"))
 ; Reading user defaults (NSUserDefaults) is needed by almost every Apple tool.
 (allow user-preference-read)
 
