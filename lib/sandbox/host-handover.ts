@@ -11,6 +11,7 @@ import { basename, dirname, join, posix, win32 } from 'node:path';
 import { SandboxError } from '../errors.js';
 import { PACKAGE_ROOT } from '../native/load.js';
 import { grantsFilePath, userSettingsDir } from '../policy/config/settings-dir.js';
+import { stateNotesBase } from './run-notes.js';
 import { buildUserCacheDir } from './runtime-state.js';
 
 /** The host facts the rule depends on (all absolute and symlink-resolved, in the platform's syntax). */
@@ -39,6 +40,12 @@ export interface HandoverHost {
    * them is not refused for it (the runtime state then moves to the temp fallback).
    */
   state?: readonly string[];
+  /**
+   * Where runs of other processes publish their protected-path notes when the machine has no
+   * usable /dev/shm (run-notes.ts). A command that could write there could forge the "before" a
+   * later run restores. Both the directory and any directory holding it are refused.
+   */
+  notes?: readonly string[];
   /** Windows: SystemRoot, ProgramFiles, ProgramFiles(x86), ProgramData, SystemDrive. */
   env?: Readonly<Record<string, string | undefined>>;
 }
@@ -123,7 +130,7 @@ function windowsRules(host: HandoverHost): Rule[] {
 export function hostHandoverReason(path: string, host: HandoverHost): string | undefined {
   const windows = host.platform === 'win32';
   const api = windows ? win32 : posix;
-  const { fold, homes, settings, state, nodeDir, pkg, tempDir, rules } = foldedHost(host);
+  const { fold, homes, settings, notes, state, nodeDir, pkg, tempDir, rules } = foldedHost(host);
   const target = fold(path);
   const within = (parent: string, child: string) => {
     if (child === parent) return true;
@@ -137,6 +144,9 @@ export function hostHandoverReason(path: string, host: HandoverHost): string | u
   for (const [own, dir] of settings) {
     if (within(target, dir)) return `${target === dir ? 'is' : 'holds'} zero-sandbox's own settings (${own}): the command could turn the sandbox off or grant itself more for the next run`;
     if (within(dir, target)) return `is inside zero-sandbox's own settings (${own}): the command could turn the sandbox off or grant itself more for the next run`;
+  }
+  for (const [own, dir] of notes) {
+    if (within(target, dir) || within(dir, target)) return `${target === dir ? 'is' : within(target, dir) ? 'holds' : 'is inside'} the protected-path notes of zero-sandbox's runs in flight (${own}): the command could forge what another run restores`;
   }
   for (const [own, dir] of state) {
     if (within(dir, target)) return `${target === dir ? 'is' : 'is inside'} zero-sandbox's own state on the host (${own}): the command could forge what the host trusts or writes there on the next run`;
@@ -161,6 +171,7 @@ interface FoldedHost {
   fold: (path: string) => string;
   homes: Array<[string, string]>;
   settings: Array<[string, string]>;
+  notes: Array<[string, string]>;
   state: Array<[string, string]>;
   nodeDir: string;
   pkg: string;
@@ -184,6 +195,7 @@ function foldedHost(host: HandoverHost): FoldedHost {
       fold,
       homes: host.homes.map((home) => [home, fold(home)]),
       settings: (host.settings ?? []).map((own) => [own, fold(own)]),
+      notes: (host.notes ?? []).map((own) => [own, fold(own)]),
       state: (host.state ?? []).map((own) => [own, fold(own)]),
       nodeDir: fold(host.nodeDir),
       pkg: fold(host.packageDir),
@@ -245,7 +257,7 @@ function stateOf(env: NodeJS.ProcessEnv, tempDir: string): string[] {
 }
 
 // The parts of this host's facts that cannot change while the process runs.
-let fixed: { nodeDir: string; packageDir: string; tempDir: string; account: string | undefined } | undefined;
+let fixed: { nodeDir: string; packageDir: string; tempDir: string; account: string | undefined; notes: string[] } | undefined;
 
 /** This host's facts. The home from the environment is read on every call (a caller may set HOME). */
 export function currentHandoverHost(): HandoverHost {
@@ -261,13 +273,15 @@ export function currentHandoverHost(): HandoverHost {
       packageDir: real(PACKAGE_ROOT),
       tempDir: real(tmpdir()),
       account: account === undefined ? undefined : real(account),
+      // process.platform: only the Linux backend shares notes between processes.
+      notes: process.platform === 'linux' ? [stateNotesBase()].filter((d): d is string => d !== undefined).map(realAsFarAsExists) : [],
     };
   }
   const homes = [real(homedir()), ...(fixed.account === undefined ? [] : [fixed.account])];
   const settings = settingsOf(process.env);
   const state = stateOf(process.env, fixed.tempDir);
   // process.platform: the host's path rules (case, separators) decide what names the same file.
-  return { platform: process.platform, homes: [...new Set(homes)], nodeDir: fixed.nodeDir, packageDir: fixed.packageDir, tempDir: fixed.tempDir, settings, state, env: process.env };
+  return { platform: process.platform, homes: [...new Set(homes)], nodeDir: fixed.nodeDir, packageDir: fixed.packageDir, tempDir: fixed.tempDir, settings, notes: fixed.notes, state, env: process.env };
 }
 
 /**

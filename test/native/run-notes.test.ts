@@ -4,7 +4,8 @@
 // during it, not those that ended before it, never those of a process that died), that ended
 // runs' notes do not pile up, and that the directory must be a private one of ours.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -12,7 +13,7 @@ import * as assert from 'uvu/assert';
 import { test as uvuTest } from 'uvu';
 
 import { REPO_ROOT } from '../helpers/cli.js';
-import { openNotingWindow, type SharedNotes } from '../../lib/sandbox/run-notes.js';
+import { chooseNotesDir, openNotingWindow, type SharedNotes } from '../../lib/sandbox/run-notes.js';
 
 // POSIX directory semantics and /proc: Linux only (the only backend that shares its notes).
 const test = process.platform === 'linux' ? uvuTest : uvuTest.skip;
@@ -158,5 +159,74 @@ test('the directory must be a private directory of ours', withDir(async (dir, ba
   }
   assert.is(error?.code, 'protected_path', 'a link in its place is refused');
 }));
+
+function refusal(fn: () => unknown): Error & { code?: string } {
+  try {
+    fn();
+  } catch (e) {
+    return e as Error & { code?: string };
+  }
+  throw new Error('expected a refusal');
+}
+
+test('without a usable /dev/shm the notes go to the private per-boot fallback, made with its parents', withDir(async (_dir, base) => {
+  const state = join(base, 'home', '.local', 'state', 'zero-sandbox');
+  mkdirSync(join(state, 'run-notes-oldboot', 'x'), { recursive: true });
+  const fallback = join(state, 'run-notes-thisboot');
+  // No /dev/shm at all, and one that is a file: both fall back.
+  for (const shm of [join(base, 'no-shm', 'zero-sandbox-1'), join(base, 'file', 'zero-sandbox-1')]) {
+    if (shm.includes('file')) writeFileSync(join(base, 'file'), '');
+    assert.is(chooseNotesDir(shm, { dir: fallback }), fallback);
+  }
+  assert.is(statSync(fallback).mode & 0o777, 0o700);
+  assert.equal(readdirSync(state), ['run-notes-thisboot'], 'the directory of an earlier boot is removed');
+  const window = openNotingWindow(fallback);
+  window.publish({ since: window.since, roots: ['/w'], gitRoots: ['/w'], configs: new Map(), watched: new Map(), ownEntries: [] }).end();
+  // A usable /dev/shm is always the first choice: the fallback is not even looked at.
+  const shm = join(base, 'shm', 'zero-sandbox-1');
+  mkdirSync(join(base, 'shm'));
+  assert.is(chooseNotesDir(shm, { dir: join(base, 'unused', 'x') }), shm);
+  assert.is(readdirSync(base).includes('unused'), false);
+}));
+
+test('an unusable directory of ours in /dev/shm is refused, not passed over; with no usable place the refusal names each and why', withDir(async (_dir, base) => {
+  const shm = join(base, 'shm', 'zero-sandbox-1');
+  mkdirSync(shm, { recursive: true, mode: 0o777 });
+  chmodSync(shm, 0o777);
+  const fallback = join(base, 'state', 'run-notes-b');
+  // Falling back would split this user's runs between two places.
+  let error = refusal(() => chooseNotesDir(shm, { dir: fallback }));
+  assert.is(error.code, 'protected_path');
+  assert.ok(error.message.includes(shm), error.message);
+  assert.is(readdirSync(base).includes('state'), false, 'the fallback was not used');
+  writeFileSync(join(base, 'blocker'), '');
+  error = refusal(() => chooseNotesDir(join(base, 'none', 'zero-sandbox-1'), { dir: join(base, 'blocker', 'zero-sandbox', 'run-notes-b') }));
+  assert.is(error.code, 'protected_path');
+  assert.match(error.message, new RegExp(`${join(base, 'none', 'zero-sandbox-1')}: ENOENT.*; ${join(base, 'blocker', 'zero-sandbox', 'run-notes-b')}: ENOTDIR`));
+  error = refusal(() => chooseNotesDir(join(base, 'none', 'zero-sandbox-1'), { why: 'the account database has no home directory for this user', path: '~/.local/state/zero-sandbox' }));
+  assert.ok(error.message.endsWith('~/.local/state/zero-sandbox: the account database has no home directory for this user'), error.message);
+}));
+
+// A real machine without a writable /dev/shm: a mount namespace where it is a read-only tmpfs and
+// the account home an empty tmpfs (so the test leaves nothing in the real one).
+const unshare = process.platform === 'linux' ? spawnSync('unshare', ['-Urm', 'true']).status === 0 : false;
+const nsTest = unshare || process.env.ZERO_SANDBOX_MUST_WORK === '1' ? test : uvuTest.skip;
+
+nsTest('a process that finds /dev/shm read-only publishes its notes in the fallback under the account home', () => {
+  const script = `import { runNotesDir, openNotingWindow } from ${JSON.stringify(RUN_NOTES_JS)};
+import { readdirSync } from 'node:fs';
+const w = openNotingWindow();
+w.publish({ since: w.since, roots: ['/w'], gitRoots: ['/w'], configs: new Map(), watched: new Map(), ownEntries: [] });
+console.log(JSON.stringify({ dir: runNotesDir(), names: readdirSync(runNotesDir()) }));`;
+  const home = spawnSync('sh', ['-c', 'getent passwd 0 | cut -d: -f6'], { encoding: 'utf8' }).stdout.trim() || '/root';
+  const shell = `mount -t tmpfs -o ro,mode=755 none /dev/shm && mount -t tmpfs -o mode=700 none ${home} && exec "$0" --input-type=module -e "$1"`;
+  const r = spawnSync('unshare', ['-Urm', 'sh', '-c', shell, process.execPath, script], { encoding: 'utf8' });
+  assert.is(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout) as { dir: string; names: string[] };
+  const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  assert.is(out.dir, join(home, '.local', 'state', 'zero-sandbox', `run-notes-${boot}`));
+  assert.is(out.names.length, 1);
+  assert.ok(out.names[0]!.startsWith('r.'), 'published there');
+});
 
 uvuTest.run();

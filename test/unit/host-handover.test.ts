@@ -112,6 +112,15 @@ test("Linux: zero-sandbox's own state on the host (runtime roots, markers, the t
   allowed(host, ['/work/cache', '/work', '/work/cache/zero2']);
 });
 
+test('Linux: the fallback directory of the protected-path notes is refused, and so is every directory holding it', () => {
+  const host: HandoverHost = { ...linux, notes: ['/home/ada/.local/state/zero-sandbox'] };
+  const why = "the protected-path notes of zero-sandbox's runs in flight (/home/ada/.local/state/zero-sandbox): the command could forge what another run restores";
+  assert.is(hostHandoverReason('/home/ada/.local/state', host), `holds ${why}`);
+  assert.is(hostHandoverReason('/home/ada/.local/state/zero-sandbox', host), `is ${why}`);
+  assert.is(hostHandoverReason('/home/ada/.local/state/zero-sandbox/run-notes-1', host), `is inside ${why}`);
+  allowed(host, ['/home/ada/.local/state/other', '/home/ada/.local/state/zero-sandbox2', '/home/ada/project']);
+});
+
 test('this host: the Node binary directory and this package are refused, a fresh project directory is not', () => {
   const host = currentHandoverHost();
   assert.ok(hostHandoverReason(host.nodeDir, host)?.includes('Node binary'));
@@ -121,6 +130,11 @@ test('this host: the Node binary directory and this package are refused, a fresh
   assert.ok((host.settings ?? []).length >= 1, 'the settings are among the facts');
   for (const own of host.state ?? []) assert.ok(hostHandoverReason(own, host)?.includes("zero-sandbox's own state"), own);
   assert.is((host.state ?? []).length, 2, 'the state directories are among the facts');
+  // process.platform: only Linux runs share their notes through a directory.
+  if (process.platform === 'linux') {
+    assert.is((host.notes ?? []).length, 1, 'the notes fallback is among the facts');
+    for (const own of host.notes ?? []) assert.ok(hostHandoverReason(own, host)?.includes('protected-path notes'), own);
+  }
 });
 
 test.run();
