@@ -10,6 +10,7 @@
 // system can hold, valid UTF-8 or not, round-trips from a listing to a removal.
 import { lstatSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { constants } from 'node:os';
+import { dirname, join } from 'node:path';
 
 import { loadNative } from '../native/load.js';
 import type { NativeBinding, NativeFsKind } from '../native/types.js';
@@ -127,7 +128,41 @@ export function scanRepositories(root: string, maxDirs: number, maxRepos: number
 }
 
 // Platforms without the descriptor walk (Windows): the closest node:fs equivalents, never throwing.
+// A link or junction on the way stops each of them as it stops the walk (node:fs would follow
+// it): every directory above the path is looked at without following it first. These run once
+// every process of the sandbox is gone, so nothing of that run can swap a directory between the
+// look and the use (a run of the same workspace still in flight could: see the README).
+
+/** Whether a directory above `path` is a link (or junction), or cannot be looked at. */
+function linkOnTheWay(path: string): boolean {
+  const above: string[] = [];
+  for (let dir = dirname(path); dirname(dir) !== dir; dir = dirname(dir)) above.push(dir);
+  for (const dir of above.reverse()) {
+    try {
+      const st = lstatSync(fsPath(dir), { throwIfNoEntry: false });
+      if (st === undefined) return false; // missing from here on: nothing below it to reach
+      if (st.isSymbolicLink() || !st.isDirectory()) return true;
+    } catch {
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Whether a listed name is `wanted` for the file system: on Windows (NTFS, and the case-insensitive
+ * volumes of macOS) `.GIT` is what host git opens as `.git`; elsewhere a false match only guards
+ * more. The one name comparison of the fallback scan.
+ */
+export function sameGitName(name: string, wanted: string, foldCase: boolean): boolean {
+  return name === wanted || (foldCase && name.length === wanted.length && name.toLowerCase() === wanted.toLowerCase());
+}
+
+// process.platform: Windows file names are case-insensitive (the fallback runs there).
+const FOLD_CASE = process.platform === 'win32' || process.platform === 'darwin';
+
 function inspectFallback(path: string): EntryInfo {
+  if (linkOnTheWay(path)) return { kind: 'error', stamp: '' };
   try {
     const st = lstatSync(fsPath(path), { throwIfNoEntry: false, bigint: true });
     if (st === undefined) return { kind: 'missing', stamp: '' };
@@ -139,6 +174,7 @@ function inspectFallback(path: string): EntryInfo {
 }
 
 function replaceFallback(path: string, data: Buffer, mode: number): boolean {
+  if (linkOnTheWay(path)) return false;
   try {
     rmSync(fsPath(path), { recursive: true, force: true });
     writeFileSync(fsPath(path), data, { mode, flag: 'wx' });
@@ -157,20 +193,21 @@ function scanFallback(root: string, maxDirs: number, maxRepos: number): Reposito
     if (++dirs > maxDirs) return { ...out, incomplete: true };
     const entries = listFallback(dir, Number.MAX_SAFE_INTEGER);
     if (entries === undefined) continue; // unreadable or missing: host git cannot enter it either
-    const names = new Map(entries);
-    if (names.has('.git')) out.worktrees.push(dir);
+    const kindOf = (wanted: string): EntryKind | undefined => entries.find(([name]) => sameGitName(name, wanted, FOLD_CASE))?.[1];
+    if (kindOf('.git') !== undefined) out.worktrees.push(dir);
     // As the addon: objects and refs of any kind make a git dir (git follows links there, and
     // on Windows does not test the execute bit); only real directories stop the walk.
-    const gitDir = names.has('HEAD') && names.has('objects') && names.has('refs');
+    const gitDir = kindOf('HEAD') !== undefined && kindOf('objects') !== undefined && kindOf('refs') !== undefined;
     if (gitDir) out.gitDirs.push(dir);
     if (out.worktrees.length + out.gitDirs.length > maxRepos) return { ...out, incomplete: true };
-    if (gitDir && names.get('objects') === 'dir' && names.get('refs') === 'dir') continue;
-    for (const [name, kind] of entries) if (kind === 'dir' && name !== '.git') stack.push(`${dir}/${name}`);
+    if (gitDir && kindOf('objects') === 'dir' && kindOf('refs') === 'dir') continue;
+    for (const [name, kind] of entries) if (kind === 'dir' && !sameGitName(name, '.git', FOLD_CASE)) stack.push(join(dir, name));
   }
   return out;
 }
 
 function readFallback(path: string, max: number): Buffer | undefined {
+  if (linkOnTheWay(path)) return undefined;
   try {
     const st = lstatSync(fsPath(path), { throwIfNoEntry: false });
     if (st === undefined || !st.isFile() || st.size > max) return undefined;
@@ -181,7 +218,10 @@ function readFallback(path: string, max: number): Buffer | undefined {
 }
 
 function listFallback(path: string, max: number): Array<[string, EntryKind]> | undefined {
+  if (linkOnTheWay(path)) return undefined;
   try {
+    // No link followed at the directory itself either.
+    if (lstatSync(fsPath(path), { throwIfNoEntry: false })?.isDirectory() !== true) return undefined;
     return readdirSync(fsPath(path), { withFileTypes: true, encoding: 'buffer' }).slice(0, max).map((d) => [d.name.toString('latin1'), d.isFile() ? 'file' : d.isDirectory() ? 'dir' : d.isSymbolicLink() ? 'link' : 'other']);
   } catch {
     return undefined;
@@ -189,6 +229,7 @@ function listFallback(path: string, max: number): Array<[string, EntryKind]> | u
 }
 
 function removeFallback(path: string): boolean {
+  if (linkOnTheWay(path)) return false;
   try {
     rmSync(fsPath(path), { recursive: true, force: true });
     return true;

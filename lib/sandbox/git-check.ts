@@ -7,7 +7,7 @@
 // keys from a safe list only (git-config.ts), hooks directories holding only `*.sample` files,
 // no commondir redirect, no `.git` file at the top. Anything else is removed and reported.
 // Every look and removal goes through beneath.ts: no link followed, nothing thrown.
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 
 import { isWithin } from '../path-within.js';
 import { fromBytes, inspect, listDir, readSmall, removeEntry, replaceFile, scanRepositories, type EntryKind } from './beneath.js';
@@ -59,7 +59,7 @@ class Checker {
     const root = this.guard.roots.filter((r) => isWithin(r, path)).sort((a, b) => b.length - a.length)[0];
     if (root === undefined) return undefined;
     let prefix = root;
-    for (const part of path.slice(root.length + 1).split('/')) {
+    for (const part of path.slice(root.length + 1).split(sep)) {
       prefix = join(prefix, part);
       const kind = inspect(prefix).kind;
       if (kind === 'link') return prefix;
@@ -111,7 +111,7 @@ class Checker {
       for (const dir of scan.worktrees) {
         if (this.guard.worktrees.has(dir) || this.guard.noGit.includes(dir)) continue;
         const target = inspect(join(dir, '.git')).kind === 'file' ? gitFileTarget(dir) : undefined;
-        if (target !== undefined && /\/(worktrees|modules)\/[^]+$/.test(target)) continue;
+        if (target !== undefined && dirname(target).split(sep).some((part) => part === 'worktrees' || part === 'modules')) continue;
         this.newWorktree(dir, false, 0);
       }
       for (const gitDir of scan.gitDirs) if (!this.guard.gitDirs.has(gitDir)) this.newGitDir(gitDir, 0);

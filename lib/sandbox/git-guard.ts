@@ -15,7 +15,7 @@
 // Cost is bounded: small files and a few directory listings, plus one pass over each index.
 import { readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
 import { isWithin } from '../path-within.js';
 import { fromBytes, inspect, listDir, readSmall, scanRepositories, toBytes, type EntryKind } from './beneath.js';
@@ -228,8 +228,8 @@ class Discovery {
       if (!COMMAND_KEY.test(name)) continue;
       const hooks = name === 'core.hookspath';
       const word = hooks ? e.value : (e.value.replace(/^!/, '').trim().split(/\s+/)[0] ?? '');
-      if (!hooks && !word.includes('/')) continue; // a program from PATH, not a file in a write root
-      if (!word.startsWith('/') && !word.startsWith('~') && worktree === undefined) {
+      if (!hooks && !hasDirectory(word)) continue; // a program from PATH, not a file in a write root
+      if (!isAbsolute(word) && !word.startsWith('~') && worktree === undefined) {
         if (global) this.#globalRelative.push(word);
         continue;
       }
@@ -243,7 +243,7 @@ class Discovery {
     if (hooks) this.guard.hookPaths.add(target);
     this.protect(target);
     // husky: core.hooksPath is .husky/_ whose stubs run the hooks kept in .husky itself.
-    if (hooks && target.endsWith('/_')) {
+    if (hooks && basename(target) === '_') {
       this.guard.hookPaths.add(dirname(target));
       this.protect(dirname(target));
     }
@@ -345,6 +345,11 @@ class Discovery {
   }
 }
 
+/** Whether a program word names a file by path (git for Windows takes `\\` there too). */
+function hasDirectory(word: string): boolean {
+  return word.includes('/') || word.includes(sep);
+}
+
 function state(kind: EntryKind, stamp: string): string {
   return `${kind}:${stamp}`;
 }
@@ -408,7 +413,7 @@ export class ScannedRoots {
   /** Whether a scan of an earlier root walked `root` already. */
   covers(root: string): boolean {
     for (let dir = root; dirname(dir) !== dir; ) {
-      if (basename(dir) === '.git' || this.#notEntered.has(dir)) return false;
+      if (basename(dir).toLowerCase() === '.git' || this.#notEntered.has(dir)) return false;
       dir = dirname(dir);
       if (this.#roots.has(dir)) return true;
     }

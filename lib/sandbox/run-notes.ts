@@ -20,6 +20,10 @@
 // fallback. Two callers that see different /dev/shm (different mount namespaces, such as a
 // container sharing the workspace) do not meet and do not coordinate; neither do callers in
 // different pid namespaces, whose owners cannot be checked (documented in the README).
+// macOS and Windows have no such place: there it is `<user cache dir>/zero/run-notes`, inside
+// zero-sandbox's own state, which is never a write root (host-handover.ts) and which neither a
+// seatbelt profile nor an AppContainer can write; two processes meet there when they agree on the
+// user cache dir (HOME, or LOCALAPPDATA on Windows).
 //
 // No lock is held while a run notes or checks (either may walk a large workspace): the order of
 // single-call file operations is enough. Names, `<id>` being `<pid>-<start>.<realm>.<n>`:
@@ -42,6 +46,7 @@ import { isWithin } from '../path-within.js';
 import { removeEntry, toBytes } from './beneath.js';
 import type { OwnEntry } from './own-entries.js';
 import { buildOwnerName, currentOwner, ownerAlive, parseOwnerName } from './runtime-lease.js';
+import { buildUserCacheDir } from './runtime-state.js';
 
 /** One run's notes as another run takes them (byte-string paths, as in GitGuard). */
 export interface SharedNotes {
@@ -107,6 +112,18 @@ let chosen: { dir: string; at: bigint } | undefined;
 export function runNotesDir(): string {
   const now = process.hrtime.bigint();
   if (chosen !== undefined && now - chosen.at < 1_000_000_000n) return chosen.dir;
+  // process.platform: only Linux has a per-boot directory that every sandbox sees privately.
+  if (process.platform !== 'linux') {
+    const dir = join(buildUserCacheDir(process.env), 'zero', 'run-notes');
+    try {
+      mkdirSync(join(dir, '..'), { recursive: true, mode: 0o700 });
+    } catch (error) {
+      throw refuse((error as Error).message, dir, error);
+    }
+    ensureDir(dir, false);
+    chosen = { dir, at: now };
+    return dir;
+  }
   const dir = chooseNotesDir(shmNotesDir(), stateNotesDir());
   chosen = { dir, at: now };
   return dir;
@@ -208,8 +225,11 @@ function ensureDir(dir: string, parents: boolean): void {
     if (st === undefined) throw refuse('it was removed while being made', dir);
     if (made && parents) removeEarlierBoots(dir);
   }
-  const uid = typeof process.getuid === 'function' ? process.getuid() : st.uid;
-  if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o077) !== 0) throw refuse(`it must be a directory owned by uid ${uid} that only its owner can use`, dir);
+  // Windows has no owner uid or mode bits here: the directory under the user's LOCALAPPDATA has
+  // the profile's ACL (the user, SYSTEM, Administrators; no AppContainer).
+  const posix = typeof process.getuid === 'function';
+  const uid = posix ? (process.getuid as () => number)() : st.uid;
+  if (!st.isDirectory() || (posix && (st.uid !== uid || (st.mode & 0o077) !== 0))) throw refuse(`it must be a directory owned by uid ${uid} that only its owner can use`, dir);
   checkedDir = dir;
   checkedAt = now;
 }

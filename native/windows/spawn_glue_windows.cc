@@ -176,7 +176,26 @@ int OpenStdio(Napi::Env env, const Napi::Value& v, int index, OwnedHandles* owne
   return HandleValue(h);
 }
 
-// Waits for the first process, ends whatever it left in the job, then reports on the JS thread.
+// TerminateJobObject only starts the end of the job's processes (as TerminateProcess, it returns
+// before they are gone). The exit is reported once the job counts no active process: the host-side
+// check of the write roots that follows must not race a process of the sandbox still writing.
+// A query that fails is retried like a non-empty job: fail closed, never a report too early.
+void WaitForEmptyJob(HANDLE job) {
+  for (DWORD round = 0;; ++round) {
+    JOBOBJECT_BASIC_ACCOUNTING_INFORMATION info = {};
+    if (QueryInformationJobObject(job, JobObjectBasicAccountingInformation, &info, sizeof(info),
+                                  nullptr) &&
+        info.ActiveProcesses == 0) {
+      return;
+    }
+    // A process created in the job while it was being terminated is ended by the next call.
+    if (round % 64 == 63) TerminateJobObject(job, 1);
+    Sleep(round < 16 ? 0 : 1);
+  }
+}
+
+// Waits for the first process, ends whatever it left in the job, waits until the job is empty,
+// then reports on the JS thread.
 void WaitForExit(std::shared_ptr<Registry> registry, long long pid,
                  std::shared_ptr<Sandbox> sandbox, Napi::ThreadSafeFunction tsfn) {
   WaitForSingleObject(sandbox->process, INFINITE);
@@ -192,6 +211,7 @@ void WaitForExit(std::shared_ptr<Registry> registry, long long pid,
   {
     std::lock_guard<std::mutex> lock(sandbox->mu);
     TerminateJobObject(sandbox->job, 1);
+    WaitForEmptyJob(sandbox->job);
     CloseHandle(sandbox->job);
     CloseHandle(sandbox->process);
     sandbox->job = nullptr;

@@ -215,12 +215,14 @@ contract('run: git init in the workspace root is allowed (no deny rule on a .git
   await runOnPlatform(['/bin/true'], { workspace: fresh, env }, deps);
   const none = Object.entries(recordedParams()).filter(([name]) => name.startsWith('PROTECTED_')).map(([, value]) => value);
   assert.not.ok(none.some((p) => p.includes('/.git/')), none.join(' '));
-  // An existing repository keeps its hooks and config read-only.
+  // An existing repository keeps its hooks read-only; its config stays writable (git remote add
+  // works) and is compared with its content before the run once the command is gone.
   mkdirSync(join(fresh, '.git', 'hooks'), { recursive: true });
   writeFileSync(join(fresh, '.git', 'config'), '[core]\n');
   await runOnPlatform(['/bin/true'], { workspace: fresh, env }, deps);
   const some = Object.entries(recordedParams()).filter(([name]) => name.startsWith('PROTECTED_')).map(([, value]) => value);
-  assert.ok(some.includes(join(fresh, '.git', 'hooks')) && some.includes(join(fresh, '.git', 'config')), some.join(' '));
+  assert.ok(some.includes(join(fresh, '.git', 'hooks')), some.join(' '));
+  assert.not.ok(some.includes(join(fresh, '.git', 'config')), some.join(' '));
 });
 
 contract('spawn: a hook planted in an existing .git whose hooks dir was missing is removed and reported', async () => {
@@ -230,6 +232,52 @@ contract('spawn: a hook planted in an existing .git whose hooks dir was missing 
   const exit = await child.exited;
   assert.ok(exit.protectedPathViolations.includes(join(repo, '.git', 'hooks')), exit.protectedPathViolations.join(' '));
   assert.not.ok(existsSync(join(repo, '.git', 'hooks')));
+});
+
+contract('attack (macOS backend): git files planted for host git are undone once the command group is gone', async () => {
+  // The stand-in sandbox-exec enforces nothing, so this is the after-run check the macOS starter
+  // runs: the same guard and check as on Linux (a planted program key in an existing config, a
+  // repository made two levels down with a hook and a config key that runs a program).
+  const repo = join(base, 'git-plant');
+  mkdirSync(join(repo, '.git'), { recursive: true });
+  const config = '[core]\n\trepositoryformatversion = 0\n';
+  writeFileSync(join(repo, '.git', 'config'), config);
+  writeFileSync(join(repo, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+  const script = [
+    'printf "[core]\\n\\tfsmonitor = ./evil.sh\\n" >> .git/config',
+    'mkdir -p a/b/.git/hooks a/b/.git/objects a/b/.git/refs',
+    'echo "ref: refs/heads/main" > a/b/.git/HEAD',
+    'printf "[core]\\n\\thooksPath = ../../hooks\\n" > a/b/.git/config',
+    'echo evil > a/b/.git/hooks/post-checkout',
+    'mkdir -p c/.git && echo gitdir: /elsewhere > c/.git/commondir',
+  ].join(' && ');
+  const child = spawnOnPlatform(['/bin/sh', '-c', script], { workspace: repo, env, stdio: ['ignore', 'ignore', 'pipe'] }, deps);
+  const exit = await child.exited;
+  assert.is(exit.exitCode, 1, 'a command that exited 0 but planted for host git fails');
+  const violations = exit.protectedPathViolations;
+  assert.ok(violations.includes(join(repo, '.git', 'config')), violations.join(' '));
+  assert.is(readFileSync(join(repo, '.git', 'config'), 'utf8'), config, 'the config is put back byte for byte');
+  assert.ok(violations.includes(join(repo, 'a', 'b', '.git', 'config')), violations.join(' '));
+  assert.not.ok(existsSync(join(repo, 'a', 'b', '.git', 'config')));
+  assert.not.ok(existsSync(join(repo, 'a', 'b', '.git', 'hooks', 'post-checkout')));
+  assert.ok(existsSync(join(repo, 'a', 'b', '.git', 'HEAD')), 'the new repository itself is kept');
+  assert.not.ok(existsSync(join(repo, 'c', '.git', 'commondir')));
+  assert.ok(exit.protectedPathDetails?.every((v) => v.reason !== undefined && v.reason.length > 0));
+});
+
+contract('attack (macOS backend): a run that fails to start leaves no notes held and nothing on the host', async () => {
+  const repo = join(base, 'git-nostart');
+  mkdirSync(join(repo, '.git'), { recursive: true });
+  const missing = { ...deps, sandboxExecPath: join(base, 'no-such-sandbox-exec') };
+  const exit = await spawnOnPlatform(['/bin/true'], { workspace: repo, env }, missing).exited;
+  assert.is(exit.execError?.code, 'ENOENT');
+  assert.equal(exit.protectedPathViolations, []);
+  assert.equal(readdirSync(join(repo, '.git')), []);
+  // A later run of the same workspace notes the state afresh: a config it finds is its own "before".
+  writeFileSync(join(repo, '.git', 'config'), '[core]\n');
+  const next = await spawnOnPlatform(['/bin/sh', '-c', 'printf "[alias]\\n\\tx = !evil\\n" >> .git/config'], { workspace: repo, env }, deps).exited;
+  assert.is(readFileSync(join(repo, '.git', 'config'), 'utf8'), '[core]\n');
+  assert.ok(next.protectedPathViolations.includes(join(repo, '.git', 'config')), next.protectedPathViolations.join(' '));
 });
 
 contract('attack: a credential file created while the command runs is denied too (seatbelt denies missing paths)', async () => {

@@ -2,7 +2,7 @@
 // The Windows dispatch, on any OS: the spec handed to the native spawn (binding injected), the
 // stdio pipes with their nonce check (Unix sockets stand in for named pipes), exit, kill, timeout,
 // and the fail-closed refusal.
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -253,6 +253,45 @@ test('run: output collected into the RunResult shape', async () => {
   assert.is(result.stderr, 'err');
   assert.is(result.exitCode, 7);
   assert.is(result.backend, 'windows-appcontainer');
+});
+
+// Windows only (the AppContainer spec takes drive-letter paths; `npm run test:wine` runs it): the
+// same check on POSIX paths is the macOS dispatch test's.
+const onWindows = (name: string, fn: () => Promise<void>): void => {
+  if (process.platform === 'win32') test(name, fn);
+};
+
+onWindows('attack (Windows backend): git files planted for host git are undone once the job is empty', async () => {
+  // The stand-in job writes into a real workspace (Windows paths and case rules) and only then
+  // reports the exit, as the addon does once the job counts no process: the after-run check is
+  // the same guard and check as on Linux.
+  const repo = join(base, 'git-plant');
+  mkdirSync(join(repo, '.git'), { recursive: true });
+  const config = '[core]\n\trepositoryformatversion = 0\n';
+  writeFileSync(join(repo, '.git', 'config'), config);
+  writeFileSync(join(repo, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+  // Windows volumes are case-insensitive: a `.GIT` is the `.git` host git opens there.
+  const dotGit = '.GIT';
+  const binding = new FakeBinding((_sockets, exit) => {
+    writeFileSync(join(repo, '.git', 'config'), `${config}[core]\n\tfsmonitor = evil.exe\n`);
+    for (const dir of ['hooks', 'objects', 'refs']) mkdirSync(join(repo, 'a', 'b', dotGit, dir), { recursive: true });
+    writeFileSync(join(repo, 'a', 'b', dotGit, 'HEAD'), 'ref: refs/heads/main\n');
+    writeFileSync(join(repo, 'a', 'b', dotGit, 'config'), '[core]\n\thooksPath = ../../hooks\n');
+    writeFileSync(join(repo, 'a', 'b', dotGit, 'hooks', 'post-checkout'), 'evil');
+    mkdirSync(join(repo, '.vscode'));
+    writeFileSync(join(repo, '.vscode', 'tasks.json'), '{"tasks":[{"command":"evil","runOptions":{"runOn":"folderOpen"}}]}');
+    setTimeout(() => exit(exited(0)), 5);
+  });
+  const plan = posixPlan(repo, { argv: [CMD, '/d', '/s', '/c', 'plant'], writeRoots: [{ root: repo, readOnlySubpaths: [], protectedNames: ['.zero', '.agents'] }] });
+  const exit = await startWindows(plan, { stdio: ['ignore', 'ignore', 'ignore'] }, TMP, deps(binding)).exited;
+  assert.is(exit.exitCode, 1, 'a command that exited 0 but planted for host git fails');
+  const violations = exit.protectedPathViolations;
+  assert.ok(violations.includes(join(repo, '.git', 'config')), violations.join(' '));
+  assert.is(readFileSync(join(repo, '.git', 'config'), 'utf8'), config, 'the config is put back byte for byte');
+  assert.not.ok(existsSync(join(repo, 'a', 'b', dotGit, 'config')), violations.join(' '));
+  assert.not.ok(existsSync(join(repo, 'a', 'b', dotGit, 'hooks', 'post-checkout')), violations.join(' '));
+  assert.ok(existsSync(join(repo, 'a', 'b', dotGit, 'HEAD')), 'the new repository itself is kept');
+  assert.not.ok(existsSync(join(repo, '.vscode', 'tasks.json')));
 });
 
 test('fail closed: an AppContainer the probe found unusable refuses before the addon is called', async () => {

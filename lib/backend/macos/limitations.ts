@@ -22,7 +22,7 @@ export const SEATBELT_LIMITATIONS: readonly string[] = [
   'resource limits (cpu seconds, memory, file size, open files, processes) are not available; a run that asks for them is refused',
   'the shared /tmp stays visible read-only; scripts that hard-code /tmp/x cannot write there (TMPDIR is the private directory)',
   'other processes remain listable (ps reads pids and names through sysctl kern.proc); they cannot be signalled, and their command lines and environments cannot be read',
-  'a .git/hooks or .git/config that does not exist yet can be created (git init, git clone url .): seatbelt cannot guard a path that does not exist without creating it; in an existing .git, what the command creates there is removed and reported when it ends',
+  'a .git/hooks or .git/config that does not exist yet can be created (git init, git clone url .): seatbelt cannot guard a path that does not exist without creating it; the git check of the Linux backend runs once the command group is gone (what host git would run is removed or put back and reported), but a process that left the group may outlive it',
   'under network allow, Unix sockets outside the write roots and the private temp dir are unreachable (docker, ssh-agent, database sockets in /tmp or /var/run): tools that need them fail',
   'git credential-osxkeychain and security find-* fail: the keychain services are out of reach',
   "the per-user temp and cache directories (/var/folders/<x>/<y>/T and C, shared by all the user's programs) are writable, since compilers and Xcode tools write there whatever TMPDIR says: files other programs keep there can be changed",

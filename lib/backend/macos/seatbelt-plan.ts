@@ -11,7 +11,7 @@ import type { SandboxPlan } from '../types.js';
  * macOS: a protected path inside a write root (.git/hooks, .git/config) gets its deny rule only
  * when it exists now. One that does not exist yet is a repository the command creates itself
  * (git init, git clone url .), which must work as on Linux; when the .git directory already
- * exists, missingProtectedPaths watches the absent ones and what the command created there is
+ * exists, the protected-path guard (protected.ts) notes the absent ones and what the command created there is
  * removed and reported when it ends. Pure apart from `exists`.
  */
 export function keepExistingReadOnly(plan: SandboxPlan, exists: (path: string) => boolean): SandboxPlan {

@@ -7,8 +7,8 @@ import type { Readable } from 'node:stream';
 
 import { SandboxError } from '../../errors.js';
 import type { OsExit, OsProcess, PreparedRun, StartIo, Starter } from '../../sandbox/contract.js';
-import { missingProtectedPaths, removeCreatedProtectedPaths } from '../../sandbox/protected.js';
-import { checkToolConfigs, holdToolConfigs, noteToolConfigs } from '../../sandbox/tool-configs.js';
+import type { SandboxPlan } from '../types.js';
+import { checkProtectedPaths, guardProtectedPaths } from '../../sandbox/protected.js';
 import { buildDenialTag, LOG_TOOL, startDenialMonitor } from './denial-log.js';
 import { buildSandboxExecArgs, REACHED_FD, SANDBOX_EXEC, sandboxExecSetupFailure } from './sandbox-exec.js';
 import { resolveSeatbeltPlan } from './seatbelt-plan.js';
@@ -47,20 +47,37 @@ export function macosStarter(deps: MacosStartDeps = {}): Starter {
 }
 
 function startMacos(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void, deps: MacosStartDeps): OsProcess {
-  const { plan } = prepared;
   if (prepared.tmpDir === undefined) throw new SandboxError('internal_error', 'macos-seatbelt: the prepared run has no private temp dir');
+  // Every git file that could make host git run code later, the agent and editor configs, .zero
+  // and .agents: the existing ones become deny rules of the profile, and everything is noted for
+  // the check once the command's process group is gone (the same guard and check as on Linux).
+  // The notes are held for runs of the same write roots started meanwhile until release().
+  const guarded = guardProtectedPaths(prepared.plan);
+  const { plan, release } = guarded;
+  try {
+    return spawnMacos(prepared, plan, io, onExit, deps, () => {
+      try {
+        return checkProtectedPaths(guarded.guard);
+      } finally {
+        release();
+      }
+    });
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
+function spawnMacos(prepared: PreparedRun, plan: SandboxPlan, io: StartIo, onExit: (exit: OsExit) => void, deps: MacosStartDeps, check: OsProcess['checkProtectedPaths']): OsProcess {
   // Every deny rule of this run's profile carries a random tag, and the unified-log monitor runs
   // from before the command starts until after it ended: the refusals of this run's rules become
   // structured denials. Reporting only: enforcement does not depend on it.
   const denialTag = buildDenialTag();
   const args = buildSandboxExecArgs(resolveSeatbeltPlan(plan, prepared.envs), {
-    tmpDir: prepared.tmpDir,
+    tmpDir: prepared.tmpDir as string,
     darwinUserDirs: (deps.darwinUserDirs ?? readDarwinUserDirs)(),
     denialTag,
   }, true);
-  const watched = missingProtectedPaths(plan.writeRoots, prepared.takeFacts());
-  // The agent and editor configs that run programs: noted now, checked once the sandbox is gone.
-  const tools = noteToolConfigs(plan.writeRoots.filter((w) => w.protectedNames.length > 0).map((w) => w.root));
   const program = deps.sandboxExecPath ?? SANDBOX_EXEC;
   // detached: the command leads its own process group, so one kill reaches all it started.
   const monitor = startDenialMonitor(denialTag, deps.logTool ?? LOG_TOOL);
@@ -74,7 +91,6 @@ function startMacos(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) =
     reached = true;
   });
   marker?.on('error', () => {});
-  const releaseTools = holdToolConfigs(tools);
   let finished = false;
   const finish = (exit: OsExit): void => {
     if (finished) return;
@@ -119,7 +135,7 @@ function startMacos(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) =
     capturesOutput: false,
     prewarmed: false,
     kill: (signal) => killGroup(child.pid, signal),
-    checkProtectedPaths: () => [...removeCreatedProtectedPaths(watched).map((path) => ({ path })), ...checkToolConfigs(tools, releaseTools)],
+    checkProtectedPaths: check,
     setupFailure: (exitCode, stderr) => {
       const setup = sandboxExecSetupFailure(exitCode, stderr, reached);
       if (setup === undefined) return undefined;

@@ -11,8 +11,7 @@ import { SandboxError } from '../../errors.js';
 import { callNative } from '../../native/load.js';
 import type { NativeBinding } from '../../native/types.js';
 import type { OsExit, OsProcess, PreparedRun, StartIo, Starter } from '../../sandbox/contract.js';
-import { missingProtectedPaths, removeCreatedProtectedPaths } from '../../sandbox/protected.js';
-import { checkToolConfigs, holdToolConfigs, noteToolConfigs } from '../../sandbox/tool-configs.js';
+import { checkProtectedPaths, guardProtectedPaths } from '../../sandbox/protected.js';
 import type { SandboxPlan } from '../types.js';
 import { buildWindowsSpawnSpec, resolveWindowsProgram, type WindowsSpawnSpec, type WindowsStdioEntry } from './launch-spec.js';
 
@@ -108,7 +107,28 @@ export function windowsStarter(deps: WindowsStartDeps = {}): Starter {
 }
 
 function startWindowsProcess(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void, deps: WindowsStartDeps): OsProcess {
-  const { plan } = prepared;
+  // Every git file that could make host git run code later, the agent and editor configs, .zero
+  // and .agents: the existing ones get deny ACEs, and everything is noted for the check once the
+  // job is empty (the same guard and check as on Linux). The notes are held for runs of the same
+  // write roots started meanwhile until release().
+  const guarded = guardProtectedPaths(prepared.plan);
+  const { plan, release } = guarded;
+  const check = (): ReturnType<OsProcess['checkProtectedPaths']> => {
+    try {
+      return checkProtectedPaths(guarded.guard);
+    } finally {
+      release();
+    }
+  };
+  try {
+    return spawnWindows(prepared, plan, io, onExit, deps, check);
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
+function spawnWindows(prepared: PreparedRun, plan: SandboxPlan, io: StartIo, onExit: (exit: OsExit) => void, deps: WindowsStartDeps, check: OsProcess['checkProtectedPaths']): OsProcess {
   const isFile = (path: string): boolean => existsSync(path) && statSync(path).isFile();
   const program = resolveWindowsProgram(plan.argv[0] ?? '', plan.env, plan.cwd, isFile);
   const resolved: SandboxPlan = { ...plan, argv: [program, ...plan.argv.slice(1)] };
@@ -123,13 +143,11 @@ function startWindowsProcess(prepared: PreparedRun, io: StartIo, onExit: (exit: 
     throw error;
   }
   const call = <T>(fn: (b: Pick<NativeBinding, 'spawn' | 'kill'>) => T): T => (deps.binding === undefined ? callNative(fn) : fn(deps.binding));
-  const watched = missingProtectedPaths(plan.writeRoots, prepared.takeFacts());
-  // The agent and editor configs that run programs: noted now, checked once the sandbox is gone.
-  const tools = noteToolConfigs(plan.writeRoots.filter((w) => w.protectedNames.length > 0).map((w) => w.root));
   let spawned: { pid: number };
   try {
     spawned = call((b) => b.spawn(spec, (raw) => {
-      // The job is gone: pipes the command never connected end now, so nothing waits for them.
+      // The job is empty (the addon waited until no process of it was left): pipes the command
+      // never connected end now, so nothing waits for them.
       pipes.close();
       onExit({ exitCode: raw.exitCode, signal: raw.signal === null ? null : 'SIGKILL' });
     }));
@@ -137,7 +155,6 @@ function startWindowsProcess(prepared: PreparedRun, io: StartIo, onExit: (exit: 
     pipes.close();
     throw error;
   }
-  const releaseTools = holdToolConfigs(tools);
   return {
     pid: spawned.pid,
     stdio: pipes.streams,
@@ -145,6 +162,6 @@ function startWindowsProcess(prepared: PreparedRun, io: StartIo, onExit: (exit: 
     prewarmed: false,
     // Windows has no signals: any of them terminates the job (every process of the command).
     kill: () => call((b) => b.kill(spawned.pid, 9)),
-    checkProtectedPaths: () => [...removeCreatedProtectedPaths(watched).map((path) => ({ path })), ...checkToolConfigs(tools, releaseTools)],
+    checkProtectedPaths: check,
   };
 }
