@@ -8,7 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { rejection } from '../helpers/sandbox.js';
-import { drive, runOnPlatform, spawnOnPlatform } from '../fixtures/platform-dispatch.js';
+import { drive, SEEDED_CONFIG, seedRepository, runOnPlatform, spawnOnPlatform } from '../fixtures/platform-dispatch.js';
 import { writeFakeLogTool } from '../fixtures/sbpl/fake-log.js';
 import { buildProbeReport } from '../../lib/probe.js';
 import type { PlatformDeps } from '../../lib/sandbox/platform-backends.js';
@@ -239,10 +239,8 @@ contract('attack (macOS backend): git files planted for host git are undone once
   // runs: the same guard and check as on Linux (a planted program key in an existing config, a
   // repository made two levels down with a hook and a config key that runs a program).
   const repo = join(base, 'git-plant');
-  mkdirSync(join(repo, '.git'), { recursive: true });
-  const config = '[core]\n\trepositoryformatversion = 0\n';
-  writeFileSync(join(repo, '.git', 'config'), config);
-  writeFileSync(join(repo, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+  seedRepository(repo);
+  const config = SEEDED_CONFIG;
   const script = [
     'printf "[core]\\n\\tfsmonitor = ./evil.sh\\n" >> .git/config',
     'mkdir -p a/b/.git/hooks a/b/.git/objects a/b/.git/refs',

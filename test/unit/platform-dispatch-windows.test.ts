@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 
 import { SandboxError } from '../../lib/errors.js';
 import { rejection } from '../helpers/sandbox.js';
-import { drive, planBackend, runOnPlatform, spawnOnPlatform } from '../fixtures/platform-dispatch.js';
+import { drive, SEEDED_CONFIG, seedRepository, planBackend, runOnPlatform, spawnOnPlatform } from '../fixtures/platform-dispatch.js';
 import { posixPlan } from '../fixtures/sbpl/plans.js';
 import type { SandboxPlan } from '../../lib/backend/types.js';
 import type { NativeExit } from '../../lib/native/types.js';
@@ -266,10 +266,8 @@ onWindows('attack (Windows backend): git files planted for host git are undone o
   // reports the exit, as the addon does once the job counts no process: the after-run check is
   // the same guard and check as on Linux.
   const repo = join(base, 'git-plant');
-  mkdirSync(join(repo, '.git'), { recursive: true });
-  const config = '[core]\n\trepositoryformatversion = 0\n';
-  writeFileSync(join(repo, '.git', 'config'), config);
-  writeFileSync(join(repo, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+  seedRepository(repo);
+  const config = SEEDED_CONFIG;
   // Windows volumes are case-insensitive: a `.GIT` is the `.git` host git opens there.
   const dotGit = '.GIT';
   const binding = new FakeBinding((_sockets, exit) => {
