@@ -104,6 +104,11 @@ export interface NativeBinding {
    * byte); every component is opened with O_NOFOLLOW. They never throw (null on an internal fault).
    */
   fsInspect?(root: string, rel: string): NativeFsInfo | null;
+  /**
+   * fsInspect of each absolute path at once (paths sharing a parent share its no-follow open): per
+   * path its kind letter followed by its stamp; null when an argument is not a byte string.
+   */
+  fsInspectMany?(paths: string[]): string[] | null;
   /** A regular file of at most `max` bytes, or the errno why not. */
   fsRead?(root: string, rel: string, max: number): Buffer | { errno: number } | null;
   /** At most `max` entries as [name (byte string), kind], or the errno why not. */

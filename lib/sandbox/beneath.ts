@@ -61,6 +61,43 @@ export function inspect(path: string): EntryInfo {
   return { kind: KINDS[r.kind] ?? 'error', stamp: r.stamp };
 }
 
+/**
+ * What is at each of `paths`, as `inspect` one by one would answer, in one call: paths sharing a
+ * directory share one no-follow walk to it (a pass over many write roots looks at each root once).
+ */
+export function inspectMany(paths: readonly string[]): EntryInfo[] {
+  const r = paths.length === 0 ? null : (native()?.fsInspectMany?.(paths.map((path) => `/${split(path)}`)) ?? null);
+  if (r === null || r.length !== paths.length) return paths.map(inspect);
+  return r.map((found) => ({ kind: KINDS[found[0] as NativeFsKind] ?? 'error', stamp: found.slice(1) }));
+}
+
+/**
+ * The answers of one batched look (inspectMany) for a pass that then asks about those paths one
+ * at a time within the same synchronous turn: each answer is given once, a path asked again (or
+ * not in the batch) is looked at afresh, and after `drop` (call it as soon as the pass changes
+ * anything on the file system) every ask looks afresh.
+ */
+export class Lookahead {
+  readonly #known = new Map<string, EntryInfo>();
+
+  constructor(paths: Iterable<string>) {
+    const unique = [...new Set(paths)];
+    inspectMany(unique).forEach((info, i) => this.#known.set(unique[i] as string, info));
+  }
+
+  /** What is at `path`: the batch's answer the first time, else `inspect`. */
+  take(path: string): EntryInfo {
+    const known = this.#known.get(path);
+    if (known === undefined) return inspect(path);
+    this.#known.delete(path);
+    return known;
+  }
+
+  drop(): void {
+    this.#known.clear();
+  }
+}
+
 /** The content of a regular file of at most `max` bytes at `path` (no link, FIFO or device). */
 export function readSmall(path: string, max: number): Buffer | undefined {
   const binding = native();

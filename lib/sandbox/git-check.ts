@@ -10,7 +10,7 @@
 import { basename, dirname, join, resolve, sep } from 'node:path';
 
 import { isWithin } from '../path-within.js';
-import { fromBytes, inspect, listDir, readSmall, removeEntry, replaceFile, scanRepositories, type EntryKind } from './beneath.js';
+import { fromBytes, inspect, listDir, Lookahead, readSmall, removeEntry, replaceFile, scanRepositories, type EntryKind } from './beneath.js';
 import { riskyConfigChange, unsafeConfigKeys } from './git-config.js';
 import { MAX_CONFIG_BYTES, MAX_GIT_DIRS, MAX_LISTED, MAX_SCANNED_DIRS, gitFileTarget, isGitDirLike, readGitlinks, readPointer, ScannedRoots, type GitGuard } from './git-guard.js';
 
@@ -34,7 +34,17 @@ class Checker {
   readonly violations: ProtectedPathViolation[] = [];
   readonly #checked = new Set<string>();
 
+  /**
+   * The paths a pass of the check asks about first, looked at in one batch; dropped as soon as the
+   * check changes anything (see Lookahead).
+   */
+  ahead: Lookahead | undefined;
+
   constructor(readonly guard: GitGuard) {}
+
+  #look(path: string): ReturnType<typeof inspect> {
+    return this.ahead?.take(path) ?? inspect(path);
+  }
 
   #inRoots(path: string): boolean {
     return this.guard.roots.some((root) => isWithin(root, path) && root !== path);
@@ -42,6 +52,7 @@ class Checker {
 
   remove(path: string, reason: string): void {
     if (!this.#inRoots(path)) return;
+    this.ahead?.drop();
     let removed = removeEntry(path);
     if (!removed) {
       // The walk stopped at a link on the way (host git would follow it): that link goes instead.
@@ -69,11 +80,13 @@ class Checker {
   }
 
   watched(): void {
+    this.ahead = new Lookahead(this.guard.watched.keys());
     for (const [path, before] of this.guard.watched) {
-      const info = inspect(path);
+      const info = this.#look(path);
       if (info.kind === 'missing' || `${info.kind}:${info.stamp}` === before) continue;
       this.remove(path, this.#watchedReason(path, before.startsWith('missing:')));
     }
+    this.ahead = undefined;
   }
 
   /** Existing configs git writes: a change that could make host git run anything is undone. */
@@ -133,7 +146,7 @@ class Checker {
   /** A worktree root that has a `.git` now and had none (or was not entered) before. */
   newWorktree(dir: string, top: boolean, depth: number): void {
     const dotGit = join(dir, '.git');
-    const kind = inspect(dotGit).kind;
+    const kind = this.#look(dotGit).kind;
     if (kind === 'missing') return;
     if (kind === 'error' && this.#linkOnPath(dotGit) === undefined) return; // unreadable for git too
     if (kind === 'dir') {
@@ -267,7 +280,9 @@ export function checkGitAfterRun(guard: GitGuard): ProtectedPathViolation[] {
   try {
     c.watched();
     c.configs();
+    c.ahead = new Lookahead(guard.noGit.map((dir) => join(dir, '.git')));
     for (const dir of guard.noGit) c.newWorktree(dir, true, 0);
+    c.ahead = undefined;
     for (const [worktree, stamp] of guard.indexStamps) {
       const gitDir = inspect(join(worktree, '.git')).kind === 'dir' ? join(worktree, '.git') : gitFileTarget(worktree);
       if (gitDir === undefined || inspect(join(gitDir, 'index')).stamp === stamp) continue;

@@ -18,7 +18,7 @@ import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
 import { isWithin } from '../path-within.js';
-import { fromBytes, inspect, listDir, readSmall, scanRepositories, toBytes, type EntryKind } from './beneath.js';
+import { fromBytes, inspect, listDir, Lookahead, readSmall, scanRepositories, toBytes, type EntryKind } from './beneath.js';
 import { parseGitConfig, type ConfigEntry } from './git-config.js';
 import { indexGitlinks } from './git-index.js';
 
@@ -153,10 +153,13 @@ class Discovery {
     return this.#rootSet.has(dir) || this.#inRoots(dir);
   }
 
+  /** The paths discoverGit asks about first, looked at in one batch (discovery changes nothing). */
+  ahead: Lookahead | undefined;
+
   /** Read-only when it exists; its state noted when missing or a link (and a link followed). */
   protect(path: string, hops = 0): void {
     if (!this.#inRoots(path) || this.guard.watched.has(path)) return;
-    const info = inspect(path);
+    const info = this.ahead?.take(path) ?? inspect(path);
     if (info.kind === 'file' || info.kind === 'dir' || info.kind === 'other') {
       const utf8 = fromBytes(path);
       if (toBytes(utf8) === path && !this.guard.readOnly.includes(utf8)) this.guard.readOnly.push(utf8);
@@ -430,6 +433,10 @@ export class ScannedRoots {
 export function discoverGit(userRoots: readonly string[], roots: readonly string[], env: Env = process.env, alsoProtect: readonly string[] = []): GitGuard {
   const d = new Discovery(roots, env);
   try {
+    // Shortest first: a root is scanned before the roots nested in it.
+    d.guard.scanRoots = [...new Set(userRoots.map(toBytes))].sort((x, y) => x.length - y.length);
+    // What is asked of every root below, in one batch: a walk per root rather than per name.
+    d.ahead = new Lookahead([...alsoProtect.map(toBytes), ...d.guard.scanRoots.map((root) => join(root, '.git'))]);
     // .zero/.agents and the plan's own protected paths: the same rule (a link is followed to
     // where it points, and replacing the link itself is undone too).
     for (const path of alsoProtect) d.protect(toBytes(path));
@@ -438,8 +445,6 @@ export function discoverGit(userRoots: readonly string[], roots: readonly string
     // (a monorepo's many dist/ dirs) share their ancestors, each looked at once.
     const tops = new Map<string, string | null>();
     const scanned = new ScannedRoots();
-    // Shortest first: a root is scanned before the roots nested in it.
-    d.guard.scanRoots = [...new Set(userRoots.map(toBytes))].sort((x, y) => x.length - y.length);
     for (const root of d.guard.scanRoots) {
       // The repository the root belongs to: itself, or the nearest ancestor with a .git.
       let top: string | null = null;
@@ -451,7 +456,7 @@ export function discoverGit(userRoots: readonly string[], roots: readonly string
           break;
         }
         walked.push(dir);
-        if (inspect(join(dir, '.git')).kind !== 'missing') {
+        if (d.ahead.take(join(dir, '.git')).kind !== 'missing') {
           top = dir;
           break;
         }

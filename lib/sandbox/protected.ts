@@ -12,7 +12,7 @@ import type { SandboxPlan, WritableRoot } from '../backend/types.js';
 import { isWithin } from '../path-within.js';
 import { HostFacts } from '../host-facts.js';
 import { SandboxError } from '../errors.js';
-import { inspect, removeEntry, toBytes } from './beneath.js';
+import { inspect, Lookahead, removeEntry, toBytes } from './beneath.js';
 import { checkGitAfterRun, type ProtectedPathViolation } from './git-check.js';
 import { discoverGit, type GitGuard } from './git-guard.js';
 import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js';
@@ -214,15 +214,17 @@ export function guardProtectedPaths(plan: SandboxPlan): { plan: SandboxPlan; gua
 function guardNoted(plan: SandboxPlan, user: WritableRoot[], window: NotingWindow | undefined): { plan: SandboxPlan; guard: ProtectedPathGuard } {
   // A git dir the command creates itself is checked as new after the run (git init must work):
   // only paths whose directory exists now are watched as they are.
-  // Each directory looked at once (a root's .git/hooks and .git/config share theirs).
+  // The agent and editor configs have a check of their own (tool-configs.ts), with its reasons.
+  const tools = new Set(user.flatMap((w) => agentToolConfigPaths(w.root)));
+  // Each directory looked at once (a root's .git/hooks and .git/config share theirs), all of them
+  // in one batch (a walk per root rather than per directory).
+  const ahead = new Lookahead(user.flatMap((w) => w.readOnlySubpaths.filter((path) => !tools.has(path)).map((path) => toBytes(dirname(path)))));
   const kinds = new Map<string, string>();
   const isDir = (dir: string) => {
     let kind = kinds.get(dir);
-    if (kind === undefined) kinds.set(dir, (kind = inspect(toBytes(dir)).kind));
+    if (kind === undefined) kinds.set(dir, (kind = ahead.take(toBytes(dir)).kind));
     return kind === 'dir';
   };
-  // The agent and editor configs have a check of their own (tool-configs.ts), with its reasons.
-  const tools = new Set(user.flatMap((w) => agentToolConfigPaths(w.root)));
   const named = user.flatMap((w) => [
     ...w.protectedNames.map((name) => join(w.root, name)),
     ...w.readOnlySubpaths.filter((path) => !tools.has(path) && isDir(dirname(path))),

@@ -13,7 +13,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 
 import { AGENT_TOOL_CONFIG_FILES } from '../protected-names.js';
 import { isWithin } from '../path-within.js';
-import { fromBytes, inspect, readSmall, removeEntry, replaceFile, toBytes } from './beneath.js';
+import { fromBytes, inspect, Lookahead, readSmall, removeEntry, replaceFile, toBytes, type EntryInfo } from './beneath.js';
 import type { ProtectedPathViolation } from './git-check.js';
 
 /** Largest file whose content is noted (these are a few KB); a larger one is only compared. */
@@ -45,27 +45,42 @@ function prefix(root: string, parts: readonly string[], n: number): string {
   return join(root, ...parts.slice(0, n));
 }
 
-function stateOf(path: string): string {
-  const info = inspect(path);
+function stateOf(path: string, info: EntryInfo = inspect(path)): string {
   return info.kind === 'dir' ? 'dir' : info.kind === 'missing' ? 'missing' : `${info.kind}:${info.stamp}`;
 }
+
+/** The first component of every protected file: what a pass looks at in each root first. */
+const FIRST_COMPONENTS = [...new Set(AGENT_TOOL_CONFIG_FILES.map((file) => file.split('/')[0] as string))];
 
 /**
  * The state of the directories on the way, each looked at once per pass (several files share
  * `.claude` or `.vscode`, and in most workspaces these are missing: one look for all their files).
+ * The first component below every root is looked at in one batch when the pass begins (one walk
+ * per root instead of one per name).
  */
 class Dirs {
   readonly #states = new Map<string, string>();
+  readonly #ahead: Lookahead;
+
+  constructor(roots: readonly string[]) {
+    this.#ahead = new Lookahead(roots.flatMap((root) => FIRST_COMPONENTS.map((name) => join(root, name))));
+  }
+
+  /** What is at `path` now (the batch's answer the first time it is asked). */
+  look(path: string): EntryInfo {
+    return this.#ahead.take(path);
+  }
 
   state(path: string): string {
     let state = this.#states.get(path);
-    if (state === undefined) this.#states.set(path, (state = stateOf(path)));
+    if (state === undefined) this.#states.set(path, (state = stateOf(path, this.look(path))));
     return state;
   }
 
-  /** What is at `path` changed (a link removed): looked at again next time. */
+  /** Something on the file system changed (a link removed): everything is looked at again. */
   forget(path: string): void {
     this.#states.delete(path);
+    this.#ahead.drop();
   }
 }
 
@@ -80,7 +95,7 @@ function noteFile(root: string, parts: string[], roots: readonly string[], notes
   notes.set(path, note);
   for (let n = 1; n <= parts.length; n++) {
     const at = prefix(root, parts, n);
-    const state = n < parts.length ? dirs.state(at) : stateOf(at);
+    const state = n < parts.length ? dirs.state(at) : stateOf(at, dirs.look(at));
     note.states.push(state);
     if (state === 'dir' && n < parts.length) continue;
     if (state.startsWith('file:') && n === parts.length) {
@@ -128,7 +143,7 @@ const inFlight: ToolConfigGuard[] = [];
 export function noteToolConfigs(roots: readonly string[]): ToolConfigGuard {
   const bytesRoots = [...new Set(roots.map(toBytes))];
   const notes = new Map<string, ToolConfigNote>();
-  const dirs = new Dirs();
+  const dirs = new Dirs(bytesRoots);
   for (const root of bytesRoots) {
     for (const file of AGENT_TOOL_CONFIG_FILES) noteFile(root, file.split('/'), bytesRoots, notes, dirs, 0);
   }
@@ -176,8 +191,8 @@ function checkNote(note: ToolConfigNote, dirs: Dirs): ProtectedPathViolation | u
     return undefined;
   }
   const before = states[parts.length - 1] ?? 'missing';
-  const info = inspect(note.path);
-  const now = info.kind === 'dir' ? 'dir' : info.kind === 'missing' ? 'missing' : `${info.kind}:${info.stamp}`;
+  const info = dirs.look(note.path);
+  const now = stateOf(note.path, info);
   if (now === before) return undefined;
   if (info.kind === 'error') return { path: fromBytes(note.path), reason: why(note, 'made unreadable the way to', '; it could not be checked: look at it before a host tool loads it') };
   if (note.bytes !== undefined) {
@@ -197,14 +212,18 @@ function checkNote(note: ToolConfigNote, dirs: Dirs): ProtectedPathViolation | u
  */
 export function checkToolConfigs(guard: ToolConfigGuard, release?: () => void): ProtectedPathViolation[] {
   const out: ProtectedPathViolation[] = [];
-  const dirs = new Dirs();
   try {
+    const dirs = new Dirs(guard.roots);
     for (const note of guard.notes.values()) {
       try {
         const violation = checkNote(note, dirs);
-        if (violation !== undefined) out.push(violation);
+        if (violation === undefined) continue;
+        out.push(violation);
+        // A file put back or removed: no answer of the batch is trusted any more.
+        dirs.forget(note.path);
       } catch (error) {
         out.push({ path: fromBytes(note.path), reason: `the check of an agent or editor config failed: ${error instanceof Error ? error.message : String(error)}` });
+        dirs.forget(note.path);
       }
     }
   } finally {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The file verbs of the host-side checks on write roots: fsInspect, fsRead, fsList, fsRemove,
+// The file verbs of the host-side checks on write roots: fsInspect, fsInspectMany, fsRead, fsList, fsRemove,
 // fsReplace and fsScanGit (their TypeScript mirror is in lib/native/types.ts). On POSIX they are
 // the descriptor-relative walks of native/posix/ (native/posix/fs_glue_posix.cc); Windows exports
 // none (native/windows/fs_glue_windows.cc), and lib/ checks for each verb before it uses it.

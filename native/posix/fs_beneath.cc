@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <numeric>
 
 #if defined(__linux__)
 #include <sys/syscall.h>
@@ -221,6 +223,57 @@ Info Inspect(const std::string& root, const std::string& rel) {
   info.size = static_cast<uint64_t>(st.st_size);
   info.stamp = Stamp(st);
   return info;
+}
+
+std::vector<Info> InspectMany(const std::vector<std::string>& paths) {
+  std::vector<Info> out(paths.size());
+  // Each path as its parent (absolute) and last component; an invalid one is an error alone.
+  std::vector<std::string> parents(paths.size());
+  std::vector<std::string> names(paths.size());
+  std::vector<size_t> order;
+  order.reserve(paths.size());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    std::vector<std::string> parts;
+    if (!walk::Split(paths[i], true, &parts) || parts.empty()) {
+      out[i].err = EINVAL;
+      continue;
+    }
+    names[i] = parts.back();
+    parts.pop_back();
+    std::string parent = "/";
+    for (size_t k = 0; k < parts.size(); ++k) parent += (k == 0 ? "" : "/") + parts[k];
+    parents[i] = std::move(parent);
+    order.push_back(i);
+  }
+  // Grouped by parent: each directory opened once, one open at a time.
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return parents[a] < parents[b]; });
+  Fd dir;
+  int dir_err = 0;
+  const std::string* open_parent = nullptr;
+  for (size_t i : order) {
+    if (open_parent == nullptr || *open_parent != parents[i]) {
+      dir_err = 0;
+      dir.Reset(walk::OpenDir(parents[i], {}, 0, &dir_err));
+      open_parent = &parents[i];
+    }
+    Info& info = out[i];
+    if (dir.get() < 0) {
+      info.err = dir_err;
+      info.kind = dir_err == ENOENT ? Kind::kMissing : Kind::kError;
+      continue;
+    }
+    struct stat st;
+    if (fstatat(dir.get(), names[i].c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      info.err = errno;
+      info.kind = errno == ENOENT ? Kind::kMissing : Kind::kError;
+      continue;
+    }
+    info.kind = KindOf(st.st_mode);
+    info.size = static_cast<uint64_t>(st.st_size);
+    info.stamp = Stamp(st);
+  }
+  return out;
 }
 
 bool ReadFile(const std::string& root, const std::string& rel, size_t max, std::string* out,

@@ -35,6 +35,12 @@ struct Info {
 // empty, "." or ".." component (refused with EINVAL).
 Info Inspect(const std::string& root, const std::string& rel);
 
+// Inspect of each absolute path (no empty, "." or ".." component), as the calls one by one would
+// answer: paths sharing a parent directory share one no-follow open of it, and the paths below a
+// parent that cannot be opened share its answer (missing for ENOENT, else an error). The order of
+// the answers is the order of `paths`; at most one directory is open at a time.
+std::vector<Info> InspectMany(const std::vector<std::string>& paths);
+
 // A regular file of at most `max` bytes (O_NOFOLLOW|O_NONBLOCK: never a FIFO or device).
 bool ReadFile(const std::string& root, const std::string& rel, size_t max, std::string* out,
               int* err);

@@ -64,6 +64,28 @@ Napi::Value FsInspectBody(const Napi::CallbackInfo& info, const std::string& roo
   return out;
 }
 
+// fsInspectMany(paths): for each absolute path, its kind letter followed by its stamp ("m" when
+// missing); null when the argument is not an array of byte strings. Never throws.
+Napi::Value FsInspectMany(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  try {
+    if (info.Length() < 1 || !info[0].IsArray()) return env.Null();
+    Napi::Array in = info[0].As<Napi::Array>();
+    std::vector<std::string> paths(in.Length());
+    for (uint32_t i = 0; i < in.Length(); ++i) {
+      if (!Bytes(in.Get(i), &paths[i])) return env.Null();
+    }
+    std::vector<fs_beneath::Info> found = fs_beneath::InspectMany(paths);
+    Napi::Array out = Napi::Array::New(env, found.size());
+    for (size_t i = 0; i < found.size(); ++i) {
+      out.Set(static_cast<uint32_t>(i), std::string(1, static_cast<char>(found[i].kind)) + found[i].stamp);
+    }
+    return out;
+  } catch (...) {
+    return env.Null();
+  }
+}
+
 Napi::Value FsReadBody(const Napi::CallbackInfo& info, const std::string& root,
                        const std::string& rel) {
   double max =
@@ -170,6 +192,7 @@ void Export(Napi::Env env, Napi::Object exports) {
     exports.DefineProperty(Napi::PropertyDescriptor::Value(name, fn, napi_default));
   };
   verb("fsInspect", Napi::Function::New<Verb<FsInspectBody>>(env, "fsInspect"));
+  verb("fsInspectMany", Napi::Function::New<FsInspectMany>(env, "fsInspectMany"));
   verb("fsRead", Napi::Function::New<Verb<FsReadBody>>(env, "fsRead"));
   verb("fsList", Napi::Function::New<Verb<FsListBody>>(env, "fsList"));
   verb("fsRemove", Napi::Function::New<Verb<FsRemoveBody>>(env, "fsRemove"));

@@ -3,12 +3,12 @@
 // nested beyond PATH_MAX, 100k entries, names with newlines or invalid UTF-8, symlink loops,
 // links to outside directories, unreadable directories, FIFOs.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
-import { inspect, listDir, readSmall, removeEntry, toBytes } from '../../lib/sandbox/beneath.js';
+import { inspect, inspectMany, listDir, Lookahead, readSmall, removeEntry, toBytes } from '../../lib/sandbox/beneath.js';
 import { makeTree } from '../helpers/sandbox.js';
 
 /** A directory chain of `depth` levels under `dir`, built with relative steps (past PATH_MAX). */
@@ -77,6 +77,48 @@ test('a path through a symlink is not walked: reads, lists and removals stop at 
     execFileSync('mkfifo', [join(t.ws, 'fifo')]);
     assert.is(readSmall(toBytes(join(t.ws, 'fifo')), 100), undefined);
     assert.is(inspect(toBytes(join(t.ws, 'fifo'))).kind, 'other');
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('a batched look answers as the looks one by one: links stop it, a file on the way is an error', () => {
+  const t = makeTree();
+  try {
+    writeFileSync(join(t.outside, 'secret'), 'secret');
+    symlinkSync(t.outside, join(t.ws, 'link'));
+    mkdirSync(join(t.ws, 'dir', 'sub'), { recursive: true });
+    writeFileSync(join(t.ws, 'dir', 'file'), 'x');
+    execFileSync('mkfifo', [join(t.ws, 'dir', 'fifo')]);
+    writeFileSync(Buffer.concat([Buffer.from(`${t.ws}/dir/`), Buffer.from([0xff])]), '');
+    const paths = [
+      'link', 'link/secret', 'dir', 'dir/sub', 'dir/file', 'dir/file/below', 'dir/fifo', 'dir/missing', 'missing/a', 'missing/b',
+    ].map((rel) => toBytes(join(t.ws, rel)));
+    // A dot-dot component is refused (join would resolve it); a name that is not UTF-8 is a name.
+    paths.push(`${toBytes(join(t.ws, 'dir', 'sub'))}/..`, `${toBytes(`${t.ws}/dir`)}/\xff`, '/', toBytes(t.ws));
+    const many = inspectMany(paths);
+    assert.equal(many.map((info) => info.kind), ['link', 'error', 'dir', 'dir', 'file', 'error', 'other', 'missing', 'missing', 'missing', 'error', 'file', 'error', 'dir']);
+    assert.equal(many, paths.map(inspect));
+    assert.equal(inspectMany([]), []);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('a lookahead answers each path once from its batch, then afresh; after drop, always afresh', () => {
+  const t = makeTree();
+  try {
+    const a = toBytes(join(t.ws, 'a'));
+    const b = toBytes(join(t.ws, 'b'));
+    writeFileSync(a, 'x');
+    writeFileSync(b, 'x');
+    const ahead = new Lookahead([a, b, a]);
+    rmSync(join(t.ws, 'a'));
+    rmSync(join(t.ws, 'b'));
+    assert.is(ahead.take(a).kind, 'file', 'the batch, taken before the removal');
+    assert.is(ahead.take(a).kind, 'missing', 'asked again: looked at afresh');
+    ahead.drop();
+    assert.is(ahead.take(b).kind, 'missing', 'dropped: looked at afresh');
   } finally {
     t.cleanup();
   }
