@@ -83,8 +83,15 @@ export function buildMountPlan(
   });
   // Read-only targets inside write roots: protected git paths, existing .zero/.agents, denyWrite.
   const targets: string[] = [];
+  // A path whose directory is not a directory is missing too (kind follows links, as the stat
+  // of the path would): most protected files sit in a directory of their own (.git, .claude,
+  // .vscode) that most write roots lack, asked once for all of them.
+  const present = (root: string, path: string) => {
+    const dir = dirname(path);
+    return (dir === root || host.kind(dir) === 'dir') && host.kind(path) !== 'missing';
+  };
   for (const root of plan.writeRoots) {
-    for (const sub of root.readOnlySubpaths) if (host.kind(sub) !== 'missing') targets.push(sub);
+    for (const sub of root.readOnlySubpaths) if (present(root.root, sub)) targets.push(sub);
     for (const name of root.protectedNames) {
       const path = `${root.root}/${name}`;
       if (host.kind(path) !== 'missing') targets.push(path);
