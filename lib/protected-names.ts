@@ -46,6 +46,12 @@ export const AGENT_TOOL_CONFIG_FILES: readonly string[] = [
   '.vscode/launch.json',
   '.vscode/mcp.json',
   '.vscode/settings.json',
+  // Zed: project settings (`lsp.*.binary.path` and `arguments` start a language server when a
+  // file of that language is opened; `terminal.shell`) and project tasks (`command`).
+  '.zed/settings.json',
+  '.zed/tasks.json',
+  // aider: `lint-cmd` and `test-cmd` are run after each edit with `auto-lint` / `auto-test`.
+  '.aider.conf.yml',
 ];
 
 /** AGENT_TOOL_CONFIG_FILES in a write root, as paths of this OS. */

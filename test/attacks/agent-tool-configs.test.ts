@@ -1,7 +1,8 @@
 // Attack: a sandboxed command writes a config from which a coding agent or editor on the host
 // later starts programs (Claude Code hooks, MCP server commands of Claude Code, Cursor, Gemini CLI,
 // Codex and VS Code, Cursor hooks, VS Code tasks that run when the folder is opened, launch
-// configurations, settings naming executables). Fix: the existing ones are read-only during the
+// configurations, settings naming executables, Zed language servers and tasks, aider's lint and
+// test commands). Fix: the existing ones are read-only during the
 // run; once the sandbox is gone, what the command created there (or a link it put on the way) is
 // removed, what it changed is put back, and the run fails with the violations. Each test runs
 // the attack in a real sandbox and then looks at the host's files.
