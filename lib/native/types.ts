@@ -117,6 +117,8 @@ export interface NativeBinding {
   fsRemove?(root: string, rel: string): { ok: boolean; errno: number; removed: number } | null;
   /** A new regular file with `data` in place of whatever is at rel (nothing followed). */
   fsReplace?(root: string, rel: string, data: Buffer, mode: number): { ok: boolean; errno: number } | null;
+  /** A directory at rel (an existing one will do), or a symlink to `linkTarget` (nothing may exist there). */
+  fsMake?(root: string, rel: string, mode: number, linkTarget?: string): { ok: boolean; errno: number } | null;
   /** Every repository under root: directories with a `.git`, and git dirs themselves (bare). */
   fsScanGit?(root: string, rel: '', maxDirs: number, maxRepos: number): NativeGitScan | { kind: string; errno: number } | null;
 }

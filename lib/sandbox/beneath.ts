@@ -8,7 +8,7 @@
 //
 // Paths here are byte strings (one char code per byte, see `toBytes`), so that every name a file
 // system can hold, valid UTF-8 or not, round-trips from a listing to a removal.
-import { lstatSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -135,6 +135,17 @@ export function replaceFile(path: string, data: Buffer, mode = 0o644): boolean {
   return r !== null && r.ok;
 }
 
+/**
+ * Makes a directory at `path` (an existing directory will do), or a symlink to `linkTarget` when
+ * given (nothing may be there), in a parent reached without following any link; true when it did.
+ */
+export function makeEntry(path: string, mode: number, linkTarget?: string): boolean {
+  const binding = native();
+  if (binding === undefined) return makeFallback(path, mode, linkTarget);
+  const r = binding.fsMake?.('/', split(path), mode, linkTarget) ?? null;
+  return r !== null && r.ok;
+}
+
 /** Repositories inside a directory tree (see scanRepositories). */
 export interface RepositoryScan {
   /** Directories holding a `.git` entry. */
@@ -207,6 +218,16 @@ function inspectFallback(path: string): EntryInfo {
     return { kind, stamp: `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` };
   } catch {
     return { kind: 'error', stamp: '' };
+  }
+}
+
+function makeFallback(path: string, mode: number, linkTarget: string | undefined): boolean {
+  try {
+    if (linkTarget !== undefined) symlinkSync(fsPath(linkTarget), fsPath(path));
+    else mkdirSync(fsPath(path), { mode });
+    return true;
+  } catch (error) {
+    return linkTarget === undefined && (error as NodeJS.ErrnoException).code === 'EEXIST' && inspectFallback(path).kind === 'dir';
   }
 }
 

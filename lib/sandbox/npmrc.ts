@@ -3,12 +3,14 @@
 // baseline), which would also drop its registry and scope mappings: npm would then fetch
 // `@company/pkg` from the public registry (dependency confusion). A sanitized copy in the managed
 // state keeps every setting except credentials, so private packages fail with 401 instead.
-import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 
 import { isSensitiveEnvName } from '../env.js';
+import { SandboxError } from '../errors.js';
 import type { HostFacts } from '../host-facts.js';
+import { removeEntry, replaceFile, toBytes } from './beneath.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -115,9 +117,12 @@ export function buildSanitizedNpmrc(text: string): { text: string; dropped: stri
 }
 
 /**
- * Writes the sanitized copy of the user's npmrc to `target` (outside every write root) when the
- * user has one that is newer than the copy; returns `target`, or undefined when there is none.
- * `facts` (this call's, see host-facts.ts) answer the look-up of the user's file when given.
+ * Writes the sanitized copy of the user's npmrc to `target` (outside every write root, its path
+ * symlink-resolved) when the user has one that is newer than the copy; returns `target`, or
+ * undefined when there is none. `facts` (this call's, see host-facts.ts) answer the look-up of the
+ * user's file when given. Nothing at `target` or the temp name beside it is followed: the copy is
+ * a new file made through the descriptor walk (no link on the way, O_EXCL) and renamed over
+ * whatever is there; a FIFO or device as the user's file is not read (it could block forever).
  */
 export function writeSanitizedNpmrc(env: Env, target: string, facts?: HostFacts): string | undefined {
   const source = buildHostNpmrcPath(env);
@@ -130,18 +135,38 @@ export function writeSanitizedNpmrc(env: Env, target: string, facts?: HostFacts)
     return undefined;
   }
   try {
-    if (statSync(target).mtimeMs >= sourceMtime) return target;
+    const copy = lstatSync(target, { throwIfNoEntry: false });
+    if (copy?.isFile() === true && copy.mtimeMs >= sourceMtime) return target;
   } catch {
     // no copy yet
   }
-  let text: string;
+  const text = readRegularFile(source);
+  if (text === undefined) return undefined; // unreadable to us too: npm inside sees no user config, as before
+  const temp = toBytes(`${target}.${process.pid}.tmp`);
+  // Without the copy npm inside would fall back to the public registry for private scopes.
+  const fail = (why: string) => {
+    removeEntry(temp);
+    return new SandboxError('spawn_failed', `cannot write the sanitized copy of ${source} at ${target}: ${why}`, { path: target });
+  };
+  if (!replaceFile(temp, Buffer.from(buildSanitizedNpmrc(text).text, 'utf8'), 0o600)) throw fail('a new file cannot be made there without following a link');
   try {
-    text = readFileSync(source, 'utf8');
-  } catch {
-    return undefined; // unreadable to us too: npm inside sees no user config, as before
+    renameSync(Buffer.from(temp, 'latin1'), target); // rename(2) replaces a link at target, never follows it
+  } catch (error) {
+    throw fail((error as Error).message);
   }
-  const temp = `${target}.${process.pid}.tmp`;
-  writeFileSync(temp, buildSanitizedNpmrc(text).text, { mode: 0o600 });
-  renameSync(temp, target);
   return target;
+}
+
+/** The text of `path` when it is a regular file (links to one are the user's own and followed). */
+function readRegularFile(path: string): string | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+    if (!fstatSync(fd).isFile()) return undefined;
+    return readFileSync(fd, 'utf8');
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }

@@ -7,12 +7,12 @@
 // invocation would run its code on the host, unsandboxed. So they are noted before the run and,
 // once every process of the sandbox is gone, checked without following links; one that changed is
 // put back as it was and reported as a protected-path violation.
-import { lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 
 import { isWithin } from '../path-within.js';
 import { PACKAGE_ROOT } from '../native/load.js';
-import { inspect, readSmall, removeEntry, toBytes } from './beneath.js';
+import { inspect, makeEntry, readSmall, removeEntry, replaceFile, toBytes } from './beneath.js';
 import type { ProtectedPathViolation } from './git-check.js';
 
 /** An entry point as it was before the run. */
@@ -165,21 +165,27 @@ function unchanged(e: OwnEntry): boolean {
   }
 }
 
-/** Puts `e` back: every directory between its root and it made a real directory again, then the entry. */
+/**
+ * Puts `e` back: every directory between its root and it made a real directory again, then the
+ * entry. Another run's command may still be running in the same write root and swap a directory on
+ * the way for a link at any moment, so every step is made through the descriptor walk (no link
+ * followed anywhere from "/"): a swapped component makes the step fail, never lands it elsewhere.
+ */
 function restore(e: OwnEntry): boolean {
   try {
     let dir = e.root;
     for (const part of relative(e.root, dirname(e.path)).split(sep).filter((p) => p !== '')) {
       dir = join(dir, part);
-      const kind = inspect(toBytes(dir)).kind;
-      if (kind === 'dir') continue;
-      if (kind !== 'missing' && !removeEntry(toBytes(dir))) return false;
-      mkdirSync(dir);
+      const bytes = toBytes(dir);
+      const kind = inspect(bytes).kind;
+      if (kind !== 'dir' && kind !== 'missing' && !removeEntry(bytes)) return false;
+      if (!makeEntry(bytes, 0o777)) return false;
     }
-    if (inspect(toBytes(e.path)).kind !== 'missing' && !removeEntry(toBytes(e.path))) return false;
-    // Neither call follows a link at the entry itself (symlink and O_EXCL fail on one instead).
-    if (e.kind === 'link') symlinkSync(e.target as string, e.path);
-    else writeFileSync(e.path, e.content as Buffer, { flag: 'wx', mode: e.mode ?? 0o755 });
+    const path = toBytes(e.path);
+    if (e.kind === 'link') {
+      if (inspect(path).kind !== 'missing' && !removeEntry(path)) return false;
+      if (!makeEntry(path, 0o777, toBytes(e.target as string))) return false;
+    } else if (!replaceFile(path, e.content as Buffer, e.mode ?? 0o755)) return false;
     return unchanged(e);
   } catch {
     return false;

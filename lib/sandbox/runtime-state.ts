@@ -283,13 +283,14 @@ export function acquireRuntimeState(workspace: string, options: AcquireOptions =
   }
   const npmSeed = options.argv !== undefined && buildNeedsNpmSeed(options.argv) ? seedOnce(layout, env) : undefined;
   const hostGo = buildHostGoDownloadDir(env);
-  const npmrc = writeSanitizedNpmrc(env, join(layout.root, 'npmrc'), options.facts);
   // cache/ and data/ are real directories we made; only the user cache dir may hold symlinks.
   let realRoot = warm ? realRoots.get(layout.root) : undefined;
   if (realRoot === undefined) {
     realRoot = join(realpathSync.native(layout.base), layout.key);
     realRoots.set(layout.root, realRoot);
   }
+  // Through the resolved root: the copy is made by a walk that follows no link.
+  const npmrc = writeSanitizedNpmrc(env, join(realRoot, 'npmrc'), options.facts);
   let released = false;
   return {
     layout,

@@ -65,6 +65,12 @@ RemoveResult Remove(const std::string& root, const std::string& rel);
 bool Replace(const std::string& root, const std::string& rel, const std::string& data,
              unsigned mode, int* err);
 
+// Makes a directory (mode `mode`) at rel, or a symlink to *link_target when it is given, in the
+// parent reached without following any link; an existing directory is fine for the first, nothing
+// existing is for the second. False and *err when it could not.
+bool Make(const std::string& root, const std::string& rel, const std::string* link_target,
+          unsigned mode, int* err);
+
 // A descriptor for the directory `root` (absolute), walked without following links; -1 and *err.
 int OpenDirectory(const std::string& root, int* err);
 

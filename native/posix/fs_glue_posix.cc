@@ -151,6 +151,26 @@ Napi::Value FsReplaceBody(const Napi::CallbackInfo& info, const std::string& roo
   return out;
 }
 
+// fsMake(root, rel, mode[, linkTarget]): a directory at rel, or a symlink when linkTarget is given.
+Napi::Value FsMakeBody(const Napi::CallbackInfo& info, const std::string& root,
+                       const std::string& rel) {
+  Napi::Env env = info.Env();
+  Napi::Object out = Napi::Object::New(env);
+  std::string target;
+  bool link = info.Length() > 3 && !info[3].IsUndefined();
+  if (info.Length() < 3 || !info[2].IsNumber() || (link && !Bytes(info[3], &target))) {
+    out.Set("ok", false);
+    out.Set("errno", Napi::Number::New(env, 22));
+    return out;
+  }
+  int err = 0;
+  bool ok = fs_beneath::Make(root, rel, link ? &target : nullptr,
+                             info[2].As<Napi::Number>().Uint32Value(), &err);
+  out.Set("ok", ok);
+  out.Set("errno", Napi::Number::New(env, err));
+  return out;
+}
+
 Napi::Array ToArray(Napi::Env env, const std::vector<std::string>& items) {
   Napi::Array out = Napi::Array::New(env, items.size());
   for (size_t i = 0; i < items.size(); ++i)
@@ -198,6 +218,7 @@ void Export(Napi::Env env, Napi::Object exports) {
   verb("fsRemove", Napi::Function::New<Verb<FsRemoveBody>>(env, "fsRemove"));
   verb("fsScanGit", Napi::Function::New<Verb<FsScanGitBody>>(env, "fsScanGit"));
   verb("fsReplace", Napi::Function::New<Verb<FsReplaceBody>>(env, "fsReplace"));
+  verb("fsMake", Napi::Function::New<Verb<FsMakeBody>>(env, "fsMake"));
 }
 
 }  // namespace fs_glue

@@ -202,4 +202,28 @@ bool Replace(const std::string& root, const std::string& rel, const std::string&
   return true;
 }
 
+bool Make(const std::string& root, const std::string& rel, const std::string* link_target,
+          unsigned mode, int* err) {
+  Target t;
+  if (rel.empty() || !OpenTarget(root, rel, &t, err)) {
+    if (rel.empty()) *err = EINVAL;
+    return false;
+  }
+  Fd parent(t.parent);
+  if (link_target != nullptr) {
+    // symlinkat never follows a link at the name: it fails with EEXIST instead.
+    if (symlinkat(link_target->c_str(), parent.get(), t.name.c_str()) == 0) return true;
+    *err = errno;
+    return false;
+  }
+  if (mkdirat(parent.get(), t.name.c_str(), mode & 0777) == 0) return true;
+  *err = errno;
+  struct stat st;
+  // A directory that is already there will do; a link to one will not.
+  if (*err == EEXIST && fstatat(parent.get(), t.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      S_ISDIR(st.st_mode))
+    return true;
+  return false;
+}
+
 }  // namespace fs_beneath

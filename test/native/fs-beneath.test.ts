@@ -3,12 +3,12 @@
 // nested beyond PATH_MAX, 100k entries, names with newlines or invalid UTF-8, symlink loops,
 // links to outside directories, unreadable directories, FIFOs.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
-import { inspect, inspectMany, listDir, Lookahead, readSmall, removeEntry, toBytes } from '../../lib/sandbox/beneath.js';
+import { inspect, inspectMany, listDir, Lookahead, makeEntry, readSmall, removeEntry, toBytes } from '../../lib/sandbox/beneath.js';
 import { makeTree } from '../helpers/sandbox.js';
 
 /** A directory chain of `depth` levels under `dir`, built with relative steps (past PATH_MAX). */
@@ -119,6 +119,24 @@ test('a lookahead answers each path once from its batch, then afresh; after drop
     assert.is(ahead.take(a).kind, 'missing', 'asked again: looked at afresh');
     ahead.drop();
     assert.is(ahead.take(b).kind, 'missing', 'dropped: looked at afresh');
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('directories and links are made only where no link is on the way, and never over a link', () => {
+  const t = makeTree();
+  try {
+    symlinkSync(t.outside, join(t.ws, 'link'));
+    assert.not.ok(makeEntry(toBytes(join(t.ws, 'link', 'dir')), 0o755));
+    assert.not.ok(makeEntry(toBytes(join(t.ws, 'link', 'entry')), 0o777, '/bin/sh'));
+    assert.not.ok(makeEntry(toBytes(join(t.ws, 'link')), 0o755), 'a link to a directory is not a directory');
+    assert.equal(readdirSync(t.outside), [], 'nothing made where the link points');
+    assert.ok(makeEntry(toBytes(join(t.ws, 'dir')), 0o755));
+    assert.ok(makeEntry(toBytes(join(t.ws, 'dir')), 0o755), 'a directory already there will do');
+    assert.ok(makeEntry(toBytes(join(t.ws, 'dir', 'entry')), 0o777, '../x'));
+    assert.is(readlinkSync(join(t.ws, 'dir', 'entry')), '../x');
+    assert.not.ok(makeEntry(toBytes(join(t.ws, 'dir', 'entry')), 0o777, '../y'), 'nothing may be where a link is made');
   } finally {
     t.cleanup();
   }

@@ -2,7 +2,8 @@
 // The user's npmrc reaches npm inside the sandbox without its credentials: registry and scope
 // mappings survive (no fallback to the public registry), tokens and logins do not, and the
 // original file stays masked.
-import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -65,6 +66,33 @@ test('the copy is rewritten only when the user file is newer, and absent when th
     utimesSync(source, future, future);
     writeSanitizedNpmrc({ npm_config_userconfig: source }, target);
     assert.is(readFileSync(target, 'utf8'), 'fund=true\n');
+  }));
+
+// The descriptor walk and FIFOs: POSIX only.
+const posixTest = process.platform === 'win32' ? test.skip : test;
+
+posixTest('the copy is never written through a link at its name or its temp name, and a FIFO as the user file is not read', () =>
+  withScratch(TREE_BASE, (dir) => {
+    const source = join(dir, 'npmrc');
+    writeFileSync(source, 'fund=false\n');
+    const target = join(dir, 'copy');
+    const victim = join(dir, 'victim');
+    writeFileSync(victim, 'untouched\n');
+    symlinkSync(victim, target);
+    symlinkSync(victim, `${target}.${process.pid}.tmp`);
+    assert.is(writeSanitizedNpmrc({ npm_config_userconfig: source }, target), target);
+    assert.is(readFileSync(victim, 'utf8'), 'untouched\n', 'nothing written where the links point');
+    assert.ok(lstatSync(target).isFile(), 'the link at the copy\'s name was replaced by the copy');
+    assert.is(readFileSync(target, 'utf8'), 'fund=false\n');
+    // A link in place of the copy is never taken as a fresh copy, however new it is.
+    rmSync(target);
+    symlinkSync(victim, target);
+    utimesSync(source, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    writeSanitizedNpmrc({ npm_config_userconfig: source }, target);
+    assert.ok(lstatSync(target).isFile());
+    const fifo = join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    assert.is(writeSanitizedNpmrc({ npm_config_userconfig: fifo }, join(dir, 'copy2')), undefined, 'no copy, and no hang');
   }));
 
 sandboxTest('inside the sandbox npm sees the scope registry but no token, and the original npmrc stays masked', async () => {
