@@ -78,7 +78,8 @@ Napi::Value FsInspectMany(const Napi::CallbackInfo& info) {
     std::vector<fs_beneath::Info> found = fs_beneath::InspectMany(paths);
     Napi::Array out = Napi::Array::New(env, found.size());
     for (size_t i = 0; i < found.size(); ++i) {
-      out.Set(static_cast<uint32_t>(i), std::string(1, static_cast<char>(found[i].kind)) + found[i].stamp);
+      out.Set(static_cast<uint32_t>(i),
+              std::string(1, static_cast<char>(found[i].kind)) + found[i].stamp);
     }
     return out;
   } catch (...) {
