@@ -15,6 +15,7 @@ import { assertNoSymlinkHop, assertNotHostHandover, currentHandoverHost, samePat
 import { buildRuntimeLayout, buildUserCacheDir } from './runtime-state.js';
 import { wasWriteRoot } from './earlier-roots.js';
 import { listDirNames } from '../dir-listing.js';
+import { notesPlacesToHide } from './run-notes.js';
 import { PROTECTED_METADATA_NAMES, agentToolConfigPaths } from '../protected-names.js';
 
 /** The protected metadata names of every write root (lib/protected-names.ts). */
@@ -182,6 +183,9 @@ function credentialCandidates(
   list: (dir: string) => string[] | undefined,
 ): Set<string> {
   const candidates = new Set(envs.flatMap((env) => buildCredentialBaseline({ env, list })));
+  // The protected-path notes of runs in flight where a sandbox could read them: they hold copies
+  // of other workspaces' protected configs, which are no command's to read.
+  for (const notes of notesPlacesToHide()) if (list(notes) !== undefined) candidates.add(notes);
   // A root caller's sandbox is uid 0 on the host's files: deny what only root may read.
   // process.platform: only the Linux backend runs a root caller as root over the host's files.
   if (process.platform === 'linux' && process.getuid?.() === 0) {

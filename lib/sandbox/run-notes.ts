@@ -75,13 +75,20 @@ export function shmNotesDir(): string {
  * undefined when the account database has no home for us.
  */
 export function stateNotesBase(): string | undefined {
-  try {
-    const home = userInfo().homedir;
-    return home === '' || !home.startsWith('/') ? undefined : join(home, '.local', 'state', 'zero-sandbox');
-  } catch {
-    return undefined;
+  // The account database's home does not change while the process runs: read it once.
+  if (accountBase === undefined) {
+    let path: string | undefined;
+    try {
+      const home = userInfo().homedir;
+      path = home === '' || !home.startsWith('/') ? undefined : join(home, '.local', 'state', 'zero-sandbox');
+    } catch {
+      path = undefined;
+    }
+    accountBase = { path };
   }
+  return accountBase.path;
 }
+let accountBase: { path: string | undefined } | undefined;
 
 const BOOT_ID = /^[0-9a-f-]{8,64}$/;
 
@@ -101,6 +108,19 @@ export function stateNotesDir(): { dir: string } | { why: string; path: string }
 
 /** Errors of the first choice that mean "no /dev/shm for us here" (not a passing fault such as ENOSPC). */
 const NO_SHM = new Set(['ENOENT', 'ENOTDIR', 'EACCES', 'EPERM', 'EROFS']);
+
+/**
+ * The places of shared notes a sandbox could read (absent ones too): they hold copies of other
+ * workspaces' protected configs, so every run denies reading them. Linux: the fallback in the
+ * account's home (the /dev/shm place is private to each sandbox); macOS: the one in the user cache
+ * dir. Windows: none (an AppContainer cannot read the user's profile).
+ */
+export function notesPlacesToHide(): string[] {
+  // process.platform: where the notes live and what a sandbox there can read differ per OS.
+  if (process.platform === 'linux') return [stateNotesBase()].filter((dir): dir is string => dir !== undefined);
+  if (process.platform === 'darwin') return [join(buildUserCacheDir(process.env), 'zero', 'run-notes')];
+  return [];
+}
 
 // The directory chosen, remembered for a second (a choice is looked at again after that).
 let chosen: { dir: string; at: bigint } | undefined;

@@ -4,11 +4,12 @@
 // fixed baseline and kube configs other than ~/.kube/config. Fix: one credential table
 // (lib/credentials.ts) shared by every backend, masked on Linux. The host copy of every store is
 // checked to be unchanged afterwards.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
+import { stateNotesBase } from '../../lib/sandbox/run-notes.js';
 import { runSandboxed } from '../../lib/sandbox/run.js';
 import { makeTree, sandboxTest } from '../helpers/sandbox.js';
 
@@ -72,6 +73,26 @@ sandboxTest('no credential store in a developer home can be read; the public fil
     for (const rel of STORE_FILES) assert.is(readFileSync(join(home, rel), 'utf8'), `${SECRET} ${rel}\n`, rel);
   } finally {
     t.cleanup();
+  }
+});
+
+sandboxTest("the protected-path notes of other runs (kept in the account's home without a usable /dev/shm) cannot be read", async () => {
+  // They hold copies of other workspaces' protected configs (an .mcp.json with a token, say).
+  const base = stateNotesBase();
+  if (base === undefined) return; // no home in the account database: no such place exists
+  const created = !existsSync(base);
+  const dir = join(base, `run-notes-zs-test-${process.pid}`);
+  const t = makeTree();
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(join(dir, 'n.1-2.3.4'), `${SECRET} noted .mcp.json\n`);
+    const r = await runSandboxed(['/bin/sh', '-c', 'cat "$1"/* 2>&1; ls -A "$1" 2>&1; echo done', 'sh', dir], { workspace: t.ws });
+    assert.match(r.stdout, /done/);
+    assert.not.match(r.stdout, /TOPSECRET/, r.stdout);
+    assert.is(readFileSync(join(dir, 'n.1-2.3.4'), 'utf8'), `${SECRET} noted .mcp.json\n`, 'the host copy is untouched');
+  } finally {
+    t.cleanup();
+    rmSync(created ? base : dir, { recursive: true, force: true });
   }
 });
 
