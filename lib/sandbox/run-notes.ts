@@ -118,8 +118,13 @@ const NO_SHM = new Set(['ENOENT', 'ENOTDIR', 'EACCES', 'EPERM', 'EROFS']);
 export function notesPlacesToHide(): string[] {
   // process.platform: where the notes live and what a sandbox there can read differ per OS.
   if (process.platform === 'linux') return [stateNotesBase()].filter((dir): dir is string => dir !== undefined);
-  if (process.platform === 'darwin') return [join(buildUserCacheDir(process.env), 'zero', 'run-notes')];
+  if (process.platform === 'darwin') return [ownStateNotesDir()];
   return [];
+}
+
+/** The place off Linux: inside zero-sandbox's own state in the user cache dir (see the header). */
+function ownStateNotesDir(): string {
+  return join(buildUserCacheDir(process.env), 'zero', 'run-notes');
 }
 
 // The directory chosen, remembered for a second (a choice is looked at again after that).
@@ -134,7 +139,7 @@ export function runNotesDir(): string {
   if (chosen !== undefined && now - chosen.at < 1_000_000_000n) return chosen.dir;
   // process.platform: only Linux has a per-boot directory that every sandbox sees privately.
   if (process.platform !== 'linux') {
-    const dir = join(buildUserCacheDir(process.env), 'zero', 'run-notes');
+    const dir = ownStateNotesDir();
     try {
       mkdirSync(join(dir, '..'), { recursive: true, mode: 0o700 });
     } catch (error) {
