@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The tree-sitter-bash wrapper (WebAssembly, through web-tree-sitter): loads the parser on demand, parses under size/time/depth limits, and
 // copies the tree into plain objects so the analysis never calls into the native parser again.
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
@@ -173,6 +173,22 @@ function assertWasm(path: string): void {
 }
 
 /**
+ * The directory of the web-tree-sitter package that `require('web-tree-sitter')` from here loads:
+ * the first of Node's lookup directories (the node_modules of each ancestor, then the global ones)
+ * that holds web-tree-sitter/package.json. One stat per directory instead of require.resolve,
+ * whose first call in a process loads Node's package-exports resolver: about 4 ms of every CLI
+ * start, most of which never parse. Where no lookup directory has it, require.resolve answers (and
+ * throws Node's own error).
+ */
+function treeSitterDir(require: NodeJS.Require): string {
+  for (const dir of require.resolve.paths('web-tree-sitter') ?? []) {
+    const candidate = join(dir, 'web-tree-sitter');
+    if (statSync(join(candidate, 'package.json'), { throwIfNoEntry: false })?.isFile() === true) return candidate;
+  }
+  return dirname(require.resolve('web-tree-sitter'));
+}
+
+/**
  * Checks once per process, synchronously and without loading anything, that the parser's two
  * WebAssembly files (web-tree-sitter's runtime and the bash grammar) are installed. Most commands
  * are read by the fast path and never load the parser, so without this a broken install (an
@@ -183,8 +199,7 @@ function checkInstalled(): void {
   if (installChecked) return;
   installChecked = true;
   try {
-    const require = createRequire(import.meta.url);
-    assertWasm(join(dirname(require.resolve('web-tree-sitter')), 'tree-sitter.wasm'));
+    assertWasm(join(treeSitterDir(createRequire(import.meta.url)), 'tree-sitter.wasm'));
     assertWasm(GRAMMAR_PATH);
   } catch (error) {
     loadError ??= firstLine(error);

@@ -5,7 +5,7 @@
 // Fix: without a parser a shell command is unparseable, any data-destroying program name in it is
 // classified destructive, the engine asks (headless: denies) for every shell command it could not
 // read, the CLI warns once, and doctor reports the analyzer as a missing layer with the fix.
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -158,6 +158,37 @@ test('without a parser, analyze reports unparseable plus destructive and doctor 
     assert.match(report.analyzer.fix, /reinstall zero-sandbox/);
   } finally {
     pkg.cleanup();
+  }
+});
+
+// The install check finds web-tree-sitter as Node's require would (the nearest node_modules that
+// has it), without require.resolve: a broken runtime in the package's own node_modules is the one
+// reported, not a working copy further up.
+test('a web-tree-sitter runtime that is not WebAssembly makes the parser fail closed before anything loads', () => {
+  const root = mkdtempSync(join(TREE_BASE, 'zs-noruntime-'));
+  try {
+    cpSync(join(REPO_ROOT, 'dist'), join(root, 'dist'), { recursive: true });
+    cpSync(join(REPO_ROOT, 'package.json'), join(root, 'package.json'));
+    mkdirSync(join(root, 'node_modules'));
+    for (const name of readdirSync(join(REPO_ROOT, 'node_modules'))) {
+      if (name === 'web-tree-sitter') cpSync(join(REPO_ROOT, 'node_modules', name), join(root, 'node_modules', name), { recursive: true });
+      else symlinkSync(join(REPO_ROOT, 'node_modules', name), join(root, 'node_modules', name));
+    }
+    writeFileSync(join(root, 'node_modules', 'web-tree-sitter', 'tree-sitter.wasm'), '<html>not the runtime</html>');
+    for (const dir of ['build', 'prebuilds']) if (existsSync(join(REPO_ROOT, dir))) symlinkSync(join(REPO_ROOT, dir), join(root, dir));
+    const script = `
+      const lib = await import(${JSON.stringify(join(root, 'dist', 'lib', 'index.js'))});
+      console.log(JSON.stringify({ categories: lib.classifyCommand('ls && echo hi').categories, status: lib.parserStatus() }));
+    `;
+    const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+    assert.is(result.status, 0, result.stderr);
+    const out = JSON.parse(result.stdout) as { categories: string[]; status: { state: string; reason?: string } };
+    assert.is(out.status.state, 'failed');
+    assert.ok(out.status.reason?.includes(join(root, 'node_modules', 'web-tree-sitter', 'tree-sitter.wasm')), out.status.reason);
+    assert.match(out.status.reason ?? '', /is not a WebAssembly module/);
+    assert.ok(out.categories.includes('unparseable_command'), out.categories.join(', '));
+  } finally {
+    rmSync(root, { recursive: true, force: true });
   }
 });
 
