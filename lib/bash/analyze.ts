@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // analyzeCommand/analyzeArgv: every simple command in a shell command, after wrappers and
 // launchers, with the network, destructive, interactive and too-complex flags and their reasons.
-import { loadShellParser, parserStatus, parseShell, parsesWanted, type ParserStatus, type ShNode } from './parse.js';
+import { loadShellParser, parserStatus, parseShell, parsesWanted, streamStatements, type ParserStatus, type ParseResult, type ShNode } from './parse.js';
 import { destructiveReason, networkReason } from './rules.js';
 import { interactiveMatch, type InteractiveMatch } from './interactive-rules.js';
 import { resolveWords, SHELLS } from './resolve.js';
@@ -117,6 +117,17 @@ function readsScriptFromStdin(command: SimpleCommand): boolean {
   return firstPositional === undefined || firstPositional === '-';
 }
 
+interface WalkMark {
+  commands: number;
+  data: number;
+  comments: number;
+  reasons: AnalysisReasons;
+  recovered: Walker['recovered'];
+  pipedInstaller: string | undefined;
+  interactive: InteractiveMatch | undefined;
+  unread: boolean;
+}
+
 class Walker {
   readonly commands: SimpleCommand[] = [];
   readonly reasons: AnalysisReasons = {};
@@ -132,6 +143,27 @@ class Walker {
   private readonly firstOf = new Map<ShNode, SimpleCommand>();
 
   constructor(private readonly platform: NodeJS.Platform) {}
+
+  /** What the walk has found so far, for {@link rewind}. */
+  private mark(): WalkMark {
+    const { commands, data, comments, reasons, recovered, pipedInstaller, interactive, unread } = this;
+    return { commands: commands.length, data: data.length, comments: comments.length, reasons: { ...reasons }, recovered: { ...recovered }, pipedInstaller, interactive, unread };
+  }
+
+  /** Forgets what the walk found after `mark`. */
+  private rewind(mark: WalkMark): void {
+    this.commands.length = mark.commands;
+    this.data.length = mark.data;
+    this.comments.length = mark.comments;
+    for (const key of Object.keys(this.reasons) as (keyof AnalysisReasons)[]) delete this.reasons[key];
+    Object.assign(this.reasons, mark.reasons);
+    for (const key of Object.keys(this.recovered) as (keyof Walker['recovered'])[]) delete this.recovered[key];
+    Object.assign(this.recovered, mark.recovered);
+    this.pipedInstaller = mark.pipedInstaller;
+    this.interactive = mark.interactive;
+    this.unread = mark.unread;
+    this.firstOf.clear();
+  }
 
   tooComplex(reason: string): void {
     this.reasons.tooComplex ??= reason;
@@ -163,8 +195,11 @@ class Walker {
       return;
     }
     if (source.trim() === '') return;
-    if (depth === 0 && via.length === 0) this.topSource = source;
-    const parsed = parseShell(source);
+    const top = depth === 0 && via.length === 0;
+    if (top) this.topSource = source;
+    // A long script is walked statement by statement as it is read, and no tree of it is kept.
+    const parsed = top ? this.stream(source, via, recovered) : parseShell(source);
+    if (parsed === undefined) return;
     if (!parsed.ok) {
       if (parsed.unread === true) this.unread = true;
       const where = via.length === 0 ? '' : ` (in the script given to ${via[via.length - 1] as string})`;
@@ -173,6 +208,25 @@ class Walker {
       return;
     }
     this.walk(parsed.root, source, via, depth, recovered);
+  }
+
+  /**
+   * Walks the statements of a top-level script as {@link streamStatements} reads them; undefined
+   * when they were all walked, else the parse to walk instead (the walk so far is forgotten).
+   */
+  private stream(source: string, via: string[], recovered: boolean): ParseResult | undefined {
+    const mark = this.mark();
+    const parsed = streamStatements(
+      source,
+      (statement) => {
+        this.walk(statement, source, via, 0, recovered);
+        // What the walk kept of the statement is needed only while it is walked.
+        this.firstOf.clear();
+      },
+      () => this.rewind(mark),
+    );
+    if (parsed !== undefined) this.rewind(mark);
+    return parsed;
   }
 
   private walk(node: ShNode, source: string, via: string[], depth: number, recovered: boolean): void {

@@ -24,8 +24,9 @@ const OWN_NODE_TYPES = new Set(['export', 'local', 'declare', 'readonly', 'types
 class Unsupported extends Error {}
 
 /**
- * The fast parser reads texts of up to this many simple commands; longer ones go to tree-sitter,
- * whose time limit bounds the cost of a hostile text (thousands of commands are analyzed one by one).
+ * The fast parser reads texts of up to this many simple commands (read as a stream: statements of
+ * up to this many, since none is kept once handed on); longer ones go to tree-sitter, whose time
+ * and node limits bound the cost of a hostile text (thousands of commands are analyzed one by one).
  */
 export const FAST_MAX_COMMANDS = 2500;
 
@@ -36,7 +37,36 @@ const leaf = (type: string, start: number, end: number): ShNode => ({ type, star
 
 class Scanner {
   pos = 0;
-  constructor(readonly text: string) {}
+  /**
+   * Where the top level's statements go as soon as they are read, when the text is read as a
+   * stream ({@link fastStream}): the program node then keeps none of them.
+   */
+  private readonly sink: ((node: ShNode) => void) | undefined;
+  /** How many statements (not comments) went to the sink. */
+  private streamed = 0;
+  /** How deep in statements of substitutions and loop bodies the scanner is (0: the top level). */
+  private inner = 0;
+
+  constructor(
+    readonly text: string,
+    sink?: (node: ShNode) => void,
+  ) {
+    this.sink = sink;
+  }
+
+  /**
+   * Hands what the top level has read so far to the sink. The limit on commands then counts from
+   * zero again: a stream keeps no tree, so it bounds what one statement (a pipeline, say) holds.
+   */
+  private flush(nodes: ShNode[]): void {
+    const sink = this.sink as (node: ShNode) => void;
+    this.commands = 0;
+    for (const node of nodes) {
+      if (node.type !== 'comment' && node.type !== ';' && node.type !== '&&' && node.type !== '||') this.streamed++;
+      sink(node);
+    }
+    nodes.length = 0;
+  }
 
   fail(): never {
     throw new Unsupported();
@@ -330,6 +360,9 @@ class Scanner {
       this.pos += 2;
       this.skipSpace();
       items.push(this.pipeline());
+      // A streamed chain goes on as it is read (all but its last pipeline, which the next operator
+      // joins): a chain as long as the text is never held whole.
+      if (this.sink !== undefined && this.inner === 0 && items.length > 64) this.flush(items.splice(0, items.length - 1));
     }
     if (items.length === 1) return items[0] as ShNode;
     return { type: 'list', start: (items[0] as ShNode).start, end: (items[items.length - 1] as ShNode).end, children: items };
@@ -343,19 +376,27 @@ class Scanner {
     const { text } = this;
     const children: ShNode[] = [];
     const inner = until !== undefined;
+    const stream = this.sink !== undefined && !inner;
+    if (inner) this.inner++;
     const atEnd = (): boolean => {
       const ch = text[this.pos];
       return ch === undefined || (until === ')' && ch === ')') || (until === 'done' && this.keyword('done'));
     };
+    const done = (): ShNode[] => {
+      if (inner) this.inner--;
+      if (stream) this.flush(children);
+      return children;
+    };
     for (;;) {
+      if (stream) this.flush(children);
       this.skipSpace();
       if (!inner && this.comment(children)) continue;
-      if (atEnd()) return children;
+      if (atEnd()) return done();
       children.push(this.list());
       this.skipBlanks();
       if (!inner) this.comment(children);
       const next = text[this.pos];
-      if (next === undefined || (until === ')' && next === ')')) return children;
+      if (next === undefined || (until === ')' && next === ')')) return done();
       if (next === ';' && text[this.pos + 1] !== ';') {
         children.push(leaf(';', this.pos, this.pos + 1));
         this.pos++;
@@ -381,7 +422,8 @@ class Scanner {
 
   program(): ShNode {
     const children = this.statements();
-    if (children.length === 0 || children.every((child) => child.type === 'comment')) this.fail();
+    if (this.sink !== undefined && this.streamed === 0) this.fail();
+    if (this.sink === undefined && (children.length === 0 || children.every((child) => child.type === 'comment'))) this.fail();
     return { type: 'program', start: 0, end: this.text.length, children };
   }
 }
@@ -395,8 +437,23 @@ function wrap(body: ShNode, redirects: ShNode[]): ShNode {
  * undefined. Linear in the length of the text; never throws.
  */
 export function fastParse(text: string): ShNode | undefined {
+  return read(new Scanner(text));
+}
+
+/**
+ * Reads `text` as {@link fastParse} does, handing each top-level statement to `visit` as soon as it
+ * is read instead of building the program node, and a long `&&`/`||` chain in parts (its
+ * pipelines and operators): a walk that does nothing for a program or list node itself sees what
+ * it would see on fastParse's tree. False when the text is not in the fast path's subset; what
+ * `visit` was given is then to be forgotten.
+ */
+export function fastStream(text: string, visit: (node: ShNode) => void): boolean {
+  return read(new Scanner(text, visit)) !== undefined;
+}
+
+function read(scanner: Scanner): ShNode | undefined {
   try {
-    return new Scanner(text).program();
+    return scanner.program();
   } catch (error) {
     if (error instanceof Unsupported) return undefined;
     throw error;

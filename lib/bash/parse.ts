@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 
 import { BoundedMemo } from '../bounded-memo.js';
 import { PACKAGE_ROOT } from '../native/load.js';
-import { fastParse } from './fast-parse.js';
+import { fastParse, fastStream } from './fast-parse.js';
 import { pastDeadline, startDeadline, type Deadline } from './parse-clock.js';
 import { scriptCuts } from './split.js';
 import type { ShNode } from './tree.js';
@@ -285,6 +285,14 @@ function copyTree(tree: TsTree): { root: ShNode; tooBig: string | undefined } {
 }
 
 let fastPath = true;
+let streaming = true;
+
+/** Turns the reading of long scripts as a stream off (tests compare it with the whole tree) and returns the previous setting. */
+export function setStreaming(enabled: boolean): boolean {
+  const previous = streaming;
+  streaming = enabled;
+  return previous;
+}
 
 /** Turns the fast path off (tests compare both paths) and returns the previous setting. */
 export function setFastPath(enabled: boolean): boolean {
@@ -343,10 +351,49 @@ function scriptDeadline(text: string): Deadline {
  * cannot be read in one go stays unparseable (fail closed).
  */
 function parseLong(text: string): ParseResult {
+  const children: ShNode[] = [];
+  const whole = readPieces(text, (statement) => children.push(statement), true);
+  return whole ?? { ok: true, root: { type: 'program', start: 0, end: text.length, children }, text };
+}
+
+/**
+ * Reads a long text (one {@link parseShell} would read in pieces) as a stream: each top-level
+ * statement goes to `visit` as soon as it is read, and no tree of the whole text is built or kept.
+ * A 256 KiB script's tree is tens of MB: kept while the analysis runs, it outlives the garbage
+ * collector's young generation, and copying it made the cost per KiB several times that of a
+ * short script. The text is read in one scan by the fast path when it is in its subset, else in
+ * pieces; if the fast path stops partway, `forget` is called (what `visit` was given is to be
+ * forgotten) and the pieces are read.
+ *
+ * `visit` sees the statements of parseShell's tree in order, except that an `&&`/`||` chain may
+ * come in parts (its pipelines and operators), so that a chain as long as the text is never one
+ * node: a walk that does nothing for a list node itself cannot tell. Returns undefined when every
+ * statement was visited; otherwise a parse to use instead, after forgetting what `visit` was given:
+ * the text is short or too long (parseShell's answer, kept for later parses of the same text), or
+ * it has a syntax error or a cut could not be joined (the whole text parsed in one go).
+ */
+export function streamStatements(text: string, visit: (statement: ShNode) => void, forget: () => void): ParseResult | undefined {
+  if (!streaming || text.length > MAX_PARSE_LENGTH || text.length <= 2 * PIECE_LENGTH) return parseShell(text);
+  // In the fast path's subset (most long scripts agents write), one scan reads it all; no cuts.
+  if (fastPath) {
+    if (fastStream(text, visit)) return undefined;
+    forget();
+  }
+  return readPieces(text, visit, false);
+}
+
+/**
+ * The pieces of a long text, their statements handed to `visit` in order; a result when the text
+ * must be read in one go. With `keep`, the two sides of a cut operator are joined into one list;
+ * without, they are handed over as they are (a walk that does nothing for a list node itself,
+ * only for what is in it, cannot tell).
+ */
+function readPieces(text: string, visit: (statement: ShNode) => void, keep: boolean): ParseResult | undefined {
   const cuts = scriptCuts(text, PIECE_LENGTH);
   if (cuts.length === 0) return parseWhole(text, deadlineFor());
   const deadline = scriptDeadline(text);
-  const children: ShNode[] = [];
+  // The last statement so far: the next piece may join it (a cut inside an `&&` chain).
+  let pending: ShNode | undefined;
   let start = 0;
   let operator: ShNode | undefined;
   for (const cut of [...cuts, { end: text.length, resume: text.length, operator: undefined }]) {
@@ -361,17 +408,26 @@ function parseLong(text: string): ParseResult {
     const statements = parsed.root.children;
     let from = 0;
     if (operator !== undefined) {
-      const left = children.pop();
       const right = statements[0];
-      if (!joinable(left) || !joinable(right)) return treeSitterParse(text, deadline);
-      children.push(joinLists(left, operator, right));
+      if (!joinable(pending) || !joinable(right)) return treeSitterParse(text, deadline);
+      if (keep) {
+        pending = joinLists(pending, operator, right);
+      } else {
+        // A chain of any length would otherwise be one statement as long as the text.
+        visit(pending);
+        pending = right;
+      }
       from = 1;
     }
-    for (let i = from; i < statements.length; i++) children.push(statements[i] as ShNode);
+    for (let i = from; i < statements.length; i++) {
+      if (pending !== undefined) visit(pending);
+      pending = statements[i] as ShNode;
+    }
     operator = cut.operator === undefined ? undefined : { type: cut.operator, start: cut.end, end: cut.resume, children: [] };
     start = cut.resume;
   }
-  return { ok: true, root: { type: 'program', start: 0, end: text.length, children }, text };
+  if (pending !== undefined) visit(pending);
+  return undefined;
 }
 
 /** Whether a node is a statement that an operator can join (not a comment, separator or missing). */
