@@ -6,6 +6,8 @@ export { probe, probeSync, buildProbeReport, LINUX_DEFAULT_LAYERS } from './prob
 export type { LayerName, LayerStatus, ProbeReport } from './probe.js';
 export { runSandboxed } from './sandbox/run.js';
 export type { RunResult } from './sandbox/run.js';
+export { finishInterruptedRuns } from './sandbox/protected.js';
+export type { InterruptedRunReport } from './sandbox/missed-checks.js';
 export { DENIAL_CAPABILITIES, DENIAL_NEXT_ACTIONS, DENIAL_SOURCES } from './sandbox/denials.js';
 export type { DenialCapabilityKind, DenialNextAction, DenialSource, SandboxDenial } from './sandbox/denials.js';
 export { spawnSandboxed, SandboxedProcess } from './sandbox/process.js';

@@ -26,6 +26,7 @@ Commands:
   doctor     measure which isolation layers this machine can enforce
   setup      the one-time setup a backend needs (none does; reports the backend)
   state      list or prune the managed per-workspace state (tool caches)
+  recover    run the after-run checks that killed runs missed (what their commands planted)
 
 
 Run 'zero-sandbox <command> --help' for the options of a command; --version prints the version.
@@ -57,6 +58,7 @@ const COMMANDS: Record<string, () => Promise<Handler>> = {
   policy: async () => (await import('./policy.js')).runPolicy,
   grants: async () => (await import('./grants.js')).runGrants,
   state: async () => (await import('./state.js')).runState,
+  recover: async () => (await import('./recover.js')).runRecover,
 };
 
 /** Runs the CLI with the given arguments and returns the exit code. */

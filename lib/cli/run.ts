@@ -14,6 +14,7 @@ import { authorizeRun, commandText } from '../sandbox/authorize.js';
 import { execFailureMessage, startSandboxed } from '../sandbox/process.js';
 import { prepareHostBackend, quickBackendInfo } from '../backend/current.js';
 import { OWN_ENTRY_CHANGED } from '../sandbox/own-entries.js';
+import { interruptedRunNotice } from '../sandbox/missed-checks.js';
 import { tmpfsCapDenial } from '../sandbox/denials.js';
 import type { SandboxOptions } from '../sandbox/options.js';
 import { buildLimitsFromFlags, LIMIT_FLAG_DEFS, LIMIT_FLAGS_HELP } from './limit-flags.js';
@@ -146,6 +147,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   const exit = await child.exited;
   cleanup();
   for (const [signal, handler] of handlers) process.off(signal, handler);
+  for (const { path, reason } of exit.interruptedRunRepairs ?? []) io.stderr(`zero-sandbox run: ${interruptedRunNotice(path, reason ?? '')}\n`);
   for (const { path, reason } of exit.protectedPathDetails ?? exit.protectedPathViolations.map((p) => ({ path: p, reason: '' }))) {
     if (reason?.startsWith(OWN_ENTRY_CHANGED) === true) io.stderr(`zero-sandbox run: ${path}: ${reason}\n`);
     else io.stderr(`zero-sandbox run: sandbox blocked creation of protected workspace metadata path ${path} (removed)\n`);

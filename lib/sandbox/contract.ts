@@ -14,6 +14,8 @@ export interface ProtectedPathReport {
   path: string;
   /** What it was (for example a git config with a key that runs a program). */
   reason?: string;
+  /** Set when it was done for an earlier run killed before its own check: that run's write roots. */
+  interruptedRun?: string[];
 }
 
 /** How a sandboxed process ended. */
@@ -44,6 +46,11 @@ export interface SandboxExit {
   networkRefusals?: number;
   /** The same with the reason for each, when there are any (RunResult turns them into `protected_metadata` denials). */
   protectedPathDetails?: ProtectedPathReport[];
+  /**
+   * What the after-run checks of earlier runs of these write roots, whose process was killed before
+   * they ran, removed or put back before this run started (this command did none of it).
+   */
+  interruptedRunRepairs?: ProtectedPathReport[];
   /** Refusals the OS sandbox itself reported for this run (macOS: the unified log's seatbelt lines). */
   platformDenials?: SandboxDenial[];
 }

@@ -18,6 +18,8 @@ import { MAX_CONFIG_BYTES, MAX_GIT_DIRS, MAX_LISTED, MAX_SCANNED_DIRS, gitFileTa
 export interface ProtectedPathViolation {
   path: string;
   reason: string;
+  /** Set when this was done for an earlier run killed before its check: that run's write roots. */
+  interruptedRun?: string[];
 }
 
 const MAX_NEW_DEPTH = 6;

@@ -144,7 +144,9 @@ export class SandboxedProcess extends EventEmitter<SandboxedProcessEvents> {
       if (raw.captured !== undefined) this.#captured = raw.captured;
       if (raw.startFailure !== undefined) this.#startFailure = raw.startFailure;
       // The sandbox is gone (every process of it ended): nothing can race the check.
-      const violations = this.#os.checkProtectedPaths();
+      const reports = this.#os.checkProtectedPaths();
+      const violations = reports.filter((v) => v.interruptedRun === undefined);
+      const interrupted = reports.filter((v) => v.interruptedRun !== undefined);
       const exit: SandboxExit = {
         // A command that left something for host git to run has failed, whatever it returned.
         exitCode: violations.length > 0 && raw.exitCode === 0 ? 1 : raw.exitCode,
@@ -155,6 +157,7 @@ export class SandboxedProcess extends EventEmitter<SandboxedProcessEvents> {
         protectedPathViolations: violations.map((v) => v.path),
       };
       if (violations.length > 0) exit.protectedPathDetails = violations;
+      if (interrupted.length > 0) exit.interruptedRunRepairs = interrupted;
       if (raw.limitsHit !== undefined) exit.limitsHit = raw.limitsHit;
       // Only a denied network means these packets were refused by the sandbox.
       if (this.network === 'deny' && raw.networkRefusals !== undefined && raw.networkRefusals > 0) exit.networkRefusals = raw.networkRefusals;

@@ -18,7 +18,8 @@ import { discoverGit, type GitGuard } from './git-guard.js';
 import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js';
 import { checkToolConfigs, holdToolConfigs, noteToolConfigs, type ToolConfigGuard } from './tool-configs.js';
 import { agentToolConfigPaths } from '../protected-names.js';
-import { openNotingWindow, type NotingWindow, type PublishedNotes, type SharedNotes } from './run-notes.js';
+import { packCheck, unpackCheck, type InterruptedRunReport } from './missed-checks.js';
+import { claimMissedChecks, openNotingWindow, type NotingWindow, type PublishedNotes, type SharedNotes } from './run-notes.js';
 
 export type { ProtectedPathViolation } from './git-check.js';
 
@@ -113,6 +114,8 @@ export interface ProtectedPathGuard {
   tools: ToolConfigGuard;
   /** When the noting began (monotonic ns): notes of runs in flight are taken oldest first. */
   since: bigint;
+  /** What the missed checks of earlier, interrupted runs removed or put back before this run started. */
+  interrupted?: InterruptedRunReport[];
 }
 
 /**
@@ -181,20 +184,24 @@ function takeNotesOfRunsInFlight(guard: ProtectedPathGuard, roots: readonly stri
  * until `release` is called: once the sandbox is gone and its check has run, or when it does not
  * start. Call it right before the sandbox starts (its command may change things from then on).
  */
-export function guardProtectedPaths(plan: SandboxPlan): { plan: SandboxPlan; guard: ProtectedPathGuard; release: () => void } {
+export function guardProtectedPaths(plan: SandboxPlan): { plan: SandboxPlan; guard: ProtectedPathGuard; release: () => void; started: (pid: number) => void } {
   const user = plan.writeRoots.filter((w) => w.protectedNames.length > 0);
+  const roots = user.map((w) => w.root);
+  // What an earlier run of these roots planted before its process was killed is undone first: this
+  // run's notes must not take it as the state before.
+  const interrupted = user.length === 0 ? [] : finishInterruptedRuns(roots);
   // Opened before anything is looked at: runs of other processes that end meanwhile leave their notes.
   const window = user.length === 0 ? undefined : openNotingWindow();
   let guarded: { plan: SandboxPlan; guard: ProtectedPathGuard };
   let published: PublishedNotes | undefined;
-  const roots = user.map((w) => w.root);
   try {
     guarded = guardNoted(plan, user, window);
-    published = window?.publish(notesOf(roots, guarded.guard));
+    published = window?.publish({ ...notesOf(roots, guarded.guard), after: packCheck(guarded.guard) });
   } catch (error) {
     window?.abandon();
     throw error;
   }
+  if (interrupted.length > 0) guarded.guard.interrupted = interrupted;
   const run = { roots, guard: guarded.guard };
   inFlight.push(run);
   // The agent and editor configs' notes are held the same way, in this process (tool-configs.ts).
@@ -208,7 +215,34 @@ export function guardProtectedPaths(plan: SandboxPlan): { plan: SandboxPlan; gua
     releaseTools();
     published?.end();
   };
-  return { ...guarded, release };
+  return { ...guarded, release, started: (pid) => published?.started(pid) };
+}
+
+/**
+ * Runs the after-run check of every earlier run of write roots overlapping `roots` (every one when
+ * undefined) whose process died before its check, once its sandbox is gone (run-notes.ts), and
+ * says what it removed or put back. Linux only (elsewhere a sandbox may outlive its supervisor).
+ * Throws `protected_path` when the shared notes cannot be read.
+ */
+export function finishInterruptedRuns(roots?: readonly string[]): InterruptedRunReport[] {
+  const out: InterruptedRunReport[] = [];
+  for (const missed of claimMissedChecks(roots)) {
+    const interruptedRun = missed.notes.roots;
+    let guard: ProtectedPathGuard | undefined;
+    try {
+      guard = missed.notes.after === undefined ? undefined : (unpackCheck(missed.notes.after) as ProtectedPathGuard);
+    } catch {
+      guard = undefined;
+    }
+    if (guard === undefined) {
+      const reason = 'an earlier run of this write root was killed before its after-run check, and its notes do not hold that check (another version of zero-sandbox wrote them): look at its git configs and hooks yourself';
+      out.push(...interruptedRun.map((path) => ({ path, reason, interruptedRun })));
+    } else {
+      for (const v of checkProtectedPaths({ git: guard.git, ownEntries: guard.ownEntries, tools: guard.tools, since: guard.since })) out.push({ ...v, interruptedRun });
+    }
+    missed.done();
+  }
+  return out;
 }
 
 function guardNoted(plan: SandboxPlan, user: WritableRoot[], window: NotingWindow | undefined): { plan: SandboxPlan; guard: ProtectedPathGuard } {
@@ -266,7 +300,7 @@ export interface ProtectedExit {
  * host in TypeScript, so all use the same one). Call only once every sandboxed process is gone.
  */
 export function protectedExit(guard: ProtectedPathGuard, exitCode: number | null): ProtectedExit {
-  const violations = checkProtectedPaths(guard);
+  const violations = checkProtectedPaths(guard).filter((v) => v.interruptedRun === undefined);
   return {
     // A command that left something for host git to run has failed, whatever it returned.
     exitCode: violations.length > 0 && exitCode === 0 ? 1 : exitCode,
@@ -280,7 +314,8 @@ export function protectedExit(guard: ProtectedPathGuard, exitCode: number | null
  * protected paths or left for host git to run, and says what and why. Never throws.
  */
 export function checkProtectedPaths(guard: ProtectedPathGuard): ProtectedPathViolation[] {
-  const out: ProtectedPathViolation[] = [];
+  // First what was done before the run for earlier, interrupted runs (`interruptedRun` tells them apart).
+  const out: ProtectedPathViolation[] = [...(guard.interrupted ?? [])];
   try {
     out.push(...checkGitAfterRun(guard.git));
   } catch (error) {

@@ -51,6 +51,12 @@ export interface RunResult {
   execError?: SandboxExit['execError'];
   /** Protected paths the command created or changed; they were removed when it ended (exit non-zero). */
   protectedPathViolations: string[];
+  /**
+   * What the after-run checks of earlier runs of these write roots, whose process was killed before
+   * they ran, removed or put back before this run started: each path, why, and the write roots of
+   * that run. This command did none of it; its exit code does not change.
+   */
+  interruptedRunRepairs?: Array<{ path: string; reason: string; interruptedRun: string[] }>;
   /** The same as structured denials (kind `protected_metadata`, scope, reason). */
   /** A sandbox prewarmed for the same plan ran the command. */
   prewarmed: boolean;
@@ -214,6 +220,7 @@ export async function runWith(command: SandboxCommand, options: RunOptions, back
   }
   if (spill !== undefined) result.outputFile = { path: spill.path, complete: output.spillFailed !== true };
   if (exit.limitsHit !== undefined) result.limitsHit = [...exit.limitsHit];
+  if (exit.interruptedRunRepairs !== undefined) result.interruptedRunRepairs = exit.interruptedRunRepairs.map((v) => ({ path: v.path, reason: v.reason ?? '', interruptedRun: [...(v.interruptedRun ?? [])] }));
   if (child.limitsNotEnforced.length > 0) result.limitsNotEnforced = [...child.limitsNotEnforced];
   return result;
 }

@@ -8,6 +8,7 @@ import type { RunResult } from '../sandbox/run.js';
 import type { StreamEmitter } from './emitter.js';
 import { redactCounted } from '../redact.js';
 import { truncationMarker } from '../sandbox/truncation.js';
+import { interruptedRunNotice } from '../sandbox/missed-checks.js';
 import { selectPermissionEvents, type PermissionBody, type RawPermissionEvent } from './permission-events.js';
 import type { SandboxDenial } from '../sandbox/denials.js';
 import type { StreamBlock, ToolResultMeta } from './schema.js';
@@ -218,6 +219,7 @@ function buildMeta(result: RunResult, cwd: string, exitCode: number, shown: { em
   if (result.scrubbedEnv.length > 0) meta.sandbox_scrubbed_env = result.scrubbedEnv.join('\n');
   if (result.limitsHit !== undefined) meta.sandbox_limits_hit = result.limitsHit.join('\n');
   if (result.limitsNotEnforced !== undefined) meta.sandbox_limits_not_enforced = result.limitsNotEnforced.join('\n');
+  if (result.interruptedRunRepairs !== undefined) meta.sandbox_interrupted_run_repairs = result.interruptedRunRepairs.map((v) => v.path).join('\n');
   // Those keys describe one denial (clients of the Go Zero CLI read a single one): what the sandbox
   // itself refused (a protected path, the network) before a cap of the run (output kept, timeout).
   const first = result.denials.find((d) => d.capability.kind !== 'resource_limit') ?? result.denials[0];
@@ -316,6 +318,7 @@ export async function runStreamSession(options: SessionOptions): Promise<number>
   const exitCode = result.protectedPathViolations.length > 0 && result.exitCode === 0 && !result.timedOut ? STREAM_EXIT.failure : buildExitCode(result);
   // runSandboxed already put the shell-style exec failure line ("NAME: command not found") on stderr.
   let stderr = result.stderr;
+  for (const { path, reason } of result.interruptedRunRepairs ?? []) stderr += `zero-sandbox: ${interruptedRunNotice(path, reason)}\n`;
   for (const path of result.protectedPathViolations) stderr += `zero-sandbox: sandbox blocked creation of protected workspace metadata path ${path} (removed)\n`;
   const out = buildStreamOutput(result.stdout, result.outputBytes.stdout, max);
   const err = buildStreamOutput(stderr, result.outputBytes.stderr + (Buffer.byteLength(stderr) - Buffer.byteLength(result.stderr)), max);

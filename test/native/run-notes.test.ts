@@ -13,7 +13,7 @@ import * as assert from 'uvu/assert';
 import { test as uvuTest } from 'uvu';
 
 import { REPO_ROOT } from '../helpers/cli.js';
-import { chooseNotesDir, openNotingWindow, type SharedNotes } from '../../lib/sandbox/run-notes.js';
+import { chooseNotesDir, claimMissedChecks, openNotingWindow, type SharedNotes } from '../../lib/sandbox/run-notes.js';
 
 // POSIX directory semantics and /proc: Linux only (the only backend that shares its notes).
 const test = process.platform === 'linux' ? uvuTest : uvuTest.skip;
@@ -33,6 +33,8 @@ w.take([root]);
 const p = w.publish({ since: w.since, roots: [root], gitRoots: [root], configs: new Map([[root + '/.git/config', { bytes: Buffer.from(tag), state: 'file:' + tag }]]), watched: new Map(), ownEntries: [] });
 console.log('published');
 process.stdin.setEncoding('utf8').on('data', (line) => {
+  const started = /started (\\d+)/.exec(line);
+  if (started !== null) { p.started(Number(started[1])); console.log('recorded'); }
   if (line.includes('end')) { p.end(); console.log('ended'); }
   if (line.includes('exit')) process.exit(0);
 });`;
@@ -45,9 +47,10 @@ process.stdin.setEncoding('utf8').on('data', (line) => {
     assert.ok(this.#out.includes(word), `the other process said ${word}`);
   }
 
-  async tell(word: 'end' | 'exit'): Promise<void> {
+  async tell(word: 'end' | 'exit' | `started ${number}`): Promise<void> {
     this.child.stdin.write(`${word}\n`);
     if (word === 'end') await this.said('ended');
+    else if (word.startsWith('started')) await this.said('recorded');
     else await new Promise((resolve) => this.child.once('exit', resolve));
   }
 
@@ -114,7 +117,7 @@ test('a run ended before the noting began is not taken; one that ended during it
   }
 }));
 
-test('the notes of a process that died are never taken, and are removed', withDir(async (dir, base) => {
+test('the notes of a process that died are never taken: they are a missed check, claimed once, then ended', withDir(async (dir, base) => {
   const ws = join(base, 'ws');
   const crashed = new OtherRun(dir, ws, 'crashed');
   await crashed.said('published');
@@ -123,7 +126,37 @@ test('the notes of a process that died are never taken, and are removed', withDi
   const window = openNotingWindow(dir);
   assert.equal(window.take([ws]), []);
   window.abandon();
-  assert.equal(readdirSync(dir), []);
+  assert.equal(claimMissedChecks([join(base, 'other')], dir, 0), [], 'a run of other roots does not claim it');
+  const claimed = claimMissedChecks([ws], dir, 0);
+  assert.equal(tags(claimed.map((c) => c.notes)), ['crashed']);
+  assert.equal(claimMissedChecks([ws], dir, 0), [], 'claimed once');
+  assert.ok(readdirSync(dir).every((name) => name.startsWith('k.')), 'held by the claim');
+  claimed[0]?.done();
+  assert.ok(readdirSync(dir).every((name) => name.startsWith('e.')), 'ended as its own check would have');
+}));
+
+test('a dead process\'s run whose sandbox is still there counts as in flight until the sandbox is gone', withDir(async (dir, base) => {
+  const ws = join(base, 'ws');
+  const crashed = new OtherRun(dir, ws, 'crashed');
+  // Stands for the sandbox's pid 1, left behind by its supervisor.
+  const sandbox = spawn('sleep', ['60'], { stdio: 'ignore' });
+  try {
+    await crashed.said('published');
+    await crashed.tell(`started ${sandbox.pid as number}`);
+    await crashed.kill();
+    assert.equal(claimMissedChecks([ws], dir, 0), [], 'not checked while its sandbox is there');
+    const window = openNotingWindow(dir);
+    assert.equal(tags(window.take([ws])), ['crashed'], 'taken as a run in flight');
+    window.abandon();
+  } finally {
+    const gone = new Promise((resolve) => sandbox.once('exit', resolve));
+    sandbox.kill('SIGKILL');
+    await gone;
+  }
+  const claimed = claimMissedChecks([ws], dir, 0);
+  assert.equal(tags(claimed.map((c) => c.notes)), ['crashed'], 'checked once it is gone');
+  claimed[0]?.done();
+  assert.equal(readdirSync(dir).filter((name) => name.startsWith('s.')), [], 'the sandbox record goes with it');
 }));
 
 test('a run publishes its notes once it has taken the others\', and withdraws them', withDir(async (dir, base) => {

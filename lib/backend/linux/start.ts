@@ -289,6 +289,8 @@ function beginLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) =
       if (warmed === null) pids = undefined;
     }
     const finish = (native: NativeSpawned, prewarmed: boolean): OsProcess => {
+      // A later run waits for this sandbox to be gone before it runs a check this process missed.
+      guarded.started(native.pid);
       const limitsNotEnforced = context.isRoot && !byCgroup && pidMax === undefined ? ['processes'] : [];
       // Warming the next sandbox waits until this call has returned its process.
       if (key !== undefined) {
