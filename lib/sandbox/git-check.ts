@@ -11,7 +11,7 @@ import { basename, dirname, join, resolve, sep } from 'node:path';
 
 import { isWithin } from '../path-within.js';
 import { fromBytes, inspect, listDir, Lookahead, readSmall, removeEntry, replaceFile, scanRepositories, type EntryKind } from './beneath.js';
-import { riskyConfigChange, unsafeConfigKeys } from './git-config.js';
+import { riskyConfigChange, riskyEntriesAdded, unsafeConfigKeys } from './git-config.js';
 import { MAX_CONFIG_BYTES, MAX_GIT_DIRS, MAX_LISTED, MAX_SCANNED_DIRS, gitFileTarget, isGitDirLike, readGitlinks, readPointer, ScannedRoots, type GitGuard } from './git-guard.js';
 
 /** One thing a command left that would have made host git run code; it has been removed. */
@@ -67,6 +67,14 @@ class Checker {
     this.violations.push({ path: fromBytes(path), reason: removed ? reason : `${reason}; it could not be removed` });
   }
 
+  /** A late check of a changed config: keep it (nothing was added), remove it, or put it back (undefined). */
+  #late(before: string, now: string): 'keep' | 'remove' | undefined {
+    const added = riskyEntriesAdded(before, now);
+    if (added !== undefined && added.length === 0) return 'keep';
+    const removed = riskyEntriesAdded(now, before);
+    return removed === undefined || removed.length > 0 ? 'remove' : undefined;
+  }
+
   /** The first symlink on `path` below its write root, if any. */
   #linkOnPath(path: string): string | undefined {
     const root = this.guard.roots.filter((r) => isWithin(r, path)).sort((a, b) => b.length - a.length)[0];
@@ -99,13 +107,18 @@ class Checker {
       const text = info.kind === 'file' ? readSmall(path, MAX_CONFIG_BYTES)?.toString('latin1') : undefined;
       const changed = text === undefined ? ['<not a readable regular file>'] : riskyConfigChange(before.bytes?.toString('latin1'), text);
       if (changed.length === 0) continue;
+      // A killed run's check runs later: the user may have changed the config since. Only what was
+      // added can be the command's, and what was taken out since must not be put back.
+      const late = this.guard.missedCheck === true && text !== undefined && before.bytes !== undefined ? this.#late(before.bytes.toString('latin1'), text) : undefined;
+      if (late === 'keep') continue;
       const keys = changed.slice(0, 8).map(fromBytes).join(', ');
       const why = `a git config change that could make host git run programs or read other files (${keys}); make that change outside the sandbox`;
       if (before.bytes === undefined) {
         this.remove(path, `${why}; the new config was removed`);
         continue;
       }
-      if (this.#inRoots(path) && replaceFile(path, before.bytes)) this.violations.push({ path: fromBytes(path), reason: `${why}; the config is as it was before the run` });
+      if (late === 'remove') this.remove(path, `${why}; the config from before the killed run would put back program-running entries removed since, so it was removed`);
+      else if (this.#inRoots(path) && replaceFile(path, before.bytes)) this.violations.push({ path: fromBytes(path), reason: `${why}; the config is as it was before the run` });
       else this.remove(path, `${why}; it could not be restored, so it was removed`);
     }
   }

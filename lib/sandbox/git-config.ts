@@ -203,6 +203,20 @@ export function configName(e: ConfigEntry): string {
  * that differ (empty when the change is data only). A config that was or is unparseable: any
  * change counts.
  */
+/**
+ * The program-running entries (`name=value`) of config text `b` that `a` does not have; undefined
+ * when either cannot be read strictly. For a check whose "before" is old (a killed run's), where
+ * only what was added may be the command's.
+ */
+export function riskyEntriesAdded(a: string | undefined, b: string): string[] | undefined {
+  const now = parseGitConfig(b);
+  const was = a === undefined ? [] : parseGitConfig(a);
+  if (now === undefined || was === undefined) return undefined;
+  const risky = (entries: ConfigEntry[]) => entries.filter((e) => !isSafeConfigEntry(e) || configName(e) === 'core.worktree').map((e) => `${configName(e)}=${e.value ?? ''}`);
+  const had = risky(was);
+  return risky(now).filter((entry) => !had.includes(entry));
+}
+
 export function riskyConfigChange(before: string | undefined, after: string): string[] {
   if (before === after) return [];
   const now = parseGitConfig(after);

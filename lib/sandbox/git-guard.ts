@@ -65,6 +65,8 @@ export interface GitGuard {
   scanRoots: string[];
   /** Directories whose `.git` was absent: one created there is a new repository host git enters. */
   noGit: string[];
+  /** Set when the check runs for a run whose process was killed (missed-checks.ts): its notes may be old. */
+  missedCheck?: boolean;
   /** Set when a limit was reached or the look failed: something may be unguarded, so the run is refused. */
   truncated: boolean;
   /** The first place a limit was reached (for the refusal). */

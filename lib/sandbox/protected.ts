@@ -238,7 +238,7 @@ export function finishInterruptedRuns(roots?: readonly string[]): InterruptedRun
       const reason = 'an earlier run of this write root was killed before its after-run check, and its notes do not hold that check (another version of zero-sandbox wrote them): look at its git configs and hooks yourself';
       out.push(...interruptedRun.map((path) => ({ path, reason, interruptedRun })));
     } else {
-      for (const v of checkProtectedPaths({ git: guard.git, ownEntries: guard.ownEntries, tools: guard.tools, since: guard.since })) out.push({ ...v, interruptedRun });
+      for (const v of checkProtectedPaths({ git: { ...guard.git, missedCheck: true }, ownEntries: guard.ownEntries, tools: guard.tools, since: guard.since })) out.push({ ...v, interruptedRun });
     }
     missed.done();
   }

@@ -17,20 +17,23 @@
 //   e.<t>.<id>  the notes of a run whose check ended at t, renamed from r.; removed by the next
 //               run that ends its noting once no n. older than t is left;
 //   s.<id>      the host pid and start time of the run's sandbox (its pid 1), once it started;
-//   k.<c>.<id>  the notes of a run whose process died before its check, claimed by process c
-//               (pid-start) to run that check (claimMissedChecks, missed-checks.ts), renamed
-//               from r.; then renamed to e. as the run's own check would have done.
+//   c.<id>      Linux: the same notes as r., removed after the run's check: left by a run whose
+//               process died, it is a check that was missed (zero-sandbox versions that do not
+//               know this name leave it alone, though they remove a dead owner's r.);
+//   k.<c>.<id>  a missed check claimed by process c (pid-start) to run it (claimMissedChecks,
+//               missed-checks.ts), renamed from c.; then renamed to e. as the run's own check
+//               would have done.
 // A run that notes takes, at the end of its noting, the r. of every other live run and every e.
 // that ended after its own n. was made: a run whose check ended before then could not have
 // changed anything this run saw.
 // Stale entries (owner gone: pid plus start time, as the runtime leases) are never taken: a
 // crashed run's notes would otherwise put an old config back over one changed since. On Linux a
-// dead owner's r. is a check that was missed: what its command planted is still there. It is left
+// dead owner's c. is a check that was missed: what its command planted is still there. It is left
 // for claimMissedChecks, which hands it to a later run once that run's sandbox is gone (the
 // sandbox's pid 1 dies with the process that cloned it, PR_SET_PDEATHSIG, and a PID namespace's
 // pid 1 finishes exiting only after every other process of it is gone); while that sandbox is
-// still there, the run counts as in flight. Elsewhere the command may outlive its supervisor, so
-// nothing can tell when it is gone: a dead owner's notes are removed as before.
+// still there, the run's r. counts as in flight. Elsewhere the command may outlive its
+// supervisor, so nothing can tell when it is gone: a dead owner's notes are removed as before.
 import { closeSync, constants, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -70,7 +73,7 @@ function selfId(): string {
 
 /** What a name in the directory is, with its run id and time. */
 interface Entry {
-  kind: 'n' | 'r' | 'e' | 'k' | 's';
+  kind: 'n' | 'r' | 'e' | 'k' | 's' | 'c';
   id: string;
   /** Monotonic ns for `n` and `e`. */
   at: bigint;
@@ -81,7 +84,7 @@ interface Entry {
 }
 
 const OWNED_ID = '((\\d+-\\d*)\\.[0-9a-f]+\\.\\d+)';
-const ENTRY = new RegExp(`^(?:([ne])\\.(\\d+)|([rs])|k\\.(\\d+-\\d*))\\.${OWNED_ID}$`);
+const ENTRY = new RegExp(`^(?:([ne])\\.(\\d+)|([rsc])|k\\.(\\d+-\\d*))\\.${OWNED_ID}$`);
 
 function parseEntry(name: string): Entry | undefined {
   const match = ENTRY.exec(name);
@@ -228,14 +231,19 @@ export function openNotingWindow(given?: string): NotingWindow {
     take: (roots) => takeNotes(dir, list(dir), start, `n.${start}.${id}`, roots),
     publish: (notes) => {
       const live = join(dir, `r.${id}`);
+      const check = join(dir, `c.${id}`);
       try {
-        writeFileSync(fd as number, encode(notes), 'utf8'); // to the end, past short writes
+        const text = encode(notes);
+        writeFileSync(fd as number, text, 'utf8'); // to the end, past short writes
         closeSync(fd as number);
         fd = undefined;
+        // process.platform: only Linux runs a missed check (see the header).
+        if (process.platform === 'linux') writeFileSync(check, text, { flag: 'wx', mode: 0o600 });
         renameSync(marker, live);
       } catch (error) {
         abandon();
         tryUnlink(marker);
+        tryUnlink(check);
         throw refuse((error as Error).message, dir, error);
       }
       let ended = false;
@@ -261,6 +269,7 @@ export function openNotingWindow(given?: string): NotingWindow {
           } catch {
             tryUnlink(live);
           }
+          tryUnlink(check);
           tryUnlink(sandbox);
         },
       };
@@ -296,7 +305,7 @@ export function claimMissedChecks(roots: readonly string[] | undefined, given?: 
     const entry = parseEntry(name);
     if (entry === undefined || entry.kind === 's') continue;
     ids.add(entry.id);
-    if (entry.kind !== 'r' && entry.kind !== 'k') continue;
+    if (entry.kind !== 'c' && entry.kind !== 'k') continue;
     if (isAlive(entry.kind === 'k' ? (entry.claimer as string) : entry.owner)) continue;
     const notes = readNotes(dir, name);
     if (notes === undefined) continue;
@@ -320,6 +329,7 @@ export function claimMissedChecks(roots: readonly string[] | undefined, given?: 
         } catch {
           tryUnlink(mine);
         }
+        tryUnlink(join(dir, `r.${entry.id}`));
         tryUnlink(join(dir, `s.${entry.id}`));
       },
     });
@@ -342,7 +352,7 @@ function takeNotes(dir: string, names: readonly string[], start: bigint, marker:
     if (entry === undefined || name === marker) continue;
     const mine = entry.id.startsWith(`${me}.`);
     if (entry.kind === 'e') tombstones.push({ name, at: entry.at });
-    if (entry.kind === 's') continue;
+    if (entry.kind === 's' || entry.kind === 'c') continue;
     if (entry.kind === 'n' && !mine && !isAlive(entry.owner)) {
       // A run whose process died before its sandbox could start: nothing to check, removed.
       tryUnlink(join(dir, name));
@@ -350,10 +360,9 @@ function takeNotes(dir: string, names: readonly string[], start: bigint, marker:
     }
     if (entry.kind === 'n') liveMarkers.push(entry.at);
     if ((entry.kind === 'r' || entry.kind === 'k') && !mine && !inFlight(dir, entry)) {
-      // Left by a run whose process died: never taken. On Linux its check was missed and is left
-      // for claimMissedChecks; elsewhere it is removed (see the header).
-      // process.platform: only Linux ties the sandbox's life to its supervisor's.
-      if (process.platform !== 'linux') tryUnlink(join(dir, name));
+      // Left by a run whose process died: never taken, and removed. Its missed check is its c.
+      // (Linux), or a claim of it whose claimer died: left for claimMissedChecks.
+      if (entry.kind === 'r') tryUnlink(join(dir, name));
       continue;
     }
     // This realm's own runs are its in-process notes (protected.ts).
