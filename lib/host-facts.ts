@@ -6,6 +6,10 @@ import { basename, dirname } from 'node:path';
 
 import { isCleanAbsolute as isClean } from './path-within.js';
 
+// process.platform: where the absence of a listed name is known to mean ENOENT (see noteListing).
+const LISTINGS_TELL_ABSENCE = process.platform === 'linux';
+const ASCII = /^[\x00-\x7f]*$/;
+
 /** A look-up that failed (other than "no such entry"): the error, thrown again on every ask. */
 class Failure {
   constructor(readonly error: unknown) {}
@@ -40,12 +44,34 @@ export class HostFacts {
   readonly #lstat = new Map<string, Remembered<Stats>>();
   readonly #stat = new Map<string, Remembered<Stats>>();
   readonly #realpath = new Map<string, Remembered<string>>();
+  /** Directories listed during this call: their names folded to ASCII lower case (see noteListing). */
+  readonly #listed = new Map<string, Set<string>>();
+
+  /**
+   * Records the names a listing of directory `dir` (a clean absolute path) gave during this call:
+   * a clean path directly in it whose name is not among them is then missing (no entry of that
+   * name exists; lstat would say ENOENT, or EACCES in a directory that cannot be searched) without
+   * a system call of its own. Linux only, and the names are compared case-insensitively: a
+   * case-folding directory (ext4 casefold, vfat) finds `.VSCode` under `.vscode`. A listing holding
+   * any name that is not ASCII tells nothing (Unicode folding could match a name such as `.curſor`),
+   * nor does a name asked for that is not ASCII. Used for the write roots, where every name a run
+   * checks for (.git, .claude, .vscode, ...) is usually absent.
+   */
+  noteListing(dir: string, names: Iterable<string>): void {
+    if (!LISTINGS_TELL_ABSENCE || !isClean(dir)) return;
+    const folded = new Set<string>();
+    for (const name of names) {
+      if (!ASCII.test(name)) return;
+      folded.add(name.toLowerCase());
+    }
+    this.#listed.set(dir, folded);
+  }
 
   /** `lstatSync(path, { throwIfNoEntry: false })`. */
   lstat(path: string): Stats | undefined {
     let found = this.#lstat.get(path);
     if (found === undefined) {
-      found = this.#missingParent(path) ? null : look(lstatSync, path);
+      found = this.#missingParent(path) || this.#unlisted(path) ? null : look(lstatSync, path);
       this.#lstat.set(path, found);
     }
     return recall(found);
@@ -112,6 +138,16 @@ export class HostFacts {
     const parent = dirname(path);
     if (parent === path) return false;
     return this.#lstat.get(parent) === null && isClean(path);
+  }
+
+  /** True when a listing of the parent taken during this call lacks the name (see noteListing). */
+  #unlisted(path: string): boolean {
+    if (this.#listed.size === 0) return false;
+    const parent = dirname(path);
+    const names = parent === path ? undefined : this.#listed.get(parent);
+    if (names === undefined || !isClean(path)) return false;
+    const name = basename(path);
+    return ASCII.test(name) && !names.has(name.toLowerCase());
   }
 }
 

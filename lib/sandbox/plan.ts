@@ -117,10 +117,14 @@ export const NESTED_REPO_SCAN_LIMIT = 512;
 export function nestedGitPaths(root: string, facts: HostFacts = new HostFacts()): string[] {
   let entries: import('node:fs').Dirent[];
   try {
-    entries = readdirSync(root, { withFileTypes: true }).slice(0, NESTED_REPO_SCAN_LIMIT);
+    entries = readdirSync(root, { withFileTypes: true });
   } catch {
     return [];
   }
+  // The whole listing answers this call's other looks at names directly in the root (the
+  // protected names and configs, mostly absent) without a system call each.
+  facts.noteListing(root, entries.map((entry) => entry.name));
+  entries = entries.slice(0, NESTED_REPO_SCAN_LIMIT);
   const out: string[] = [];
   // Entry names are plain: under a clean root, concatenation gives what join() would.
   const prefix = isCleanAbsolute(root) ? (root === sep ? sep : root + sep) : undefined;
@@ -387,7 +391,9 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
       // The managed caches (runtime-state.ts) are no one's workspace or repository: nothing there
       // is run as a git hook or read as .zero/.agents config, so they are not scanned for them.
       if (managed.has(root) && !userRoots.has(root)) return { root, readOnlySubpaths: [], protectedNames: [] };
-      const linked = [...linkedGitPaths(root, facts), ...nestedGitPaths(root, facts)].filter((path) => allRoots.holds(path));
+      // The nested scan lists the root first, so the look for its .git file needs no call.
+      const nested = nestedGitPaths(root, facts);
+      const linked = [...linkedGitPaths(root, facts), ...nested].filter((path) => allRoots.holds(path));
       return buildWritableRoot(root, [...new Set([...linked, ...own.filter((path) => isWithin(root, path))])]);
     }),
     readRoots,

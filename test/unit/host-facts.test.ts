@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // HostFacts answers exactly as node:fs does (values, missing, errors) for every kind of path,
 // looks each path up once, and never outlives the call it was made for.
-import { lstatSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -70,6 +70,51 @@ test('a path is looked up once per facts; new facts look again', () => {
     mkdirSync(path);
     assert.is(facts.lstat(path), undefined, 'within one call the first answer stands');
     assert.ok(new HostFacts().lstat(path)?.isDirectory(), 'the next call sees the new directory');
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test('with the listings of its directories noted, every answer still equals the node:fs one', () => {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), 'zs-host-facts-')));
+  try {
+    const paths = buildTree(base);
+    const facts = new HostFacts();
+    for (const dir of [base, join(base, 'dir'), join(base, 'dir', 'sub')]) facts.noteListing(dir, readdirSync(dir));
+    for (const path of paths) {
+      assert.equal(outcome(() => facts.lstat(path)), outcome(() => lstatSync(path, { throwIfNoEntry: false })), `lstat ${path}`);
+      assert.equal(outcome(() => facts.stat(path)), outcome(() => statSync(path, { throwIfNoEntry: false })), `stat ${path}`);
+      assert.equal(outcome(() => facts.realpath(path)), outcome(() => realpathSync(path)), `realpath ${path}`);
+    }
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
+// The listing stands for this call as the answers do: a name it lacks is missing with no look-up
+// (shown here by a file made after the listing), on Linux, where that is what ENOENT means.
+test('a name a noted listing lacks is missing without a look; a case-folded match or a non-ASCII listing looks', () => {
+  const base = realpathSync(mkdtempSync(join(tmpdir(), 'zs-host-facts-')));
+  const listedAbsent = process.platform === 'linux';
+  try {
+    for (const [listing, name, absent] of [
+      [['a'], '.vscode', listedAbsent],
+      [['.VSCode'], '.vscode', false],
+      [['caf\u00e9'], '.claude', false],
+      [['a'], 'caf\u00e9', false],
+    ] as Array<[string[], string, boolean]>) {
+      const dir = mkdtempSync(join(base, 'd-'));
+      const facts = new HostFacts();
+      facts.noteListing(dir, listing);
+      writeFileSync(join(dir, name), 'made after the listing');
+      const st = facts.lstat(join(dir, name));
+      assert.is(st === undefined, absent, `${name} with listing ${JSON.stringify(listing)}`);
+    }
+    const dir = mkdtempSync(join(base, 'd-'));
+    writeFileSync(join(dir, 'kept'), 'x');
+    const facts = new HostFacts();
+    facts.noteListing(dir, readdirSync(dir));
+    assert.ok(facts.lstat(join(dir, 'kept'))?.isFile(), 'a listed name is looked up');
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
