@@ -54,7 +54,40 @@ export const AGENT_TOOL_CONFIG_FILES: readonly string[] = [
   '.aider.conf.yml',
 ];
 
-/** AGENT_TOOL_CONFIG_FILES in a write root, as paths of this OS. */
+/**
+ * Directories (relative to a write root) whose whole content a coding agent loads and runs: Gemini
+ * CLI's workspace extensions (`<name>/gemini-extension.json` names MCP server commands, started at
+ * each session, and the extension's own files are what they run). Under the same rule as
+ * AGENT_TOOL_CONFIG_FILES: read-only when they exist, removed when the command created one.
+ */
+export const AGENT_TOOL_CONFIG_DIRS: readonly string[] = ['.gemini/extensions'];
+
+/** AGENT_TOOL_CONFIG_FILES and AGENT_TOOL_CONFIG_DIRS in a write root, as paths of this OS. */
 export function agentToolConfigPaths(root: string): string[] {
-  return AGENT_TOOL_CONFIG_FILES.map((file) => join(root, ...file.split('/')));
+  return [...AGENT_TOOL_CONFIG_FILES, ...AGENT_TOOL_CONFIG_DIRS].map((file) => join(root, ...file.split('/')));
+}
+
+/**
+ * How the repository scan (which walks every directory of the workspace anyway) finds the same
+ * configs below the top of a write root: an editor or agent opened on `packages/app` reads
+ * `packages/app/.vscode/tasks.json` as it reads the workspace's own, and a VS Code workspace file
+ * (`*.code-workspace`, anywhere) carries `tasks` and `settings` that run the same way. The scan
+ * reports the entries so named (the first component of each protected path, and workspace files);
+ * the guard then notes the protected paths below each (tool-configs.ts).
+ *
+ * Not reported below a `node_modules` directory: package managers write there what packages ship
+ * (many publish their `.vscode/`), and nobody opens an editor or agent on a dependency's folder
+ * without choosing to.
+ */
+export const NESTED_CONFIG_SCAN = {
+  names: [...new Set([...AGENT_TOOL_CONFIG_FILES, ...AGENT_TOOL_CONFIG_DIRS].map((file) => file.split('/')[0] as string))],
+  suffixes: ['.code-workspace'],
+  skip: ['node_modules'],
+  /** Entries reported per scan, at most: beyond it the run is refused (the check could not cover them). */
+  max: 4096,
+} as const;
+
+/** Whether a name the scan reported is a VS Code workspace file (a protected file itself). */
+export function isWorkspaceFile(name: string): boolean {
+  return NESTED_CONFIG_SCAN.suffixes.some((suffix) => name.length > suffix.length && name.toLowerCase().endsWith(suffix));
 }

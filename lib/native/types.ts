@@ -120,13 +120,15 @@ export interface NativeBinding {
   /** A directory at rel (an existing one will do), or a symlink to `linkTarget` (nothing may exist there). */
   fsMake?(root: string, rel: string, mode: number, linkTarget?: string): { ok: boolean; errno: number } | null;
   /** Every repository under root: directories with a `.git`, and git dirs themselves (bare). */
-  fsScanGit?(root: string, rel: '', maxDirs: number, maxRepos: number): NativeGitScan | { kind: string; errno: number } | null;
+  fsScanGit?(root: string, rel: '', maxDirs: number, maxRepos: number, names?: readonly string[], suffixes?: readonly string[], skip?: readonly string[], maxNamed?: number): NativeGitScan | { kind: string; errno: number } | null;
 }
 
 /** What fsScanGit found; paths are absolute byte strings. */
 export interface NativeGitScan {
   worktrees: string[];
   gitDirs: string[];
+  /** Entries named as asked (names, suffixes), below no directory named in skip. */
+  named?: string[];
   dirs: number;
   truncated: boolean;
   errno: number;

@@ -152,9 +152,25 @@ export interface RepositoryScan {
   worktrees: string[];
   /** Directories that are git dirs themselves (HEAD, objects, refs of any kind): bare repositories. */
   gitDirs: string[];
+  /** Entries (of any kind) named as `ScanNames` asks: absolute byte strings. */
+  named: string[];
   /** A limit was reached or the root could not be read: the answer is incomplete. */
   incomplete: boolean;
 }
+
+/**
+ * Entries the scan reports besides repositories, found in the same walk: named one of `names` or
+ * ending in one of `suffixes` (case-folded where the file system folds case: macOS, Windows),
+ * except in directories below one named in `skip`. At most `max`, else the scan is incomplete.
+ */
+export interface ScanNames {
+  names: readonly string[];
+  suffixes: readonly string[];
+  skip: readonly string[];
+  max: number;
+}
+
+const NO_NAMES: ScanNames = { names: [], suffixes: [], skip: [], max: 0 };
 
 /**
  * Every repository under `root` (byte strings), walked without following links; `.git`
@@ -163,16 +179,17 @@ export interface RepositoryScan {
  * repeated scan of a large tree costs about one stat per directory, or none for directories whose
  * inotify watch reported no change (Linux).
  */
-export function scanRepositories(root: string, maxDirs: number, maxRepos: number): RepositoryScan {
+export function scanRepositories(root: string, maxDirs: number, maxRepos: number, names: ScanNames = NO_NAMES): RepositoryScan {
   // A root that is missing or not a directory holds no repository.
   const kind = inspect(root).kind;
-  if (kind === 'missing' || kind === 'file' || kind === 'other') return { worktrees: [], gitDirs: [], incomplete: false };
+  if (kind === 'missing' || kind === 'file' || kind === 'other') return { worktrees: [], gitDirs: [], named: [], incomplete: false };
   const binding = native();
-  if (binding?.fsScanGit === undefined) return scanFallback(root, maxDirs, maxRepos);
-  const r = binding.fsScanGit(root, '', maxDirs, maxRepos);
-  if (r === null || !('worktrees' in r)) return { worktrees: [], gitDirs: [], incomplete: true };
+  if (binding?.fsScanGit === undefined) return scanFallback(root, maxDirs, maxRepos, names);
+  const r = binding.fsScanGit(root, '', maxDirs, maxRepos, names.names, names.suffixes, names.skip, names.max);
+  // An addon without the named entries cannot answer for them: incomplete, when they are asked for.
+  if (r === null || !('worktrees' in r) || (r.named === undefined && names.max > 0)) return { worktrees: [], gitDirs: [], named: [], incomplete: true };
   const gone = r.errno === constants.errno.ENOENT || r.errno === constants.errno.ENOTDIR; // since the look above
-  return { worktrees: r.worktrees, gitDirs: r.gitDirs, incomplete: r.truncated || (r.errno !== 0 && !gone) };
+  return { worktrees: r.worktrees, gitDirs: r.gitDirs, named: r.named ?? [], incomplete: r.truncated || (r.errno !== 0 && !gone) };
 }
 
 // Platforms without the descriptor walk (Windows): the closest node:fs equivalents, never throwing.
@@ -242,16 +259,27 @@ function replaceFallback(path: string, data: Buffer, mode: number): boolean {
   }
 }
 
-function scanFallback(root: string, maxDirs: number, maxRepos: number): RepositoryScan {
-  const out: RepositoryScan = { worktrees: [], gitDirs: [], incomplete: false };
-  const stack = [root];
+/** Whether a listed name is one `names` asks for (suffixes match a longer name's end). */
+function isNamed(name: string, names: ScanNames): boolean {
+  if (names.names.some((wanted) => sameGitName(name, wanted, FOLD_CASE))) return true;
+  return names.suffixes.some((suffix) => name.length > suffix.length && sameGitName(name.slice(-suffix.length), suffix, FOLD_CASE));
+}
+
+function scanFallback(root: string, maxDirs: number, maxRepos: number, names: ScanNames): RepositoryScan {
+  const out: RepositoryScan = { worktrees: [], gitDirs: [], named: [], incomplete: false };
+  const stack: Array<[string, boolean]> = [[root, false]];
   let dirs = 0;
   while (stack.length > 0) {
-    const dir = stack.pop() as string;
+    const [dir, skip] = stack.pop() as [string, boolean];
     if (++dirs > maxDirs) return { ...out, incomplete: true };
     const entries = listFallback(dir, Number.MAX_SAFE_INTEGER);
     if (entries === undefined) continue; // unreadable or missing: host git cannot enter it either
     const kindOf = (wanted: string): EntryKind | undefined => entries.find(([name]) => sameGitName(name, wanted, FOLD_CASE))?.[1];
+    for (const [name] of skip ? [] : entries) {
+      if (sameGitName(name, '.git', FOLD_CASE) || !isNamed(name, names)) continue;
+      if (out.named.length >= names.max) return { ...out, incomplete: true };
+      out.named.push(join(dir, name));
+    }
     if (kindOf('.git') !== undefined) out.worktrees.push(dir);
     // As the addon: objects and refs of any kind make a git dir (git follows links there, and
     // on Windows does not test the execute bit); only real directories stop the walk.
@@ -259,7 +287,9 @@ function scanFallback(root: string, maxDirs: number, maxRepos: number): Reposito
     if (gitDir) out.gitDirs.push(dir);
     if (out.worktrees.length + out.gitDirs.length > maxRepos) return { ...out, incomplete: true };
     if (gitDir && kindOf('objects') === 'dir' && kindOf('refs') === 'dir') continue;
-    for (const [name, kind] of entries) if (kind === 'dir' && !sameGitName(name, '.git', FOLD_CASE)) stack.push(join(dir, name));
+    for (const [name, kind] of entries) {
+      if (kind === 'dir' && !sameGitName(name, '.git', FOLD_CASE)) stack.push([join(dir, name), skip || names.skip.some((s) => sameGitName(name, s, FOLD_CASE))]);
+    }
   }
   return out;
 }

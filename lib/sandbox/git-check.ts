@@ -13,6 +13,7 @@ import { isWithin } from '../path-within.js';
 import { fromBytes, inspect, listDir, Lookahead, readSmall, removeEntry, replaceFile, scanRepositories, type EntryKind } from './beneath.js';
 import { riskyConfigChange, riskyEntriesAdded, unsafeConfigKeys } from './git-config.js';
 import { MAX_CONFIG_BYTES, MAX_GIT_DIRS, MAX_LISTED, MAX_SCANNED_DIRS, gitFileTarget, isGitDirLike, readGitlinks, readPointer, ScannedRoots, type GitGuard } from './git-guard.js';
+import { NESTED_CONFIG_SCAN } from '../protected-names.js';
 
 /** One thing a command left that would have made host git run code; it has been removed. */
 export interface ProtectedPathViolation {
@@ -34,6 +35,8 @@ const NEW_HOOKS = 'new git hooks are never kept, host git would run them; instal
 
 class Checker {
   readonly violations: ProtectedPathViolation[] = [];
+  /** The agent and editor config entries the scan after the run found (see NESTED_CONFIG_SCAN). */
+  readonly named: string[] = [];
   readonly #checked = new Set<string>();
 
   /**
@@ -134,8 +137,9 @@ class Checker {
     const scanned = new ScannedRoots();
     for (const root of this.guard.scanRoots) {
       if (scanned.covers(root)) continue;
-      const scan = scanRepositories(root, MAX_SCANNED_DIRS, MAX_NEW_REPOS);
+      const scan = scanRepositories(root, MAX_SCANNED_DIRS, MAX_NEW_REPOS, NESTED_CONFIG_SCAN);
       scanned.add(root, scan.gitDirs);
+      this.named.push(...scan.named);
       for (const dir of scan.worktrees) {
         if (this.guard.worktrees.has(dir) || this.guard.noGit.includes(dir)) continue;
         const target = inspect(join(dir, '.git')).kind === 'file' ? gitFileTarget(dir) : undefined;
@@ -144,7 +148,7 @@ class Checker {
       }
       for (const gitDir of scan.gitDirs) if (!this.guard.gitDirs.has(gitDir)) this.newGitDir(gitDir, 0);
       if (scan.incomplete) {
-        this.violations.push({ path: fromBytes(root), reason: `more than ${MAX_NEW_REPOS} repositories or ${MAX_SCANNED_DIRS} directories to look at after the run: repositories beyond them were not checked; keep fewer repositories in the workspace` });
+        this.violations.push({ path: fromBytes(root), reason: `more than ${MAX_NEW_REPOS} repositories, ${MAX_SCANNED_DIRS} directories or ${NESTED_CONFIG_SCAN.max} agent or editor config entries to look at after the run: those beyond them were not checked; keep fewer in the workspace` });
       }
     }
   }
@@ -288,9 +292,10 @@ class Checker {
 
 /**
  * Checks and cleans up after a run: call only once every process of the sandbox is gone (a live
- * one could change what was checked). Returns what was removed, with the reason. Never throws.
+ * one could change what was checked). Returns what was removed, with the reason; the agent and
+ * editor config entries its scan found are added to `named` (for checkToolConfigs). Never throws.
  */
-export function checkGitAfterRun(guard: GitGuard): ProtectedPathViolation[] {
+export function checkGitAfterRun(guard: GitGuard, named?: string[]): ProtectedPathViolation[] {
   const c = new Checker(guard);
   try {
     c.watched();
@@ -312,5 +317,6 @@ export function checkGitAfterRun(guard: GitGuard): ProtectedPathViolation[] {
   } catch (error) {
     c.violations.push({ path: '', reason: `the protected-path check failed: ${error instanceof Error ? error.message : String(error)}` });
   }
+  named?.push(...c.named);
   return c.violations;
 }

@@ -21,6 +21,7 @@ import { isWithin } from '../path-within.js';
 import { fromBytes, inspect, listDir, Lookahead, readSmall, scanRepositories, toBytes, type EntryKind } from './beneath.js';
 import { parseGitConfig, type ConfigEntry } from './git-config.js';
 import { indexGitlinks } from './git-index.js';
+import { NESTED_CONFIG_SCAN } from '../protected-names.js';
 
 /** Git dirs (each with its worktrees, modules and gitlinks) looked at per run, at most. */
 export const MAX_GIT_DIRS = 256;
@@ -67,6 +68,8 @@ export interface GitGuard {
   noGit: string[];
   /** Set when the check runs for a run whose process was killed (missed-checks.ts): its notes may be old. */
   missedCheck?: boolean;
+  /** Agent and editor config entries the scan found below the top of the write roots and in workspace files (see NESTED_CONFIG_SCAN). */
+  named: string[];
   /** Set when a limit was reached or the look failed: something may be unguarded, so the run is refused. */
   truncated: boolean;
   /** The first place a limit was reached (for the refusal). */
@@ -129,7 +132,7 @@ class Discovery {
   readonly #configs = new Map<string, ConfigEntry[] | undefined>();
 
   constructor(roots: readonly string[], env: Env) {
-    this.guard = { readOnly: [], watched: new Map(), configs: new Map(), hookPaths: new Set(), roots: roots.map(toBytes), gitDirs: new Set(), worktrees: new Set(), indexStamps: new Map(), scanRoots: [], noGit: [], truncated: false };
+    this.guard = { readOnly: [], watched: new Map(), configs: new Map(), hookPaths: new Set(), roots: roots.map(toBytes), gitDirs: new Set(), worktrees: new Set(), indexStamps: new Map(), scanRoots: [], noGit: [], named: [], truncated: false };
     this.#home = toBytes(env.HOME ?? homedir());
     this.#rootSet = new Set(this.guard.roots);
   }
@@ -471,9 +474,10 @@ export function discoverGit(userRoots: readonly string[], roots: readonly string
       // reads its own config and hooks. Bare ones (a git dir without a worktree) too. A root
       // inside one already scanned was walked with it (outer roots come first): not again.
       if (scanned.covers(root)) continue;
-      const scan = scanRepositories(root, MAX_SCANNED_DIRS, MAX_GIT_DIRS);
-      if (scan.incomplete) d.truncate(root, `could not look at every directory (at most ${MAX_SCANNED_DIRS} directories and ${MAX_GIT_DIRS} repositories, none unreadable at the top)`);
+      const scan = scanRepositories(root, MAX_SCANNED_DIRS, MAX_GIT_DIRS, NESTED_CONFIG_SCAN);
+      if (scan.incomplete) d.truncate(root, `could not look at every directory (at most ${MAX_SCANNED_DIRS} directories, ${MAX_GIT_DIRS} repositories and ${NESTED_CONFIG_SCAN.max} agent or editor config entries, none unreadable at the top)`);
       scanned.add(root, scan.gitDirs);
+      d.guard.named.push(...scan.named);
       for (const dir of scan.worktrees) d.worktree(dir);
       for (const gitDir of scan.gitDirs) d.gitDir(gitDir, undefined);
     }

@@ -249,10 +249,10 @@ function guardNoted(plan: SandboxPlan, user: WritableRoot[], window: NotingWindo
   // A git dir the command creates itself is checked as new after the run (git init must work):
   // only paths whose directory exists now are watched as they are.
   // The agent and editor configs have a check of their own (tool-configs.ts), with its reasons.
-  const tools = new Set(user.flatMap((w) => agentToolConfigPaths(w.root)));
+  const toolPaths = new Set(user.flatMap((w) => agentToolConfigPaths(w.root)));
   // Each directory looked at once (a root's .git/hooks and .git/config share theirs), all of them
   // in one batch (a walk per root rather than per directory).
-  const ahead = new Lookahead(user.flatMap((w) => w.readOnlySubpaths.filter((path) => !tools.has(path)).map((path) => toBytes(dirname(path)))));
+  const ahead = new Lookahead(user.flatMap((w) => w.readOnlySubpaths.filter((path) => !toolPaths.has(path)).map((path) => toBytes(dirname(path)))));
   const kinds = new Map<string, string>();
   const isDir = (dir: string) => {
     let kind = kinds.get(dir);
@@ -261,16 +261,19 @@ function guardNoted(plan: SandboxPlan, user: WritableRoot[], window: NotingWindo
   };
   const named = user.flatMap((w) => [
     ...w.protectedNames.map((name) => join(w.root, name)),
-    ...w.readOnlySubpaths.filter((path) => !tools.has(path) && isDir(dirname(path))),
+    ...w.readOnlySubpaths.filter((path) => !toolPaths.has(path) && isDir(dirname(path))),
   ]);
   const git = discoverGit(user.map((w) => w.root), plan.writeRoots.map((w) => w.root), process.env, named);
   // Fail closed: a repository, hooks directory or config left unlooked-at would be unguarded.
   if (git.truncated) {
     throw new SandboxError('protected_path', `refusing to run: the git protections could not look at everything host git could run from (${git.truncatedAt ?? 'a limit was reached'}); run in a workspace with fewer repositories, or move the extra ones out of it`, { layer: 'git-guard', ...(git.truncatedAt ? { path: git.truncatedAt.replace(/: .*$/, '') } : {}) });
   }
+  const roots = user.map((w) => w.root);
+  // The agent and editor configs, those the scan found below the top of the roots included.
+  const tools = noteToolConfigs(roots, git.named);
   // Each path goes to the innermost write root holding it (the mount plan pins from there).
   const extra = new Map<string, string[]>();
-  for (const path of git.readOnly) {
+  for (const path of [...git.readOnly, ...tools.readOnly]) {
     const owner = plan.writeRoots.filter((w) => isWithin(w.root, path)).sort((a, b) => b.root.length - a.root.length)[0];
     if (owner !== undefined) extra.set(owner.root, [...(extra.get(owner.root) ?? []), path]);
   }
@@ -281,8 +284,7 @@ function guardNoted(plan: SandboxPlan, user: WritableRoot[], window: NotingWindo
     const kept = w.readOnlySubpaths.filter((path) => !git.configs.has(toBytes(path)));
     return more.length === 0 && kept.length === w.readOnlySubpaths.length ? w : { ...w, readOnlySubpaths: [...kept, ...more] };
   });
-  const roots = user.map((w) => w.root);
-  const guard: ProtectedPathGuard = { git, ownEntries: noteOwnEntries(roots, plan.workspace), tools: noteToolConfigs(roots), since: window?.since ?? process.hrtime.bigint() };
+  const guard: ProtectedPathGuard = { git, ownEntries: noteOwnEntries(roots, plan.workspace), tools, since: window?.since ?? process.hrtime.bigint() };
   takeNotesOfRunsInFlight(guard, roots, window?.take(roots) ?? []);
   return { plan: { ...plan, writeRoots }, guard };
 }
@@ -316,12 +318,14 @@ export function protectedExit(guard: ProtectedPathGuard, exitCode: number | null
 export function checkProtectedPaths(guard: ProtectedPathGuard): ProtectedPathViolation[] {
   // First what was done before the run for earlier, interrupted runs (`interruptedRun` tells them apart).
   const out: ProtectedPathViolation[] = [...(guard.interrupted ?? [])];
+  // The agent and editor config entries the git check's scan finds (the same walk).
+  const named: string[] = [];
   try {
-    out.push(...checkGitAfterRun(guard.git));
+    out.push(...checkGitAfterRun(guard.git, named));
   } catch (error) {
     out.push({ path: '', reason: `the protected-path check failed: ${error instanceof Error ? error.message : String(error)}` });
   }
   out.push(...checkOwnEntries(guard.ownEntries));
-  out.push(...checkToolConfigs(guard.tools));
+  out.push(...checkToolConfigs(guard.tools, undefined, named));
   return out;
 }

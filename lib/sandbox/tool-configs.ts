@@ -8,10 +8,18 @@
 // process of the sandbox is gone, walking with directory descriptors and never following a link:
 // a file the command created there is removed, one it changed is put back byte for byte (removed
 // when that fails), and a link it put on the way is removed. Each is a protected-path violation.
+//
+// The same files below the top of a write root (`packages/app/.vscode/tasks.json`) and VS Code
+// workspace files (`*.code-workspace`) are found by the repository scan the git guard runs anyway
+// (NESTED_CONFIG_SCAN), before the run and after it. They stay writable during the run (a
+// read-only mount deep in a tree would make `rm -rf packages/app` fail): once the sandbox is gone,
+// one the command created is removed and one it changed is put back, as at the top; one it deleted
+// stays deleted (nothing runs from a missing file). Existing AGENT_TOOL_CONFIG_DIRS found so are
+// read-only during the run (their content is not compared afterwards).
 import { lstatSync, readlinkSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 
-import { AGENT_TOOL_CONFIG_FILES } from '../protected-names.js';
+import { AGENT_TOOL_CONFIG_DIRS, AGENT_TOOL_CONFIG_FILES, isWorkspaceFile, NESTED_CONFIG_SCAN } from '../protected-names.js';
 import { isWithin } from '../path-within.js';
 import { fromBytes, inspect, Lookahead, readSmall, removeEntry, replaceFile, toBytes, type EntryInfo } from './beneath.js';
 import type { ProtectedPathViolation } from './git-check.js';
@@ -20,6 +28,8 @@ import type { ProtectedPathViolation } from './git-check.js';
 const MAX_CONFIG_BYTES = 1 << 20;
 /** Links followed from a protected path to where it leads, at most. */
 const MAX_HOPS = 8;
+/** Every protected path relative to a write root, `/`-separated. */
+const PROTECTED = [...AGENT_TOOL_CONFIG_FILES, ...AGENT_TOOL_CONFIG_DIRS];
 
 /** One protected file as it was before the run; paths are byte strings (see beneath.ts). */
 export interface ToolConfigNote {
@@ -32,12 +42,16 @@ export interface ToolConfigNote {
   /** Content and permission bits, when it was a regular file small enough to note. */
   bytes?: Buffer;
   mode?: number;
+  /** Found by the scan (below the top of a write root, or a workspace file): writable during the run, and a deletion is kept. */
+  found?: boolean;
 }
 
 /** What one run noted, by path. */
 export interface ToolConfigGuard {
   roots: string[];
   notes: Map<string, ToolConfigNote>;
+  /** Existing AGENT_TOOL_CONFIG_DIRS below the top of a write root: read-only during the run (plan paths, UTF-8). */
+  readOnly: string[];
 }
 
 /** The path of the first `n` components of a note, as a byte string. */
@@ -50,7 +64,23 @@ function stateOf(path: string, info: EntryInfo = inspect(path)): string {
 }
 
 /** The first component of every protected file: what a pass looks at in each root first. */
-const FIRST_COMPONENTS = [...new Set(AGENT_TOOL_CONFIG_FILES.map((file) => file.split('/')[0] as string))];
+const FIRST_COMPONENTS = NESTED_CONFIG_SCAN.names;
+
+/**
+ * The protected paths an entry the scan reported stands for, each with its write root (the
+ * innermost holding it) and its components below that root: the entry itself for a workspace
+ * file, else the protected paths that begin with its name (`.vscode` -> `.vscode/tasks.json`, ...).
+ */
+function pathsOfEntry(entry: string, roots: readonly string[]): Array<{ root: string; parts: string[] }> {
+  const root = roots.filter((r) => isWithin(r, entry) && r !== entry).sort((a, b) => b.length - a.length)[0];
+  if (root === undefined) return [];
+  const at = relative(root, entry).split(sep);
+  const name = basename(entry);
+  if (isWorkspaceFile(fromBytes(name))) return [{ root, parts: at }];
+  // The name as listed (a case-folding volume may hold `.VSCODE`), then the rest of each path.
+  const wanted = fromBytes(name).toLowerCase();
+  return PROTECTED.filter((file) => (file.split('/')[0] as string).toLowerCase() === wanted).map((file) => ({ root, parts: [...at, ...file.split('/').slice(1)] }));
+}
 
 /**
  * The state of the directories on the way, each looked at once per pass (several files share
@@ -139,19 +169,35 @@ function followLink(link: string, rest: string[], roots: readonly string[], note
  */
 const inFlight: ToolConfigGuard[] = [];
 
-/** Before a run: the state of every protected file in `roots` (the caller's write roots). */
-export function noteToolConfigs(roots: readonly string[]): ToolConfigGuard {
+/**
+ * Before a run: the state of every protected file in `roots` (the caller's write roots), and below
+ * each entry the repository scan reported (`named`, byte strings: see NESTED_CONFIG_SCAN).
+ */
+export function noteToolConfigs(roots: readonly string[], named: readonly string[] = []): ToolConfigGuard {
   const bytesRoots = [...new Set(roots.map(toBytes))];
   const notes = new Map<string, ToolConfigNote>();
   const dirs = new Dirs(bytesRoots);
   for (const root of bytesRoots) {
-    for (const file of AGENT_TOOL_CONFIG_FILES) noteFile(root, file.split('/'), bytesRoots, notes, dirs, 0);
+    for (const file of PROTECTED) noteFile(root, file.split('/'), bytesRoots, notes, dirs, 0);
+  }
+  const readOnly: string[] = [];
+  for (const entry of named) {
+    for (const { root, parts } of pathsOfEntry(entry, bytesRoots)) {
+      const path = prefix(root, parts, parts.length);
+      if (notes.has(path)) continue;
+      noteFile(root, parts, bytesRoots, notes, dirs, 0);
+      const note = notes.get(path);
+      if (note === undefined) continue;
+      note.found = true;
+      // A directory loaded whole (a Gemini extension): read-only, as at the top of a root.
+      if (note.states.length === parts.length && note.states[parts.length - 1] === 'dir' && toBytes(fromBytes(path)) === path) readOnly.push(fromBytes(path));
+    }
   }
   for (const [path] of notes) {
     const earlier = inFlight.find((run) => run.notes.has(path))?.notes.get(path);
     if (earlier !== undefined) notes.set(path, earlier);
   }
-  return { roots: bytesRoots, notes };
+  return { roots: bytesRoots, notes, readOnly };
 }
 
 /** Keeps a started run's notes among the runs in flight until the returned function is called. */
@@ -195,6 +241,7 @@ function checkNote(note: ToolConfigNote, dirs: Dirs): ProtectedPathViolation | u
   const now = stateOf(note.path, info);
   if (now === before) return undefined;
   if (info.kind === 'error') return { path: fromBytes(note.path), reason: why(note, 'made unreadable the way to', '; it could not be checked: look at it before a host tool loads it') };
+  if (info.kind === 'missing' && note.found === true) return undefined; // deleted: nothing left to run
   if (note.bytes !== undefined) {
     if (info.kind === 'file' && readSmall(note.path, MAX_CONFIG_BYTES)?.equals(note.bytes) === true) return undefined;
     if (replaceFile(note.path, note.bytes, note.mode)) return { path: fromBytes(note.path), reason: why(note, 'changed', '; it is as it was before the run') };
@@ -206,15 +253,42 @@ function checkNote(note: ToolConfigNote, dirs: Dirs): ProtectedPathViolation | u
 }
 
 /**
- * After a run, once every process of the sandbox is gone: removes or puts back what the command
- * created or changed among the protected files, says what and why, and ends the run's hold on its
- * notes. Never throws.
+ * The notes of the check: those taken before the run, and for each entry the scan after it found
+ * (`named`) a note of every protected path below it that was not noted: it was not there before
+ * the run (the scan before it would have reported it), so whatever is there now is the command's.
  */
-export function checkToolConfigs(guard: ToolConfigGuard, release?: () => void): ProtectedPathViolation[] {
+function notesToCheck(guard: ToolConfigGuard, named: readonly string[]): ToolConfigNote[] {
+  const out = [...guard.notes.values()];
+  const seen = new Set(guard.notes.keys());
+  for (const entry of named) {
+    for (const { root, parts } of pathsOfEntry(entry, guard.roots)) {
+      const path = prefix(root, parts, parts.length);
+      if (seen.has(path)) continue;
+      seen.add(path);
+      out.push({ path, root, parts, states: [], found: true });
+    }
+  }
+  return out;
+}
+
+/**
+ * After a run, once every process of the sandbox is gone: removes or puts back what the command
+ * created or changed among the protected files (`named`: the config entries the scan after the run
+ * found, see checkGitAfterRun), says what and why, and ends the run's hold on its notes. Never
+ * throws.
+ */
+export function checkToolConfigs(guard: ToolConfigGuard, release?: () => void, named: readonly string[] = []): ProtectedPathViolation[] {
   const out: ProtectedPathViolation[] = [];
   try {
     const dirs = new Dirs(guard.roots);
-    for (const note of guard.notes.values()) {
+    let notes: ToolConfigNote[];
+    try {
+      notes = notesToCheck(guard, named);
+    } catch (error) {
+      out.push({ path: '', reason: `the check of agent or editor configs found after the run failed: ${error instanceof Error ? error.message : String(error)}` });
+      notes = [...guard.notes.values()];
+    }
+    for (const note of notes) {
       try {
         const violation = checkNote(note, dirs);
         if (violation === undefined) continue;

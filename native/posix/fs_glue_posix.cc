@@ -179,20 +179,44 @@ Napi::Array ToArray(Napi::Env env, const std::vector<std::string>& items) {
   return out;
 }
 
-// fsScanGit(root, '', maxDirs, maxRepos): every repository under root (see git_scan.h).
+// A JS array of byte strings (absent: empty); false when it is something else.
+bool BytesArray(const Napi::CallbackInfo& info, size_t index, std::vector<std::string>* out) {
+  if (info.Length() <= index || info[index].IsUndefined()) return true;
+  if (!info[index].IsArray()) return false;
+  Napi::Array items = info[index].As<Napi::Array>();
+  for (uint32_t i = 0; i < items.Length(); ++i) {
+    std::string item;
+    if (!Bytes(items.Get(i), &item)) return false;
+    out->push_back(std::move(item));
+  }
+  return true;
+}
+
+// fsScanGit(root, '', maxDirs, maxRepos[, names, suffixes, skip, maxNamed]): every repository
+// under root, and the entries so named (see git_scan.h).
 Napi::Value FsScanGitBody(const Napi::CallbackInfo& info, const std::string& root,
                           const std::string& /*rel*/) {
   Napi::Env env = info.Env();
-  double max_dirs =
-      info.Length() > 2 && info[2].IsNumber() ? info[2].As<Napi::Number>().DoubleValue() : 0;
-  double max_repos =
-      info.Length() > 3 && info[3].IsNumber() ? info[3].As<Napi::Number>().DoubleValue() : 0;
-  if (max_dirs < 0 || max_repos < 0) max_dirs = max_repos = 0;
-  git_scan::Result r =
-      git_scan::Scan(root, static_cast<uint64_t>(max_dirs), static_cast<uint64_t>(max_repos));
+  auto number = [&](size_t i) {
+    return info.Length() > i && info[i].IsNumber() ? info[i].As<Napi::Number>().DoubleValue() : 0;
+  };
+  double max_dirs = number(2), max_repos = number(3), max_named = number(7);
+  if (max_dirs < 0 || max_repos < 0 || max_named < 0) max_dirs = max_repos = max_named = 0;
+  git_scan::Wanted wanted;
+  wanted.max = static_cast<uint64_t>(max_named);
+  if (!BytesArray(info, 4, &wanted.exact) || !BytesArray(info, 5, &wanted.suffixes) ||
+      !BytesArray(info, 6, &wanted.skip)) {
+    Napi::Object bad = Napi::Object::New(env);
+    bad.Set("kind", "e");
+    bad.Set("errno", Napi::Number::New(env, 22));
+    return bad;
+  }
+  git_scan::Result r = git_scan::Scan(root, static_cast<uint64_t>(max_dirs),
+                                      static_cast<uint64_t>(max_repos), wanted);
   Napi::Object out = Napi::Object::New(env);
   out.Set("worktrees", ToArray(env, r.worktrees));
   out.Set("gitDirs", ToArray(env, r.git_dirs));
+  out.Set("named", ToArray(env, r.named));
   out.Set("dirs", Napi::Number::New(env, static_cast<double>(r.dirs)));
   out.Set("truncated", r.truncated);
   out.Set("errno", Napi::Number::New(env, r.err));

@@ -51,6 +51,8 @@ struct Listing {
   Stamp stamp;
   // Shared with the memory: a remembered listing is walked without copying its names.
   Names subdirs = std::make_shared<const std::vector<std::string>>();
+  // Its entries the caller asked for (Wanted): usually none, so usually not allocated.
+  Names named;
   bool has_git = false;
   // HEAD, and objects/ and refs/ as real directories: a git dir, whose insides the caller guards.
   bool is_git_dir = false;
@@ -127,6 +129,34 @@ bool NameIs(const char* name, const char* wanted) {
 #endif
 }
 
+// The Wanted of the last scan that asked for names: listings remember which entries matched it, so
+// a scan that asks for other names starts over (one that asks for none keeps them, unreported).
+Wanted& LastWanted() {
+  static auto* wanted = new Wanted();
+  return *wanted;
+}
+
+bool EndsWith(const char* name, const std::string& suffix) {
+  size_t len = strlen(name);
+  if (len <= suffix.size()) return false;
+  return NameIs(name + len - suffix.size(), suffix.c_str());
+}
+
+bool IsWanted(const char* name) {
+  const Wanted& wanted = LastWanted();
+  for (const std::string& exact : wanted.exact)
+    if (NameIs(name, exact.c_str())) return true;
+  for (const std::string& suffix : wanted.suffixes)
+    if (EndsWith(name, suffix)) return true;
+  return false;
+}
+
+bool IsSkipped(const std::string& name) {
+  for (const std::string& skip : LastWanted().skip)
+    if (NameIs(name.c_str(), skip.c_str())) return true;
+  return false;
+}
+
 bool IsDir(int dirfd, const char* name, unsigned char type) {
   if (type == DT_DIR) return true;
   if (type != DT_UNKNOWN) return false;
@@ -146,6 +176,7 @@ bool List(int fd, Listing* out) {
   bool head = false, objects = false, refs = false, objects_dir = false, refs_dir = false;
   bool ok = true;
   auto subdirs = std::make_shared<std::vector<std::string>>();
+  std::shared_ptr<std::vector<std::string>> named;
   for (;;) {
     errno = 0;
     struct dirent* entry = readdir(dir);
@@ -158,6 +189,10 @@ bool List(int fd, Listing* out) {
     if (NameIs(name, ".git")) {
       out->has_git = true;
       continue;
+    }
+    if (IsWanted(name)) {
+      if (named == nullptr) named = std::make_shared<std::vector<std::string>>();
+      named->emplace_back(name);
     }
     bool is_dir = IsDir(fd, name, entry->d_type);
     if (NameIs(name, "HEAD")) head = true;
@@ -173,6 +208,7 @@ bool List(int fd, Listing* out) {
   }
   closedir(dir);
   out->subdirs = std::move(subdirs);
+  out->named = std::move(named);
   out->is_git_dir = head && objects_dir && refs_dir;
   out->may_be_git_dir = head && objects && refs && !out->is_git_dir;
   return ok;
@@ -193,6 +229,8 @@ struct Frame {
   size_t next = 0;
   // Its listing is the remembered one, unchanged: each name in it still leads where it did.
   bool same = false;
+  // It or a directory above it (below the root) has a name the caller skips: no entry reported.
+  bool skip = false;
 };
 
 // Longest path looked up from an ancestor in one call (longer ones are opened step by step).
@@ -216,7 +254,11 @@ int OpenRelative(int base, const std::string& rel, int flags) {
 
 class Walker {
  public:
-  Walker(uint64_t max_dirs, uint64_t max_repos) : max_dirs_(max_dirs), max_repos_(max_repos) {}
+  Walker(uint64_t max_dirs, uint64_t max_repos, uint64_t max_named, bool report_named)
+      : max_dirs_(max_dirs),
+        max_repos_(max_repos),
+        max_named_(max_named),
+        report_named_(report_named) {}
   ~Walker() {
     for (Frame& f : stack_)
       if (f.fd >= 0) close(f.fd);
@@ -224,7 +266,7 @@ class Walker {
 
   void Run(int root_fd, const std::string& root) {
     TakeChanges();
-    Enter(root_fd, root, false);
+    Enter(root_fd, root, false, false);
     while (!stack_.empty() && !result.truncated) {
       Frame& top = stack_.back();
       if (top.next >= top.subdirs->size()) {
@@ -252,11 +294,12 @@ class Walker {
     std::string path = parent.path + "/" + name;
     std::string rel = parent.fd >= 0 ? name : parent.rel + "/" + name;
     int base = parent.fd >= 0 ? parent.fd : parent.base;
+    bool skip = parent.skip || IsSkipped(name);
     auto known = Memory().find(path);
     // Unchanged parent, and no event from the directory this name led to: no stat needed. A
     // directory moved, removed or replaced reports it itself or through its parent.
     if (known != Memory().end() && parent.same && known->second.fresh) {
-      if (Count()) Note(-1, base, std::move(rel), path, known->second, true);
+      if (Count()) Note(-1, base, std::move(rel), path, known->second, true, skip);
       return;
     }
     if (known != Memory().end()) known->second.fresh = false;
@@ -269,7 +312,7 @@ class Walker {
       } else if (known->second.stamp == StampOf(st)) {
         // Unchanged since the watch was taken: its events from now on are in the queue.
         known->second.fresh = known->second.wd >= 0;
-        if (Count()) Note(-1, base, std::move(rel), path, known->second, true);
+        if (Count()) Note(-1, base, std::move(rel), path, known->second, true, skip);
         return;
       }
     }
@@ -277,11 +320,11 @@ class Walker {
     int flags = readable ? kDirFlags : kLookFlags;
     int fd = rel == name ? openat(base, name.c_str(), flags) : OpenRelative(base, rel, flags);
     if (fd < 0) return;  // unreadable, gone, or a link now: host git cannot enter it there either
-    Enter(fd, path, readable);
+    Enter(fd, path, readable, skip);
   }
 
   // Takes `fd` (`readable`, or path-only): lists the directory unless its listing is remembered.
-  void Enter(int fd, const std::string& path, bool readable) {
+  void Enter(int fd, const std::string& path, bool readable, bool skip) {
     struct stat st;
     if (!Count() || fstat(fd, &st) != 0) {
       close(fd);
@@ -333,13 +376,22 @@ class Walker {
         Memory().erase(known);
       }
     }
-    Note(fd, fd, std::string(), path, listing, same);
+    Note(fd, fd, std::string(), path, listing, same, skip);
   }
 
   // Notes what the directory is and pushes it to be walked (takes `fd` when it is not -1).
   void Note(int fd, int base, std::string rel, const std::string& path, const Listing& listing,
-            bool same) {
+            bool same, bool skip) {
     if (listing.has_git) Found(&result.worktrees, path);
+    if (listing.named != nullptr && !skip && report_named_) {
+      for (const std::string& name : *listing.named) {
+        if (result.named.size() >= max_named_) {
+          result.truncated = true;
+          break;
+        }
+        result.named.push_back(path + "/" + name);
+      }
+    }
     if (listing.may_be_git_dir) Found(&result.git_dirs, path);
     if (listing.is_git_dir) Found(&result.git_dirs, path);
     bool leaf = listing.subdirs->empty();
@@ -348,7 +400,7 @@ class Walker {
       if (fd >= 0) close(fd);
       return;
     }
-    stack_.push_back(Frame{fd, base, std::move(rel), path, listing.subdirs, 0, same});
+    stack_.push_back(Frame{fd, base, std::move(rel), path, listing.subdirs, 0, same, skip});
   }
 
   void Found(std::vector<std::string>* list, const std::string& path) {
@@ -360,21 +412,28 @@ class Walker {
 
   uint64_t max_dirs_;
   uint64_t max_repos_;
+  uint64_t max_named_;
+  bool report_named_;
   std::vector<Frame> stack_;
 };
 
 }  // namespace
 
-Result Scan(const std::string& root, uint64_t max_dirs, uint64_t max_repos) {
+Result Scan(const std::string& root, uint64_t max_dirs, uint64_t max_repos, const Wanted& wanted) {
   // The memory and the watches are shared by every thread that loads the addon.
   static std::mutex* lock = new std::mutex();
   std::lock_guard<std::mutex> hold(*lock);
+  bool asks = !wanted.exact.empty() || !wanted.suffixes.empty();
+  if (asks && !(wanted == LastWanted())) {
+    Forget();
+    LastWanted() = wanted;
+  }
   Result failed;
   int walk_fd = fs_beneath::OpenDirectory(root, &failed.err);
   if (walk_fd < 0) return failed;
   std::string base = root;
   while (base.size() > 1 && base.back() == '/') base.pop_back();
-  Walker walker(max_dirs, max_repos);
+  Walker walker(max_dirs, max_repos, wanted.max, asks);
   walker.Run(walk_fd, base == "/" ? "" : base);
   return walker.result;
 }

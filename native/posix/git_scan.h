@@ -7,7 +7,9 @@
 // per directory: an unchanged directory is not opened, its subdirectories are looked up by path
 // from the nearest opened ancestor (see Frame in git_scan.cc). Where directories can be watched
 // (linux/dir_watch.h), one that reported no change since its stamp was checked, below a parent
-// whose listing is unchanged too, is not even stat'ed. No napi here (addon.cc).
+// whose listing is unchanged too, is not even stat'ed. The same walk reports the entries whose
+// names the caller asks for (agent and editor configs in subdirectories), at no extra look. No
+// napi here (addon.cc).
 #pragma once
 
 #include <cstdint>
@@ -22,15 +24,31 @@ struct Result {
   // accepts too); absolute byte strings.
   std::vector<std::string> worktrees;
   std::vector<std::string> git_dirs;
+  // Entries (of any kind) named as Wanted asks, below no directory it skips; absolute byte strings.
+  std::vector<std::string> named;
   uint64_t dirs = 0;
-  // A limit was reached (directories, depth or repositories): the answer is incomplete.
+  // A limit was reached (directories, depth, repositories or named entries): the answer is
+  // incomplete.
   bool truncated = false;
   int err = 0;
+};
+
+// Which entries the walk reports besides repositories: those named `exact`, or ending in one of
+// `suffixes`, in directories below none named in `skip` (whose entries are not reported; they
+// are still walked for repositories). Names compare as NameIs does (case-folded on macOS).
+struct Wanted {
+  std::vector<std::string> exact;
+  std::vector<std::string> suffixes;
+  std::vector<std::string> skip;
+  uint64_t max = 0;
+  bool operator==(const Wanted& o) const {
+    return exact == o.exact && suffixes == o.suffixes && skip == o.skip;
+  }
 };
 
 // Scans `root` (absolute, walked from "/" without following links). Not entered: `.git`
 // directories and git dirs whose objects/ and refs/ are real directories (the caller guards their
 // insides), links, unreadable directories (host git cannot enter them either).
-Result Scan(const std::string& root, uint64_t max_dirs, uint64_t max_repos);
+Result Scan(const std::string& root, uint64_t max_dirs, uint64_t max_repos, const Wanted& wanted);
 
 }  // namespace git_scan

@@ -9,6 +9,7 @@ import { test } from 'uvu';
 
 import { scanRepositories, toBytes } from '../../lib/sandbox/beneath.js';
 import { ScannedRoots, discoverGit } from '../../lib/sandbox/git-guard.js';
+import { NESTED_CONFIG_SCAN } from '../../lib/protected-names.js';
 import { makeTree } from '../helpers/sandbox.js';
 
 function bare(dir: string): void {
@@ -39,6 +40,52 @@ test('finds repositories at any depth and bare git dirs; links and git dirs are 
       gitDirs: [toBytes(join(t.ws, 'mirrors', 'x.git'))],
       incomplete: false,
     });
+  } finally {
+    t.cleanup();
+  }
+});
+
+function named(root: string, max: number = NESTED_CONFIG_SCAN.max) {
+  const r = scanRepositories(toBytes(root), 10_000, 100, { ...NESTED_CONFIG_SCAN, max });
+  return { named: [...r.named].sort(), incomplete: r.incomplete };
+}
+
+test('agent and editor config entries are reported at any depth (any kind, workspace files by suffix), none below node_modules, at most max', () => {
+  const t = makeTree();
+  try {
+    mkdirSync(join(t.ws, 'packages', 'app', '.vscode'), { recursive: true });
+    mkdirSync(join(t.ws, 'packages', 'lib', '.gemini', 'extensions'), { recursive: true });
+    writeFileSync(join(t.ws, 'packages', 'app', 'app.code-workspace'), '{}');
+    writeFileSync(join(t.ws, 'team.code-workspace'), '{}');
+    writeFileSync(join(t.ws, '.code-workspace'), '{}'); // the suffix alone is not a workspace file
+    symlinkSync(join(t.outside), join(t.ws, 'packages', 'lib', '.zed'));
+    writeFileSync(join(t.ws, 'packages', 'lib', '.mcp.json'), '{}');
+    mkdirSync(join(t.ws, 'node_modules', 'dep', '.vscode'), { recursive: true });
+    writeFileSync(join(t.ws, 'node_modules', 'dep', 'x.code-workspace'), '{}');
+    mkdirSync(join(t.ws, 'vendor', 'node_modules', 'deeper', 'pkg', '.claude'), { recursive: true });
+    bare(join(t.ws, 'repo', '.git'));
+    mkdirSync(join(t.ws, 'repo', '.git', '.vscode')); // inside a git dir: not walked
+    const want = ['packages/app/.vscode', 'packages/lib/.gemini', 'packages/app/app.code-workspace', 'team.code-workspace', 'packages/lib/.zed', 'packages/lib/.mcp.json'];
+    assert.equal(named(t.ws), { named: want.map((p) => toBytes(join(t.ws, ...p.split('/')))).sort(), incomplete: false });
+    assert.equal(named(t.ws).named.length, want.length, 'a repeated scan (remembered listings) reports the same');
+    assert.equal(named(t.ws, 5).incomplete, true, 'more than max: incomplete');
+    assert.equal(scanRepositories(toBytes(t.ws), 10_000, 100).named, [], 'a scan that asks for no names reports none');
+    assert.equal(named(t.ws).named.length, want.length, 'and leaves the remembered names in place');
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('a config entry created in a remembered directory is reported by the next scan', async () => {
+  const t = makeTree();
+  try {
+    mkdirSync(join(t.ws, 'packages', 'app', 'src'), { recursive: true });
+    await new Promise((resolve) => setTimeout(resolve, 2200));
+    assert.equal(named(t.ws).named, []);
+    assert.equal(named(t.ws).named, []);
+    mkdirSync(join(t.ws, 'packages', 'app', '.vscode'));
+    writeFileSync(join(t.ws, 'packages', 'app', 'src', 'a.code-workspace'), '{}');
+    assert.equal(named(t.ws).named, [join(t.ws, 'packages', 'app', '.vscode'), join(t.ws, 'packages', 'app', 'src', 'a.code-workspace')].map(toBytes));
   } finally {
     t.cleanup();
   }
