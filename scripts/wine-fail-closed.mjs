@@ -7,7 +7,7 @@
 // probe's verdict is refused by the native layer. A marker file proves nothing ran: a control run
 // of the same command outside the sandbox does create it, so the check can fail.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -44,7 +44,8 @@ async function expectRefusal(fn, what) {
 
 const { probe, runSandboxed, spawnSandboxed, SandboxError } = await lib('index.js');
 const { platformBackend } = await lib('sandbox/platform-backends.js');
-const { startSandboxed } = await lib('sandbox/process.js');
+const { startSandboxed, startSandboxedAsync } = await lib('sandbox/process.js');
+const { callNativeAsync } = await lib('native/load.js');
 const spawnOnPlatform = (cmd, options, deps) => startSandboxed(cmd, options, platformBackend(deps));
 const work = mkdtempSync(join(tmpdir(), 'zs-wine-'));
 const marker = join(work, 'ran.txt');
@@ -92,10 +93,47 @@ await check('spawnSandboxed refuses synchronously with sandbox_unavailable, and 
 
 await check('the native layer refuses too when the probe is bypassed (a forged available verdict)', async () => {
   const forged = () => ({ layers: { appcontainer: { available: true, measuredBy: 'forged by this check' } } });
-  const error = await expectRefusal(() => spawnOnPlatform(command, { workspace: work, cwd: work }, { platform: 'win32', probe: forged }), 'the native spawn');
+  const error = await expectRefusal(() => spawnOnPlatform(command, { workspace: work, cwd: work }, { platform: 'win32', probe: forged, aclJournalDir: join(work, 'journal-sync') }), 'the native spawn');
   expect(/CreateAppContainerProfile|AppContainer/.test(error.message), `message does not name the layer: ${error.message}`);
   await new Promise((resolve) => setTimeout(resolve, 500)); // a launched process would have written by now
   expect(!existsSync(marker), 'the command ran: its marker exists');
+});
+
+await check('the off-thread start refuses too when the probe is bypassed: the ACL step fails closed, nothing ran', async () => {
+  const forged = () => ({ layers: { appcontainer: { available: true, measuredBy: 'forged by this check' } } });
+  const aclJournalDir = join(work, 'journal');
+  const error = await expectRefusal(() => startSandboxedAsync(command, { workspace: work, cwd: work }, platformBackend({ platform: 'win32', probe: forged, aclJournalDir })), 'the off-thread start');
+  expect(/AppContainer/.test(error.message), `message does not name the layer: ${error.message}`);
+  // The record was written before any ACE could be added; the propagation marker is gone.
+  const names = readdirSync(aclJournalDir);
+  expect(names.length === 1 && /^zero-sandbox\.[0-9a-f]{32}\.json$/.test(names[0]), `journal holds ${names.join(', ')}`);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  expect(!existsSync(marker), 'the command ran: its marker exists');
+});
+
+// The ACL verb itself on real files, with an AppContainer SID given as text (Wine has no userenv to
+// derive one). Wine keeps no DACL on files (it maps them to Unix modes), so what is proven here is
+// the call path: no-follow open, WRITE_DAC, Get/SetSecurityInfo, skips, refusals, the promise.
+await check('windowsAcl applies and reverts on real files off the JavaScript thread, and refuses what it must', async () => {
+  const tree = join(work, 'acl-tree');
+  mkdirSync(join(tree, 'a', 'b'), { recursive: true });
+  const sid = 'S-1-15-2-1-2-3-4-5-6-7';
+  const acl = (request) => callNativeAsync((b) => b.windowsAcl({ container: 'zero-sandbox.test', kinds: [], paths: [], redo: false, ...request }));
+  const pending = callNativeAsync((b) => {
+    const p = b.windowsAcl({ op: 'apply', container: 'x', sid, kinds: ['allow-write', 'deny-write', 'deny-read?'], paths: [tree, join(tree, 'a', 'b'), join(tree, 'absent')], redo: false });
+    expect(typeof p?.then === 'function', 'windowsAcl did not return a promise');
+    return p;
+  });
+  await pending;
+  await acl({ op: 'apply', sid, kinds: ['allow-write'], paths: [tree], redo: true });
+  const reverted = await acl({ op: 'revert', sid, paths: [tree, join(tree, 'a', 'b'), join(tree, 'absent')] });
+  expect(typeof reverted.changed === 'number', `revert answered ${JSON.stringify(reverted)}`);
+  const missing = await expectRefusal(() => acl({ op: 'apply', sid, kinds: ['deny-read'], paths: [join(tree, 'absent')] }), 'a required missing path');
+  expect(missing.path === join(tree, 'absent'), `refusal names ${missing.path}`);
+  const everyone = await acl({ op: 'apply', sid: 'S-1-1-0', kinds: ['allow-write'], paths: [tree] }).catch((e) => e);
+  expect(everyone?.code === 'invalid_argument', `a non-AppContainer SID was not refused: ${everyone?.code}`);
+  await expectRefusal(() => acl({ op: 'revert', paths: [tree] }), 'deriving a SID without userenv');
+  await expectRefusal(() => acl({ op: 'delete-profile' }), 'deleting a profile without userenv');
 });
 
 rmSync(work, { recursive: true, force: true });

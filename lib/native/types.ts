@@ -96,6 +96,12 @@ export interface NativeBinding {
   activeCount(): number;
   /** The Landlock ABI the kernel offers (0 when absent), from one system call. */
   landlockAbi(): number;
+  /**
+   * Windows only: applies (`apply`) or strips (`revert`) a container's ACL plan, or deletes its
+   * profile (`delete-profile`), on the thread pool. The SID is derived from `container` unless
+   * `sid` (an AppContainer SID, S-1-15-2-...) is given. Resolves with the DACLs changed.
+   */
+  windowsAcl?(request: { op: 'apply' | 'revert' | 'delete-profile'; container: string; sid?: string; kinds: string[]; paths: string[]; redo: boolean }): Promise<{ changed: number }>;
   /** Calls `onHangup` once when the reader of `fd` has gone; false where that cannot be watched. */
   watchHangup(fd: number, onHangup: () => void): boolean;
   /**

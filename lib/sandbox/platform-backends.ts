@@ -16,7 +16,7 @@ import { checkSeatbeltProfile } from '../backend/macos/profile-check.js';
 import { macosStarter } from '../backend/macos/start.js';
 import { buildMacToolPath } from '../backend/macos/tool-path.js';
 import type { DarwinUserDirs } from '../backend/macos/user-dirs.js';
-import { windowsStarter } from '../backend/windows/start.js';
+import { windowsAsyncStarter, windowsStarter } from '../backend/windows/start.js';
 import { backendForPlatform, SUPPORTED_PLATFORMS } from '../backend/platform-table.js';
 import type { SandboxBackendName } from '../backend/types.js';
 import type { PreparedRun, SandboxBackend } from './contract.js';
@@ -36,6 +36,8 @@ export interface PlatformDeps {
   binding?: Pick<NativeBinding, 'spawn' | 'kill'>;
   /** Tests only: the listening address of stdio pipe `index` (default: a random named pipe). */
   pipeAddress?: (index: number) => string;
+  /** Windows: the ACL journal directory (default: zero-sandbox's state in the user cache dir). */
+  aclJournalDir?: string;
   /** Where private temp directories are created (default `os.tmpdir()`). */
   tmpRoot?: string;
   /** Tests only: where the managed runtime state goes instead of the user's cache dir (macOS). */
@@ -159,14 +161,17 @@ function preparePlatformRun(command: SandboxCommand, options: SandboxOptions, de
 
 /** The macOS or Windows backend for `deps.platform` (refuses on prepare elsewhere). */
 export function platformBackend(deps: PlatformDeps): SandboxBackend {
-  const start = deps.platform === 'win32'
-    ? windowsStarter({ ...(deps.binding === undefined ? {} : { binding: deps.binding }), ...(deps.pipeAddress === undefined ? {} : { pipeAddress: deps.pipeAddress }) })
-    : macosStarter({
-      ...(deps.sandboxExecPath === undefined ? {} : { sandboxExecPath: deps.sandboxExecPath }),
-      ...(deps.darwinUserDirs === undefined ? {} : { darwinUserDirs: deps.darwinUserDirs }),
-      ...(deps.logTool === undefined ? {} : { logTool: deps.logTool }),
-    });
-  return { prepare: (command, options) => preparePlatformRun(command, options, deps), start };
+  const prepare: SandboxBackend['prepare'] = (command, options) => preparePlatformRun(command, options, deps);
+  if (deps.platform === 'win32') {
+    const windowsDeps = { ...(deps.binding === undefined ? {} : { binding: deps.binding }), ...(deps.pipeAddress === undefined ? {} : { pipeAddress: deps.pipeAddress }), ...(deps.aclJournalDir === undefined ? {} : { aclJournalDir: deps.aclJournalDir }) };
+    return { prepare, start: windowsStarter(windowsDeps), startAsync: windowsAsyncStarter(windowsDeps) };
+  }
+  const start = macosStarter({
+    ...(deps.sandboxExecPath === undefined ? {} : { sandboxExecPath: deps.sandboxExecPath }),
+    ...(deps.darwinUserDirs === undefined ? {} : { darwinUserDirs: deps.darwinUserDirs }),
+    ...(deps.logTool === undefined ? {} : { logTool: deps.logTool }),
+  });
+  return { prepare, start };
 }
 
 /** The backend of the running `platform` with the production dependencies. */

@@ -89,6 +89,8 @@ struct WindowsSpec {
   // ACL plan entries: "allow-write|deny-write|deny-read" + path, applied before CreateProcess.
   std::vector<std::string> acl_kinds;
   std::vector<std::string> acl_paths;
+  // Set entries again even where present: a run may have stopped while they were propagating.
+  bool acl_redo = false;
   uint64_t job_memory_bytes = 0;   // 0: no limit
   uint32_t job_process_limit = 0;  // 0: no limit
 };

@@ -12,10 +12,12 @@ namespace {
 
 using CreateProfileFn = HRESULT(WINAPI*)(PCWSTR, PCWSTR, PCWSTR, PSID_AND_ATTRIBUTES, DWORD, PSID*);
 using DeriveSidFn = HRESULT(WINAPI*)(PCWSTR, PSID*);
+using DeleteProfileFn = HRESULT(WINAPI*)(PCWSTR);
 
 struct Userenv {
   CreateProfileFn create = nullptr;
   DeriveSidFn derive = nullptr;
+  DeleteProfileFn remove = nullptr;
 };
 
 // The AppContainer functions are looked up at run time instead of imported: a Windows without
@@ -42,7 +44,9 @@ status::Status LoadUserenv(Userenv* out) {
       reinterpret_cast<void*>(GetProcAddress(userenv, "CreateAppContainerProfile")));
   out->derive = reinterpret_cast<DeriveSidFn>(reinterpret_cast<void*>(
       GetProcAddress(userenv, "DeriveAppContainerSidFromAppContainerName")));
-  if (out->create == nullptr || out->derive == nullptr) {
+  out->remove = reinterpret_cast<DeleteProfileFn>(
+      reinterpret_cast<void*>(GetProcAddress(userenv, "DeleteAppContainerProfile")));
+  if (out->create == nullptr || out->derive == nullptr || out->remove == nullptr) {
     return win_error::Win32(
         "sandbox_unavailable", ERROR_PROC_NOT_FOUND, "GetProcAddress(CreateAppContainerProfile)",
         "this Windows has no AppContainer API (Windows 8 or later is required)", "appcontainer");
@@ -50,7 +54,47 @@ status::Status LoadUserenv(Userenv* out) {
   return status::Ok();
 }
 
+// Checks the profile name `call` takes and loads userenv's functions.
+status::Status Prepare(const std::wstring& name, const char* call, Userenv* out) {
+  if (name.empty() || name.size() > 64) {
+    return status::Fail("invalid_argument", 0, call, "container name must have 1 to 64 characters",
+                        "appcontainer");
+  }
+  return LoadUserenv(out);
+}
+
 }  // namespace
+
+status::Status DeriveSid(const std::wstring& name, PSID* out) {
+  *out = nullptr;
+  Userenv userenv;
+  status::Status loaded = Prepare(name, "DeriveAppContainerSidFromAppContainerName", &userenv);
+  if (!loaded.ok()) return loaded;
+  HRESULT hr = userenv.derive(name.c_str(), out);
+  if (FAILED(hr)) {
+    *out = nullptr;
+    return win_error::Hresult(
+        "sandbox_unavailable", hr,
+        "DeriveAppContainerSidFromAppContainerName(" + wide::ToUtf8(name) + ")", "",
+        "appcontainer");
+  }
+  return status::Ok();
+}
+
+status::Status DeleteProfile(const std::wstring& name) {
+  Userenv userenv;
+  status::Status loaded = Prepare(name, "DeleteAppContainerProfile", &userenv);
+  if (!loaded.ok()) return loaded;
+  // A profile already gone is success: the call is documented to succeed then too.
+  HRESULT hr = userenv.remove(name.c_str());
+  if (FAILED(hr) && hr != HRESULT_FROM_WIN32(ERROR_NOT_FOUND) &&
+      hr != HRESULT_FROM_WIN32(ERROR_FILE_NOT_FOUND)) {
+    return win_error::Hresult("sandbox_unavailable", hr,
+                              "DeleteAppContainerProfile(" + wide::ToUtf8(name) + ")", "",
+                              "appcontainer");
+  }
+  return status::Ok();
+}
 
 Identity::~Identity() {
   for (SID_AND_ATTRIBUTES& cap : capability_list_) LocalFree(cap.Sid);
@@ -58,12 +102,8 @@ Identity::~Identity() {
 }
 
 status::Status Identity::Open(const std::wstring& name, const std::wstring& display_name) {
-  if (name.empty() || name.size() > 64) {
-    return status::Fail("invalid_argument", 0, "CreateAppContainerProfile",
-                        "container name must have 1 to 64 characters", "appcontainer");
-  }
   Userenv userenv;
-  status::Status loaded = LoadUserenv(&userenv);
+  status::Status loaded = Prepare(name, "CreateAppContainerProfile", &userenv);
   if (!loaded.ok()) return loaded;
   HRESULT hr =
       userenv.create(name.c_str(), display_name.c_str(), display_name.c_str(), nullptr, 0, &sid_);

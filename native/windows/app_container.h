@@ -11,6 +11,11 @@
 
 namespace app_container {
 
+// The SID of the container `name` (FreeSid it), whether or not its profile exists.
+status::Status DeriveSid(const std::wstring& name, PSID* out);
+// Deletes the profile `name` (its folder and registry key); success when it does not exist.
+status::Status DeleteProfile(const std::wstring& name);
+
 // Owns the container SID (FreeSid) and the capability SIDs (LocalFree) for one launch.
 class Identity {
  public:

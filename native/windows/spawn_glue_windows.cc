@@ -97,8 +97,8 @@ std::vector<std::string> Strings(const Napi::Object& obj, const char* name,
   return out;
 }
 
-// {containerName, displayName, capabilitySids, commandLine, aclKinds, aclPaths, jobMemoryBytes,
-// jobProcessLimit}: NativeWindowsSpec of lib/backend/windows/spec.ts.
+// {containerName, displayName, capabilitySids, commandLine, aclKinds, aclPaths, aclRedo,
+// jobMemoryBytes, jobProcessLimit}: NativeWindowsSpec of lib/backend/windows/spec.ts.
 backend::WindowsSpec ParseWindowsSpec(const Napi::Object& obj) {
   const std::string where = "spec.windows";
   backend::WindowsSpec ws;
@@ -111,6 +111,9 @@ backend::WindowsSpec ParseWindowsSpec(const Napi::Object& obj) {
   if (ws.acl_kinds.size() != ws.acl_paths.size()) {
     TypeError(obj.Env(), "spec.windows.aclKinds and aclPaths differ in length");
   }
+  Napi::Value redo = Field(obj, "aclRedo", where);
+  if (!redo.IsBoolean()) TypeError(obj.Env(), where + ".aclRedo must be a boolean");
+  ws.acl_redo = redo.As<Napi::Boolean>().Value();
   ws.job_memory_bytes = static_cast<uint64_t>(Number(obj, "jobMemoryBytes", where));
   double processes = Number(obj, "jobProcessLimit", where);
   if (processes > 4294967295.0) TypeError(obj.Env(), "spec.windows.jobProcessLimit is too large");

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// ACL plan application: no-follow handles, idempotent ACEs, snapshot and rollback.
+// ACL plan application and revert: no-follow handles, idempotent ACEs, snapshot and rollback.
 #include "windows/win_acl.h"
 
 #include <aclapi.h>
@@ -154,7 +154,7 @@ status::Status OpenNoFollow(const std::string& path, bool optional, bool best_ef
   return status::Ok();
 }
 
-status::Status ApplyOne(PSID sid, const Rule& rule, const std::string& path, HANDLE h,
+status::Status ApplyOne(PSID sid, const Rule& rule, const std::string& path, HANDLE h, bool redo,
                         std::vector<Snapshot>* snapshots) {
   PACL old_dacl = nullptr;
   PSECURITY_DESCRIPTOR descriptor = nullptr;
@@ -162,10 +162,12 @@ status::Status ApplyOne(PSID sid, const Rule& rule, const std::string& path, HAN
                               &old_dacl, nullptr, &descriptor);
   if (err != ERROR_SUCCESS) return Fail("sandbox_unavailable", err, "GetSecurityInfo", path, "");
   BYTE type = rule.mode == DENY_ACCESS ? ACCESS_DENIED_ACE_TYPE : ACCESS_ALLOWED_ACE_TYPE;
-  if (HasExplicitAce(old_dacl, sid, type, rule.mask)) {
+  // Present already: applied by an earlier run, unless that run may have stopped while the system
+  // was still propagating it below the path (`redo`): setting the same DACL again propagates it.
+  if (!redo && HasExplicitAce(old_dacl, sid, type, rule.mask)) {
     LocalFree(descriptor);
     CloseHandle(h);
-    return status::Ok();  // applied by an earlier run: nothing to change
+    return status::Ok();
   }
   EXPLICIT_ACCESS_W access{};
   access.grfAccessPermissions = rule.mask;
@@ -192,10 +194,57 @@ status::Status ApplyOne(PSID sid, const Rule& rule, const std::string& path, HAN
   return status::Ok();
 }
 
+// Removes every explicit ACE naming `sid` from the DACL of `h` (the container SID is ours: no other
+// software writes ACEs for it). Setting the DACL propagates the removal of what it passed on below.
+status::Status StripSid(PSID sid, const std::string& path, HANDLE h, size_t* changed) {
+  PACL old_dacl = nullptr;
+  PSECURITY_DESCRIPTOR descriptor = nullptr;
+  DWORD err = GetSecurityInfo(h, SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, nullptr, nullptr,
+                              &old_dacl, nullptr, &descriptor);
+  if (err != ERROR_SUCCESS) return Fail("sandbox_unavailable", err, "GetSecurityInfo", path, "");
+  std::vector<void*> kept;
+  DWORD size = sizeof(ACL);
+  bool removed = false;
+  for (DWORD i = 0; old_dacl != nullptr && i < old_dacl->AceCount; ++i) {
+    void* ace = nullptr;
+    if (!GetAce(old_dacl, i, &ace)) continue;
+    ACE_HEADER* header = static_cast<ACE_HEADER*>(ace);
+    bool typed =
+        header->AceType == ACCESS_ALLOWED_ACE_TYPE || header->AceType == ACCESS_DENIED_ACE_TYPE;
+    // ACCESS_ALLOWED_ACE and ACCESS_DENIED_ACE share this layout.
+    if (typed && (header->AceFlags & INHERITED_ACE) == 0 &&
+        EqualSid(reinterpret_cast<PSID>(&static_cast<ACCESS_ALLOWED_ACE*>(ace)->SidStart), sid)) {
+      removed = true;
+      continue;
+    }
+    kept.push_back(ace);
+    size += header->AceSize;
+  }
+  if (!removed) {
+    LocalFree(descriptor);
+    return status::Ok();
+  }
+  std::vector<BYTE> buffer(size);
+  PACL new_dacl = reinterpret_cast<PACL>(buffer.data());
+  bool ok = InitializeAcl(new_dacl, size, ACL_REVISION_DS) != 0;
+  for (size_t i = 0; ok && i < kept.size(); ++i) {
+    ok = AddAce(new_dacl, ACL_REVISION_DS, MAXDWORD, kept[i],
+                static_cast<ACE_HEADER*>(kept[i])->AceSize) != 0;
+  }
+  err = ok ? ERROR_SUCCESS : GetLastError();
+  LocalFree(descriptor);
+  if (!ok) return Fail("sandbox_unavailable", err, "AddAce", path, "");
+  err = SetSecurityInfo(h, SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, nullptr, nullptr, new_dacl,
+                        nullptr);
+  if (err != ERROR_SUCCESS) return Fail("sandbox_unavailable", err, "SetSecurityInfo", path, "");
+  ++*changed;
+  return status::Ok();
+}
+
 }  // namespace
 
 status::Status ApplyAclPlan(PSID sid, const std::vector<std::string>& kinds,
-                            const std::vector<std::string>& paths) {
+                            const std::vector<std::string>& paths, bool redo) {
   if (kinds.size() != paths.size()) {
     return status::Fail("invalid_argument", 0, "ApplyAclPlan",
                         "acl kinds and paths differ in length", "acl");
@@ -216,7 +265,7 @@ status::Status ApplyAclPlan(PSID sid, const std::vector<std::string>& kinds,
     bool skipped = false;
     result = OpenNoFollow(paths[i], optional, best_effort, &h, &skipped);
     if (!result.ok() || skipped) continue;
-    result = ApplyOne(sid, rule, paths[i], h, &snapshots);
+    result = ApplyOne(sid, rule, paths[i], h, redo, &snapshots);
     if (!result.ok()) CloseHandle(h);
   }
   // Roll back every DACL changed by this call when one entry failed, newest first.
@@ -229,6 +278,25 @@ status::Status ApplyAclPlan(PSID sid, const std::vector<std::string>& kinds,
     CloseHandle(it->handle);
   }
   return result;
+}
+
+status::Status RevertAclPlan(PSID sid, const std::vector<std::string>& paths, size_t* changed) {
+  *changed = 0;
+  status::Status first = status::Ok();
+  for (const std::string& path : paths) {
+    HANDLE h = INVALID_HANDLE_VALUE;
+    bool skipped = false;
+    // A missing path has nothing left to revert; a link or junction now at the path is not
+    // followed (the ACE, if any, stays on whatever it was set on and the failure is reported).
+    status::Status s = OpenNoFollow(path, true, false, &h, &skipped);
+    if (s.ok() && !skipped) {
+      s = StripSid(sid, path, h, changed);
+      CloseHandle(h);
+    }
+    // Every path is tried; the first failure is reported and the journal keeps the entries.
+    if (!s.ok() && first.ok()) first = s;
+  }
+  return first;
 }
 
 }  // namespace win_acl

@@ -25,7 +25,7 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
   if (!s.ok()) return s;
   s = identity.SetCapabilities(ws.capability_sids);
   if (!s.ok()) return s;
-  s = win_acl::ApplyAclPlan(identity.sid(), ws.acl_kinds, ws.acl_paths);
+  s = win_acl::ApplyAclPlan(identity.sid(), ws.acl_kinds, ws.acl_paths, ws.acl_redo);
   if (!s.ok()) return s;
 
   launch::Request request;

@@ -35,7 +35,7 @@ if (process.platform === 'win32') {
       cwd: 'C:\\',
       windows: {
         containerName: 'zero-sandbox.test', displayName: 'zero-sandbox test', capabilitySids: [],
-        commandLine: 'cmd.exe /d /c exit 0', aclKinds: [], aclPaths: [], jobMemoryBytes: 0, jobProcessLimit: 0,
+        commandLine: 'cmd.exe /d /c exit 0', aclKinds: [], aclPaths: [], aclRedo: false, jobMemoryBytes: 0, jobProcessLimit: 0,
       },
       stdio: [{ pipe, nonce: 'n' }, 'ignore', 'ignore'],
     };

@@ -35,7 +35,7 @@ export interface JobLimits {
 
 /** Everything native/windows/ needs; field for field the `WindowsSpec` of native/binding/backend.h. */
 export interface AppContainerSpec {
-  /** Profile name: `zero-sandbox.` + 32 hex digits of SHA-256 of the lower-cased workspace and granted roots. */
+  /** Profile name: `zero-sandbox.` + 32 hex digits of SHA-256 of the lower-cased workspace and ACL plan. */
   containerName: string;
   /** Human-readable profile name shown by Windows tools. */
   displayName: string;
@@ -66,10 +66,11 @@ export interface AppContainerOptions {
 }
 
 /**
- * The container name for a workspace and the roots it is granted: stable across runs with one
- * policy and case-insensitive, like the paths. The grants are part of the name because the allow
- * ACEs of a run stay on the files: a policy that later narrows allowWrite or allowRead gets a new
- * container SID, which the old ACEs do not name, instead of silently keeping the wider grants.
+ * The container name for a workspace and its ACL plan (every entry, grants and denies): stable
+ * across runs with one policy and case-insensitive, like the paths. The plan is part of the name
+ * because ACEs stay on the files between runs: a policy that later narrows allowWrite or allowRead
+ * gets a new container SID, which the old ACEs do not name, instead of silently keeping the wider
+ * grants; the old container's ACEs are then reverted through the journal (acl-journal.ts).
  */
 export function buildContainerName(workspace: string, grantedRoots: readonly string[] = []): string {
   const roots = [...new Set(grantedRoots.map((root) => win32.normalize(root).toLowerCase()))].sort();
@@ -231,7 +232,8 @@ export function buildAppContainerSpec(plan: SandboxPlan, options: AppContainerOp
   const base = win32.basename(plan.workspace) || plan.workspace;
   const aclPlan = buildAclPlan(plan, options.tmpDir, options.readGrants);
   // The per-run temp dir is granted too but is not part of the policy (it differs every run).
-  const granted = aclPlan.filter((e) => e.kind.startsWith('allow') && e.path !== options.tmpDir).map((e) => `${e.kind}:${e.path}`);
+  const tmp = options.tmpDir.toLowerCase();
+  const granted = aclPlan.filter((e) => e.path.toLowerCase() !== tmp && !e.path.toLowerCase().startsWith(`${tmp}\\`)).map((e) => `${e.kind}:${e.path}`);
   return {
     containerName: buildContainerName(plan.workspace, granted),
     displayName: `zero-sandbox: ${base}`.slice(0, 256),
@@ -265,6 +267,8 @@ export interface NativeWindowsSpec {
   aclKinds: string[];
   /** `acl_paths`, index for index with `aclKinds`. */
   aclPaths: string[];
+  /** `acl_redo`: set present entries again (a run of this container stopped while propagating). */
+  aclRedo: boolean;
   /** `job_memory_bytes`; 0 means no limit. */
   jobMemoryBytes: number;
   /** `job_process_limit`; 0 means no limit. */
@@ -280,6 +284,7 @@ export function buildNativeWindowsSpec(spec: AppContainerSpec): NativeWindowsSpe
     commandLine: spec.commandLine,
     aclKinds: spec.aclPlan.map((e) => `${e.kind}${e.ifMissing === 'skip' ? '?' : e.ifMissing === 'best-effort' ? '~' : ''}`),
     aclPaths: spec.aclPlan.map((e) => e.path),
+    aclRedo: false,
     jobMemoryBytes: spec.job.memoryBytes,
     jobProcessLimit: spec.job.processLimit,
   };

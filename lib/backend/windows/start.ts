@@ -8,17 +8,21 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 
 import { SandboxError } from '../../errors.js';
-import { callNative } from '../../native/load.js';
+import { callNative, callNativeAsync } from '../../native/load.js';
 import type { NativeBinding } from '../../native/types.js';
-import type { OsExit, OsProcess, PreparedRun, StartIo, Starter } from '../../sandbox/contract.js';
+import type { AsyncStarter, OsExit, OsProcess, PreparedRun, StartIo, Starter } from '../../sandbox/contract.js';
 import { checkProtectedPaths, guardProtectedPaths } from '../../sandbox/protected.js';
 import type { SandboxPlan } from '../types.js';
+import { buildAclJournalRecord, planAclChanges, type AclChangePlan } from './acl-journal.js';
+import { beginPropagation, defaultAclJournalDir, dropAclJournal, dropMarkers, readAclJournal, writeAclJournal } from './acl-journal-store.js';
 import { buildWindowsSpawnSpec, resolveWindowsProgram, type WindowsSpawnSpec, type WindowsStdioEntry } from './launch-spec.js';
 
 /** What the Windows starter depends on; injectable so tests run on any OS. */
 export interface WindowsStartDeps {
-  /** The addon's spawn and kill (default: the loaded addon, errors mapped by `callNative`). */
-  binding?: Pick<NativeBinding, 'spawn' | 'kill'>;
+  /** The addon's spawn, kill and windowsAcl (default: the loaded addon, errors mapped by `callNative`). */
+  binding?: Pick<NativeBinding, 'spawn' | 'kill' | 'windowsAcl'>;
+  /** The ACL journal directory (default: zero-sandbox's state in the user cache dir). */
+  aclJournalDir?: string;
   /** Tests only: the listening address of stdio pipe `index` (default: a random named pipe). */
   pipeAddress?: (index: number) => string;
 }
@@ -101,12 +105,73 @@ function openPipes(modes: StartIo['stdio'], deps: WindowsStartDeps): PipeSet {
   };
 }
 
-/** The Windows `Starter`, with its dependencies bound. */
+/** The Windows `Starter`, with its dependencies bound (the ACL plan is applied within spawn). */
 export function windowsStarter(deps: WindowsStartDeps = {}): Starter {
-  return (prepared, io, onExit) => startWindowsProcess(prepared, io, onExit, deps);
+  return (prepared, io, onExit) => startWindowsProcess(prepared, io, onExit, deps, false) as OsProcess;
 }
 
-function startWindowsProcess(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void, deps: WindowsStartDeps): OsProcess {
+/**
+ * The Windows `AsyncStarter`: the ACL plan is applied on the thread pool first (an inheritable ACE
+ * on a large tree is propagated to every file below it, which can take long), then the process is
+ * spawned with nothing left to apply.
+ */
+export function windowsAsyncStarter(deps: WindowsStartDeps = {}): AsyncStarter {
+  return async (prepared, io, onExit) => startWindowsProcess(prepared, io, onExit, deps, true);
+}
+
+type Call = <T>(fn: (b: Pick<NativeBinding, 'spawn' | 'kill' | 'windowsAcl'>) => T) => T;
+type CallAsync = <T>(fn: (b: Pick<NativeBinding, 'spawn' | 'kill' | 'windowsAcl'>) => Promise<T>) => Promise<T>;
+
+// Containers with a run in flight in this process: never reverted under it by a run of another
+// policy started meanwhile (another process's run could be; it then loses its grants and fails).
+const activeContainers = new Map<string, number>();
+
+/** The journal side of one start: the record written and the propagation marked before any ACE. */
+interface AclJournalRun {
+  changes: AclChangePlan;
+  /** The marker file names found at the start. */
+  markers: readonly string[];
+  /** Marks the propagation complete; with `redone`, drops the markers of the runs that stopped. */
+  end(redone: boolean): void;
+}
+
+function openAclJournal(dir: string, plan: SandboxPlan, tmpDir: string, spec: WindowsSpawnSpec): AclJournalRun {
+  const { containerName, aclKinds, aclPaths } = spec.windows;
+  const state = readAclJournal(dir);
+  const record = buildAclJournalRecord(containerName, plan.workspace, aclKinds, aclPaths, tmpDir);
+  const changes = planAclChanges(record, state.records, state.propagating);
+  changes.revert = changes.revert.filter((r) => !activeContainers.has(r.container));
+  writeAclJournal(dir, record);
+  const done = beginPropagation(dir, containerName);
+  return {
+    changes,
+    markers: state.markers,
+    end: (redone) => {
+      done();
+      if (redone) dropMarkers(dir, containerName, state.markers);
+    },
+  };
+}
+
+/**
+ * Strips the ACEs of containers of superseded policies and deletes their profiles, one after the
+ * other, off the JavaScript thread. A failure keeps the record, so a later run tries again; it
+ * never refuses this run (those ACEs name another SID than this run's).
+ */
+async function revertStale(dir: string, revert: AclChangePlan['revert'], markers: readonly string[], callAsync: CallAsync): Promise<void> {
+  for (const { container, paths } of revert) {
+    try {
+      await callAsync((b) => b.windowsAcl!({ op: 'revert', container, kinds: [], paths, redo: false }));
+      await callAsync((b) => b.windowsAcl!({ op: 'delete-profile', container, kinds: [], paths: [], redo: false }));
+      dropAclJournal(dir, container);
+      dropMarkers(dir, container, markers);
+    } catch {
+      // Kept for the next run.
+    }
+  }
+}
+
+function startWindowsProcess(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void, deps: WindowsStartDeps, offThread: boolean): OsProcess | Promise<OsProcess> {
   // Every git file that could make host git run code later, the agent and editor configs, .zero
   // and .agents: the existing ones get deny ACEs, and everything is noted for the check once the
   // job is empty (the same guard and check as on Linux). The notes are held for runs of the same
@@ -121,47 +186,103 @@ function startWindowsProcess(prepared: PreparedRun, io: StartIo, onExit: (exit: 
     }
   };
   try {
-    return spawnWindows(prepared, plan, io, onExit, deps, check);
+    const started = spawnWindows(prepared, plan, io, onExit, deps, check, offThread);
+    if (started instanceof Promise) {
+      return started.catch((error: unknown) => {
+        release();
+        throw error;
+      });
+    }
+    return started;
   } catch (error) {
     release();
     throw error;
   }
 }
 
-function spawnWindows(prepared: PreparedRun, plan: SandboxPlan, io: StartIo, onExit: (exit: OsExit) => void, deps: WindowsStartDeps, check: OsProcess['checkProtectedPaths']): OsProcess {
+function spawnWindows(prepared: PreparedRun, plan: SandboxPlan, io: StartIo, onExit: (exit: OsExit) => void, deps: WindowsStartDeps, check: OsProcess['checkProtectedPaths'], offThread: boolean): OsProcess | Promise<OsProcess> {
   const isFile = (path: string): boolean => existsSync(path) && statSync(path).isFile();
   const program = resolveWindowsProgram(plan.argv[0] ?? '', plan.env, plan.cwd, isFile);
   const resolved: SandboxPlan = { ...plan, argv: [program, ...plan.argv.slice(1)] };
   if (prepared.tmpDir === undefined) throw new SandboxError('internal_error', 'windows-appcontainer: the prepared run has no private temp dir');
   const tmpDir = prepared.tmpDir;
   const pipes = openPipes(io.stdio, deps);
+  const call: Call = (fn) => (deps.binding === undefined ? callNative(fn) : fn(deps.binding));
+  const callAsync: CallAsync = (fn) => (deps.binding === undefined ? callNativeAsync(fn) : fn(deps.binding));
+  const dir = deps.aclJournalDir ?? defaultAclJournalDir();
   let spec: WindowsSpawnSpec;
+  let journal: AclJournalRun;
   try {
     spec = buildWindowsSpawnSpec(resolved, tmpDir, pipes.entries);
+    // Recorded before any ACE is added: a run that dies from here on leaves what a later one needs.
+    journal = openAclJournal(dir, plan, tmpDir, spec);
   } catch (error) {
     pipes.close();
     throw error;
   }
-  const call = <T>(fn: (b: Pick<NativeBinding, 'spawn' | 'kill'>) => T): T => (deps.binding === undefined ? callNative(fn) : fn(deps.binding));
-  let spawned: { pid: number };
-  try {
-    spawned = call((b) => b.spawn(spec, (raw) => {
-      // The job is empty (the addon waited until no process of it was left): pipes the command
-      // never connected end now, so nothing waits for them.
-      pipes.close();
-      onExit({ exitCode: raw.exitCode, signal: raw.signal === null ? null : 'SIGKILL' });
-    }));
-  } catch (error) {
-    pipes.close();
-    throw error;
-  }
-  return {
-    pid: spawned.pid,
-    stdio: pipes.streams,
-    capturesOutput: false,
-    prewarmed: false,
-    // Windows has no signals: any of them terminates the job (every process of the command).
-    kill: () => call((b) => b.kill(spawned.pid, 9)),
-    checkProtectedPaths: check,
+  const { containerName } = spec.windows;
+  activeContainers.set(containerName, (activeContainers.get(containerName) ?? 0) + 1);
+  let left = false;
+  const leave = (): void => {
+    if (left) return;
+    left = true;
+    const n = (activeContainers.get(containerName) ?? 1) - 1;
+    if (n > 0) activeContainers.set(containerName, n);
+    else activeContainers.delete(containerName);
   };
+  const spawn = (): OsProcess => {
+    let spawned: { pid: number };
+    try {
+      spawned = call((b) => b.spawn(spec, (raw) => {
+        // The job is empty (the addon waited until no process of it was left): pipes the command
+        // never connected end now, so nothing waits for them.
+        pipes.close();
+        leave();
+        onExit({ exitCode: raw.exitCode, signal: raw.signal === null ? null : 'SIGKILL' });
+      }));
+    } catch (error) {
+      pipes.close();
+      leave();
+      throw error;
+    }
+    void revertStale(dir, journal.changes.revert, journal.markers, callAsync);
+    return {
+      pid: spawned.pid,
+      stdio: pipes.streams,
+      capturesOutput: false,
+      prewarmed: false,
+      // Windows has no signals: any of them terminates the job (every process of the command).
+      kill: () => call((b) => b.kill(spawned.pid, 9)),
+      checkProtectedPaths: check,
+    };
+  };
+  const redo = journal.changes.redo;
+  if (!offThread || (deps.binding !== undefined && deps.binding.windowsAcl === undefined)) {
+    // Applied within spawn, on this thread; the marker stays if the process dies meanwhile.
+    spec.windows.aclRedo = redo;
+    let ok = false;
+    try {
+      const os = spawn();
+      ok = true;
+      return os;
+    } finally {
+      journal.end(ok && redo);
+    }
+  }
+  const { aclKinds, aclPaths } = spec.windows;
+  return callAsync((b) => b.windowsAcl!({ op: 'apply', container: containerName, kinds: aclKinds, paths: aclPaths, redo })).then(
+    () => {
+      journal.end(redo);
+      spec.windows.aclKinds = [];
+      spec.windows.aclPaths = [];
+      return spawn();
+    },
+    (error: unknown) => {
+      // The native side rolled back what it set: the propagation is over either way.
+      journal.end(false);
+      pipes.close();
+      leave();
+      throw error;
+    },
+  );
 }
