@@ -277,8 +277,29 @@ export function spawnSandboxed(command: SandboxCommand, options: SpawnSandboxedO
 
 /** @internal spawnSandboxed without the schema check, for options this package built itself. */
 export function startSandboxed(command: SandboxCommand, options: InternalSpawnOptions, backend: SandboxBackend = currentBackend()): SandboxedProcess {
-  const prepared = backend.prepare(command, options);
-  return startPrepared(prepared, options, backend);
+  for (let attempt = 1; ; attempt++) {
+    const prepared = backend.prepare(command, options);
+    try {
+      return startPrepared(prepared, options, backend);
+    } catch (error) {
+      if (!preparedAgain(error, attempt)) throw error;
+    }
+  }
+}
+
+/** How many times a run is prepared when what its plan mounts keeps vanishing before the mount. */
+export const MAX_START_ATTEMPTS = 3;
+
+/**
+ * Whether a start that failed is prepared and tried again: a path the plan hides or makes
+ * read-only was there when the plan was made and gone when the sandbox mounted over it (a program
+ * on the host rewrote it by rename, as less and vim do with their history files). Nothing ran
+ * (mounts are made before the command is executed) and the next attempt is planned from scratch
+ * on what is there then, so it is never weaker than the first; after a few attempts the error
+ * stands, naming the path.
+ */
+function preparedAgain(error: unknown, attempt: number): boolean {
+  return attempt < MAX_START_ATTEMPTS && error instanceof SandboxError && error.code === 'mount_failed' && error.errno === constants.errno.ENOENT && error.path !== undefined;
 }
 
 /**
@@ -287,6 +308,16 @@ export function startSandboxed(command: SandboxCommand, options: InternalSpawnOp
  * hold the caller's thread, and the process is there once the promise resolves.
  */
 export async function startSandboxedAsync(command: SandboxCommand, options: InternalSpawnOptions, backend: SandboxBackend = currentBackend()): Promise<SandboxedProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(command, options, backend);
+    } catch (error) {
+      if (!preparedAgain(error, attempt)) throw error;
+    }
+  }
+}
+
+async function startOnce(command: SandboxCommand, options: InternalSpawnOptions, backend: SandboxBackend): Promise<SandboxedProcess> {
   const prepared = backend.prepare(command, options);
   const startAsync = backend.startAsync;
   if (startAsync === undefined) return startPrepared(prepared, options, backend);
