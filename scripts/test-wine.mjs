@@ -7,6 +7,7 @@
 //      missing and runSandboxed/spawnSandboxed/the native spawn refuse with sandbox_unavailable,
 //      and nothing runs;
 //   2. `zero-sandbox doctor --json`: exits 1 and reports the appcontainer layer missing;
+//      `zero-sandbox state acls --json` names this user's ACL journal;
 //   3. the unit suite, compared with test/fixtures/windows/wine-unit-known-failures.json: a file
 //      failing that is not listed fails this run, and so does a listed file that now passes (the
 //      list only shrinks).
@@ -142,6 +143,15 @@ try {
   report(false, `doctor --json printed no JSON (${error.message})`, doctor.output);
 }
 
+step('state acls --json inside Wine');
+const acls = wineNode('state-acls', [winPath(join(root, 'dist', 'cli', 'main.js')), 'state', 'acls', '--json']);
+try {
+  const parsed = JSON.parse(acls.output.slice(acls.output.indexOf('{')));
+  report(acls.status === 0 && parsed.platform === 'win32' && /\\zero\\windows-acl$/.test(parsed.journal) && Array.isArray(parsed.containers),
+    'state acls lists the ACL journal of this user on Windows', acls.output);
+} catch (error) {
+  report(false, `state acls --json printed no JSON (${error.message})`, acls.output);
+}
 step('unit suite inside Wine');
 const known = JSON.parse(readFileSync(knownFile, 'utf8'));
 const unit = wineNode('unit', [winPath(join(root, 'scripts', 'run-tests.mjs')), 'unit']);

@@ -7,7 +7,7 @@
 // probe's verdict is refused by the native layer. A marker file proves nothing ran: a control run
 // of the same command outside the sandbox does create it, so the check can fail.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -134,6 +134,22 @@ await check('windowsAcl applies and reverts on real files off the JavaScript thr
   expect(everyone?.code === 'invalid_argument', `a non-AppContainer SID was not refused: ${everyone?.code}`);
   await expectRefusal(() => acl({ op: 'revert', paths: [tree] }), 'deriving a SID without userenv');
   await expectRefusal(() => acl({ op: 'delete-profile' }), 'deleting a profile without userenv');
+});
+
+// Reverting on request (`zero-sandbox state revert-acls`) goes through the same verbs: under Wine
+// the SID cannot be derived (no userenv), so each container fails, is named with the error, and
+// keeps its journal record for another try; nothing is dropped as if it had been reverted.
+await check('a revert on request that cannot be done keeps the record and names the container and the error', async () => {
+  const { revertJournaledAcls } = await lib('backend/windows/acl-revert.js');
+  const { serializeAclJournal } = await lib('backend/windows/acl-journal.js');
+  const journalDir = join(work, 'journal-revert');
+  mkdirSync(journalDir);
+  const container = `zero-sandbox.${'d'.repeat(32)}`;
+  writeFileSync(join(journalDir, `${container}.json`), serializeAclJournal({ version: 1, container, workspace: work.toLowerCase(), entries: [{ kind: 'allow-write', path: work }] }));
+  const report = await revertJournaledAcls({ journalDir });
+  expect(report.reverted.length === 0 && report.failed.length === 1, `report: ${JSON.stringify(report)}`);
+  expect(report.failed[0].container === container && report.failed[0].error?.code === 'sandbox_unavailable', `failed entry: ${JSON.stringify(report.failed[0])}`);
+  expect(existsSync(join(journalDir, `${container}.json`)), 'the record was dropped though nothing was reverted');
 });
 
 rmSync(work, { recursive: true, force: true });

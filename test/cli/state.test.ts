@@ -92,4 +92,25 @@ test('the automatic age limit is configurable; nonsense values keep the 30-day d
   for (const value of ['0', '-3', 'x', '']) assert.is(runtimeMaxAgeMs({ ZERO_SANDBOX_STATE_MAX_AGE_DAYS: value }), RUNTIME_MAX_AGE_MS, value);
 });
 
+test('acls and revert-acls: nothing to list or revert off Windows, said so; bad input is a usage error', async () => {
+  const p = place();
+  try {
+    const acls = await runCli(['state', 'acls', '--json'], { env: p.env });
+    assert.is(acls.code, 0, acls.stderr);
+    assert.equal(JSON.parse(acls.stdout), { platform: process.platform, journal: null, containers: [] });
+    const revert = await runCli(['state', 'revert-acls'], { env: p.env });
+    assert.is(revert.code, 0, revert.stderr);
+    assert.match(revert.stdout, `only the Windows backend sets them (this is ${process.platform})`);
+    const help = await runCli(['state', 'revert-acls', '--help'], { env: p.env });
+    assert.match(help.stdout, 'revert-acls [--workspace DIR]');
+    assert.is((await runCli(['state', 'revert-acls', 'extra'], { env: p.env })).code, 2);
+    const empty = await runCli(['state', 'revert-acls', '--workspace', ' '], { env: p.env });
+    assert.equal([empty.code, empty.stderr.includes('--workspace needs a directory')], [2, true]);
+    const unknown = await runCli(['state', 'acl'], { env: p.env });
+    assert.equal([unknown.code, unknown.stderr.includes('revert-acls')], [2, true]);
+  } finally {
+    p.cleanup();
+  }
+});
+
 test.run();

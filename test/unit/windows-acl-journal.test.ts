@@ -11,6 +11,7 @@ import * as assert from 'uvu/assert';
 import { buildAclJournalRecord, buildRevertPaths, parseAclJournal, planAclChanges, serializeAclJournal, type AclJournalRecord } from '../../lib/backend/windows/acl-journal.js';
 import { readAclJournal } from '../../lib/backend/windows/acl-journal-store.js';
 import { buildAppContainerSpec } from '../../lib/backend/windows/spec.js';
+import { revertJournaledAcls } from '../../lib/backend/windows/acl-revert.js';
 import { windowsAsyncStarter, windowsStarter } from '../../lib/backend/windows/start.js';
 import type { WindowsSpawnSpec } from '../../lib/backend/windows/launch-spec.js';
 import { SandboxError } from '../../lib/errors.js';
@@ -169,6 +170,62 @@ test('async start: a refused ACL plan refuses the run, nothing spawns; a failed 
   assert.ok(failing.calls.some((c) => 'op' in c && c.op === 'revert'));
   assert.not.ok(failing.calls.some((c) => 'op' in c && c.op === 'delete-profile'));
   assert.ok(existsSync(join(dir, `${B}.json`)));
+});
+
+test('revert on request: every container (or one workspace\'s) loses its ACEs and profile; a failure keeps its record and says why', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'zs-acl-journal-'));
+  const C = `zero-sandbox.${'c'.repeat(32)}`;
+  writeFileSync(join(dir, `${A}.json`), serializeAclJournal(record(A, WS.toLowerCase(), [{ kind: 'deny-read', path: 'C:\\Users\\dev\\.ssh' }, { kind: 'allow-write', path: WS }])));
+  writeFileSync(join(dir, `${A}.propagating.99.${'0'.repeat(16)}`), '');
+  writeFileSync(join(dir, `${C}.json`), serializeAclJournal(record(C, 'd:\\elsewhere', [{ kind: 'allow-write', path: 'D:\\elsewhere' }])));
+  writeFileSync(join(dir, 'unrelated.txt'), 'kept');
+
+  // Only one workspace: the other container is not touched (the workspace is matched normalised).
+  const one = fakeBinding(dir);
+  const onlyWs = await revertJournaledAcls({ journalDir: dir, workspace: 'c:\\users\\DEV\\project\\', binding: one.binding });
+  assert.equal(onlyWs.reverted.map((r) => [r.container, r.paths, r.changed]), [[A, [WS, 'C:\\Users\\dev\\.ssh'], 2]]);
+  assert.equal(one.calls, [
+    { op: 'revert', container: A, kinds: [], paths: [WS, 'C:\\Users\\dev\\.ssh'], redo: false },
+    { op: 'delete-profile', container: A, kinds: [], paths: [], redo: false },
+  ]);
+  assert.equal(readdirSync(dir).sort(), ['unrelated.txt', `${C}.json`]);
+
+  // A revert the addon refuses: the record stays for another try and the report names the error.
+  const refused = fakeBinding(dir, 'revert');
+  const failed = await revertJournaledAcls({ journalDir: dir, binding: refused.binding });
+  assert.equal(failed.reverted, []);
+  assert.equal(failed.failed.map((r) => [r.container, r.error?.code, r.error?.message]), [[C, 'sandbox_unavailable', 'revert refused']]);
+  assert.ok(existsSync(join(dir, `${C}.json`)));
+
+  // An addon without the verb cannot revert: refused, not skipped silently.
+  const old = await revertJournaledAcls({ journalDir: dir, binding: {} });
+  assert.equal(old.failed.map((r) => r.error?.code), ['sandbox_unavailable']);
+
+  const all = await revertJournaledAcls({ journalDir: dir, binding: fakeBinding(dir).binding });
+  assert.equal(all.reverted.map((r) => r.container), [C]);
+  assert.equal(readdirSync(dir), ['unrelated.txt']);
+  assert.equal((await revertJournaledAcls({ journalDir: join(dir, 'absent'), binding: fakeBinding(dir).binding })).reverted, []);
+});
+
+test('revert on request leaves a container with a run in flight in this process', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'zs-acl-journal-'));
+  const fake = fakeBinding(dir);
+  let exited!: () => void;
+  const done = new Promise<void>((resolve) => (exited = resolve));
+  const held = { ...fake.binding, spawn: (spec: object, onExit: (exit: NativeExit) => void) => {
+    fake.calls.push({ spawn: spec as WindowsSpawnSpec, journal: [] });
+    void done.then(() => onExit({ exitCode: 0, signal: null, execErrno: 0, commandExited: true }));
+    return { pid: 8 };
+  } };
+  await windowsAsyncStarter({ binding: held, aclJournalDir: dir })(prepared(), io, () => {});
+  const container = (fake.calls[1] as { spawn: WindowsSpawnSpec }).spawn.windows.containerName;
+  const during = await revertJournaledAcls({ journalDir: dir, binding: fake.binding });
+  assert.equal([during.reverted.length, during.inUse.map((r) => r.container)], [0, [container]]);
+  assert.ok(existsSync(join(dir, `${container}.json`)));
+  exited();
+  await settle();
+  const after = await revertJournaledAcls({ journalDir: dir, binding: fake.binding });
+  assert.equal(after.reverted.map((r) => r.container), [container]);
 });
 
 test.run();

@@ -14,7 +14,8 @@ import type { AsyncStarter, OsExit, OsProcess, PreparedRun, StartIo, Starter } f
 import { checkProtectedPaths, guardProtectedPaths } from '../../sandbox/protected.js';
 import type { SandboxPlan } from '../types.js';
 import { buildAclJournalRecord, planAclChanges, type AclChangePlan } from './acl-journal.js';
-import { beginPropagation, defaultAclJournalDir, dropAclJournal, dropMarkers, readAclJournal, writeAclJournal } from './acl-journal-store.js';
+import { beginPropagation, defaultAclJournalDir, dropMarkers, readAclJournal, writeAclJournal } from './acl-journal-store.js';
+import { activeContainers, revertContainer } from './acl-revert.js';
 import { buildWindowsSpawnSpec, resolveWindowsProgram, type WindowsSpawnSpec, type WindowsStdioEntry } from './launch-spec.js';
 
 /** What the Windows starter depends on; injectable so tests run on any OS. */
@@ -122,9 +123,6 @@ export function windowsAsyncStarter(deps: WindowsStartDeps = {}): AsyncStarter {
 type Call = <T>(fn: (b: Pick<NativeBinding, 'spawn' | 'kill' | 'windowsAcl'>) => T) => T;
 type CallAsync = <T>(fn: (b: Pick<NativeBinding, 'spawn' | 'kill' | 'windowsAcl'>) => Promise<T>) => Promise<T>;
 
-// Containers with a run in flight in this process: never reverted under it by a run of another
-// policy started meanwhile (another process's run could be; it then loses its grants and fails).
-const activeContainers = new Map<string, number>();
 
 /** The journal side of one start: the record written and the propagation marked before any ACE. */
 interface AclJournalRun {
@@ -161,10 +159,7 @@ function openAclJournal(dir: string, plan: SandboxPlan, tmpDir: string, spec: Wi
 async function revertStale(dir: string, revert: AclChangePlan['revert'], markers: readonly string[], callAsync: CallAsync): Promise<void> {
   for (const { container, paths } of revert) {
     try {
-      await callAsync((b) => b.windowsAcl!({ op: 'revert', container, kinds: [], paths, redo: false }));
-      await callAsync((b) => b.windowsAcl!({ op: 'delete-profile', container, kinds: [], paths: [], redo: false }));
-      dropAclJournal(dir, container);
-      dropMarkers(dir, container, markers);
+      await revertContainer(dir, container, paths, markers, callAsync);
     } catch {
       // Kept for the next run.
     }
