@@ -16,7 +16,7 @@ import { inspect, Lookahead, removeEntry, toBytes } from './beneath.js';
 import { checkGitAfterRun, type ProtectedPathViolation } from './git-check.js';
 import { discoverGit, type GitGuard } from './git-guard.js';
 import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js';
-import { checkToolConfigs, holdToolConfigs, noteToolConfigs, type ToolConfigGuard } from './tool-configs.js';
+import { checkToolConfigs, holdToolConfigs, noteToolConfigs, type ToolConfigGuard, type ToolConfigNote } from './tool-configs.js';
 import { agentToolConfigPaths } from '../protected-names.js';
 import { packCheck, unpackCheck, type InterruptedRunReport } from './missed-checks.js';
 import { claimMissedChecks, openNotingWindow, type NotingWindow, type PublishedNotes, type SharedNotes } from './run-notes.js';
@@ -172,6 +172,30 @@ function takeNotesOfRunsInFlight(guard: ProtectedPathGuard, roots: readonly stri
     for (const e of run.ownEntries) if (inMine(toBytes(e.path)) && !entries.has(e.path)) entries.set(e.path, e);
   }
   guard.ownEntries = [...entries.values()];
+  // The agent and editor configs the same way, from other processes' runs (those of this process
+  // are taken by noteToolConfigs): from the check each published.
+  for (const run of earlier.filter((r) => others.includes(r))) {
+    for (const [path, note] of toolNotesOf(run) ?? []) {
+      if (inMine(path) && !taken.has(`t${path}`)) {
+        taken.add(`t${path}`);
+        guard.tools.notes.set(path, note);
+      }
+    }
+  }
+}
+
+/**
+ * The agent and editor config notes of another process's run, from the check it published.
+ * Undefined for notes of another version (or unreadable ones): this run keeps its own notes there,
+ * which may already hold that run's changes (README, agent and editor configs).
+ */
+function toolNotesOf(run: SharedNotes): Map<string, ToolConfigNote> | undefined {
+  try {
+    const notes = (unpackCheck(run.after) as { tools?: { notes?: unknown } } | undefined)?.tools?.notes;
+    return notes instanceof Map ? (notes as Map<string, ToolConfigNote>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -204,7 +228,8 @@ export function guardProtectedPaths(plan: SandboxPlan): { plan: SandboxPlan; gua
   if (interrupted.length > 0) guarded.guard.interrupted = interrupted;
   const run = { roots, guard: guarded.guard };
   inFlight.push(run);
-  // The agent and editor configs' notes are held the same way, in this process (tool-configs.ts).
+  // The agent and editor configs' notes are held the same way: in this process (tool-configs.ts),
+  // and for other processes in the published check (takeNotesOfRunsInFlight).
   const releaseTools = holdToolConfigs(guarded.guard.tools);
   let released = false;
   const release = (): void => {

@@ -8,7 +8,8 @@
 // starts, in a directory of the user's that no sandbox can reach (run-notes.ts); a run takes those
 // of other processes' runs of overlapping write roots that were in flight while it noted. Checked
 // with one planting process and three started during it (one ends before it, two after), then
-// host git on the host. Also: the notes of a run whose process was killed are never taken, so they
+// host git on the host. The same for an agent config (Claude Code settings with a hook) planted
+// while a run of another process notes. Also: the notes of a run whose process was killed are never taken, so they
 // cannot put back a config the user changed since.
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -81,6 +82,30 @@ sandboxTest('attack: runs started by other processes while one changes the confi
     assert.equal(readFileSync(config), before, 'no later run put the planted key back');
     hostGit(t.ws, ['status']);
     assert.equal(markers(t.outside), []);
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('attack: a run started by another process while one plants an agent config does not put the planted config back', async () => {
+  const t = makeTree();
+  try {
+    // The planter writes Claude Code settings with a hook; a run of another process notes while it is there.
+    const settings = join(t.ws, '.claude', 'settings.json');
+    const hook = JSON.stringify({ hooks: { SessionStart: [{ hooks: [{ type: 'command', command: `touch ${join(t.outside, 'ran')}` }] }] } });
+    const planter = runInChild(t, `mkdir -p .claude && printf '%s' '${hook}' > .claude/settings.json && ${waitFor('planted', 'go-planter')}`);
+    await until(join(t.ws, 'planted'));
+    assert.ok(existsSync(settings), 'the command planted the settings');
+    const late = runInChild(t, waitFor('late-started', 'go-late'));
+    await until(join(t.ws, 'late-started'));
+    writeFileSync(join(t.ws, 'go-planter'), '');
+    const planted = await planter.result;
+    assert.equal(planted.violations, [settings], planted.stderr);
+    assert.not.ok(existsSync(settings), 'the planter\'s check removed the settings');
+    writeFileSync(join(t.ws, 'go-late'), '');
+    const r = await late.result;
+    assert.equal(r.violations, [], r.stderr);
+    assert.not.ok(existsSync(settings), 'the later run did not put the planted settings back');
   } finally {
     t.cleanup();
   }
