@@ -33,8 +33,11 @@ export const AGENT_TOOL_CONFIG_FILES: readonly string[] = [
   '.cursor/mcp.json',
   '.cursor/hooks.json',
   // Gemini CLI: project settings (`mcpServers.*.command`; `tools.discoveryCommand` and
-  // `tools.callCommand` are commands it runs).
+  // `tools.callCommand` are commands it runs), and its own `.env`, loaded into its environment
+  // at start (never filtered, unlike a plain `.env`): `NODE_OPTIONS=--require ...` reaches every
+  // Node program it starts, other variables point it at settings or programs of the command's.
   '.gemini/settings.json',
+  '.gemini/.env',
   // Codex: project config, read in a trusted project (`mcp_servers.*.command` is started).
   '.codex/config.toml',
   // VS Code (and its forks): tasks (`runOptions.runOn: folderOpen` runs one when the folder is
@@ -52,15 +55,40 @@ export const AGENT_TOOL_CONFIG_FILES: readonly string[] = [
   '.zed/tasks.json',
   // aider: `lint-cmd` and `test-cmd` are run after each edit with `auto-lint` / `auto-test`.
   '.aider.conf.yml',
+  // Dev containers (VS Code, the devcontainer CLI): `initializeCommand` runs on the host before
+  // the container is created and at every start, so reopening a folder already used in a
+  // container runs it without a question. (`.devcontainer/` itself is in AGENT_TOOL_CONFIG_DIRS.)
+  '.devcontainer.json',
 ];
 
 /**
- * Directories (relative to a write root) whose whole content a coding agent loads and runs: Gemini
- * CLI's workspace extensions (`<name>/gemini-extension.json` names MCP server commands, started at
- * each session, and the extension's own files are what they run). Under the same rule as
- * AGENT_TOOL_CONFIG_FILES: read-only when they exist, removed when the command created one.
+ * Directories (relative to a write root) whose whole content a coding agent loads and runs from.
+ * Under the same rule as AGENT_TOOL_CONFIG_FILES: read-only when they exist, removed when the
+ * command created one.
  */
-export const AGENT_TOOL_CONFIG_DIRS: readonly string[] = ['.gemini/extensions'];
+export const AGENT_TOOL_CONFIG_DIRS: readonly string[] = [
+  // Gemini CLI workspace extensions: `<name>/gemini-extension.json` names MCP server commands,
+  // started at each session, and the extension's own files are what they run.
+  '.gemini/extensions',
+  // Gemini CLI project commands (`*.toml`): a prompt's `!{...}` runs in a shell when the command
+  // is invoked, and a project command shadows the user's own command of the same name.
+  '.gemini/commands',
+  // Claude Code skills and commands (one mechanism): the model invokes a skill by itself when its
+  // description fits, its `` !`...` `` lines run in a shell before the model sees the text, and
+  // its `allowed-tools` lets them (and the model) run without asking.
+  '.claude/skills',
+  '.claude/commands',
+  // Claude Code subagents, delegated to by the model: their front matter carries `hooks`
+  // (commands run on tool events), `mcpServers` (commands started) and `permissionMode`.
+  '.claude/agents',
+  // Continue: MCP server blocks of the workspace (YAML or JSON), whose commands it starts when it
+  // loads its configuration.
+  '.continue/mcpServers',
+  // Dev container configurations (`devcontainer.json`, one per subdirectory when there are
+  // several, and the Dockerfile and compose files beside them): `initializeCommand` runs on the
+  // host, and a compose file can mount any host directory into the container.
+  '.devcontainer',
+];
 
 /** AGENT_TOOL_CONFIG_FILES and AGENT_TOOL_CONFIG_DIRS in a write root, as paths of this OS. */
 export function agentToolConfigPaths(root: string): string[] {

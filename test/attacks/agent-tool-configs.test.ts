@@ -1,6 +1,6 @@
 // Attack: a sandboxed command writes a config from which a coding agent or editor on the host
 // later starts programs (Claude Code hooks, MCP server commands of Claude Code, Cursor, Gemini CLI,
-// Codex and VS Code, Cursor hooks, VS Code tasks that run when the folder is opened, launch
+// Codex and VS Code, the environment Gemini CLI loads from .gemini/.env, Cursor hooks, VS Code tasks that run when the folder is opened, launch
 // configurations, settings naming executables, Zed language servers and tasks, aider's lint and
 // test commands). Fix: the existing ones are read-only during the
 // run; once the sandbox is gone, what the command created there (or a link it put on the way) is
@@ -115,14 +115,14 @@ sandboxTest('attack: a config reached through a link the user made is protected 
   }
 });
 
-sandboxTest('everyday: other files under .claude, .vscode and .cursor are written and kept, the run succeeds', async () => {
+sandboxTest('everyday: other files under .claude, .gemini, .vscode and .cursor are written and kept, the run succeeds', async () => {
   const t = makeTree();
   try {
     mkdirSync(join(t.ws, '.vscode'));
     writeFileSync(join(t.ws, '.vscode', 'settings.json'), '{}\n');
     const r = await sh(t, [
-      write('.claude/commands/review.md', 'Review the diff.\n'),
-      write('.claude/agents/tester.md', 'You write tests.\n'),
+      write('.claude/CLAUDE.md', 'Review the diff.\n'),
+      write('.gemini/GEMINI.md', 'You write tests.\n'),
       write('.vscode/extensions.json', '{"recommendations": []}\n'),
       write('.cursor/rules/style.mdc', 'Use tabs.\n'),
       write('CLAUDE.md', 'Notes.\n'),
@@ -130,7 +130,8 @@ sandboxTest('everyday: other files under .claude, .vscode and .cursor are writte
     ].join(' && '));
     assert.is(r.exitCode, 0, r.stderr);
     assert.equal(r.protectedPathViolations, []);
-    assert.is(readFileSync(join(t.ws, '.claude', 'commands', 'review.md'), 'utf8'), 'Review the diff.\n');
+    assert.is(readFileSync(join(t.ws, '.claude', 'CLAUDE.md'), 'utf8'), 'Review the diff.\n');
+    assert.ok(existsSync(join(t.ws, '.gemini', 'GEMINI.md')));
     assert.ok(existsSync(join(t.ws, '.vscode', 'extensions.json')));
     assert.ok(existsSync(join(t.ws, '.cursor', 'rules', 'style.mdc')));
   } finally {

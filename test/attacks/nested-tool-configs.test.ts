@@ -13,21 +13,9 @@ import { dirname, join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
-import { REPO_ROOT } from '../helpers/cli.js';
 import { makeTree, sandboxTest, sh, type Tree } from '../helpers/sandbox.js';
+import { NESTED, payload, TOP, write } from '../helpers/tool-configs.js';
 
-const FIXTURES = `${REPO_ROOT}/test/fixtures/agent-tool-configs`;
-const TOP = (JSON.parse(readFileSync(`${FIXTURES}/vectors.json`, 'utf8')) as { vectors: Record<string, string> }).vectors;
-const NESTED = (JSON.parse(readFileSync(`${FIXTURES}/nested-vectors.json`, 'utf8')) as { vectors: Record<string, string> }).vectors;
-
-function payload(t: Tree, vector: string | undefined): string {
-  return (vector as string).replaceAll('@CMD@', `touch ${join(t.outside, 'ran')}`);
-}
-
-/** A shell line that writes `content` to `file` (created with its directory). */
-function write(file: string, content: string): string {
-  return `mkdir -p "$(dirname ${file})" && printf '%s' '${content.replaceAll("'", `'\\''`)}' > ${file}`;
-}
 
 function plant(t: Tree, file: string, content: string): string {
   const path = join(t.ws, ...file.split('/'));
