@@ -12,7 +12,7 @@ import type { SandboxBackendName } from '../backend/types.js';
 import type { CapturedOutput, InternalSpawnOptions, OsExit, OsProcess, PreparedRun, SandboxBackend, SandboxExit, StartIo, StdioChoice } from './contract.js';
 import { validateOptions, type SandboxCommand, type SpawnSandboxedOptions } from './options.js';
 import { currentBackend } from '../backend/current.js';
-import { paced } from './start-pacing.js';
+import { nextPiece, paced } from './start-pacing.js';
 
 export type { CapturedOutput, CapturedStream, InternalSpawnOptions, SandboxExit } from './contract.js';
 
@@ -330,7 +330,8 @@ async function startOnce(command: SandboxCommand, options: InternalSpawnOptions,
   };
   let os: OsProcess;
   try {
-    os = await startAsync(prepared, startIo(options), forward);
+    // In a burst, the start after the plan may wait for the event loop's next turn (start-pacing.ts).
+    os = await nextPiece(() => startAsync(prepared, startIo(options), forward));
   } catch (error) {
     prepared.release();
     throw error;

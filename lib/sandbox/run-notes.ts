@@ -64,9 +64,16 @@ export interface SharedNotes {
 // in-process notes) apart.
 let self: string | undefined;
 let counter = 0;
+let ownName: string | undefined;
+
+/** This process as an owner name (pid and start time: fixed for its life). */
+function ownOwner(): string {
+  ownName ??= buildOwnerName(currentOwner());
+  return ownName;
+}
 
 function selfId(): string {
-  self ??= `${buildOwnerName(currentOwner())}.${Math.floor(Math.random() * 0x1_0000_0000).toString(16)}`;
+  self ??= `${ownOwner()}.${Math.floor(Math.random() * 0x1_0000_0000).toString(16)}`;
   return self;
 }
 
@@ -126,6 +133,9 @@ function inFlight(dir: string, entry: Entry): boolean {
 }
 
 function isAlive(owner: string): boolean {
+  // This process is: no /proc read (a burst of runs lists hundreds of this process's own notes,
+  // and each run's listing would read /proc once per entry).
+  if (owner === ownOwner()) return true;
   const parsed = parseOwnerName(owner);
   return parsed !== undefined && ownerAlive(parsed);
 }
@@ -297,11 +307,15 @@ export function claimMissedChecks(roots: readonly string[] | undefined, given?: 
   if (process.platform !== 'linux' && given === undefined) return [];
   const dir = given ?? runNotesDir();
   ensureDir(dir, given === undefined && dir !== shmNotesDir());
-  const me = buildOwnerName(currentOwner());
+  const me = ownOwner();
   const names = list(dir);
   const ids = new Set<string>();
   const claimed: MissedCheck[] = [];
+  // This process's own runs' checks are not missed (it is alive): skipped unparsed, as a burst of
+  // runs lists hundreds of them in every run.
+  const ownCheck = `c.${me}.`;
   for (const name of names) {
+    if (name.startsWith(ownCheck)) continue;
     const entry = parseEntry(name);
     if (entry === undefined || entry.kind === 's') continue;
     ids.add(entry.id);
@@ -335,7 +349,9 @@ export function claimMissedChecks(roots: readonly string[] | undefined, given?: 
     });
   }
   // A sandbox record whose run's notes are gone, of a dead owner: nothing will read it.
+  const ownRecord = `s.${me}.`;
   for (const name of names) {
+    if (!name.startsWith('s.') || name.startsWith(ownRecord)) continue;
     const entry = parseEntry(name);
     if (entry?.kind === 's' && !ids.has(entry.id) && !isAlive(entry.owner)) tryUnlink(join(dir, name));
   }
@@ -347,7 +363,11 @@ function takeNotes(dir: string, names: readonly string[], start: bigint, marker:
   const taken: SharedNotes[] = [];
   const liveMarkers: bigint[] = [];
   const tombstones: Array<{ name: string; at: bigint }> = [];
+  // Sandbox records, checks and this realm's published runs (its notes are in-process, protected.ts)
+  // are skipped unparsed: a burst of runs lists hundreds of them in every run.
+  const ownPublished = `r.${me}.`;
   for (const name of names) {
+    if (name.startsWith('s.') || name.startsWith('c.') || name.startsWith(ownPublished)) continue;
     const entry = parseEntry(name);
     if (entry === undefined || name === marker) continue;
     const mine = entry.id.startsWith(`${me}.`);

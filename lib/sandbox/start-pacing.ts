@@ -5,8 +5,9 @@
 // would otherwise all run in one microtask drain, and exits arriving together in one poll of the
 // event loop, holding the caller's event loop for the whole burst. Work runs back to back for at
 // most SLICE_MS; the next piece then waits for the event loop's next turn (the caller's timers
-// and I/O are served in between), in the order it came. Work with no burst around it runs at
-// once, within the call.
+// and I/O are served in between), in the order it came. A start is made of pieces (continueTurn):
+// one whole start may take longer than a slice. Work with no burst around it runs at once, within
+// the call.
 
 /** How long starts and exits may run back to back before the event loop gets a turn. */
 export const SLICE_MS = 4;
@@ -51,6 +52,36 @@ export function startTurn(): Promise<void> | undefined {
   }
   return new Promise((resolve) => {
     waiting.push(resolve);
+  });
+}
+
+/**
+ * Between two pieces of one start (the plan; the protected-path notes; the spec and the clone):
+ * undefined when the slice has time left (go on within the call), else a promise resolved on the
+ * event loop's next turn, ahead of the starts that have not begun (a begun start is finished
+ * first: a burst does not hold hundreds of half-made starts, each with its notes published). Once
+ * the piece after it has returned, the caller calls `endTurn()`.
+ */
+export function continueTurn(): Promise<void> | undefined {
+  if (!overSlice()) return undefined;
+  return new Promise((resolve) => {
+    waiting.unshift(resolve);
+  });
+}
+
+/**
+ * The next piece of a start: run at once (within the call) when the slice has time left, else on
+ * its turn (continueTurn), that turn ending once the piece has returned or thrown.
+ */
+export function nextPiece<T>(piece: () => T): T | Promise<T> {
+  const turn = continueTurn();
+  if (turn === undefined) return piece();
+  return turn.then(() => {
+    try {
+      return piece();
+    } finally {
+      endTurn();
+    }
   });
 }
 

@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { endTurn, paced, SLICE_MS, startTurn } from '../../lib/sandbox/start-pacing.js';
+import { endTurn, nextPiece, paced, SLICE_MS, startTurn } from '../../lib/sandbox/start-pacing.js';
 
 /** Work on the caller's thread, as a sandbox start is. */
 function busy(ms: number): void {
@@ -97,6 +97,54 @@ test('work after exits arriving together takes turns like starts, in order; what
   } finally {
     process.removeListener('uncaughtException', onUncaught);
   }
+});
+
+/** A start of two pieces of `ms` each, as runSandboxed makes one (the plan, then the rest). */
+async function twoPieceStart(name: string, ms: number, log: string[]): Promise<void> {
+  const turn = startTurn();
+  if (turn !== undefined) await turn;
+  let rest: void | Promise<void>;
+  try {
+    log.push(`${name}.plan`);
+    busy(ms);
+    rest = nextPiece(() => {
+      log.push(`${name}.rest`);
+      busy(ms);
+    });
+  } finally {
+    endTurn();
+  }
+  await rest;
+}
+
+test('a start whose pieces fit in the slice runs whole within the call', async () => {
+  await new Promise((resolve) => setImmediate(resolve));
+  const log: string[] = [];
+  void twoPieceStart('only', 0, log);
+  assert.equal(log, ['only.plan', 'only.rest']);
+});
+
+test('a burst of starts longer than a slice: the event loop turns between their pieces, and a begun start is finished before the next begins', async () => {
+  await new Promise((resolve) => setImmediate(resolve));
+  const log: string[] = [];
+  const count = 6;
+  // Each piece alone uses up a slice, as a whole start can on a loaded host.
+  const starts = Array.from({ length: count }, (_, i) => twoPieceStart(`s${i}`, SLICE_MS, log));
+  assert.equal(log, ['s0.plan'], 'only the first piece ran within the calls');
+  const turns: number[] = [];
+  const tick = () => {
+    turns.push(log.length);
+    if (log.length < 2 * count) setImmediate(tick);
+  };
+  setImmediate(tick);
+  await Promise.all(starts);
+  assert.equal(log, Array.from({ length: count }, (_, i) => [`s${i}.plan`, `s${i}.rest`]).flat());
+  let before = 1;
+  for (const seen of turns) {
+    assert.ok(seen - before <= 1, `${seen - before} pieces ran in one turn (${turns.join(', ')})`);
+    before = seen;
+  }
+  assert.ok(turns.length >= count, `the event loop turned ${turns.length} times during ${2 * count} pieces`);
 });
 
 test.run();

@@ -20,6 +20,7 @@ import { resolvePlan, resolveWorkspace } from '../../sandbox/plan.js';
 import { buildPrewarmKey, prewarmEnabled, prewarmPool } from '../../sandbox/prewarm.js';
 import { checkProtectedPaths, guardProtectedPaths } from '../../sandbox/protected.js';
 import { acquireRuntimeState } from '../../sandbox/runtime-state.js';
+import { nextPiece } from '../../sandbox/start-pacing.js';
 import { noteWriteRoots } from '../../sandbox/earlier-roots.js';
 import { backendForPlatform } from '../platform-table.js';
 import type { BackendInfo, SandboxPlan } from '../types.js';
@@ -230,27 +231,43 @@ type LinuxStart =
  * (startLinux makes it within the call, startLinuxAsync on the thread pool).
  */
 function beginLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void): LinuxStart {
-  const { plan } = prepared;
-  const context = assertEnforceable(plan);
-  const capture = io.capture;
-  const stdio = stdioModes(io);
-  // A root caller's process limit (RLIMIT_NPROC does not bind root) is a pids cgroup where a
-  // writable pids hierarchy exists, else the sandbox PID namespace's own pid_max (Linux 6.14+).
-  // With neither, a cap the caller set is refused (buildRlimits) and the default cap is reported
-  // as not enforced (limitsNotEnforced), never dropped silently. A prewarmed sandbox joined a pids
-  // cgroup of its own with the cap (part of its key) when it was set up; a cold start gets one below.
-  const processes = plan.limits.processes ?? DEFAULT_PROCESSES;
-  let byCgroup = context.isRoot && pidsCgroupUsable();
-  let pidMax = context.isRoot && !byCgroup ? pidNamespaceMax(processes) : undefined;
+  return decideLinux(prepared, io, onExit, noteLinux(prepared));
+}
+
+/** The first piece of a Linux start: the cheap checks and the protected-path notes (published). */
+interface NotedStart {
+  context: LinuxContext;
+  facts: ReturnType<PreparedRun['takeFacts']>;
+  guarded: ReturnType<typeof guardProtectedPaths>;
+}
+
+function noteLinux(prepared: PreparedRun): NotedStart {
+  const context = assertEnforceable(prepared.plan);
   // The filesystem facts the plan was resolved with (this call only): each path looked up once.
   const facts = prepared.takeFacts();
   // Every git file that could make host git run code later: read-only now, checked after the run.
   // Its notes are published before the sandbox starts (a cold start's command may run before the
   // clone's promise settles): runs of the same write roots started meanwhile, in this process or
   // another, take them, until release() once the check has run or the start has failed.
-  const guarded = guardProtectedPaths(plan);
+  return { context, facts, guarded: guardProtectedPaths(prepared.plan) };
+}
+
+/** The rest of a Linux start, after its notes: the spec, a prewarmed sandbox or the cold spawn to make. */
+function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void, noted: NotedStart): LinuxStart {
+  const { plan } = prepared;
+  const { context, facts, guarded } = noted;
   const { release } = guarded;
+  const capture = io.capture;
   try {
+    // A root caller's process limit (RLIMIT_NPROC does not bind root) is a pids cgroup where a
+    // writable pids hierarchy exists, else the sandbox PID namespace's own pid_max (Linux 6.14+).
+    // With neither, a cap the caller set is refused (buildRlimits) and the default cap is reported
+    // as not enforced (limitsNotEnforced), never dropped silently. A prewarmed sandbox joined a pids
+    // cgroup of its own with the cap (part of its key) when it was set up; a cold start gets one below.
+    const processes = plan.limits.processes ?? DEFAULT_PROCESSES;
+    let byCgroup = context.isRoot && pidsCgroupUsable();
+    let pidMax = context.isRoot && !byCgroup ? pidNamespaceMax(processes) : undefined;
+    const stdio = stdioModes(io);
     const specFor = () => buildLinuxSpec(guarded.plan, stdio, {
       landlockAbi: context.abi,
       isRoot: context.isRoot,
@@ -359,7 +376,11 @@ export function startLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: Os
  * loop no longer waits for. Everything that decides the start still happens within the call.
  */
 export async function startLinuxAsync(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void): Promise<OsProcess> {
-  const start = beginLinux(prepared, io, onExit);
+  const noted = noteLinux(prepared);
+  // In a burst, the spec and the clone may wait for the event loop's next turn (start-pacing.ts);
+  // the notes stay published meanwhile, as they do while the clone runs.
+  const deciding = nextPiece(() => decideLinux(prepared, io, onExit, noted));
+  const start = deciding instanceof Promise ? await deciding : deciding;
   if ('os' in start) return start.os;
   let spawning: Promise<NativeSpawned>;
   try {
