@@ -71,7 +71,7 @@ int MakeDirs(const char* path) {
 int ApplyMount(ChildPlan* plan, const MountStep& step, MaskState* masks) {
   switch (step.kind) {
     case kMountDetachClone: {
-      if (step.slot < 0 || step.slot >= 32) {
+      if (step.slot < 0 || step.slot >= kMountSlots) {
         errno = EINVAL;
         return -1;
       }
@@ -102,7 +102,7 @@ int ApplyMount(ChildPlan* plan, const MountStep& step, MaskState* masks) {
     case kMountMkdirs:
       return MakeDirs(step.path);
     case kMountAttach:
-      if (step.slot < 0 || step.slot >= 32 || plan->mount_slots[step.slot] < 0) {
+      if (step.slot < 0 || step.slot >= kMountSlots || plan->mount_slots[step.slot] < 0) {
         errno = EINVAL;
         return -1;
       }

@@ -52,6 +52,9 @@ enum MountKind : int32_t {
 // The init's descriptors of the capped tmpfs mounts it reports full after the run.
 using init_wire::kWatchFd;
 using init_wire::kWatchSlots;
+// Detached clones of the separate (not nested) write roots, one descriptor each until attached;
+// the plan refuses more (lib/backend/linux/mounts.ts MAX_SEPARATE_WRITE_ROOTS).
+constexpr int kMountSlots = 256;
 
 struct MountStep {
   int32_t kind;
@@ -100,7 +103,7 @@ struct ChildPlan {
   const char* gid_map;  // "G G 1"
   const MountStep* mounts;
   int mount_count;
-  int mount_slots[32];         // detached mounts by slot
+  int mount_slots[kMountSlots];  // detached mounts by slot
   int watch_fds[kWatchSlots];  // roots of the watched tmpfs mounts, opened once mounted (-1: none)
   bool new_network;
   int landlock_fd;  // ruleset with the pre-mount rules already added

@@ -181,7 +181,7 @@ void FillChild(const SpawnSpec& spec, Plan* plan) {
   c.gid_map = plan->gid_map;
   c.mounts = plan->mounts.data();
   c.mount_count = static_cast<int>(plan->mounts.size());
-  for (int i = 0; i < 32; ++i) c.mount_slots[i] = -1;
+  for (int i = 0; i < child_setup::kMountSlots; ++i) c.mount_slots[i] = -1;
   for (int i = 0; i < child_setup::kWatchSlots; ++i) c.watch_fds[i] = -1;
   c.new_network = ls.new_network;
   c.landlock_fd = plan->ruleset.fd;

@@ -80,6 +80,26 @@ sandboxTest('--allow-write opens one more directory; a relative cwd resolves aga
   }
 });
 
+sandboxTest('more than 32 separate write roots work (one mount slot each); past the limit an invalid_argument', async () => {
+  const t = makeTree();
+  try {
+    const dirs = Array.from({ length: 40 }, (_, i) => join(t.outside, `r${i}`));
+    for (const dir of dirs) mkdirSync(dir);
+    mkdirSync(join(t.outside, 'not-allowed'));
+    const r = await sh(t, `for d in ${dirs.join(' ')}; do echo x > "$d/f" || exit 1; done; echo y > ${t.outside}/not-allowed/f`, { allowWrite: dirs });
+    assert.ok(dirs.every((dir) => readFileSync(join(dir, 'f'), 'utf8') === 'x\n'), 'every root is writable');
+    assert.is.not(r.exitCode, 0);
+    assert.throws(() => readFileSync(join(t.outside, 'not-allowed', 'f')), 'a sibling not allowed stays read-only');
+    const many = Array.from({ length: 256 }, (_, i) => join(t.outside, `m${i}`));
+    for (const dir of many) mkdirSync(dir);
+    const refused = await rejection(sh(t, 'true', { allowWrite: many }));
+    assert.is(refused.code, 'invalid_argument');
+    assert.match(refused.message, /at most 256/);
+  } finally {
+    t.cleanup();
+  }
+});
+
 sandboxTest('spawnSandboxed streams and kill() stops the whole sandbox', async () => {
   const t = makeTree();
   try {

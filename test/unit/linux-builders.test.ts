@@ -4,9 +4,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { FS, SCOPE, buildHandledAccess, buildLandlockPlan, buildScoped, rightsOf } from '../../lib/backend/linux/landlock.js';
-import { MASK_DIR_STANDINS, buildMountPlan, maskedPaths, outermostRoots, type HostView } from '../../lib/backend/linux/mounts.js';
+import { MASK_DIR_STANDINS, MAX_SEPARATE_WRITE_ROOTS, buildMountPlan, maskedPaths, outermostRoots, type HostView } from '../../lib/backend/linux/mounts.js';
 import { buildRlimits } from '../../lib/backend/linux/spec.js';
 import { buildWritableRoot } from '../../lib/sandbox/plan.js';
+import { SandboxError } from '../../lib/errors.js';
 
 test('handled rights follow the ABI', () => {
   assert.equal(rightsOf(buildHandledAccess(1)).includes('REFER'), false);
@@ -140,6 +141,24 @@ test('mount plan: a write root holding /tmp keeps the host /tmp; nested roots ar
   const { ops, privateTmp } = buildMountPlan({ writeRoots: [buildWritableRoot('/tmp')], denyRead: [], denyWrite: [] }, host({}));
   assert.not.ok(privateTmp);
   assert.not.ok(ops.some((op) => op.kind === 'tmpfs' && op.path === '/tmp'));
+});
+
+test('mount plan: one slot per separate write root up to the limit; beyond it an invalid_argument naming allowWrite', () => {
+  const separate = (n: number) => Array.from({ length: n }, (_, i) => buildWritableRoot(`/w/r${i}`));
+  const { ops } = buildMountPlan({ writeRoots: separate(MAX_SEPARATE_WRITE_ROOTS), denyRead: [], denyWrite: [] }, host({}));
+  const slots = ops.filter((op) => op.kind === 'detach_clone').map((op) => op.slot);
+  assert.equal(slots, Array.from({ length: MAX_SEPARATE_WRITE_ROOTS }, (_, i) => i));
+  // Nested roots take no slot of their own.
+  const nested = [buildWritableRoot('/w'), ...separate(MAX_SEPARATE_WRITE_ROOTS + 1)];
+  assert.is(buildMountPlan({ writeRoots: nested, denyRead: [], denyWrite: [] }, host({})).ops.filter((op) => op.kind === 'detach_clone').length, 1);
+  try {
+    buildMountPlan({ writeRoots: separate(MAX_SEPARATE_WRITE_ROOTS + 1), denyRead: [], denyWrite: [] }, host({}));
+    assert.unreachable('more separate roots than slots must be refused');
+  } catch (error) {
+    assert.instance(error, SandboxError);
+    assert.is((error as SandboxError).code, 'invalid_argument');
+    assert.match((error as SandboxError).message, /allowWrite.*at most 256/);
+  }
 });
 
 test('resource limits map onto rlimits; a process limit refuses for a root caller', () => {

@@ -7,6 +7,7 @@ import { dirname } from 'node:path';
 
 import type { SandboxPlan } from '../types.js';
 import { isWithin } from '../../path-within.js';
+import { SandboxError } from '../../errors.js';
 
 /** The mount vocabulary native/linux/child_setup.cc applies, in order. */
 export type MountKind =
@@ -48,6 +49,13 @@ export const MASK_DIR_STANDINS = 64;
 
 export const PROC_READONLY = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs'];
 
+/**
+ * Separate write roots (none inside another) a sandbox takes, at most: each is one detached clone
+ * held open until it is attached (kMountSlots in native/linux/child_setup.h). Nested roots do not
+ * count (the clone of the outer one holds them).
+ */
+export const MAX_SEPARATE_WRITE_ROOTS = 256;
+
 /** Write roots without the ones nested in another (a clone of the outer one already holds them). */
 export function outermostRoots(roots: string[]): string[] {
   const sorted = [...new Set(roots)].sort((a, b) => a.length - b.length);
@@ -67,7 +75,9 @@ export function buildMountPlan(
 ): { ops: MountOp[]; privateTmp: boolean } {
   const ops: MountOp[] = [];
   const roots = outermostRoots(plan.writeRoots.map((w) => w.root));
-  if (roots.length > 32) throw new RangeError('at most 32 separate write roots are supported');
+  if (roots.length > MAX_SEPARATE_WRITE_ROOTS) {
+    throw new SandboxError('invalid_argument', `allowWrite: ${roots.length} separate write roots (the workspace, allowWrite entries and managed caches, none inside another), at most ${MAX_SEPARATE_WRITE_ROOTS} are supported on Linux; give a common parent directory instead of many siblings`, { path: roots[MAX_SEPARATE_WRITE_ROOTS] as string });
+  }
   // A write root that is /tmp itself (or holds it) keeps the host's /tmp: no private one then.
   const privateTmp = !roots.some((root) => isWithin(root, '/tmp'));
   roots.forEach((root, slot) => ops.push({ kind: 'detach_clone', path: root, slot }));
