@@ -3,7 +3,9 @@
 // (.zero, .agents) that the host reads and acts on later, and the files through which coding
 // agents and editors on the host start programs. One list for the plan, the engine, the reports
 // and the probes. (.git has its own finer rules: git-guard.ts, git-check.ts.)
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
+
+import { isCleanAbsolute } from './path-within.js';
 
 /** Directories in every write root that stay read-only (or are removed when created). */
 export const PROTECTED_METADATA_NAMES: readonly string[] = ['.zero', '.agents'];
@@ -90,9 +92,18 @@ export const AGENT_TOOL_CONFIG_DIRS: readonly string[] = [
   '.devcontainer',
 ];
 
+/** AGENT_TOOL_CONFIG_FILES and AGENT_TOOL_CONFIG_DIRS relative to a write root, with this OS's separator. */
+let relativeConfigPaths: string[] | undefined;
+
 /** AGENT_TOOL_CONFIG_FILES and AGENT_TOOL_CONFIG_DIRS in a write root, as paths of this OS. */
 export function agentToolConfigPaths(root: string): string[] {
-  return [...AGENT_TOOL_CONFIG_FILES, ...AGENT_TOOL_CONFIG_DIRS].map((file) => join(root, ...file.split('/')));
+  relativeConfigPaths ??= [...AGENT_TOOL_CONFIG_FILES, ...AGENT_TOOL_CONFIG_DIRS].map((file) => file.split('/').join(sep));
+  // Under a clean root, concatenation gives what join() would (a plan of many roots asks often).
+  if (isCleanAbsolute(root)) {
+    const prefix = root === sep ? sep : root + sep;
+    return relativeConfigPaths.map((file) => prefix + file);
+  }
+  return relativeConfigPaths.map((file) => join(root, file));
 }
 
 /**

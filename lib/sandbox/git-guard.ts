@@ -66,6 +66,11 @@ export interface GitGuard {
   scanRoots: string[];
   /** Directories whose `.git` was absent: one created there is a new repository host git enters. */
   noGit: string[];
+  /**
+   * Scan roots the scan of an outer one walked, with the agent and editor config entries of their
+   * top reported by it (no `.git`, git dir or skipped directory such as node_modules between them).
+   */
+  namesCovered?: string[];
   /** Set when the check runs for a run whose process was killed (missed-checks.ts): its notes may be old. */
   missedCheck?: boolean;
   /** Agent and editor config entries the scan found below the top of the write roots and in workspace files (see NESTED_CONFIG_SCAN). */
@@ -418,10 +423,16 @@ export class ScannedRoots {
     for (const gitDir of gitDirs) this.#notEntered.add(gitDir);
   }
 
-  /** Whether a scan of an earlier root walked `root` already. */
-  covers(root: string): boolean {
+  /**
+   * Whether a scan of an earlier root walked `root` already; with `skip` (names compared case-folded,
+   * as a folding volume would), also whether it reported the named entries of `root` and below: no
+   * directory so named lies between them.
+   */
+  covers(root: string, skip?: readonly string[]): boolean {
     for (let dir = root; dirname(dir) !== dir; ) {
-      if (basename(dir).toLowerCase() === '.git' || this.#notEntered.has(dir)) return false;
+      const name = basename(dir).toLowerCase();
+      if (name === '.git' || this.#notEntered.has(dir)) return false;
+      if (skip?.some((s) => s.toLowerCase() === name) === true) return false;
       dir = dirname(dir);
       if (this.#roots.has(dir)) return true;
     }
@@ -473,7 +484,10 @@ export function discoverGit(userRoots: readonly string[], roots: readonly string
       // Every repository the root holds, at any depth, tracked or not: host git in any of them
       // reads its own config and hooks. Bare ones (a git dir without a worktree) too. A root
       // inside one already scanned was walked with it (outer roots come first): not again.
-      if (scanned.covers(root)) continue;
+      if (scanned.covers(root)) {
+        if (scanned.covers(root, NESTED_CONFIG_SCAN.skip)) (d.guard.namesCovered ??= []).push(root);
+        continue;
+      }
       const scan = scanRepositories(root, MAX_SCANNED_DIRS, MAX_GIT_DIRS, NESTED_CONFIG_SCAN);
       if (scan.incomplete) d.truncate(root, `could not look at every directory (at most ${MAX_SCANNED_DIRS} directories, ${MAX_GIT_DIRS} repositories and ${NESTED_CONFIG_SCAN.max} agent or editor config entries, none unreadable at the top)`);
       scanned.add(root, scan.gitDirs);

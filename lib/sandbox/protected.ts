@@ -12,7 +12,7 @@ import type { SandboxPlan, WritableRoot } from '../backend/types.js';
 import { isWithin } from '../path-within.js';
 import { HostFacts } from '../host-facts.js';
 import { SandboxError } from '../errors.js';
-import { inspect, Lookahead, removeEntry, toBytes } from './beneath.js';
+import { inspect, inspectMany, Lookahead, removeEntry, toBytes, type EntryInfo } from './beneath.js';
 import { checkGitAfterRun, type ProtectedPathViolation } from './git-check.js';
 import { discoverGit, type GitGuard } from './git-guard.js';
 import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js';
@@ -270,6 +270,19 @@ export function finishInterruptedRuns(roots?: readonly string[]): InterruptedRun
   return out;
 }
 
+/** What is at each of `roots` (byte strings) that lies inside another of them, in one batch. */
+function nestedRootStamps(roots: readonly string[]): Map<string, EntryInfo> {
+  const all = new Set(roots);
+  const nested = roots.filter((root) => {
+    for (let dir = dirname(root); ; dir = dirname(dir)) {
+      if (dir !== root && all.has(dir)) return true;
+      if (dirname(dir) === dir) return false;
+    }
+  });
+  const found = inspectMany(nested);
+  return new Map(nested.map((root, i) => [root, found[i] as EntryInfo]));
+}
+
 function guardNoted(plan: SandboxPlan, user: WritableRoot[], window: NotingWindow | undefined): { plan: SandboxPlan; guard: ProtectedPathGuard } {
   // A git dir the command creates itself is checked as new after the run (git init must work):
   // only paths whose directory exists now are watched as they are.
@@ -288,6 +301,8 @@ function guardNoted(plan: SandboxPlan, user: WritableRoot[], window: NotingWindo
     ...w.protectedNames.map((name) => join(w.root, name)),
     ...w.readOnlySubpaths.filter((path) => !toolPaths.has(path) && isDir(dirname(path))),
   ]);
+  // The stamps of the roots nested in another, taken before the scan (see noteToolConfigs).
+  const stamps = process.platform === 'linux' ? nestedRootStamps(user.map((w) => toBytes(w.root))) : new Map<string, EntryInfo>();
   const git = discoverGit(user.map((w) => w.root), plan.writeRoots.map((w) => w.root), process.env, named);
   // Fail closed: a repository, hooks directory or config left unlooked-at would be unguarded.
   if (git.truncated) {
@@ -295,7 +310,7 @@ function guardNoted(plan: SandboxPlan, user: WritableRoot[], window: NotingWindo
   }
   const roots = user.map((w) => w.root);
   // The agent and editor configs, those the scan found below the top of the roots included.
-  const tools = noteToolConfigs(roots, git.named);
+  const tools = noteToolConfigs(roots, git.named, git.namesCovered, stamps);
   // Each path goes to the innermost write root holding it (the mount plan pins from there).
   const extra = new Map<string, string[]>();
   for (const path of [...git.readOnly, ...tools.readOnly]) {

@@ -21,7 +21,7 @@ import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 
 import { AGENT_TOOL_CONFIG_DIRS, AGENT_TOOL_CONFIG_FILES, isWorkspaceFile, NESTED_CONFIG_SCAN } from '../protected-names.js';
 import { isWithin } from '../path-within.js';
-import { fromBytes, inspect, Lookahead, readSmall, removeEntry, replaceFile, toBytes, type EntryInfo } from './beneath.js';
+import { fromBytes, inspect, inspectMany, Lookahead, readSmall, removeEntry, replaceFile, toBytes, type EntryInfo } from './beneath.js';
 import type { ProtectedPathViolation } from './git-check.js';
 
 /** Largest file whose content is noted (these are a few KB); a larger one is only compared. */
@@ -50,6 +50,11 @@ export interface ToolConfigNote {
 export interface ToolConfigGuard {
   roots: string[];
   notes: Map<string, ToolConfigNote>;
+  /**
+   * Write roots nested in another whose top was not looked at name by name (see `noteToolConfigs`),
+   * each with its stamp before the run: a changed stamp has the check look there name by name.
+   */
+  elided?: Array<[string, string]>;
   /** Existing AGENT_TOOL_CONFIG_DIRS below the top of a write root: read-only during the run (plan paths, UTF-8). */
   readOnly: string[];
 }
@@ -169,15 +174,48 @@ function followLink(link: string, rest: string[], roots: readonly string[], note
  */
 const inFlight: ToolConfigGuard[] = [];
 
+/** How long after its last change a directory's stamp is not trusted to show a further change (a coarse clock tick). */
+const RACY_NANOS = 2_000_000_000n;
+
+/**
+ * The roots among `covered` (see below) whose stamp (`stamps`, taken before the scan) can show any
+ * later change of their entries: a directory last changed more than RACY_NANOS ago, reached
+ * without a link. Linux only (where a directory's mtime and ctime move with every entry made in it).
+ */
+function elidable(covered: readonly string[], stamps: ReadonlyMap<string, EntryInfo>): Array<[string, string]> {
+  if (process.platform !== 'linux') return [];
+  const now = BigInt(Date.now()) * 1_000_000n;
+  const out: Array<[string, string]> = [];
+  for (const root of covered) {
+    const info = stamps.get(root);
+    if (info?.kind !== 'dir') continue;
+    const [, , , mtime, ctime] = info.stamp.split(':');
+    if (mtime === undefined || ctime === undefined || !/^\d+$/.test(mtime) || !/^\d+$/.test(ctime)) continue;
+    if (now - BigInt(mtime) > RACY_NANOS && now - BigInt(ctime) > RACY_NANOS) out.push([root, info.stamp]);
+  }
+  return out;
+}
+
 /**
  * Before a run: the state of every protected file in `roots` (the caller's write roots), and below
  * each entry the repository scan reported (`named`, byte strings: see NESTED_CONFIG_SCAN).
+ *
+ * A root nested in another (`covered`: the outer root's scan walked it and reported the config
+ * entries of its top, see GitGuard.namesCovered) is not looked at name by name when its stamp
+ * before the scan (`stamps`) is settled: the entries the scan reported there are noted as those
+ * below the top are; the names it did not report were absent. After the run an unchanged stamp of
+ * that root shows that no entry was made in it since; a changed one (or one no longer reached
+ * without a link) has the check look at each protected path there as at the top of any root.
+ * A thousand `dist` roots under the workspace's `packages/` so cost a look each, not one per name.
  */
-export function noteToolConfigs(roots: readonly string[], named: readonly string[] = []): ToolConfigGuard {
+export function noteToolConfigs(roots: readonly string[], named: readonly string[] = [], covered: readonly string[] = [], stamps: ReadonlyMap<string, EntryInfo> = new Map()): ToolConfigGuard {
   const bytesRoots = [...new Set(roots.map(toBytes))];
+  const elided = elidable(covered, stamps);
+  const skipped = new Set(elided.map(([root]) => root));
   const notes = new Map<string, ToolConfigNote>();
-  const dirs = new Dirs(bytesRoots);
+  const dirs = new Dirs(bytesRoots.filter((root) => !skipped.has(root)));
   for (const root of bytesRoots) {
+    if (skipped.has(root)) continue;
     for (const file of PROTECTED) noteFile(root, file.split('/'), bytesRoots, notes, dirs, 0);
   }
   const readOnly: string[] = [];
@@ -194,10 +232,35 @@ export function noteToolConfigs(roots: readonly string[], named: readonly string
     }
   }
   for (const [path] of notes) {
-    const earlier = inFlight.find((run) => run.notes.has(path))?.notes.get(path);
+    const earlier = inFlight.map((run) => run.notes.get(path) ?? elidedNote(run, path)).find((note) => note !== undefined);
     if (earlier !== undefined) notes.set(path, earlier);
   }
-  return { roots: bytesRoots, notes, readOnly };
+  return { roots: bytesRoots, notes, readOnly, ...(elided.length > 0 ? { elided } : {}) };
+}
+
+/**
+ * The note an earlier run in flight would have taken of `path` had it looked at the top of its
+ * elided roots name by name: a protected path at the top of one of them that it did not note was
+ * missing then (its scan did not report the entry). Undefined when `path` is no such path.
+ */
+function elidedNote(run: ToolConfigGuard, path: string): ToolConfigNote | undefined {
+  if (run.elided === undefined) return undefined;
+  for (const file of PROTECTED) {
+    const parts = file.split('/');
+    const tail = join(...parts);
+    if (!path.endsWith(tail) || path.length <= tail.length + 1) continue;
+    const root = path.slice(0, -(tail.length + 1));
+    if (prefix(root, parts, parts.length) === path && elidedRoots(run).has(root)) return { path, root, parts, states: [] };
+  }
+  return undefined;
+}
+
+const elidedSets = new WeakMap<ToolConfigGuard, Set<string>>();
+
+function elidedRoots(run: ToolConfigGuard): Set<string> {
+  let set = elidedSets.get(run);
+  if (set === undefined) elidedSets.set(run, (set = new Set((run.elided ?? []).map(([root]) => root))));
+  return set;
 }
 
 /** Keeps a started run's notes among the runs in flight until the returned function is called. */
@@ -253,6 +316,29 @@ function checkNote(note: ToolConfigNote, dirs: Dirs): ProtectedPathViolation | u
 }
 
 /**
+ * For each root whose top was not looked at name by name, unless `all` is false and its stamp is as
+ * before the run: a note of each protected path there not in `seen`, as one that was missing (the
+ * scan before the run did not report it).
+ */
+function elidedNotes(guard: ToolConfigGuard, seen: Set<string>, all: boolean): ToolConfigNote[] {
+  const out: ToolConfigNote[] = [];
+  const elided = guard.elided ?? [];
+  const now = all ? [] : inspectMany(elided.map(([root]) => root));
+  elided.forEach(([root, stamp], i) => {
+    const info = now[i];
+    if (!all && info?.kind === 'dir' && info.stamp === stamp) return;
+    for (const file of PROTECTED) {
+      const parts = file.split('/');
+      const path = prefix(root, parts, parts.length);
+      if (seen.has(path)) continue;
+      seen.add(path);
+      out.push({ path, root, parts, states: [] });
+    }
+  });
+  return out;
+}
+
+/**
  * The notes of the check: those taken before the run, and for each entry the scan after it found
  * (`named`) a note of every protected path below it that was not noted: it was not there before
  * the run (the scan before it would have reported it), so whatever is there now is the command's.
@@ -260,6 +346,7 @@ function checkNote(note: ToolConfigNote, dirs: Dirs): ProtectedPathViolation | u
 function notesToCheck(guard: ToolConfigGuard, named: readonly string[]): ToolConfigNote[] {
   const out = [...guard.notes.values()];
   const seen = new Set(guard.notes.keys());
+  out.push(...elidedNotes(guard, seen, false));
   for (const entry of named) {
     for (const { root, parts } of pathsOfEntry(entry, guard.roots)) {
       const path = prefix(root, parts, parts.length);
@@ -280,13 +367,15 @@ function notesToCheck(guard: ToolConfigGuard, named: readonly string[]): ToolCon
 export function checkToolConfigs(guard: ToolConfigGuard, release?: () => void, named: readonly string[] = []): ProtectedPathViolation[] {
   const out: ProtectedPathViolation[] = [];
   try {
-    const dirs = new Dirs(guard.roots);
+    const elided = new Set((guard.elided ?? []).map(([root]) => root));
+    const dirs = new Dirs(guard.roots.filter((root) => !elided.has(root)));
     let notes: ToolConfigNote[];
     try {
       notes = notesToCheck(guard, named);
     } catch (error) {
       out.push({ path: '', reason: `the check of agent or editor configs found after the run failed: ${error instanceof Error ? error.message : String(error)}` });
       notes = [...guard.notes.values()];
+      notes.push(...elidedNotes(guard, new Set(guard.notes.keys()), true));
     }
     for (const note of notes) {
       try {

@@ -103,6 +103,31 @@ sandboxTest('attack: a link put on the way to a nested config (packages/app/.vsc
   }
 });
 
+sandboxTest('attack: configs made at the top of write roots nested in the workspace (many dist/ roots) are removed; an existing one there is read-only', async () => {
+  const t = makeTree();
+  try {
+    const roots = ['packages/a/dist', 'packages/b/dist', 'node_modules/dep/dist'].map((dir) => join(t.ws, ...dir.split('/')));
+    for (const root of roots) mkdirSync(root, { recursive: true });
+    const mine = plant(t, 'packages/b/dist/.claude/settings.json', '{"mine": 1}\n');
+    // Settled roots (last changed more than 2 s ago): the guard trusts their stamps.
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const made = ['packages/a/dist/.vscode/tasks.json', 'packages/a/dist/.mcp.json', 'node_modules/dep/dist/.cursor/hooks.json'];
+    const r = await sh(t, [
+      ...made.map((file) => write(file, payload(t, TOP['.vscode/tasks.json']))),
+      `${write('packages/b/dist/.claude/settings.json', payload(t, TOP['.claude/settings.json']))} && echo changed`,
+      'echo done',
+    ].join('; '), { allowWrite: roots });
+    assert.match(r.stdout, /done/);
+    assert.not.match(r.stdout, /changed/, 'an existing config at the top of a nested root is read-only');
+    assert.is(readFileSync(mine, 'utf8'), '{"mine": 1}\n');
+    for (const file of made) assert.not.ok(existsSync(join(t.ws, ...file.split('/'))), `${file} is gone after the run`);
+    assert.equal([...r.protectedPathViolations].sort(), made.map((file) => join(t.ws, ...file.split('/'))).sort());
+    assert.is(r.exitCode, 1);
+  } finally {
+    t.cleanup();
+  }
+});
+
 sandboxTest('everyday: dependencies shipping .vscode under node_modules, a deleted package with its configs, other .vscode files: kept, the run succeeds', async () => {
   const t = makeTree();
   try {

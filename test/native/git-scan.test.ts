@@ -194,6 +194,14 @@ test('nested write roots: each directory is scanned once, and every repository i
     assert.not.ok(scanned.covers(toBytes(inBare)));
     assert.not.ok(scanned.covers(toBytes(join(t.ws, 'x', '.git', 'y'))));
     assert.not.ok(scanned.covers(toBytes(t.outside)));
+    // The config entries of a root's top are reported by the outer scan unless a skipped
+    // directory (node_modules, any case) lies between them: then the root is looked at itself.
+    assert.equal(guard.namesCovered, [toBytes(inner)]);
+    assert.ok(scanned.covers(toBytes(inner), NESTED_CONFIG_SCAN.skip));
+    assert.ok(scanned.covers(toBytes(join(t.ws, 'node_modules', 'x', 'dist'))), 'walked for repositories');
+    assert.not.ok(scanned.covers(toBytes(join(t.ws, 'node_modules', 'x', 'dist')), NESTED_CONFIG_SCAN.skip));
+    assert.not.ok(scanned.covers(toBytes(join(t.ws, 'a', 'Node_Modules')), NESTED_CONFIG_SCAN.skip));
+    assert.not.ok(scanned.covers(toBytes(inBare), NESTED_CONFIG_SCAN.skip));
   } finally {
     t.cleanup();
   }

@@ -1,13 +1,14 @@
 // The after-run check of the agent and editor configs that run programs (tool-configs.ts), on
 // the host side alone: what a command would leave is written here between the note and the check.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
 import { checkToolConfigs, holdToolConfigs, noteToolConfigs } from '../../lib/sandbox/tool-configs.js';
-import { agentToolConfigPaths } from '../../lib/protected-names.js';
+import { AGENT_TOOL_CONFIG_DIRS, AGENT_TOOL_CONFIG_FILES, agentToolConfigPaths } from '../../lib/protected-names.js';
+import { inspectMany, toBytes } from '../../lib/sandbox/beneath.js';
 
 /** Runs `fn` with a fresh workspace directory, removed afterwards. */
 function withWorkspace(fn: (ws: string) => void): void {
@@ -93,5 +94,59 @@ test('a run that starts while another is in flight takes its notes: the first ch
     assert.equal(checkToolConfigs(third), []);
     assert.is(readFileSync(path, 'utf8'), '{"version": 1, "edited": "on the host"}');
   }));
+
+test('a nested write root settled before the run is not noted name by name (Linux); anything made at its top since is seen by its stamp, without the scan', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'zs-tool-configs-'));
+  try {
+    const dist = join(ws, 'packages', 'p', 'dist');
+    const moved = join(ws, 'packages', 'r', 'dist');
+    mkdirSync(dist, { recursive: true });
+    mkdirSync(moved, { recursive: true });
+    // A directory changed within the last 2 s may change again within its mtime's clock tick unseen.
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const fresh = join(ws, 'packages', 'q', 'dist');
+    mkdirSync(fresh, { recursive: true });
+    const nested = [dist, fresh, moved].map(toBytes);
+    const stamps = new Map(inspectMany(nested).map((info, i) => [nested[i] as string, info]));
+    const guard = noteToolConfigs([ws, dist, fresh, moved], [], nested, stamps);
+    const releaseFirst = holdToolConfigs(guard);
+    const linux = process.platform === 'linux';
+    assert.is(guard.notes.has(toBytes(join(dist, '.mcp.json'))), !linux, 'a settled nested root: no note per name');
+    assert.ok(guard.notes.has(toBytes(join(fresh, '.mcp.json'))), 'a nested root changed within the last 2 s is noted name by name');
+    assert.ok(guard.notes.has(toBytes(join(ws, '.mcp.json'))), 'the outer root is noted name by name');
+    assert.equal(checkToolConfigs(guard), [], 'nothing changed: nothing found');
+    // The command's work between the note and the check: configs made at the top of the nested
+    // root, and (where links exist) the other nested root swapped for a link to a tree of its own.
+    put(join(dist, '.vscode', 'tasks.json'), '{"tasks": [{"command": "evil", "runOptions": {"runOn": "folderOpen"}}]}');
+    put(join(dist, '.mcp.json'), '{"mcpServers": {"evil": {"command": "evil"}}}');
+    const links = process.platform !== 'win32';
+    if (links) {
+      put(join(ws, 'evil', '.mcp.json'), '{"mcpServers": {"evil": {"command": "evil"}}}');
+      renameSync(moved, `${moved}.old`);
+      symlinkSync(join(ws, 'evil'), moved);
+    }
+    // A run of the nested root alone, started meanwhile, takes what the first run would have
+    // noted there (missing), not the first command's work: its check does not put that back.
+    const second = noteToolConfigs([dist]);
+    const releaseSecond = holdToolConfigs(second);
+    const violations = checkToolConfigs(guard, releaseFirst).map((v) => v.path);
+    checkToolConfigs(second, releaseSecond);
+    assert.not.ok(existsSync(join(dist, '.mcp.json')), 'the second check does not put the first command\'s file back');
+    // Through the link every file directly in that root is unreadable the safe way: each is reported.
+    const direct = agentToolConfigPaths(moved).filter((path) => !path.slice(moved.length + 1).includes('/'));
+    const expected = [join(dist, '.mcp.json'), join(dist, '.vscode', 'tasks.json'), ...(links ? direct : [])];
+    assert.equal(violations.sort(), expected.sort());
+    assert.not.ok(existsSync(join(dist, '.mcp.json')));
+    assert.not.ok(existsSync(join(dist, '.vscode', 'tasks.json')));
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test('the protected paths of a root are what join() gives, for clean and unclean roots alike', () => {
+  for (const root of ['/', '/a/b', '/a//b/', '/a/./b', join(tmpdir(), 'x')]) {
+    assert.equal(agentToolConfigPaths(root), [...AGENT_TOOL_CONFIG_FILES, ...AGENT_TOOL_CONFIG_DIRS].map((file) => join(root, ...file.split('/'))), root);
+  }
+});
 
 test.run();
