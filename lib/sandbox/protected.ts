@@ -16,7 +16,7 @@ import { inspect, inspectMany, Lookahead, removeEntry, toBytes, type EntryInfo }
 import { checkGitAfterRun, type ProtectedPathViolation } from './git-check.js';
 import { discoverGit, type GitGuard } from './git-guard.js';
 import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js';
-import { checkToolConfigs, holdToolConfigs, noteToolConfigs, type ToolConfigGuard, type ToolConfigNote } from './tool-configs.js';
+import { checkToolConfigs, elidedNote, holdToolConfigs, noteToolConfigs, type ToolConfigGuard } from './tool-configs.js';
 import { agentToolConfigPaths } from '../protected-names.js';
 import { packCheck, unpackCheck, type InterruptedRunReport } from './missed-checks.js';
 import { claimMissedChecks, openNotingWindow, type NotingWindow, type PublishedNotes, type SharedNotes } from './run-notes.js';
@@ -175,11 +175,20 @@ function takeNotesOfRunsInFlight(guard: ProtectedPathGuard, roots: readonly stri
   // The agent and editor configs the same way, from other processes' runs (those of this process
   // are taken by noteToolConfigs): from the check each published.
   for (const run of earlier.filter((r) => others.includes(r))) {
-    for (const [path, note] of toolNotesOf(run) ?? []) {
+    const tools = toolGuardOf(run);
+    for (const [path, note] of tools?.notes ?? []) {
       if (inMine(path) && !taken.has(`t${path}`)) {
         taken.add(`t${path}`);
         guard.tools.notes.set(path, note);
       }
+    }
+    // At the top of a root that run did not note name by name: what it would have noted (missing).
+    if (tools?.elided === undefined) continue;
+    for (const [path] of guard.tools.notes) {
+      const note = taken.has(`t${path}`) ? undefined : elidedNote(tools, path);
+      if (note === undefined) continue;
+      taken.add(`t${path}`);
+      guard.tools.notes.set(path, note);
     }
   }
 }
@@ -189,10 +198,11 @@ function takeNotesOfRunsInFlight(guard: ProtectedPathGuard, roots: readonly stri
  * Undefined for notes of another version (or unreadable ones): this run keeps its own notes there,
  * which may already hold that run's changes (README, agent and editor configs).
  */
-function toolNotesOf(run: SharedNotes): Map<string, ToolConfigNote> | undefined {
+function toolGuardOf(run: SharedNotes): ToolConfigGuard | undefined {
   try {
-    const notes = (unpackCheck(run.after) as { tools?: { notes?: unknown } } | undefined)?.tools?.notes;
-    return notes instanceof Map ? (notes as Map<string, ToolConfigNote>) : undefined;
+    const tools = (unpackCheck(run.after) as { tools?: { notes?: unknown; elided?: unknown } } | undefined)?.tools;
+    if (!(tools?.notes instanceof Map)) return undefined;
+    return tools as ToolConfigGuard;
   } catch {
     return undefined;
   }

@@ -243,7 +243,7 @@ export function noteToolConfigs(roots: readonly string[], named: readonly string
  * elided roots name by name: a protected path at the top of one of them that it did not note was
  * missing then (its scan did not report the entry). Undefined when `path` is no such path.
  */
-function elidedNote(run: ToolConfigGuard, path: string): ToolConfigNote | undefined {
+export function elidedNote(run: ToolConfigGuard, path: string): ToolConfigNote | undefined {
   if (run.elided === undefined) return undefined;
   for (const file of PROTECTED) {
     const parts = file.split('/');
