@@ -328,10 +328,24 @@ async function startOnce(command: SandboxCommand, options: InternalSpawnOptions,
     if (deliver === undefined) early = exit;
     else deliver(exit);
   };
+  // The facts the plan was resolved with serve the rest of this start even when a burst defers it
+  // to a later turn (start-pacing.ts), as they would within the call: taken now, before their
+  // hand-over lapses, and given to this start once. Without them a large policy's start would look
+  // up every path of its mount plan again (1,000 write roots: some 26,000 lstat calls).
+  const facts = prepared.takeFacts();
+  let factsGiven = false;
+  const thisStart: PreparedRun = {
+    ...prepared,
+    takeFacts: () => {
+      if (factsGiven) return prepared.takeFacts();
+      factsGiven = true;
+      return facts;
+    },
+  };
   let os: OsProcess;
   try {
     // In a burst, the start after the plan may wait for the event loop's next turn (start-pacing.ts).
-    os = await nextPiece(() => startAsync(prepared, startIo(options), forward));
+    os = await nextPiece(() => startAsync(thisStart, startIo(options), forward));
   } catch (error) {
     prepared.release();
     throw error;

@@ -5,7 +5,13 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
+import { handOverFacts, HostFacts } from '../../lib/host-facts.js';
+import type { SandboxBackend } from '../../lib/sandbox/contract.js';
+import { runWith } from '../../lib/sandbox/run.js';
 import { endTurn, nextPiece, paced, SLICE_MS, startTurn } from '../../lib/sandbox/start-pacing.js';
+import { preparedFromPlan } from '../fixtures/platform-dispatch.js';
+import { posixPlan } from '../fixtures/sbpl/plans.js';
+import { exitingProcess } from '../helpers/fake-process.js';
 
 /** Work on the caller's thread, as a sandbox start is. */
 function busy(ms: number): void {
@@ -145,6 +151,39 @@ test('a burst of starts longer than a slice: the event loop turns between their 
     before = seen;
   }
   assert.ok(turns.length >= count, `the event loop turned ${turns.length} times during ${2 * count} pieces`);
+});
+
+test('a start deferred to a later turn after its plan still gets the facts the plan was resolved with, once', async () => {
+  await new Promise((resolve) => setImmediate(resolve));
+  const made: HostFacts[] = [];
+  const taken: Array<{ first: HostFacts; again: HostFacts; deferred: boolean }> = [];
+  let planned = false;
+  let turned = false;
+  const backend: SandboxBackend = {
+    prepare: () => {
+      const facts = new HostFacts();
+      made.push(facts);
+      // A plan that uses up the slice (a large policy's): the rest of the start waits for a turn.
+      busy(SLICE_MS + 1);
+      planned = true;
+      return { ...preparedFromPlan(posixPlan('/w/ws', { argv: ['/bin/fake'] }), '/tmp/none', 'macos-seatbelt'), takeFacts: handOverFacts(facts) };
+    },
+    start: () => {
+      throw new Error('the async start is used');
+    },
+    startAsync: async (prepared, io, onExit) => {
+      // Deferred: the event loop turned between the plan and this piece.
+      taken.push({ first: prepared.takeFacts(), again: prepared.takeFacts(), deferred: planned && turned });
+      return exitingProcess(io, onExit);
+    },
+  };
+  setImmediate(() => (turned = true));
+  const result = await runWith(['/bin/fake'], {}, backend);
+  assert.is(result.exitCode, 0);
+  assert.is(taken.length, 1);
+  assert.ok(taken[0]?.deferred, 'the rest of the start waited for a turn of the event loop');
+  assert.is(taken[0]?.first, made[0], 'the plan\'s facts reached the deferred piece');
+  assert.is.not(taken[0]?.again, made[0], 'and only once: a second ask gets fresh facts');
 });
 
 test.run();

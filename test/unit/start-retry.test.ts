@@ -4,16 +4,16 @@
 // scratch, a few times at most: nothing ran, and each attempt is planned on what is there then.
 // Any other failure stands at once. Driven by a backend whose starts fail as the test says.
 import { constants } from 'node:os';
-import { PassThrough } from 'node:stream';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { SandboxError } from '../../lib/errors.js';
-import type { OsProcess, SandboxBackend, Starter } from '../../lib/sandbox/contract.js';
+import type { SandboxBackend, Starter } from '../../lib/sandbox/contract.js';
 import { MAX_START_ATTEMPTS, startSandboxed } from '../../lib/sandbox/process.js';
 import { runWith } from '../../lib/sandbox/run.js';
 import { preparedFromPlan } from '../fixtures/platform-dispatch.js';
 import { posixPlan } from '../fixtures/sbpl/plans.js';
+import { exitingProcess } from '../helpers/fake-process.js';
 
 const plan = posixPlan('/w/ws', { argv: ['/bin/fake'] });
 
@@ -28,15 +28,7 @@ function failingBackend(failures: number, error: () => unknown, async: boolean):
   const start: Starter = (_prepared, io, onExit) => {
     starts++;
     if (starts <= failures) throw error();
-    const stdout = io.stdio[1] === 'pipe' ? new PassThrough() : null;
-    const stderr = io.stdio[2] === 'pipe' ? new PassThrough() : null;
-    setImmediate(() => {
-      stdout?.end();
-      stderr?.end();
-      onExit({ exitCode: 0, signal: null });
-    });
-    const os: OsProcess = { pid: 4321, stdio: [new PassThrough(), stdout, stderr], capturesOutput: false, prewarmed: false, kill: () => false, checkProtectedPaths: () => [] };
-    return os;
+    return exitingProcess(io, onExit);
   };
   const backend: SandboxBackend = {
     prepare: () => {
