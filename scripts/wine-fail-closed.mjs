@@ -45,7 +45,7 @@ async function expectRefusal(fn, what) {
 const { probe, runSandboxed, spawnSandboxed, SandboxError } = await lib('index.js');
 const { platformBackend } = await lib('sandbox/platform-backends.js');
 const { startSandboxed, startSandboxedAsync } = await lib('sandbox/process.js');
-const { callNativeAsync } = await lib('native/load.js');
+const { callNative, callNativeAsync } = await lib('native/load.js');
 const spawnOnPlatform = (cmd, options, deps) => startSandboxed(cmd, options, platformBackend(deps));
 const work = mkdtempSync(join(tmpdir(), 'zs-wine-'));
 const marker = join(work, 'ran.txt');
@@ -91,11 +91,28 @@ await check('spawnSandboxed refuses synchronously with sandbox_unavailable, and 
   expect(!existsSync(marker), 'the command ran: its marker exists');
 });
 
-await check('the native layer refuses too when the probe is bypassed (a forged available verdict)', async () => {
+await check('the native spawn refuses too when the probe is bypassed (a forged available verdict)', async () => {
   const forged = () => ({ layers: { appcontainer: { available: true, measuredBy: 'forged by this check' } } });
-  const error = await expectRefusal(() => spawnOnPlatform(command, { workspace: work, cwd: work }, { platform: 'win32', probe: forged, aclJournalDir: join(work, 'journal-sync') }), 'the native spawn');
+  // The addon without its off-thread ACL verb: the plan is applied within the native spawn, which
+  // must refuse on its own.
+  const binding = { spawn: (spec, onExit) => callNative((b) => b.spawn(spec, onExit)), kill: (pid, signal) => callNative((b) => b.kill(pid, signal)) };
+  const error = await expectRefusal(() => spawnOnPlatform(command, { workspace: work, cwd: work }, { platform: 'win32', probe: forged, binding, aclJournalDir: join(work, 'journal-sync') }), 'the native spawn');
   expect(/CreateAppContainerProfile|AppContainer/.test(error.message), `message does not name the layer: ${error.message}`);
   await new Promise((resolve) => setTimeout(resolve, 500)); // a launched process would have written by now
+  expect(!existsSync(marker), 'the command ran: its marker exists');
+});
+
+await check('spawnSandboxed with the probe bypassed returns at once; the ACL step off the thread refuses: error event, exited rejects, nothing ran', async () => {
+  const forged = () => ({ layers: { appcontainer: { available: true, measuredBy: 'forged by this check' } } });
+  const child = spawnOnPlatform(command, { workspace: work, cwd: work }, { platform: 'win32', probe: forged, aclJournalDir: join(work, 'journal-deferred') });
+  expect(child.pid === 0, `pid is ${child.pid} before the ACL step`);
+  const heard = [];
+  child.on('error', (e) => heard.push(e));
+  child.on('spawn', () => heard.push('spawn'));
+  const error = await expectRefusal(() => child.exited, 'the deferred start');
+  expect(/AppContainer/.test(error.message), `message does not name the layer: ${error.message}`);
+  expect(heard.length === 1 && heard[0] === error, `heard ${heard.map(String).join(', ')}`);
+  await new Promise((resolve) => setTimeout(resolve, 500));
   expect(!existsSync(marker), 'the command ran: its marker exists');
 });
 

@@ -135,8 +135,17 @@ export interface OsExit {
 
 /** The process an OS starter returns: everything the lifecycle needs to drive it. */
 export interface OsProcess {
-  /** The pid the caller sees (the sandbox's init on Linux, the command's group leader on macOS). */
+  /**
+   * The pid the caller sees (the sandbox's init on Linux, the command's group leader on macOS); 0
+   * until the process exists when its start finishes later (`started`).
+   */
   readonly pid: number;
+  /**
+   * Set when the OS start finishes after the call (Windows' spawnSandboxed: the ACLs are applied
+   * off the caller's thread first): true once the process exists, false when it never will (the
+   * start failed or was cancelled by a kill; the exit says which).
+   */
+  readonly started?: Promise<boolean>;
   /** Our ends of stdin, stdout and stderr ('pipe' streams), else null. */
   readonly stdio: [Writable | null, Readable | null, Readable | null];
   /** True when the starter collects the output itself and hands it over with the exit. */

@@ -31,7 +31,15 @@ export interface SandboxedProcessEvents {
   exit: [exit: SandboxExit];
   /** After `exit`, once stdout and stderr have ended: every byte of output has been delivered. */
   close: [exit: SandboxExit];
-  /** Reserved for errors after the spawn (none today: spawn errors throw synchronously). */
+  /**
+   * The command's process exists and `pid` is set: on the next tick after spawnSandboxed returns,
+   * or on Windows once the ACLs are applied off the caller's thread.
+   */
+  spawn: [];
+  /**
+   * The sandbox could not start after spawnSandboxed returned (Windows: applying the ACLs failed;
+   * nothing ran; `exited` rejects with the same error), or the host-side work after the exit failed.
+   */
   error: [error: Error];
 }
 
@@ -87,7 +95,6 @@ function startIo(options: InternalSpawnOptions): StartIo {
  * `close`.
  */
 export class SandboxedProcess extends EventEmitter<SandboxedProcessEvents> {
-  readonly pid: number;
   readonly stdin: Writable | null;
   readonly stdout: Readable | null;
   readonly stderr: Readable | null;
@@ -106,9 +113,10 @@ export class SandboxedProcess extends EventEmitter<SandboxedProcessEvents> {
   /**
    * Resolves after the sandbox is gone (every process in it ended) and stdout and stderr have
    * ended: all output has been delivered (the `close` event). Streams nobody reads are drained and
-   * discarded when the sandbox exits, as in `child_process`. Rejects with a SandboxError only when
-   * the host-side work after the exit (protected-path cleanup) failed: the workspace was then not
-   * fully checked.
+   * discarded when the sandbox exits, as in `child_process`. Rejects with a SandboxError when the
+   * sandbox could not start after spawnSandboxed returned (nothing ran; no `exit` or `close`), or
+   * when the host-side work after the exit (protected-path cleanup) failed: the workspace was then
+   * not fully checked.
    */
   readonly exited: Promise<SandboxExit>;
   /** The exit once the sandbox is gone (the `exit` event), else null. */
@@ -169,14 +177,21 @@ export class SandboxedProcess extends EventEmitter<SandboxedProcessEvents> {
     // (protected path cleanup, ...) must not escape into the addon. It becomes a SandboxError:
     // `exited` rejects and `error` listeners hear it. A listener's own error stays the caller's:
     // an uncaught exception, as with Node's own events (`close` and `exited` still follow).
+    const fail = (failure: SandboxError): void => {
+      rejectExit(failure);
+      if (this.listenerCount('error') > 0) this.emit('error', failure);
+    };
     const finishExit = (raw: OsExit): void => {
       let exit: SandboxExit;
       try {
         exit = settle(raw);
       } catch (error) {
-        const failure = exitFailure(error);
-        rejectExit(failure);
-        if (this.listenerCount('error') > 0) this.emit('error', failure);
+        fail(exitFailure(error));
+        return;
+      }
+      // Nothing ran (a start that finished after the call failed): that is what the caller hears.
+      if (raw.startFailure !== undefined && raw.exitCode === null && raw.signal === null) {
+        fail(raw.startFailure);
         return;
       }
       this.exit = exit;
@@ -203,7 +218,9 @@ export class SandboxedProcess extends EventEmitter<SandboxedProcessEvents> {
       paced(() => finishExit(raw));
     };
     this.#os = backend.start(prepared, startIo(options), onExit);
-    this.pid = this.#os.pid;
+    const started = this.#os.started;
+    if (started === undefined) process.nextTick(() => this.#os.pid > 0 && this.emit('spawn'));
+    else void started.then((ok) => ok && this.emit('spawn'));
     this.prewarmed = this.#os.prewarmed;
     this.limitsNotEnforced = this.#os.limitsNotEnforced ?? [];
     [this.stdin, this.stdout, this.stderr] = this.#os.stdio;
@@ -218,6 +235,11 @@ export class SandboxedProcess extends EventEmitter<SandboxedProcessEvents> {
     }
     if (options.signal?.aborted) onAbort();
     else if (!this.#done) options.signal?.addEventListener('abort', onAbort, { once: true });
+  }
+
+  /** The process id: 0 until the process exists (on Windows, until the ACLs are applied: `spawn`). */
+  get pid(): number {
+    return this.#os.pid;
   }
 
   /** @internal With `capture`: the collected output (complete once `exited` has resolved). */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The process API behaves like child_process: `exit` when the sandbox is gone, `close` (and
-// `exited`) only once stdout and stderr have delivered everything; kill() sends SIGTERM and then
-// SIGKILL after a grace period; runSandboxed keeps partial output on abort and says on stderr why
-// a command could not be executed.
+// The process API behaves like child_process: `spawn` once the process exists, `exit` when the
+// sandbox is gone, `close` (and `exited`) only once stdout and stderr have delivered everything;
+// kill() sends SIGTERM and then SIGKILL after a grace period; runSandboxed keeps partial output on
+// abort and says on stderr why a command could not be executed.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
@@ -23,6 +23,7 @@ sandboxTest('exited resolves only after stdout and stderr are drained; exit come
     for (let i = 0; i < 3; i++) {
       const child = spawnSandboxed('echo out; echo err >&2', { workspace: t.ws, prewarm: false });
       const order: string[] = [];
+      child.on('spawn', () => order.push(child.pid > 0 ? 'spawn' : 'spawn without pid'));
       child.on('exit', (exit: SandboxExit) => order.push(`exit ${exit.exitCode}`));
       child.on('close', (exit: SandboxExit) => order.push(`close ${exit.exitCode}`));
       const out = collect(child.stdout);
@@ -31,7 +32,7 @@ sandboxTest('exited resolves only after stdout and stderr are drained; exit come
       assert.is(out.text(), 'out\n', `run ${i}`);
       assert.is(err.text(), 'err\n', `run ${i}`);
       assert.is(exit.exitCode, 0);
-      assert.equal(order, ['exit 0', 'close 0']);
+      assert.equal(order, ['spawn', 'exit 0', 'close 0']);
       assert.is(child.exit, exit);
     }
   } finally {

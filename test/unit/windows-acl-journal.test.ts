@@ -16,11 +16,9 @@ import { windowsAsyncStarter, windowsStarter } from '../../lib/backend/windows/s
 import type { WindowsSpawnSpec } from '../../lib/backend/windows/launch-spec.js';
 import { SandboxError } from '../../lib/errors.js';
 import type { NativeExit } from '../../lib/native/types.js';
-import type { PreparedRun } from '../../lib/sandbox/contract.js';
 import { posixPlan } from '../fixtures/sbpl/plans.js';
+import { fakeBinding, noIo as io, preparedRun as prepared, TMP, WS, type AclCall, type SpawnCall } from '../helpers/windows-start.js';
 
-const WS = 'C:\\Users\\dev\\project';
-const TMP = 'C:\\Users\\dev\\AppData\\Local\\Temp\\zero-sandbox-abc';
 const A = `zero-sandbox.${'a'.repeat(32)}`;
 const B = `zero-sandbox.${'b'.repeat(32)}`;
 
@@ -73,41 +71,16 @@ test('the container name follows the whole ACL plan: a narrower write set or ano
   assert.is(wide, otherTmp);
 });
 
-type AclCall = { op: string; container: string; kinds: string[]; paths: string[]; redo: boolean };
-
-/** A stand-in addon: records the ACL calls and spawns in order, with what the journal held then. */
-function fakeBinding(dir: string, failOp?: string) {
-  const calls: Array<AclCall | { spawn: WindowsSpawnSpec; journal: string[] }> = [];
-  return {
-    calls,
-    binding: {
-      spawn(spec: object, onExit: (exit: NativeExit) => void) {
-        calls.push({ spawn: spec as WindowsSpawnSpec, journal: readdirSync(dir).sort() });
-        setImmediate(() => onExit({ exitCode: 0, signal: null, execErrno: 0, commandExited: true }));
-        return { pid: 7 };
-      },
-      kill: () => true,
-      async windowsAcl(request: AclCall) {
-        calls.push({ ...request });
-        if (request.op === failOp) throw new SandboxError('sandbox_unavailable', `${request.op} refused`);
-        return { changed: request.paths.length };
-      },
-    },
-  };
-}
-
-function prepared(): PreparedRun {
-  const plan = posixPlan(WS, { argv: ['C:\\Windows\\System32\\cmd.exe'], env: {}, writeRoots: [{ root: WS, readOnlySubpaths: [], protectedNames: [] }] });
-  return { plan, backend: 'windows-appcontainer', takeFacts: () => { throw new Error('unused'); }, tmpDir: TMP, envs: [], release: () => {} } as unknown as PreparedRun;
-}
-const io = { stdio: ['ignore', 'ignore', 'ignore'] as const, env: {} } as never;
 const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 
-test('sync start: record and marker exist before the addon sets ACEs; the marker goes after', async () => {
+/** The addon without its off-thread ACL verb: the plan is applied within spawn. */
+const withinSpawn = (fake: ReturnType<typeof fakeBinding>) => ({ spawn: fake.binding.spawn, kill: fake.binding.kill });
+
+test('start with the plan applied within spawn: record and marker exist before the addon sets ACEs; the marker goes after', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'zs-acl-journal-'));
   const fake = fakeBinding(dir);
-  windowsStarter({ binding: fake.binding, aclJournalDir: dir })(prepared(), io, () => {});
-  const spawn = fake.calls[0] as { spawn: WindowsSpawnSpec; journal: string[] };
+  windowsStarter({ binding: withinSpawn(fake), aclJournalDir: dir })(prepared(), io, () => {});
+  const spawn = fake.calls[0] as SpawnCall;
   const container = spawn.spawn.windows.containerName;
   assert.is(spawn.journal.length, 2);
   assert.ok(spawn.journal.includes(`${container}.json`));
@@ -123,11 +96,11 @@ test('sync start: record and marker exist before the addon sets ACEs; the marker
 test('a marker left by a run that stopped makes the next run set its ACEs again, then it is dropped', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'zs-acl-journal-'));
   const first = fakeBinding(dir);
-  windowsStarter({ binding: first.binding, aclJournalDir: dir })(prepared(), io, () => {});
+  windowsStarter({ binding: withinSpawn(first), aclJournalDir: dir })(prepared(), io, () => {});
   const container = (first.calls[0] as { spawn: WindowsSpawnSpec }).spawn.windows.containerName;
   writeFileSync(join(dir, `${container}.propagating.99.${'0'.repeat(16)}`), '');
   const again = fakeBinding(dir);
-  windowsStarter({ binding: again.binding, aclJournalDir: dir })(prepared(), io, () => {});
+  windowsStarter({ binding: withinSpawn(again), aclJournalDir: dir })(prepared(), io, () => {});
   assert.is((again.calls[0] as { spawn: WindowsSpawnSpec }).spawn.windows.aclRedo, true);
   assert.equal(readAclJournal(dir).propagating, []);
   await settle();

@@ -11,6 +11,7 @@ import { SandboxError } from '../../errors.js';
 import { callNative, callNativeAsync } from '../../native/load.js';
 import type { NativeBinding } from '../../native/types.js';
 import type { AsyncStarter, OsExit, OsProcess, PreparedRun, StartIo, Starter } from '../../sandbox/contract.js';
+import { deferredProcess } from '../../sandbox/deferred-start.js';
 import { checkProtectedPaths, guardProtectedPaths } from '../../sandbox/protected.js';
 import type { SandboxPlan } from '../types.js';
 import { buildAclJournalRecord, planAclChanges, type AclChangePlan } from './acl-journal.js';
@@ -106,9 +107,14 @@ function openPipes(modes: StartIo['stdio'], deps: WindowsStartDeps): PipeSet {
   };
 }
 
-/** The Windows `Starter`, with its dependencies bound (the ACL plan is applied within spawn). */
+/**
+ * The Windows `Starter` (spawnSandboxed), with its dependencies bound. It returns at once with the
+ * streams, as child_process.spawn does: every decision of the start is made within the call, the
+ * ACL plan is then applied on the thread pool and the process spawned after it (`pid` and the
+ * `spawn` event come then). An addon without the off-thread verb applies the plan within spawn.
+ */
 export function windowsStarter(deps: WindowsStartDeps = {}): Starter {
-  return (prepared, io, onExit) => startWindowsProcess(prepared, io, onExit, deps, false) as OsProcess;
+  return (prepared, io, onExit) => startWindowsProcess(prepared, io, onExit, deps, 'deferred') as OsProcess;
 }
 
 /**
@@ -117,8 +123,15 @@ export function windowsStarter(deps: WindowsStartDeps = {}): Starter {
  * spawned with nothing left to apply.
  */
 export function windowsAsyncStarter(deps: WindowsStartDeps = {}): AsyncStarter {
-  return async (prepared, io, onExit) => startWindowsProcess(prepared, io, onExit, deps, true);
+  return async (prepared, io, onExit) => startWindowsProcess(prepared, io, onExit, deps, 'async');
 }
+
+/**
+ * Where the ACL plan is applied: `async` on the thread pool before the spawn, the promise resolving
+ * with the process (runSandboxed); `deferred` the same behind a process returned at once
+ * (spawnSandboxed); within the addon's spawn, on this thread, when the addon has no off-thread verb.
+ */
+type AclMode = 'async' | 'deferred';
 
 type Call = <T>(fn: (b: Pick<NativeBinding, 'spawn' | 'kill' | 'windowsAcl'>) => T) => T;
 type CallAsync = <T>(fn: (b: Pick<NativeBinding, 'spawn' | 'kill' | 'windowsAcl'>) => Promise<T>) => Promise<T>;
@@ -166,7 +179,7 @@ async function revertStale(dir: string, revert: AclChangePlan['revert'], markers
   }
 }
 
-function startWindowsProcess(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void, deps: WindowsStartDeps, offThread: boolean): OsProcess | Promise<OsProcess> {
+function startWindowsProcess(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void, deps: WindowsStartDeps, mode: AclMode): OsProcess | Promise<OsProcess> {
   // Every git file that could make host git run code later, the agent and editor configs, .zero
   // and .agents: the existing ones get deny ACEs, and everything is noted for the check once the
   // job is empty (the same guard and check as on Linux). The notes are held for runs of the same
@@ -181,7 +194,7 @@ function startWindowsProcess(prepared: PreparedRun, io: StartIo, onExit: (exit: 
     }
   };
   try {
-    const started = spawnWindows(prepared, plan, io, onExit, deps, check, offThread);
+    const started = spawnWindows(prepared, plan, io, onExit, deps, check, mode, release);
     if (started instanceof Promise) {
       return started.catch((error: unknown) => {
         release();
@@ -195,7 +208,16 @@ function startWindowsProcess(prepared: PreparedRun, io: StartIo, onExit: (exit: 
   }
 }
 
-function spawnWindows(prepared: PreparedRun, plan: SandboxPlan, io: StartIo, onExit: (exit: OsExit) => void, deps: WindowsStartDeps, check: OsProcess['checkProtectedPaths'], offThread: boolean): OsProcess | Promise<OsProcess> {
+function spawnWindows(
+  prepared: PreparedRun,
+  plan: SandboxPlan,
+  io: StartIo,
+  onExit: (exit: OsExit) => void,
+  deps: WindowsStartDeps,
+  check: OsProcess['checkProtectedPaths'],
+  mode: AclMode,
+  release: () => void,
+): OsProcess | Promise<OsProcess> {
   const isFile = (path: string): boolean => existsSync(path) && statSync(path).isFile();
   const program = resolveWindowsProgram(plan.argv[0] ?? '', plan.env, plan.cwd, isFile);
   const resolved: SandboxPlan = { ...plan, argv: [program, ...plan.argv.slice(1)] };
@@ -252,7 +274,7 @@ function spawnWindows(prepared: PreparedRun, plan: SandboxPlan, io: StartIo, onE
     };
   };
   const redo = journal.changes.redo;
-  if (!offThread || (deps.binding !== undefined && deps.binding.windowsAcl === undefined)) {
+  if (deps.binding !== undefined && deps.binding.windowsAcl === undefined) {
     // Applied within spawn, on this thread; the marker stays if the process dies meanwhile.
     spec.windows.aclRedo = redo;
     let ok = false;
@@ -265,19 +287,33 @@ function spawnWindows(prepared: PreparedRun, plan: SandboxPlan, io: StartIo, onE
     }
   }
   const { aclKinds, aclPaths } = spec.windows;
-  return callAsync((b) => b.windowsAcl!({ op: 'apply', container: containerName, kinds: aclKinds, paths: aclPaths, redo })).then(
-    () => {
-      journal.end(redo);
-      spec.windows.aclKinds = [];
-      spec.windows.aclPaths = [];
-      return spawn();
-    },
-    (error: unknown) => {
-      // The native side rolled back what it set: the propagation is over either way.
-      journal.end(false);
-      pipes.close();
-      leave();
-      throw error;
-    },
-  );
+  // `cancelled`: a kill came while the ACLs were applied (deferred start only): nothing is spawned.
+  const applyThenSpawn = (cancelled: () => boolean): Promise<OsProcess | undefined> =>
+    callAsync((b) => b.windowsAcl!({ op: 'apply', container: containerName, kinds: aclKinds, paths: aclPaths, redo })).then(
+      () => {
+        journal.end(redo);
+        spec.windows.aclKinds = [];
+        spec.windows.aclPaths = [];
+        if (cancelled()) {
+          pipes.close();
+          leave();
+          return undefined;
+        }
+        return spawn();
+      },
+      (error: unknown) => {
+        // The native side rolled back what it set: the propagation is over either way.
+        journal.end(false);
+        pipes.close();
+        leave();
+        throw error;
+      },
+    );
+  if (mode === 'async') return applyThenSpawn(() => false) as Promise<OsProcess>;
+  // No process came to exist: nothing ran, so there is nothing to check; the guard is released.
+  const withoutProcess = (): ReturnType<OsProcess['checkProtectedPaths']> => {
+    release();
+    return [];
+  };
+  return deferredProcess({ stdio: pipes.streams, finish: applyThenSpawn, checkWithoutProcess: withoutProcess }, onExit);
 }
