@@ -93,6 +93,29 @@ sandboxTest('a command whose plan differs never gets a prewarmed sandbox built f
   }
 });
 
+sandboxTest('the next sandbox is set up once the run that noted the use is gone, not beside its command', async () => {
+  const t = makeTree();
+  try {
+    await runSandboxed(['true'], { workspace: t.ws });
+    // The second use of the plan: while its command runs, nothing is set up for the plan (a
+    // set-up beside it would take the CPU the command, its init and the check after it need).
+    const running = runSandboxed(['sleep', '2'], { workspace: t.ws });
+    let warmedDuringRun = 0;
+    const watch = setInterval(() => (warmedDuringRun = Math.max(warmedDuringRun, prewarmPool.size)), 20);
+    const r = await running;
+    clearInterval(watch);
+    assert.is(r.exitCode, 0);
+    assert.is(warmedDuringRun, 0, 'no sandbox was warmed while the command ran');
+    await untilWarm();
+    assert.ok(prewarmPool.size >= 1, 'the use was noted once the sandbox was gone: the next sandboxes are set up');
+    const next = await runSandboxed(['true'], { workspace: t.ws });
+    assert.ok(next.prewarmed, 'and serve the next run');
+  } finally {
+    prewarmPool.clear();
+    t.cleanup();
+  }
+});
+
 sandboxTest('idle prewarmed sandboxes do not keep the process alive and are gone after clear()', async () => {
   const t = makeTree();
   try {

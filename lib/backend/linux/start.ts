@@ -309,18 +309,24 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
       // A later run waits for this sandbox to be gone before it runs a check this process missed.
       guarded.started(native.pid);
       const limitsNotEnforced = context.isRoot && !byCgroup && pidMax === undefined ? ['processes'] : [];
-      // Warming the next sandbox waits until this call has returned its process.
+      // The use is noted, and the next sandboxes for the plan set up, once this sandbox is gone
+      // and checked: a set-up (plan, clone, mounts, Landlock, the init's exec) started beside the
+      // command took the CPU its command, its init, its namespaces' teardown and the check need
+      // (on two cores a prewarmed run was slower than a cold one), and a sandbox warmed during a
+      // long command sits idle.
+      let warm: (() => void) | undefined;
       if (key !== undefined) {
         const generation = capture?.prewarmGeneration ?? prewarmPool.generation;
         const warmKey = key;
         const warmCap = byCgroup ? processes : undefined;
-        setImmediate(() => prewarmPool.noteUse(warmKey, spec, generation, warmCap));
+        warm = () => prewarmPool.noteUse(warmKey, spec, generation, warmCap);
       }
       return osProcessOf(native, { capturesOutput: capture !== undefined, prewarmed, limitsNotEnforced }, () => {
         try {
           return checkProtectedPaths(guarded.guard);
         } finally {
           release();
+          if (warm !== undefined) setImmediate(warm);
         }
       });
     };
