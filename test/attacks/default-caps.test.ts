@@ -115,10 +115,11 @@ const { prewarmPool } = await import(${JSON.stringify(join(dirname(run), 'prewar
 const capped = { workspace: ${JSON.stringify(t.ws)}, limits: { processes: 64 }, timeoutMs: 60000, prewarm: true };
 for (let i = 0; i < 2; i++) {
   if (i === 1) {
-    // Two quick uses of the plan warm the next sandbox for it: the second storm runs prewarmed.
+    // Two quick uses of the plan warm the next sandbox for it once the second is gone: the second
+    // storm runs prewarmed (a set-up can take seconds on a loaded host).
     await runSandboxed(['true'], capped);
     await runSandboxed(['true'], capped);
-    for (let j = 0; j < 300 && prewarmPool.size === 0; j++) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let j = 0; j < 1000 && prewarmPool.size === 0; j++) await new Promise((resolve) => setTimeout(resolve, 10));
   }
   const r = await runSandboxed(['python3', '-c', ${JSON.stringify(FORK_AND_HOLD)}], capped);
   process.stdout.write('prewarmed=' + r.prewarmed + ' hit=' + JSON.stringify(r.limitsHit ?? []) + ' ' + r.stdout + r.stderr);
@@ -162,7 +163,7 @@ for (const warm of [false, true]) {
     // Two quick uses of the plan warm the next sandbox for it.
     await runSandboxed(['true'], capped);
     await runSandboxed(['true'], capped);
-    for (let j = 0; j < 300 && prewarmPool.size === 0; j++) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let j = 0; j < 1000 && prewarmPool.size === 0; j++) await new Promise((resolve) => setTimeout(resolve, 10));
   }
   const r = await runSandboxed(['python3', '-c', ${JSON.stringify(FORK_AND_HOLD)}], capped);
   process.stdout.write('run prewarmed=' + r.prewarmed + ' not-enforced=' + JSON.stringify(r.limitsNotEnforced ?? []) + ' hit=' + JSON.stringify(r.limitsHit ?? []) + ' ' + r.stdout + r.stderr);

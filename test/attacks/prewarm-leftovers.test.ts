@@ -74,7 +74,7 @@ sandboxTest('a prewarmed run leaves nothing in its cgroup, nothing counts agains
     for (let round = 0; round < 3; round++) {
       await py(t, 'pass', options);
       await py(t, 'pass', options);
-      for (let i = 0; i < 300 && prewarmPool.size === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      for (let i = 0; i < 1000 && prewarmPool.size === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
       const warm = await py(t, STORM, options);
       assert.ok(warm.prewarmed, 'a prewarmed sandbox ran the storm');
       assert.is(stormOutcome(warm.stdout).started, coldStarted, 'a prewarmed run gets exactly the processes a cold one does');
