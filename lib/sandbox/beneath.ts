@@ -80,9 +80,10 @@ export function inspectMany(paths: readonly string[]): EntryInfo[] {
 export class Lookahead {
   readonly #known = new Map<string, EntryInfo>();
 
-  constructor(paths: Iterable<string>) {
+  /** `look`: how the batch is looked at (inspectMany, or a memo in front of it: see root-tops.ts). */
+  constructor(paths: Iterable<string>, look: (paths: readonly string[]) => EntryInfo[] = inspectMany) {
     const unique = [...new Set(paths)];
-    inspectMany(unique).forEach((info, i) => this.#known.set(unique[i] as string, info));
+    look(unique).forEach((info, i) => this.#known.set(unique[i] as string, info));
   }
 
   /** What is at `path`: the batch's answer the first time, else `inspect`. */

@@ -92,9 +92,15 @@ class Checker {
     return undefined;
   }
 
-  watched(): void {
-    this.ahead = new Lookahead(this.guard.watched.keys());
+  /**
+   * Paths watched because they were missing: one directly in a root of `unchanged` (root-tops.ts)
+   * is missing still, without a look.
+   */
+  watched(unchanged: ReadonlySet<string> = new Set()): void {
+    const stillMissing = (path: string, before: string) => before.startsWith('missing:') && unchanged.has(dirname(path));
+    this.ahead = new Lookahead([...this.guard.watched].filter(([path, before]) => !stillMissing(path, before)).map(([path]) => path));
     for (const [path, before] of this.guard.watched) {
+      if (stillMissing(path, before)) continue;
       const info = this.#look(path);
       if (info.kind === 'missing' || `${info.kind}:${info.stamp}` === before) continue;
       this.remove(path, this.#watchedReason(path, before.startsWith('missing:')));
@@ -293,15 +299,18 @@ class Checker {
 /**
  * Checks and cleans up after a run: call only once every process of the sandbox is gone (a live
  * one could change what was checked). Returns what was removed, with the reason; the agent and
- * editor config entries its scan found are added to `named` (for checkToolConfigs). Never throws.
+ * editor config entries its scan found are added to `named` (for checkToolConfigs). `unchanged`:
+ * the settled roots whose stamp is as before the run (see GitGuard.settled). Never throws.
  */
-export function checkGitAfterRun(guard: GitGuard, named?: string[]): ProtectedPathViolation[] {
+export function checkGitAfterRun(guard: GitGuard, named?: string[], unchanged: ReadonlySet<string> = new Set()): ProtectedPathViolation[] {
   const c = new Checker(guard);
   try {
-    c.watched();
+    c.watched(unchanged);
     c.configs();
-    c.ahead = new Lookahead(guard.noGit.map((dir) => join(dir, '.git')));
-    for (const dir of guard.noGit) c.newWorktree(dir, true, 0);
+    // A directory in noGit had no .git before the run; one at the top of an unchanged root has none now.
+    const noGit = guard.noGit.filter((dir) => !unchanged.has(dir));
+    c.ahead = new Lookahead(noGit.map((dir) => join(dir, '.git')));
+    for (const dir of noGit) c.newWorktree(dir, true, 0);
     c.ahead = undefined;
     for (const [worktree, stamp] of guard.indexStamps) {
       const gitDir = inspect(join(worktree, '.git')).kind === 'dir' ? join(worktree, '.git') : gitFileTarget(worktree);

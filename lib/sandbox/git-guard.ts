@@ -22,6 +22,7 @@ import { fromBytes, inspect, listDir, Lookahead, readSmall, scanRepositories, to
 import { parseGitConfig, type ConfigEntry } from './git-config.js';
 import { indexGitlinks } from './git-index.js';
 import { NESTED_CONFIG_SCAN } from '../protected-names.js';
+import type { TopLooks } from './root-tops.js';
 
 /** Git dirs (each with its worktrees, modules and gitlinks) looked at per run, at most. */
 export const MAX_GIT_DIRS = 256;
@@ -71,6 +72,11 @@ export interface GitGuard {
    * top reported by it (no `.git`, git dir or skipped directory such as node_modules between them).
    */
   namesCovered?: string[];
+  /**
+   * Nested write roots (byte strings) whose stamp before the run was settled, with that stamp: at
+   * the top of one still so stamped after the run, a name missing before is missing (root-tops.ts).
+   */
+  settled?: Array<[string, string]>;
   /** Set when the check runs for a run whose process was killed (missed-checks.ts): its notes may be old. */
   missedCheck?: boolean;
   /** Agent and editor config entries the scan found below the top of the write roots and in workspace files (see NESTED_CONFIG_SCAN). */
@@ -444,15 +450,19 @@ export class ScannedRoots {
  * Looks at every repository the write roots are, lie in or contain (at any depth), before a run.
  * `userRoots` are the workspace and the caller's extra write roots (managed caches hold no
  * repository); `roots` every write root; `alsoProtect` further paths under the same rule
- * (read-only when present, else watched). Never throws.
+ * (read-only when present, else watched); `topLooks` answers names at the top of settled nested
+ * roots (root-tops.ts). Never throws.
  */
-export function discoverGit(userRoots: readonly string[], roots: readonly string[], env: Env = process.env, alsoProtect: readonly string[] = []): GitGuard {
+export function discoverGit(userRoots: readonly string[], roots: readonly string[], env: Env = process.env, alsoProtect: readonly string[] = [], topLooks?: TopLooks): GitGuard {
   const d = new Discovery(roots, env);
   try {
     // Shortest first: a root is scanned before the roots nested in it.
     d.guard.scanRoots = [...new Set(userRoots.map(toBytes))].sort((x, y) => x.length - y.length);
-    // What is asked of every root below, in one batch: a walk per root rather than per name.
-    d.ahead = new Lookahead([...alsoProtect.map(toBytes), ...d.guard.scanRoots.map((root) => join(root, '.git'))]);
+    // What is asked of every root below, in one batch: a walk per root rather than per name. The
+    // names at the top of a settled nested root found missing in an earlier run under the same
+    // stamp are answered without a look (root-tops.ts); the check after the run knows those roots.
+    d.ahead = new Lookahead([...alsoProtect.map(toBytes), ...d.guard.scanRoots.map((root) => join(root, '.git'))], topLooks === undefined ? undefined : (paths) => topLooks.inspect(paths));
+    if (topLooks !== undefined && topLooks.settled.size > 0) d.guard.settled = [...topLooks.settled];
     // .zero/.agents and the plan's own protected paths: the same rule (a link is followed to
     // where it points, and replacing the link itself is undone too).
     for (const path of alsoProtect) d.protect(toBytes(path));

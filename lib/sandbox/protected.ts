@@ -19,6 +19,7 @@ import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js
 import { checkToolConfigs, elidedNote, holdToolConfigs, noteToolConfigs, type ToolConfigGuard } from './tool-configs.js';
 import { agentToolConfigPaths } from '../protected-names.js';
 import { packCheck, unpackCheck, type InterruptedRunReport } from './missed-checks.js';
+import { stampsNow, TopLooks, unchangedRoots } from './root-tops.js';
 import { claimMissedChecks, openNotingWindow, type NotingWindow, type PublishedNotes, type SharedNotes } from './run-notes.js';
 
 export type { ProtectedPathViolation } from './git-check.js';
@@ -298,9 +299,13 @@ function guardNoted(plan: SandboxPlan, user: WritableRoot[], window: NotingWindo
   // only paths whose directory exists now are watched as they are.
   // The agent and editor configs have a check of their own (tool-configs.ts), with its reasons.
   const toolPaths = new Set(user.flatMap((w) => agentToolConfigPaths(w.root)));
+  // The stamps of the roots nested in another, taken before the scan (see noteToolConfigs) and
+  // before any look at their top (see root-tops.ts).
+  const stamps = process.platform === 'linux' ? nestedRootStamps(user.map((w) => toBytes(w.root))) : new Map<string, EntryInfo>();
+  const tops = new TopLooks(stamps);
   // Each directory looked at once (a root's .git/hooks and .git/config share theirs), all of them
   // in one batch (a walk per root rather than per directory).
-  const ahead = new Lookahead(user.flatMap((w) => w.readOnlySubpaths.filter((path) => !toolPaths.has(path)).map((path) => toBytes(dirname(path)))));
+  const ahead = new Lookahead(user.flatMap((w) => w.readOnlySubpaths.filter((path) => !toolPaths.has(path)).map((path) => toBytes(dirname(path)))), (paths) => tops.inspect(paths));
   const kinds = new Map<string, string>();
   const isDir = (dir: string) => {
     let kind = kinds.get(dir);
@@ -311,9 +316,7 @@ function guardNoted(plan: SandboxPlan, user: WritableRoot[], window: NotingWindo
     ...w.protectedNames.map((name) => join(w.root, name)),
     ...w.readOnlySubpaths.filter((path) => !toolPaths.has(path) && isDir(dirname(path))),
   ]);
-  // The stamps of the roots nested in another, taken before the scan (see noteToolConfigs).
-  const stamps = process.platform === 'linux' ? nestedRootStamps(user.map((w) => toBytes(w.root))) : new Map<string, EntryInfo>();
-  const git = discoverGit(user.map((w) => w.root), plan.writeRoots.map((w) => w.root), process.env, named);
+  const git = discoverGit(user.map((w) => w.root), plan.writeRoots.map((w) => w.root), process.env, named, tops);
   // Fail closed: a repository, hooks directory or config left unlooked-at would be unguarded.
   if (git.truncated) {
     throw new SandboxError('protected_path', `refusing to run: the git protections could not look at everything host git could run from (${git.truncatedAt ?? 'a limit was reached'}); run in a workspace with fewer repositories, or move the extra ones out of it`, { layer: 'git-guard', ...(git.truncatedAt ? { path: git.truncatedAt.replace(/: .*$/, '') } : {}) });
@@ -370,12 +373,16 @@ export function checkProtectedPaths(guard: ProtectedPathGuard): ProtectedPathVio
   const out: ProtectedPathViolation[] = [...(guard.interrupted ?? [])];
   // The agent and editor config entries the git check's scan finds (the same walk).
   const named: string[] = [];
+  // The nested roots' stamps now, read once for both checks below: a root whose stamp is as before
+  // the run had no entry made at its top (root-tops.ts; a record of another version holds none).
+  const settled = Array.isArray(guard.git.settled) ? guard.git.settled.filter((e) => Array.isArray(e) && typeof e[0] === 'string' && typeof e[1] === 'string') : [];
+  const now = stampsNow([...settled.map(([root]) => root), ...(guard.tools.elided ?? []).map(([root]) => root)]);
   try {
-    out.push(...checkGitAfterRun(guard.git, named));
+    out.push(...checkGitAfterRun(guard.git, named, unchangedRoots(settled, now)));
   } catch (error) {
     out.push({ path: '', reason: `the protected-path check failed: ${error instanceof Error ? error.message : String(error)}` });
   }
   out.push(...checkOwnEntries(guard.ownEntries));
-  out.push(...checkToolConfigs(guard.tools, undefined, named));
+  out.push(...checkToolConfigs(guard.tools, undefined, named, now));
   return out;
 }

@@ -23,6 +23,7 @@ import { AGENT_TOOL_CONFIG_DIRS, AGENT_TOOL_CONFIG_FILES, isWorkspaceFile, NESTE
 import { isWithin } from '../path-within.js';
 import { fromBytes, inspect, inspectMany, Lookahead, readSmall, removeEntry, replaceFile, toBytes, type EntryInfo } from './beneath.js';
 import type { ProtectedPathViolation } from './git-check.js';
+import { settledStamp } from './root-tops.js';
 
 /** Largest file whose content is noted (these are a few KB); a larger one is only compared. */
 const MAX_CONFIG_BYTES = 1 << 20;
@@ -174,24 +175,16 @@ function followLink(link: string, rest: string[], roots: readonly string[], note
  */
 const inFlight: ToolConfigGuard[] = [];
 
-/** How long after its last change a directory's stamp is not trusted to show a further change (a coarse clock tick). */
-const RACY_NANOS = 2_000_000_000n;
-
 /**
  * The roots among `covered` (see below) whose stamp (`stamps`, taken before the scan) can show any
- * later change of their entries: a directory last changed more than RACY_NANOS ago, reached
- * without a link. Linux only (where a directory's mtime and ctime move with every entry made in it).
+ * later change of their entries (see settledStamp).
  */
 function elidable(covered: readonly string[], stamps: ReadonlyMap<string, EntryInfo>): Array<[string, string]> {
-  if (process.platform !== 'linux') return [];
   const now = BigInt(Date.now()) * 1_000_000n;
   const out: Array<[string, string]> = [];
   for (const root of covered) {
     const info = stamps.get(root);
-    if (info?.kind !== 'dir') continue;
-    const [, , , mtime, ctime] = info.stamp.split(':');
-    if (mtime === undefined || ctime === undefined || !/^\d+$/.test(mtime) || !/^\d+$/.test(ctime)) continue;
-    if (now - BigInt(mtime) > RACY_NANOS && now - BigInt(ctime) > RACY_NANOS) out.push([root, info.stamp]);
+    if (info !== undefined && settledStamp(info, now)) out.push([root, info.stamp]);
   }
   return out;
 }
@@ -320,12 +313,15 @@ function checkNote(note: ToolConfigNote, dirs: Dirs): ProtectedPathViolation | u
  * before the run: a note of each protected path there not in `seen`, as one that was missing (the
  * scan before the run did not report it).
  */
-function elidedNotes(guard: ToolConfigGuard, seen: Set<string>, all: boolean): ToolConfigNote[] {
+function elidedNotes(guard: ToolConfigGuard, seen: Set<string>, all: boolean, known?: ReadonlyMap<string, EntryInfo>): ToolConfigNote[] {
   const out: ToolConfigNote[] = [];
   const elided = guard.elided ?? [];
-  const now = all ? [] : inspectMany(elided.map(([root]) => root));
-  elided.forEach(([root, stamp], i) => {
-    const info = now[i];
+  const unknown = all ? [] : elided.map(([root]) => root).filter((root) => known?.has(root) !== true);
+  const looked = inspectMany(unknown);
+  const now = new Map(known);
+  unknown.forEach((root, i) => now.set(root, looked[i] as EntryInfo));
+  elided.forEach(([root, stamp]) => {
+    const info = all ? undefined : now.get(root);
     if (!all && info?.kind === 'dir' && info.stamp === stamp) return;
     for (const file of PROTECTED) {
       const parts = file.split('/');
@@ -343,10 +339,10 @@ function elidedNotes(guard: ToolConfigGuard, seen: Set<string>, all: boolean): T
  * (`named`) a note of every protected path below it that was not noted: it was not there before
  * the run (the scan before it would have reported it), so whatever is there now is the command's.
  */
-function notesToCheck(guard: ToolConfigGuard, named: readonly string[]): ToolConfigNote[] {
+function notesToCheck(guard: ToolConfigGuard, named: readonly string[], stamps?: ReadonlyMap<string, EntryInfo>): ToolConfigNote[] {
   const out = [...guard.notes.values()];
   const seen = new Set(guard.notes.keys());
-  out.push(...elidedNotes(guard, seen, false));
+  out.push(...elidedNotes(guard, seen, false, stamps));
   for (const entry of named) {
     for (const { root, parts } of pathsOfEntry(entry, guard.roots)) {
       const path = prefix(root, parts, parts.length);
@@ -361,17 +357,17 @@ function notesToCheck(guard: ToolConfigGuard, named: readonly string[]): ToolCon
 /**
  * After a run, once every process of the sandbox is gone: removes or puts back what the command
  * created or changed among the protected files (`named`: the config entries the scan after the run
- * found, see checkGitAfterRun), says what and why, and ends the run's hold on its notes. Never
- * throws.
+ * found, see checkGitAfterRun), says what and why, and ends the run's hold on its notes. `stamps`:
+ * the elided roots' stamps read after the run, when the caller read them already. Never throws.
  */
-export function checkToolConfigs(guard: ToolConfigGuard, release?: () => void, named: readonly string[] = []): ProtectedPathViolation[] {
+export function checkToolConfigs(guard: ToolConfigGuard, release?: () => void, named: readonly string[] = [], stamps?: ReadonlyMap<string, EntryInfo>): ProtectedPathViolation[] {
   const out: ProtectedPathViolation[] = [];
   try {
     const elided = new Set((guard.elided ?? []).map(([root]) => root));
     const dirs = new Dirs(guard.roots.filter((root) => !elided.has(root)));
     let notes: ToolConfigNote[];
     try {
-      notes = notesToCheck(guard, named);
+      notes = notesToCheck(guard, named, stamps);
     } catch (error) {
       out.push({ path: '', reason: `the check of agent or editor configs found after the run failed: ${error instanceof Error ? error.message : String(error)}` });
       notes = [...guard.notes.values()];

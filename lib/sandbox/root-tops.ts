@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+// The protected names at the top of a write root nested in another (`.git`, `.zero`, `.agents`),
+// mostly absent, are looked at before every run and again after it. A thousand `dist/` roots so
+// cost a no-follow walk per root per pass. This keeps, across the runs of this process, the names
+// found missing at the top of such a root, under the root's stamp (dev, inode, size, mtime,
+// ctime), and answers them again without a look while the root's stamp is the same.
+//
+// Why that is sound (Linux): creating, removing or renaming an entry in a directory sets the
+// directory's mtime and ctime to the current time, and no system call sets a ctime back. A stamp
+// is only trusted when the directory was last changed more than RACY_NANOS before it was read, so
+// a change made after the read lands on a later clock tick and gives another stamp. A name missing
+// under a stamp is therefore missing whenever the same stamp is read again. The stamp is read
+// anew for every run, by a walk from "/" that follows no link: a root replaced (another inode), an
+// ancestor swapped for a link (the walk stops) or a file system mounted there (another device)
+// gives another stamp too. Only names directly in the root are answered; what lies deeper (inside
+// an existing `.git`) is looked at every time. See docs/architecture.md.
+import { basename, dirname } from 'node:path';
+
+import { inspectMany, type EntryInfo } from './beneath.js';
+
+/** How long after its last change a directory's stamp is not trusted to show a further change (a coarse clock tick). */
+export const RACY_NANOS = 2_000_000_000n;
+
+/** Roots remembered at most (the oldest is dropped first). */
+const MAX_ROOTS = 8192;
+
+/**
+ * Whether a directory's stamp, read just now, shows any later change of its entries: it is a
+ * directory, reached without a link, last changed more than RACY_NANOS ago. Linux only (where a
+ * directory's mtime and ctime move with every entry made in it).
+ */
+export function settledStamp(info: EntryInfo | undefined, now = BigInt(Date.now()) * 1_000_000n): boolean {
+  if (process.platform !== 'linux' || info?.kind !== 'dir') return false;
+  const [, , , mtime, ctime] = info.stamp.split(':');
+  if (mtime === undefined || ctime === undefined || !/^\d+$/.test(mtime) || !/^\d+$/.test(ctime)) return false;
+  return now - BigInt(mtime) > RACY_NANOS && now - BigInt(ctime) > RACY_NANOS;
+}
+
+/** Per root (byte string): the stamp, and the names found missing at its top under it. */
+const memo = new Map<string, { stamp: string; missing: Set<string> }>();
+
+/** How many paths were looked at on the file system and how many answered from the memo (tests count them). */
+export const topLookCounts = { looked: 0, answered: 0 };
+
+const MISSING: EntryInfo = { kind: 'missing', stamp: '' };
+
+/**
+ * Looks at paths as inspectMany does, for one run: a path directly in a root whose stamp, read
+ * for this run before any of these looks (`stamps`), is settled and the same as when the name was
+ * last found missing there, is answered missing without a look; every other path is looked at,
+ * and a missing answer directly in such a root is remembered under that stamp.
+ */
+export class TopLooks {
+  /** The settled roots of this run and their stamps (byte strings). */
+  readonly settled = new Map<string, string>();
+
+  constructor(stamps: ReadonlyMap<string, EntryInfo>) {
+    const now = BigInt(Date.now()) * 1_000_000n;
+    for (const [root, info] of stamps) if (settledStamp(info, now)) this.settled.set(root, info.stamp);
+  }
+
+  inspect(paths: readonly string[]): EntryInfo[] {
+    const out: Array<EntryInfo | undefined> = paths.map((path) => {
+      const known = memo.get(dirname(path));
+      return known !== undefined && known.stamp === this.settled.get(dirname(path)) && known.missing.has(basename(path)) ? MISSING : undefined;
+    });
+    const ask = paths.filter((_, i) => out[i] === undefined);
+    topLookCounts.answered += paths.length - ask.length;
+    topLookCounts.looked += ask.length;
+    const found = inspectMany(ask);
+    let next = 0;
+    return paths.map((path, i) => {
+      const done = out[i];
+      if (done !== undefined) return done;
+      const info = found[next++] as EntryInfo;
+      const root = dirname(path);
+      const stamp = this.settled.get(root);
+      if (info.kind === 'missing' && stamp !== undefined) remember(root, stamp, basename(path));
+      return info;
+    });
+  }
+}
+
+function remember(root: string, stamp: string, name: string): void {
+  let known = memo.get(root);
+  if (known === undefined || known.stamp !== stamp) {
+    memo.delete(root);
+    if (memo.size >= MAX_ROOTS) memo.delete(memo.keys().next().value as string);
+    memo.set(root, (known = { stamp, missing: new Set() }));
+  }
+  known.missing.add(name);
+}
+
+/**
+ * After the run, once every process of the sandbox is gone: the stamps now of `roots` (byte
+ * strings), in one batch, for unchangedRoots and the agent and editor config check.
+ */
+export function stampsNow(roots: Iterable<string>): Map<string, EntryInfo> {
+  const unique = [...new Set(roots)];
+  const found = inspectMany(unique);
+  return new Map(unique.map((root, i) => [root, found[i] as EntryInfo]));
+}
+
+/**
+ * The roots of `settled` (root and its settled stamp before the run) whose stamp `now` (see
+ * stampsNow) is still the same: no entry was made, removed or renamed at their top since, so a
+ * name missing there before the run is missing now.
+ */
+export function unchangedRoots(settled: ReadonlyArray<readonly [string, string]>, now: ReadonlyMap<string, EntryInfo>): Set<string> {
+  const out = new Set<string>();
+  for (const [root, stamp] of settled) {
+    const info = now.get(root);
+    if (info?.kind === 'dir' && info.stamp === stamp) out.add(root);
+  }
+  return out;
+}
