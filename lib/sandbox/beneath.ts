@@ -72,6 +72,17 @@ export function inspectMany(paths: readonly string[]): EntryInfo[] {
 }
 
 /**
+ * inspectMany, taking the answers of `known` instead where it has one: a batch looked at just
+ * before, in the same state (nothing was changed in between), that also read a few paths more.
+ */
+export function inspectPast(known: ReadonlyMap<string, EntryInfo>, paths: readonly string[]): EntryInfo[] {
+  const ask = paths.filter((path) => !known.has(path));
+  const found = inspectMany(ask);
+  let next = 0;
+  return paths.map((path) => known.get(path) ?? (found[next++] as EntryInfo));
+}
+
+/**
  * The answers of one batched look (inspectMany) for a pass that then asks about those paths one
  * at a time within the same synchronous turn: each answer is given once, a path asked again (or
  * not in the batch) is looked at afresh, and after `drop` (call it as soon as the pass changes

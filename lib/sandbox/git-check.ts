@@ -10,7 +10,7 @@
 import { basename, dirname, join, resolve, sep } from 'node:path';
 
 import { isWithin } from '../path-within.js';
-import { fromBytes, inspect, listDir, Lookahead, readSmall, removeEntry, replaceFile, scanRepositories, type EntryKind } from './beneath.js';
+import { fromBytes, inspect, inspectPast, listDir, Lookahead, readSmall, removeEntry, replaceFile, scanRepositories, type EntryInfo, type EntryKind } from './beneath.js';
 import { riskyConfigChange, riskyEntriesAdded, unsafeConfigKeys } from './git-config.js';
 import { MAX_CONFIG_BYTES, MAX_GIT_DIRS, MAX_LISTED, MAX_SCANNED_DIRS, gitFileTarget, isGitDirLike, readGitlinks, readPointer, ScannedRoots, type GitGuard } from './git-guard.js';
 import { NESTED_CONFIG_SCAN } from '../protected-names.js';
@@ -300,16 +300,19 @@ class Checker {
  * Checks and cleans up after a run: call only once every process of the sandbox is gone (a live
  * one could change what was checked). Returns what was removed, with the reason; the agent and
  * editor config entries its scan found are added to `named` (for checkToolConfigs). `unchanged`:
- * the settled roots whose stamp is as before the run (see GitGuard.settled). Never throws.
+ * the settled roots whose stamp is as before the run (see GitGuard.settled); `known`: paths the
+ * caller looked at after the run, taken while this check has changed nothing. Never throws.
  */
-export function checkGitAfterRun(guard: GitGuard, named?: string[], unchanged: ReadonlySet<string> = new Set()): ProtectedPathViolation[] {
+export function checkGitAfterRun(guard: GitGuard, named?: string[], unchanged: ReadonlySet<string> = new Set(), known: ReadonlyMap<string, EntryInfo> = new Map()): ProtectedPathViolation[] {
   const c = new Checker(guard);
   try {
     c.watched(unchanged);
     c.configs();
     // A directory in noGit had no .git before the run; one at the top of an unchanged root has none now.
     const noGit = guard.noGit.filter((dir) => !unchanged.has(dir));
-    c.ahead = new Lookahead(noGit.map((dir) => join(dir, '.git')));
+    // What the caller looked at once the sandbox was gone holds while this check changed nothing.
+    const past = c.violations.length === 0 ? known : new Map<string, EntryInfo>();
+    c.ahead = new Lookahead(noGit.map((dir) => join(dir, '.git')), (paths) => inspectPast(past, paths));
     for (const dir of noGit) c.newWorktree(dir, true, 0);
     c.ahead = undefined;
     for (const [worktree, stamp] of guard.indexStamps) {

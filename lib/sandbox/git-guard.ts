@@ -461,7 +461,8 @@ export function discoverGit(userRoots: readonly string[], roots: readonly string
     // What is asked of every root below, in one batch: a walk per root rather than per name. The
     // names at the top of a settled nested root found missing in an earlier run under the same
     // stamp are answered without a look (root-tops.ts); the check after the run knows those roots.
-    d.ahead = new Lookahead([...alsoProtect.map(toBytes), ...d.guard.scanRoots.map((root) => join(root, '.git'))], topLooks === undefined ? undefined : (paths) => topLooks.inspect(paths));
+    // The walk below asks next for the .git beside a root (in its parent): in the batch too.
+    d.ahead = new Lookahead([...alsoProtect.map(toBytes), ...d.guard.scanRoots.flatMap((root) => [join(root, '.git'), join(dirname(root), '.git')])], topLooks === undefined ? undefined : (paths) => topLooks.inspect(paths));
     if (topLooks !== undefined && topLooks.settled.size > 0) d.guard.settled = [...topLooks.settled];
     // .zero/.agents and the plan's own protected paths: the same rule (a link is followed to
     // where it points, and replacing the link itself is undone too).

@@ -19,7 +19,7 @@ import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js
 import { checkToolConfigs, elidedNote, holdToolConfigs, noteToolConfigs, type ToolConfigGuard } from './tool-configs.js';
 import { agentToolConfigPaths } from '../protected-names.js';
 import { packCheck, unpackCheck, type InterruptedRunReport } from './missed-checks.js';
-import { stampsNow, TopLooks, unchangedRoots } from './root-tops.js';
+import { looksNow, TopLooks, unchangedRoots } from './root-tops.js';
 import { claimMissedChecks, openNotingWindow, type NotingWindow, type PublishedNotes, type SharedNotes } from './run-notes.js';
 
 export type { ProtectedPathViolation } from './git-check.js';
@@ -281,8 +281,12 @@ export function finishInterruptedRuns(roots?: readonly string[]): InterruptedRun
   return out;
 }
 
-/** What is at each of `roots` (byte strings) that lies inside another of them, in one batch. */
-function nestedRootStamps(roots: readonly string[]): Map<string, EntryInfo> {
+/**
+ * What is at each of `roots` (byte strings) that lies inside another of them, and the `.git`
+ * beside each (in its parent, which the repository look asks next), in one batch: a walk per
+ * parent directory.
+ */
+function nestedRootStamps(roots: readonly string[]): { stamps: Map<string, EntryInfo>; beside: Map<string, EntryInfo> } {
   const all = new Set(roots);
   const nested = roots.filter((root) => {
     for (let dir = dirname(root); ; dir = dirname(dir)) {
@@ -290,8 +294,12 @@ function nestedRootStamps(roots: readonly string[]): Map<string, EntryInfo> {
       if (dirname(dir) === dir) return false;
     }
   });
-  const found = inspectMany(nested);
-  return new Map(nested.map((root, i) => [root, found[i] as EntryInfo]));
+  const beside = [...new Set(nested.map((root) => join(dirname(root), '.git')))];
+  const found = inspectMany([...nested, ...beside]);
+  return {
+    stamps: new Map(nested.map((root, i) => [root, found[i] as EntryInfo])),
+    beside: new Map(beside.map((path, i) => [path, found[nested.length + i] as EntryInfo])),
+  };
 }
 
 function guardNoted(plan: SandboxPlan, user: WritableRoot[], window: NotingWindow | undefined): { plan: SandboxPlan; guard: ProtectedPathGuard } {
@@ -301,8 +309,8 @@ function guardNoted(plan: SandboxPlan, user: WritableRoot[], window: NotingWindo
   const toolPaths = new Set(user.flatMap((w) => agentToolConfigPaths(w.root)));
   // The stamps of the roots nested in another, taken before the scan (see noteToolConfigs) and
   // before any look at their top (see root-tops.ts).
-  const stamps = process.platform === 'linux' ? nestedRootStamps(user.map((w) => toBytes(w.root))) : new Map<string, EntryInfo>();
-  const tops = new TopLooks(stamps);
+  const { stamps, beside } = process.platform === 'linux' ? nestedRootStamps(user.map((w) => toBytes(w.root))) : { stamps: new Map<string, EntryInfo>(), beside: undefined };
+  const tops = new TopLooks(stamps, beside);
   // Each directory looked at once (a root's .git/hooks and .git/config share theirs), all of them
   // in one batch (a walk per root rather than per directory).
   const ahead = new Lookahead(user.flatMap((w) => w.readOnlySubpaths.filter((path) => !toolPaths.has(path)).map((path) => toBytes(dirname(path)))), (paths) => tops.inspect(paths));
@@ -376,9 +384,9 @@ export function checkProtectedPaths(guard: ProtectedPathGuard): ProtectedPathVio
   // The nested roots' stamps now, read once for both checks below: a root whose stamp is as before
   // the run had no entry made at its top (root-tops.ts; a record of another version holds none).
   const settled = Array.isArray(guard.git.settled) ? guard.git.settled.filter((e) => Array.isArray(e) && typeof e[0] === 'string' && typeof e[1] === 'string') : [];
-  const now = stampsNow([...settled.map(([root]) => root), ...(guard.tools.elided ?? []).map(([root]) => root)]);
+  const now = looksNow([...settled.flatMap(([root]) => [root, join(dirname(root), '.git')]), ...(guard.tools.elided ?? []).map(([root]) => root)]);
   try {
-    out.push(...checkGitAfterRun(guard.git, named, unchangedRoots(settled, now)));
+    out.push(...checkGitAfterRun(guard.git, named, unchangedRoots(settled, now), now));
   } catch (error) {
     out.push({ path: '', reason: `the protected-path check failed: ${error instanceof Error ? error.message : String(error)}` });
   }

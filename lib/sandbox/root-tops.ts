@@ -16,7 +16,7 @@
 // an existing `.git`) is looked at every time. See docs/architecture.md.
 import { basename, dirname } from 'node:path';
 
-import { inspectMany, type EntryInfo } from './beneath.js';
+import { inspectMany, inspectPast, type EntryInfo } from './beneath.js';
 
 /** How long after its last change a directory's stamp is not trusted to show a further change (a coarse clock tick). */
 export const RACY_NANOS = 2_000_000_000n;
@@ -54,7 +54,12 @@ export class TopLooks {
   /** The settled roots of this run and their stamps (byte strings). */
   readonly settled = new Map<string, string>();
 
-  constructor(stamps: ReadonlyMap<string, EntryInfo>) {
+  /**
+   * `stamps`: the nested roots' stamps, read for this run; `known`: answers read in the same batch
+   * (the `.git` beside each root), given instead of a look but never remembered (the memo keeps
+   * only looks made after the stamps were read).
+   */
+  constructor(stamps: ReadonlyMap<string, EntryInfo>, readonly known: ReadonlyMap<string, EntryInfo> = new Map()) {
     const now = BigInt(Date.now()) * 1_000_000n;
     for (const [root, info] of stamps) if (settledStamp(info, now)) this.settled.set(root, info.stamp);
   }
@@ -67,7 +72,7 @@ export class TopLooks {
     const ask = paths.filter((_, i) => out[i] === undefined);
     topLookCounts.answered += paths.length - ask.length;
     topLookCounts.looked += ask.length;
-    const found = inspectMany(ask);
+    const found = inspectPast(this.known, ask);
     let next = 0;
     return paths.map((path, i) => {
       const done = out[i];
@@ -75,7 +80,7 @@ export class TopLooks {
       const info = found[next++] as EntryInfo;
       const root = dirname(path);
       const stamp = this.settled.get(root);
-      if (info.kind === 'missing' && stamp !== undefined) remember(root, stamp, basename(path));
+      if (info.kind === 'missing' && stamp !== undefined && !this.known.has(path)) remember(root, stamp, basename(path));
       return info;
     });
   }
@@ -92,18 +97,19 @@ function remember(root: string, stamp: string, name: string): void {
 }
 
 /**
- * After the run, once every process of the sandbox is gone: the stamps now of `roots` (byte
- * strings), in one batch, for unchangedRoots and the agent and editor config check.
+ * After the run, once every process of the sandbox is gone: what is at `paths` (byte strings)
+ * now, in one batch: the stamps of the settled and elided roots for unchangedRoots and the agent
+ * and editor config check, with the `.git` beside each root (the same walk) for the git check.
  */
-export function stampsNow(roots: Iterable<string>): Map<string, EntryInfo> {
-  const unique = [...new Set(roots)];
+export function looksNow(paths: Iterable<string>): Map<string, EntryInfo> {
+  const unique = [...new Set(paths)];
   const found = inspectMany(unique);
-  return new Map(unique.map((root, i) => [root, found[i] as EntryInfo]));
+  return new Map(unique.map((path, i) => [path, found[i] as EntryInfo]));
 }
 
 /**
  * The roots of `settled` (root and its settled stamp before the run) whose stamp `now` (see
- * stampsNow) is still the same: no entry was made, removed or renamed at their top since, so a
+ * looksNow) is still the same: no entry was made, removed or renamed at their top since, so a
  * name missing there before the run is missing now.
  */
 export function unchangedRoots(settled: ReadonlyArray<readonly [string, string]>, now: ReadonlyMap<string, EntryInfo>): Set<string> {

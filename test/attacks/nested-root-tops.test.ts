@@ -57,6 +57,19 @@ sandboxTest('attack: .zero, .agents and a repository made at the top of nested r
   }
 });
 
+sandboxTest('attack: a repository made beside a nested root (in its parent), read with the root\'s stamp after the run, is checked as new', async () => {
+  const t = makeTree();
+  try {
+    const dists = await warmRoots(t, 2);
+    const r = await sh(t, `mkdir -p packages/p1/.git/hooks && ${HOOK} packages/p1/.git/hooks/pre-commit && echo planted`, { allowWrite: dists });
+    assert.match(r.stdout, /planted/, r.stderr);
+    assert.not.ok(existsSync(join(t.ws, 'packages', 'p1', '.git', 'hooks', 'pre-commit')), 'the new hook is removed');
+    assert.is(r.exitCode, 1);
+  } finally {
+    t.cleanup();
+  }
+});
+
 sandboxTest('attack: a nested root replaced by a fresh directory holding .zero and .git is checked as a new one after the run', async () => {
   const t = makeTree();
   try {
