@@ -229,7 +229,12 @@ const plan = (overrides: Partial<SandboxPlan> = {}): SandboxPlan => posixPlan('/
 
 const TMP = '/private/var/folders/xy/T/zero-sandbox-1234';
 
-const CASES: Record<string, { plan: SandboxPlan; tmpDir: string }> = {
+const RUN_MARK = {
+  allowed: `/private/var/empty/zero-sandbox-run-${'a1'.repeat(16)}`,
+  denied: `/private/var/empty/zero-sandbox-run-${'b2'.repeat(16)}`,
+};
+
+const CASES: Record<string, { plan: SandboxPlan; tmpDir: string; runNonces?: typeof RUN_MARK }> = {
   'workspace-network-deny': { plan: plan(), tmpDir: TMP },
   'deny-lists-network-allow': {
     plan: plan({
@@ -249,11 +254,14 @@ const CASES: Record<string, { plan: SandboxPlan; tmpDir: string }> = {
     }),
     tmpDir: TMP,
   },
+  // What every run gets: the mark its processes are found by after it (run-members.ts).
+  'run-mark': { plan: plan({ denyRead: ['/private/var/empty'] }), tmpDir: TMP, runNonces: RUN_MARK },
 };
 
-for (const [name, { plan: p, tmpDir }] of Object.entries(CASES)) {
+for (const [name, { plan: p, tmpDir, runNonces }] of Object.entries(CASES)) {
+  const options = { tmpDir, ...(runNonces === undefined ? {} : { runNonces }) };
   test(`golden: ${name}`, () => {
-    const built = buildSeatbeltProfile(p, { tmpDir });
+    const built = buildSeatbeltProfile(p, options);
     const sbUrl = new URL(`${name}.sb`, FIXTURES);
     const paramsUrl = new URL(`${name}.params.json`, FIXTURES);
     const paramsText = `${JSON.stringify(built.params, null, 2)}\n`;
@@ -266,7 +274,7 @@ for (const [name, { plan: p, tmpDir }] of Object.entries(CASES)) {
   });
 
   test(`parser: ${name} is balanced, known operations and filters, params match`, () => {
-    const built = buildSeatbeltProfile(p, { tmpDir });
+    const built = buildSeatbeltProfile(p, options);
     const { rules, paramsUsed } = checkSbpl(built.profile);
     assert.ok(rules.length > 20);
     assert.equal([...paramsUsed].sort(), Object.keys(built.params).sort());
@@ -488,9 +496,10 @@ test('buildSbplString escapes backslash, quote, CR and LF', () => {
 
 test('denial tag: every deny rule (and only deny rules) names the run, the profile is otherwise unchanged', () => {
   const tag = buildDenialTag(Buffer.alloc(12, 0xab));
-  for (const [name, { plan: p, tmpDir }] of Object.entries(CASES)) {
-    const plain = buildSeatbeltProfile(p, { tmpDir });
-    const tagged = buildSeatbeltProfile(p, { tmpDir, denialTag: tag });
+  for (const [name, { plan: p, tmpDir, runNonces }] of Object.entries(CASES)) {
+    const options = { tmpDir, ...(runNonces === undefined ? {} : { runNonces }) };
+    const plain = buildSeatbeltProfile(p, options);
+    const tagged = buildSeatbeltProfile(p, { ...options, denialTag: tag });
     assert.equal(tagged.params, plain.params, name);
     const withTag = ` (with message "${tag}")`;
     assert.is(tagged.profile.split(withTag).join(''), plain.profile, `${name}: only the tags were added`);

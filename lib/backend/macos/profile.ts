@@ -5,6 +5,7 @@ import type { SandboxPlan } from '../types.js';
 import { SEATBELT_BASE_PROFILE } from './base-profile.js';
 import { isWithin as isWithinOs } from '../../path-within.js';
 import { tagDenyRules } from './denial-log.js';
+import { isRunNoncePath, type RunNonces } from './run-nonces.js';
 
 // macOS paths are POSIX paths whatever OS builds the profile (the unit tests run it on Windows too).
 const isWithin = (parent: string, child: string): boolean => isWithinOs(parent, child, '/');
@@ -24,6 +25,12 @@ export interface SeatbeltOptions {
    * refusals the kernel logs can be read back for this run only. Absent: no tag.
    */
   denialTag?: string;
+  /**
+   * This run's mark (run-nonces.ts): the last two rules allow reading `allowed` and deny reading
+   * `denied`, so that after the run its processes are found by their profile, also those that left
+   * the command's process group (run-members.ts). Absent: no mark (profiles that are only checked).
+   */
+  runNonces?: RunNonces;
 }
 
 /** A profile ready for `sandbox-exec -p <profile> -D<name>=<value>…`. */
@@ -123,7 +130,8 @@ const ref = (name: string): string => `(param ${buildSbplString(name)})`;
 /**
  * Builds the seatbelt profile for one command. Order (later rules win): the static base, reads of
  * the read roots, writes to the write roots and the private temp dir, deny-read rules (which also
- * deny unlink and executable mapping), protected paths, deny-write rules, then network last
+ * deny unlink and executable mapping), protected paths, deny-write rules, the run's mark (two
+ * random paths, one readable and one not: run-nonces.ts), then network last
  * (under network allow, host Unix sockets are denied after the network allow, except the
  * resolver's and those inside the command's writable trees).
  * Ancestors of every denied or protected path inside a writable tree are frozen against unlink,
@@ -257,6 +265,19 @@ export function buildSeatbeltProfile(plan: SandboxPlan, options: SeatbeltOptions
     }
   }
 
+  if (options.runNonces !== undefined) {
+    const { allowed, denied } = options.runNonces;
+    if (!isRunNoncePath(allowed) || !isRunNoncePath(denied) || allowed === denied) {
+      throw new SandboxError('invalid_argument', `seatbelt profile: the run mark must be two different paths made by buildRunNonces (got ${JSON.stringify(allowed)} and ${JSON.stringify(denied)})`);
+    }
+    lines.push("; This run's mark, after every other file rule so that none changes it: of two random paths");
+    lines.push('; that exist nowhere, the first is readable and the second is not. An unsandboxed process may');
+    lines.push('; read both, and any other profile treats them alike (it names neither, and they differ only');
+    lines.push('; in their random names), so only processes under this profile answer "allowed, denied":');
+    lines.push('; after the run the host finds and kills them by it, also those that left the process group.');
+    lines.push(`(allow file-read* (literal ${ref(table.add('RUN_MARK_ALLOWED', allowed))}))`);
+    lines.push(`(deny file-read* (literal ${ref(table.add('RUN_MARK_DENIED', denied))}))`);
+  }
   if (plan.network === 'allow') {
     lines.push('; Routing and interface sockets (AF_ROUTE, AF_SYSTEM: getifaddrs, scutil) under network allow.');
     lines.push('(allow system-socket)');
