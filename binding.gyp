@@ -53,6 +53,7 @@
             "native/posix/fs_remove.cc",
             "native/posix/git_scan.cc",
             "native/macos/probe_macos.cc",
+            "native/macos/run_members.cc",
             "native/macos/spawn_glue_macos.cc"
           ],
           "xcode_settings": {

@@ -102,6 +102,12 @@ export interface NativeBinding {
    * `sid` (an AppContainer SID, S-1-15-2-...) is given. Resolves with the DACLs changed.
    */
   windowsAcl?(request: { op: 'apply' | 'revert' | 'delete-profile'; container: string; sid?: string; kinds: string[]; paths: string[]; redo: boolean }): Promise<{ changed: number }>;
+  /**
+   * macOS only: the pids of the user's processes under the one seatbelt profile that allows
+   * reading `allowedPath` and denies reading `deniedPath` (a run's mark), and how many listed
+   * processes could not be told apart (a check failed; `undecidedErrno` is the first errno).
+   */
+  macosRunMembers?(allowedPath: string, deniedPath: string): { members: number[]; undecided: number; undecidedErrno: number };
   /** Calls `onHangup` once when the reader of `fd` has gone; false where that cannot be watched. */
   watchHangup(fd: number, onHangup: () => void): boolean;
   /**

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 // The addon's entry point: one flat object of camelCase verbs (the TypeScript mirror is
 // lib/native/types.ts): the probe here, the rest from each glue (spawn_glue.h, fs_glue.h,
-// hangup_watch.h), whose implementations binding.gyp picks per OS.
+// hangup_watch.h), whose implementations binding.gyp picks per OS, and on macOS the run's
+// process listing (run_members.h).
 #include <napi.h>
 
 #include "binding/backend.h"
 #include "binding/fs_glue.h"
 #include "binding/hangup_watch.h"
 #include "binding/js_errors.h"
+#include "binding/run_members.h"
 #include "binding/spawn_glue.h"
 
 namespace {
@@ -76,6 +78,9 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod("watchHangup", &Addon::WatchHangup),
                          });
     fs_glue::Export(env, exports);
+#if defined(__APPLE__)
+    run_members::Export(env, exports);
+#endif
   }
 
   ~Addon() { spawn_glue::DestroyState(spawn_state_); }
