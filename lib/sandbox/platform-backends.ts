@@ -13,7 +13,7 @@ import { handOverFacts, HostFacts } from '../host-facts.js';
 import type { NativeBinding } from '../native/types.js';
 import { addProbeFacts, probeSync, seatbeltProfileUnmeasured, type ProbeReport } from '../probe.js';
 import { checkSeatbeltProfile } from '../backend/macos/profile-check.js';
-import { macosStarter } from '../backend/macos/start.js';
+import { macosStarter, type MacosStartDeps } from '../backend/macos/start.js';
 import { buildMacToolPath } from '../backend/macos/tool-path.js';
 import type { DarwinUserDirs } from '../backend/macos/user-dirs.js';
 import { windowsAsyncStarter, windowsStarter } from '../backend/windows/start.js';
@@ -46,6 +46,8 @@ export interface PlatformDeps {
   logTool?: string;
   /** macOS: the per-user temp and cache directories (default: read with /usr/bin/getconf). */
   darwinUserDirs?: () => DarwinUserDirs;
+  /** macOS: the listing of a run's processes after it (default: the addon's macosRunMembers). */
+  runMembers?: MacosStartDeps['runMembers'];
 }
 
 /**
@@ -170,6 +172,7 @@ export function platformBackend(deps: PlatformDeps): SandboxBackend {
     ...(deps.sandboxExecPath === undefined ? {} : { sandboxExecPath: deps.sandboxExecPath }),
     ...(deps.darwinUserDirs === undefined ? {} : { darwinUserDirs: deps.darwinUserDirs }),
     ...(deps.logTool === undefined ? {} : { logTool: deps.logTool }),
+    ...(deps.runMembers === undefined ? {} : { runMembers: deps.runMembers }),
   });
   return { prepare, start };
 }

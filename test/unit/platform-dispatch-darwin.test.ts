@@ -33,7 +33,10 @@ function darwinProbe(ok: boolean) {
 
 const userDirs = { temp: '/private/var/folders/zz/abc123/T', cache: '/private/var/folders/zz/abc123/C' };
 const userCacheDir = join(base, 'user-cache');
-const deps: PlatformDeps = { platform: 'darwin', probe: () => darwinProbe(true), sandboxExecPath: fake, tmpRoot, darwinUserDirs: () => userDirs, userCacheDir };
+// The stand-in sandboxes nothing, so no process runs under a run's profile: off macOS (no addon
+// listing there) the listing says so; on macOS it is the real one.
+const noMembers = process.platform === 'darwin' ? {} : { runMembers: () => ({ members: [], undecided: 0 }) };
+const deps: PlatformDeps = { platform: 'darwin', probe: () => darwinProbe(true), sandboxExecPath: fake, tmpRoot, darwinUserDirs: () => userDirs, userCacheDir, ...noMembers };
 const env = { PATH: '/usr/bin:/bin', HOME: base, OPENAI_API_KEY: 'sk-secret', GITHUB_TOKEN: 'ghp-secret', KEEP_ME: 'kept' };
 
 /** The argument after each `-D`, as a name → value map. */

@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 
 import { SandboxError } from '../../lib/errors.js';
 import { buildSandboxExecArgs, sandboxExecSetupFailure } from '../../lib/backend/macos/sandbox-exec.js';
-import { macosStarter } from '../../lib/backend/macos/start.js';
+import { macosStarter, type MacosStartDeps } from '../../lib/backend/macos/start.js';
 import type { SandboxPlan } from '../../lib/backend/types.js';
 import type { RunOptions } from '../../lib/sandbox/options.js';
 import { SandboxedProcess, startSandboxed } from '../../lib/sandbox/process.js';
@@ -19,6 +19,7 @@ import { runWith, type RunResult } from '../../lib/sandbox/run.js';
 import { planBackend, runOnPlatform } from '../fixtures/platform-dispatch.js';
 import { posixPlan } from '../fixtures/sbpl/plans.js';
 import { checkSeatbeltProfile } from '../../lib/backend/macos/profile-check.js';
+import { alive } from '../helpers/alive.js';
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), 'zs-sbpl-runner-')));
 const ws = join(base, 'ws');
@@ -38,15 +39,24 @@ function plan(argv: string[], overrides: Partial<SandboxPlan> = {}): SandboxPlan
 
 const fakeOptions = { sandboxExecPath: fake } as const;
 
+/**
+ * The starter's dependencies: the stand-in sandboxes nothing, so no process ever runs under the
+ * run's profile; off macOS (no addon listing there) the listing says so, on macOS it is the real one.
+ */
+function starterDeps(sandboxExecPath: string | undefined): MacosStartDeps {
+  if (sandboxExecPath === undefined) return {};
+  return process.platform === 'darwin' ? { sandboxExecPath } : { sandboxExecPath, runMembers: () => ({ members: [], undecided: 0 }) };
+}
+
 /** runSandboxed's path for a fixed plan on the macOS starter. */
 function runSeatbelt(p: SandboxPlan, options: RunOptions & { sandboxExecPath?: string }): Promise<RunResult> {
   const { sandboxExecPath, ...run } = options;
-  return runWith(p.argv, run, planBackend(p, tmp, 'macos-seatbelt', macosStarter(sandboxExecPath === undefined ? {} : { sandboxExecPath })));
+  return runWith(p.argv, run, planBackend(p, tmp, 'macos-seatbelt', macosStarter(starterDeps(sandboxExecPath))));
 }
 
 /** spawnSandboxed's path for a fixed plan on the macOS starter. */
 function spawnSeatbelt(p: SandboxPlan, options: { sandboxExecPath?: string }): SandboxedProcess {
-  return startSandboxed(p.argv, { stdio: 'pipe' }, planBackend(p, tmp, 'macos-seatbelt', macosStarter(options)));
+  return startSandboxed(p.argv, { stdio: 'pipe' }, planBackend(p, tmp, 'macos-seatbelt', macosStarter(starterDeps(options.sandboxExecPath))));
 }
 
 /** The fields of a result the runner decides. */
@@ -66,20 +76,6 @@ async function rejection(promise: Promise<unknown>): Promise<SandboxError> {
     return error as SandboxError;
   }
   throw new Error('expected a rejection');
-}
-
-function alive(pid: number): boolean {
-  // A zombie (killed, not yet reaped by init) counts as dead.
-  if (process.platform === 'linux') {
-    if (!existsSync(`/proc/${pid}/stat`)) return false;
-    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  }
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 contract('arguments: -p profile, one -D per parameter, --, then argv unchanged (behind the launcher for runs)', () => {

@@ -13,6 +13,8 @@ import { buildDenialTag, LOG_TOOL, startDenialMonitor } from './denial-log.js';
 import { buildSandboxExecArgs, REACHED_FD, SANDBOX_EXEC, sandboxExecSetupFailure } from './sandbox-exec.js';
 import { resolveSeatbeltPlan } from './seatbelt-plan.js';
 import { readDarwinUserDirs, type DarwinUserDirs } from './user-dirs.js';
+import { defaultSweepDeps, nativeRunMembers, sweepRunMembers, type RunMembersListing, type SweepDeps } from './run-members.js';
+import { buildRunNonces } from './run-nonces.js';
 
 /** What the macOS starter depends on (injectable, so it runs on any POSIX OS in tests). */
 export interface MacosStartDeps {
@@ -22,6 +24,12 @@ export interface MacosStartDeps {
   darwinUserDirs?: () => DarwinUserDirs;
   /** Tests only: another unified-log tool than /usr/bin/log (the denial monitor). */
   logTool?: string;
+  /**
+   * Lists the processes under the profile that allows reading `allowed` and denies `denied`
+   * (default: the addon's macosRunMembers). Tests with a stand-in sandbox-exec, which sandboxes
+   * nothing, give one that lists the processes they mean to be the run's.
+   */
+  runMembers?: (allowed: string, denied: string) => RunMembersListing;
 }
 
 /**
@@ -52,11 +60,14 @@ function startMacos(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) =
   // and .agents: the existing ones become deny rules of the profile, and everything is noted for
   // the check once the command's process group is gone (the same guard and check as on Linux).
   // The notes are held for runs of the same write roots started meanwhile until release().
+  // A sweep that could not make sure every process of the run is gone fails the run instead: the
+  // check would race what is still writing (and host file work waits until nothing of it runs).
   const guarded = guardProtectedPaths(prepared.plan);
   const { plan, release } = guarded;
   try {
-    return spawnMacos(prepared, plan, io, onExit, deps, () => {
+    return spawnMacos(prepared, plan, io, onExit, deps, (sweepFailure) => {
       try {
+        if (sweepFailure !== undefined) throw sweepFailure;
         return checkProtectedPaths(guarded.guard);
       } finally {
         release();
@@ -68,16 +79,23 @@ function startMacos(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) =
   }
 }
 
-function spawnMacos(prepared: PreparedRun, plan: SandboxPlan, io: StartIo, onExit: (exit: OsExit) => void, deps: MacosStartDeps, check: OsProcess['checkProtectedPaths']): OsProcess {
+function spawnMacos(prepared: PreparedRun, plan: SandboxPlan, io: StartIo, onExit: (exit: OsExit) => void, deps: MacosStartDeps, check: (sweepFailure: SandboxError | undefined) => ReturnType<OsProcess['checkProtectedPaths']>): OsProcess {
   // Every deny rule of this run's profile carries a random tag, and the unified-log monitor runs
   // from before the command starts until after it ended: the refusals of this run's rules become
   // structured denials. Reporting only: enforcement does not depend on it.
   const denialTag = buildDenialTag();
+  // This run's mark: its profile allows one of these paths and denies the other, so that once the
+  // command's group is gone, every process still under the profile is found and killed.
+  const runNonces = buildRunNonces();
   const args = buildSandboxExecArgs(resolveSeatbeltPlan(plan, prepared.envs), {
     tmpDir: prepared.tmpDir as string,
     darwinUserDirs: (deps.darwinUserDirs ?? readDarwinUserDirs)(),
     denialTag,
+    runNonces,
   }, true);
+  const listMembers = deps.runMembers ?? nativeRunMembers;
+  const sweepDeps: SweepDeps = defaultSweepDeps(() => listMembers(runNonces.allowed, runNonces.denied));
+  let sweepFailure: SandboxError | undefined;
   const program = deps.sandboxExecPath ?? SANDBOX_EXEC;
   // detached: the command leads its own process group, so one kill reaches all it started.
   const monitor = startDenialMonitor(denialTag, deps.logTool ?? LOG_TOOL);
@@ -114,20 +132,31 @@ function spawnMacos(prepared: PreparedRun, plan: SandboxPlan, io: StartIo, onExi
     finish({ exitCode: 127, signal: null, execError: { errno: -(error.errno ?? 0), code: error.code ?? 'UNKNOWN' }, startFailure });
   });
   // Nothing outlives the command: when it exits, whatever it left in its group goes too (also the
-  // background jobs that would otherwise hold the output pipes open).
+  // background jobs that would otherwise hold the output pipes open), then every process still
+  // under this run's profile (those that left the group), in rounds until none is left. The exit
+  // is reported once both the sweep and the output are done.
   child.on('exit', (exitCode, signal) => {
     killGroup(child.pid, 9);
-    const grace = setTimeout(() => {
-      // Whatever still holds the pipes (a process that left the group) is not waited for.
-      child.stdout?.destroy();
-      child.stderr?.destroy();
-      marker?.destroy();
-      finish({ exitCode, signal });
-    }, OUTPUT_GRACE_MS);
-    child.once('close', () => {
-      clearTimeout(grace);
-      finish({ exitCode, signal });
+    const swept = sweepRunMembers(sweepDeps).then(
+      () => undefined,
+      (error: unknown) => {
+        sweepFailure = error instanceof SandboxError ? error : new SandboxError('internal_error', `macos-seatbelt: the sweep after the run failed: ${String(error)}`, { cause: error });
+      },
+    );
+    const output = new Promise<void>((resolve) => {
+      const grace = setTimeout(() => {
+        // Whatever still holds the pipes (a process that left the group) is not waited for.
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        marker?.destroy();
+        resolve();
+      }, OUTPUT_GRACE_MS);
+      child.once('close', () => {
+        clearTimeout(grace);
+        resolve();
+      });
     });
+    void Promise.all([swept, output]).then(() => finish({ exitCode, signal }));
   });
   return {
     pid: child.pid ?? -1,
@@ -135,7 +164,7 @@ function spawnMacos(prepared: PreparedRun, plan: SandboxPlan, io: StartIo, onExi
     capturesOutput: false,
     prewarmed: false,
     kill: (signal) => killGroup(child.pid, signal),
-    checkProtectedPaths: check,
+    checkProtectedPaths: () => check(sweepFailure),
     setupFailure: (exitCode, stderr) => {
       const setup = sandboxExecSetupFailure(exitCode, stderr, reached);
       if (setup === undefined) return undefined;
