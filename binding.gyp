@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # One loadable module: the shared binding (native/binding/: addon entry, argument parsing, error
 # conversion) always; each OS adds its own folder (native/<os>/, with its spawn glue), and the
-# POSIX hosts the descriptor-relative file walks (native/posix/), so a build compiles only what its
+# POSIX hosts the descriptor-relative file walks (native/posix/; Windows has its own handle-relative
+# walks in native/windows/, behind the same binding/fs_beneath.h), so a build compiles only what its
 # platform runs.
 {
   "targets": [
@@ -11,6 +12,7 @@
       "sources": [
         "native/binding/addon.cc",
         "native/binding/args.cc",
+        "native/binding/fs_verbs_glue.cc",
         "native/binding/hangup_watch.cc",
         "native/binding/js_errors.cc"
       ],
@@ -67,6 +69,9 @@
           "sources": [
             "native/windows/app_container.cc",
             "native/windows/fs_glue_windows.cc",
+            "native/windows/fs_remove_windows.cc",
+            "native/windows/fs_walk_windows.cc",
+            "native/windows/nt_walk.cc",
             "native/windows/launch.cc",
             "native/windows/probe_windows.cc",
             "native/windows/spawn_glue_windows.cc",

@@ -6,14 +6,18 @@
 //   1. scripts/wine-fail-closed.mjs: Wine has no AppContainer, so the probe reports the layer
 //      missing and runSandboxed/spawnSandboxed/the native spawn refuse with sandbox_unavailable,
 //      and nothing runs;
-//   2. `zero-sandbox doctor --json`: exits 1 and reports the appcontainer layer missing;
+//   2. scripts/wine-walk.mjs: the host-side file verbs go through the addon's handle-relative walk
+//      on a fixture made here (Unix symlinks, which Wine shows as links: it makes no junctions),
+//      refuse a link on the way and never touch the target outside;
+//   3. `zero-sandbox doctor --json`: exits 1 and reports the appcontainer layer missing;
 //      `zero-sandbox state acls --json` names this user's ACL journal;
-//   3. the unit suite, compared with test/fixtures/windows/wine-unit-known-failures.json: a file
+//   4. the unit suite, compared with test/fixtures/windows/wine-unit-known-failures.json: a file
 //      failing that is not listed fails this run, and so does a listed file that now passes (the
 //      list only shrinks).
 // Exits non-zero on any failure. Usage: node scripts/test-wine.mjs   (Linux x64, after npm run compile)
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -129,6 +133,26 @@ if (json === null) {
   for (const r of JSON.parse(json[0]).results) report(r.ok, r.name, r.error ?? '');
   report(closed.status === 0, `wine-fail-closed.mjs exited ${closed.status}`);
 }
+
+step('the file walk inside Wine');
+const fixture = mkdtempSync(join(tmpdir(), 'zs-wine-walk-'));
+for (const dir of ['ws/tree/a/b', 'ws/Case/.GIT', 'ws/repo/.git', 'outside']) mkdirSync(join(fixture, dir), { recursive: true });
+writeFileSync(join(fixture, 'ws/tree/a/b/c.txt'), 'ccc\n');
+writeFileSync(join(fixture, 'ws/tree/a/d.txt'), 'ddd\n');
+writeFileSync(join(fixture, 'outside/secret.txt'), 'secret\n');
+symlinkSync('../outside', join(fixture, 'ws/ulink'));
+symlinkSync('../../outside', join(fixture, 'ws/tree/inner'));
+const walk = wineNode('walk', [winPath(join(root, 'scripts', 'wine-walk.mjs')), winPath(fixture)]);
+const walked = /\{\s*"results"[\s\S]*\}\s*$/.exec(walk.output);
+if (walked === null) {
+  report(false, 'wine-walk.mjs printed no results', walk.output);
+} else {
+  for (const r of JSON.parse(walked[0]).results) report(r.ok, r.name, r.error ?? '');
+  report(walk.status === 0, `wine-walk.mjs exited ${walk.status}`);
+}
+// Checked from Linux too: the target of the links, outside the workspace, is untouched.
+report(readFileSync(join(fixture, 'outside/secret.txt'), 'utf8') === 'secret\n', 'the walk left the links\' target alone (seen from Linux)');
+rmSync(fixture, { recursive: true, force: true });
 
 step('doctor --json inside Wine');
 const doctor = wineNode('doctor', [winPath(join(root, 'dist', 'cli', 'main.js')), 'doctor', '--json']);

@@ -111,9 +111,11 @@ export interface NativeBinding {
   /** Calls `onHangup` once when the reader of `fd` has gone; false where that cannot be watched. */
   watchHangup(fd: number, onHangup: () => void): boolean;
   /**
-   * Descriptor-relative file verbs for host-side checks of write roots (POSIX only). `root` is an
-   * absolute path and `rel` a relative one without `.`/`..`, both byte strings (one char code per
-   * byte); every component is opened with O_NOFOLLOW. They never throw (null on an internal fault).
+   * Descriptor-relative file verbs for host-side checks of write roots (POSIX; Windows all but
+   * fsScanGit). `root` is an absolute path and `rel` a relative one without `.`/`..`, both byte
+   * strings (one char code per byte); every component is opened with O_NOFOLLOW (Windows: from the
+   * drive or share root, relative to the directory handle before it, a reparse point refused).
+   * Errno values are the platform's. They never throw (null on an internal fault).
    */
   fsInspect?(root: string, rel: string): NativeFsInfo | null;
   /**

@@ -3,8 +3,11 @@
 // run's, an earlier one's, or one still running in the same workspace) may have left links,
 // FIFOs or trees of any shape there, so these go through the addon's descriptor walk: every
 // component is opened with O_NOFOLLOW from "/", a link anywhere stops the walk, a FIFO is never
-// opened for reading, and removal holds one descriptor at a time whatever the depth. None of
-// these throws: an unexpected state is an answer ('error', undefined, a failed removal).
+// opened for reading, and removal holds one descriptor at a time whatever the depth. On Windows
+// the walk starts at the volume's root and opens each component relative to the directory handle
+// before it as itself (FILE_OPEN_REPARSE_POINT): a junction or symlink anywhere on the way stops
+// it (see walk-path.ts). None of these throws: an unexpected state is an answer ('error',
+// undefined, a failed removal).
 //
 // Paths here are byte strings (one char code per byte, see `toBytes`), so that every name a file
 // system can hold, valid UTF-8 or not, round-trips from a listing to a removal.
@@ -14,6 +17,7 @@ import { dirname, join } from 'node:path';
 
 import { loadNative } from '../native/load.js';
 import type { NativeBinding, NativeFsKind } from '../native/types.js';
+import { walkArgs } from './walk-path.js';
 
 export type EntryKind = 'missing' | 'file' | 'dir' | 'link' | 'other' | 'error';
 
@@ -48,15 +52,20 @@ function native(): NativeBinding | undefined {
   }
 }
 
-function split(path: string): string {
-  return path.replace(/^\/+/, '');
+// process.platform: the walk's root is "/" on POSIX and the volume's root on Windows.
+const WINDOWS = process.platform === 'win32';
+
+/** The walk's [root, rel] for `path`; a Windows path naming no drive or share has none. */
+function args(path: string): [string, string] | undefined {
+  return walkArgs(path, WINDOWS);
 }
 
 /** What is at `path`, without following a link anywhere on the way. */
 export function inspect(path: string): EntryInfo {
   const binding = native();
   if (binding === undefined) return inspectFallback(path);
-  const r = binding.fsInspect?.('/', split(path)) ?? null;
+  const at = args(path);
+  const r = at === undefined ? null : (binding.fsInspect?.(...at) ?? null);
   if (r === null) return { kind: 'error', stamp: '' };
   return { kind: KINDS[r.kind] ?? 'error', stamp: r.stamp };
 }
@@ -66,7 +75,8 @@ export function inspect(path: string): EntryInfo {
  * directory share one no-follow walk to it (a pass over many write roots looks at each root once).
  */
 export function inspectMany(paths: readonly string[]): EntryInfo[] {
-  const r = paths.length === 0 ? null : (native()?.fsInspectMany?.(paths.map((path) => `/${split(path)}`)) ?? null);
+  const all = WINDOWS ? [...paths] : paths.map((path) => `/${(args(path) as [string, string])[1]}`);
+  const r = paths.length === 0 ? null : (native()?.fsInspectMany?.(all) ?? null);
   if (r === null || r.length !== paths.length) return paths.map(inspect);
   return r.map((found) => ({ kind: KINDS[found[0] as NativeFsKind] ?? 'error', stamp: found.slice(1) }));
 }
@@ -114,7 +124,8 @@ export class Lookahead {
 export function readSmall(path: string, max: number): Buffer | undefined {
   const binding = native();
   if (binding === undefined) return readFallback(path, max);
-  const r = binding.fsRead?.('/', split(path), max) ?? null;
+  const at = args(path);
+  const r = at === undefined ? null : (binding.fsRead?.(...at, max) ?? null);
   return Buffer.isBuffer(r) ? r : undefined;
 }
 
@@ -125,7 +136,8 @@ export function readSmall(path: string, max: number): Buffer | undefined {
 export function listDir(path: string, max: number): Array<[string, EntryKind]> | undefined {
   const binding = native();
   if (binding === undefined) return listFallback(path, max);
-  const r = binding.fsList?.('/', split(path), max) ?? null;
+  const at = args(path);
+  const r = at === undefined ? null : (binding.fsList?.(...at, max) ?? null);
   if (!Array.isArray(r)) return undefined;
   return r.map(([name, kind]) => [name, KINDS[kind] ?? 'error']);
 }
@@ -134,7 +146,8 @@ export function listDir(path: string, max: number): Array<[string, EntryKind]> |
 export function removeEntry(path: string): boolean {
   const binding = native();
   if (binding === undefined) return removeFallback(path);
-  const r = binding.fsRemove?.('/', split(path)) ?? null;
+  const at = args(path);
+  const r = at === undefined ? null : (binding.fsRemove?.(...at) ?? null);
   if (r === null) return false;
   return r.ok || inspect(path).kind === 'missing';
 }
@@ -143,7 +156,8 @@ export function removeEntry(path: string): boolean {
 export function replaceFile(path: string, data: Buffer, mode = 0o644): boolean {
   const binding = native();
   if (binding === undefined) return replaceFallback(path, data, mode);
-  const r = binding.fsReplace?.('/', split(path), data, mode) ?? null;
+  const at = args(path);
+  const r = at === undefined ? null : (binding.fsReplace?.(...at, data, mode) ?? null);
   return r !== null && r.ok;
 }
 
@@ -154,7 +168,8 @@ export function replaceFile(path: string, data: Buffer, mode = 0o644): boolean {
 export function makeEntry(path: string, mode: number, linkTarget?: string): boolean {
   const binding = native();
   if (binding === undefined) return makeFallback(path, mode, linkTarget);
-  const r = binding.fsMake?.('/', split(path), mode, linkTarget) ?? null;
+  const at = args(path);
+  const r = at === undefined ? null : (binding.fsMake?.(...at, mode, linkTarget) ?? null);
   return r !== null && r.ok;
 }
 
@@ -204,11 +219,12 @@ export function scanRepositories(root: string, maxDirs: number, maxRepos: number
   return { worktrees: r.worktrees, gitDirs: r.gitDirs, named: r.named ?? [], incomplete: r.truncated || (r.errno !== 0 && !gone) };
 }
 
-// Platforms without the descriptor walk (Windows): the closest node:fs equivalents, never throwing.
-// A link or junction on the way stops each of them as it stops the walk (node:fs would follow
-// it): every directory above the path is looked at without following it first. These run once
-// every process of the sandbox is gone, so nothing of that run can swap a directory between the
-// look and the use (a run of the same workspace still in flight could: see the README).
+// Without the addon's walk (an addon that failed to load, or an older build without the file
+// verbs): the closest node:fs equivalents, never throwing. A link or junction on the way stops
+// each of them as it stops the walk (node:fs would follow it): every directory above the path is
+// looked at without following it first. These run once every process of the sandbox is gone, so
+// nothing of that run can swap a directory between the look and the use; a run of the same
+// workspace still in flight could (see the README), which only the walk rules out.
 
 /** Whether a directory above `path` is a link (or junction), or cannot be looked at. */
 function linkOnTheWay(path: string): boolean {
@@ -235,8 +251,8 @@ export function sameGitName(name: string, wanted: string, foldCase: boolean): bo
   return name === wanted || (foldCase && name.length === wanted.length && name.toLowerCase() === wanted.toLowerCase());
 }
 
-// process.platform: Windows file names are case-insensitive (the fallback runs there).
-const FOLD_CASE = process.platform === 'win32' || process.platform === 'darwin';
+// process.platform: Windows file names are case-insensitive (the scan below runs there).
+const FOLD_CASE = WINDOWS || process.platform === 'darwin';
 
 function inspectFallback(path: string): EntryInfo {
   if (linkOnTheWay(path)) return { kind: 'error', stamp: '' };
@@ -284,7 +300,8 @@ function scanFallback(root: string, maxDirs: number, maxRepos: number, names: Sc
   while (stack.length > 0) {
     const [dir, skip] = stack.pop() as [string, boolean];
     if (++dirs > maxDirs) return { ...out, incomplete: true };
-    const entries = listFallback(dir, Number.MAX_SAFE_INTEGER);
+    // Through the walk where the addon has it (Windows: it has no native scan), else node:fs.
+    const entries = listDir(dir, Number.MAX_SAFE_INTEGER);
     if (entries === undefined) continue; // unreadable or missing: host git cannot enter it either
     const kindOf = (wanted: string): EntryKind | undefined => entries.find(([name]) => sameGitName(name, wanted, FOLD_CASE))?.[1];
     for (const [name] of skip ? [] : entries) {

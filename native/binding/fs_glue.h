@@ -1,16 +1,29 @@
 // SPDX-License-Identifier: MIT
 // The file verbs of the host-side checks on write roots: fsInspect, fsInspectMany, fsRead, fsList,
-// fsRemove, fsReplace, fsMake and fsScanGit (their TypeScript mirror is in lib/native/types.ts). On
-// POSIX they are the descriptor-relative walks of native/posix/ (native/posix/fs_glue_posix.cc);
-// Windows exports none of them, only its windowsAcl (native/windows/fs_glue_windows.cc), and lib/
-// checks for each verb before it uses it.
+// fsRemove, fsReplace, fsMake and fsScanGit (their TypeScript mirror is in lib/native/types.ts).
+// All but fsScanGit are binding/fs_beneath.h's walks, glued once (binding/fs_verbs_glue.cc) and
+// implemented per platform: native/posix/ and native/windows/. fsScanGit is POSIX only
+// (native/posix/fs_glue_posix.cc); Windows adds its windowsAcl (native/windows/fs_glue_windows.cc).
+// lib/ checks for each verb before it uses it.
 #pragma once
 
 #include <napi.h>
+
+#include <string>
 
 namespace fs_glue {
 
 // Adds this platform's file verbs to the addon's exports.
 void Export(Napi::Env env, Napi::Object exports);
+
+// Adds the verbs of binding/fs_beneath.h (every platform's Export calls it).
+void ExportVerbs(Napi::Env env, Napi::Object exports);
+
+// Runs a verb's body with its (root, rel) byte strings checked: { kind: 'e', errno: EINVAL } for
+// bad arguments, null on an internal fault. Every fs verb answers with a value and never throws, so
+// a call made while a sandbox's exit is delivered cannot escape into V8.
+Napi::Value FsCall(const Napi::CallbackInfo& info,
+                   Napi::Value (*body)(const Napi::CallbackInfo&, const std::string&,
+                                       const std::string&));
 
 }  // namespace fs_glue

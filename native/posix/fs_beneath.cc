@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Descriptor-relative, no-follow walks for the host-side checks of write roots (see fs_beneath.h).
-#include "posix/fs_beneath.h"
+#include "binding/fs_beneath.h"
 #include "posix/fs_walk.h"
 
 #include <dirent.h>

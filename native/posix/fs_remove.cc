@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "posix/fs_beneath.h"
+#include "binding/fs_beneath.h"
 #include "posix/fs_walk.h"
 
 namespace fs_beneath {

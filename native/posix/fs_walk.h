@@ -12,9 +12,13 @@
 #include <utility>
 #include <vector>
 
-#include "posix/fs_beneath.h"
+#include "binding/fs_beneath.h"
 
 namespace fs_beneath {
+
+// A descriptor for the directory `root` (absolute), walked without following links; -1 and *err.
+int OpenDirectory(const std::string& root, int* err);
+
 namespace walk {
 
 #ifdef O_PATH

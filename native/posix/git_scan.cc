@@ -16,7 +16,7 @@
 #include <unordered_map>
 
 #include "linux/dir_watch.h"
-#include "posix/fs_beneath.h"
+#include "posix/fs_walk.h"
 
 namespace git_scan {
 namespace {

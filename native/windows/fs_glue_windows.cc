@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The file verbs on Windows (see binding/fs_glue.h). The descriptor-relative walks are POSIX
-// (openat, O_NOFOLLOW); the Windows backend's host-side checks are done in lib/ without them.
-// Windows has one verb of its own, windowsAcl: applying and reverting a container's ACL plan and
+// The file verbs on Windows (see binding/fs_glue.h): the handle-relative walks of
+// binding/fs_beneath.h (fs_walk_windows.cc, fs_remove_windows.cc; glued in binding/), and one verb
+// of its own, windowsAcl: applying and reverting a container's ACL plan and
 // deleting its profile, on the thread pool, because setting an inheritable ACE on a large tree
 // propagates it to every file below and can take long.
 #include <windows.h>
@@ -186,6 +186,7 @@ Napi::Value WindowsAcl(const Napi::CallbackInfo& info) {
 }  // namespace
 
 void Export(Napi::Env env, Napi::Object exports) {
+  ExportVerbs(env, exports);
   exports.Set("windowsAcl", Napi::Function::New(env, WindowsAcl, "windowsAcl"));
 }
 

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
-// Host-side file work inside write roots, with directory descriptors only: every path is walked
-// one component at a time from "/" with O_NOFOLLOW, so a symlink the sandboxed command left
-// anywhere on the way stops the walk instead of leading it elsewhere. Nothing here throws or
-// recurses on the C stack: a tree of any depth or size (beyond PATH_MAX, symlink loops, names
-// with newlines) ends in a result. No napi here; the glue is in addon.cc. POSIX (Linux, macOS).
+// Host-side file work inside write roots, with directory descriptors (handles) only: every path is
+// walked one component at a time from the file system's root, each opened relative to the one
+// before without following a link, so a link the sandboxed command left anywhere on the way stops
+// the walk instead of leading it elsewhere. Nothing here throws or recurses on the C stack: a tree
+// of any depth or size (beyond PATH_MAX, symlink loops, names with newlines) ends in a result. No
+// napi here; the glue is binding/fs_verbs_glue.cc. Implemented twice: native/posix/ (openat with
+// O_NOFOLLOW; Linux, macOS) and native/windows/ (NtCreateFile relative to the directory handle
+// with FILE_OPEN_REPARSE_POINT, refusing every reparse point on the way). Error numbers are the
+// platform's errno values (on Windows the C runtime's, which are os.constants.errno there).
 #pragma once
 
 #include <cstdint>
@@ -32,7 +36,8 @@ struct Info {
 };
 
 // Paths are byte strings: `root` absolute, `rel` relative to it ("" for the root itself), with no
-// empty, "." or ".." component (refused with EINVAL).
+// empty, "." or ".." component (refused with EINVAL). On Windows they are UTF-8, `root` a drive
+// (C:\) or share (\\server\share\) with or without components, separators '\' or '/'.
 Info Inspect(const std::string& root, const std::string& rel);
 
 // Inspect of each absolute path (no empty, "." or ".." component), as the calls one by one would
@@ -70,8 +75,5 @@ bool Replace(const std::string& root, const std::string& rel, const std::string&
 // existing is for the second. False and *err when it could not.
 bool Make(const std::string& root, const std::string& rel, const std::string* link_target,
           unsigned mode, int* err);
-
-// A descriptor for the directory `root` (absolute), walked without following links; -1 and *err.
-int OpenDirectory(const std::string& root, int* err);
 
 }  // namespace fs_beneath
