@@ -136,7 +136,9 @@ if (json === null) {
 
 step('the file walk inside Wine');
 const fixture = mkdtempSync(join(tmpdir(), 'zs-wine-walk-'));
-for (const dir of ['ws/tree/a/b', 'ws/Case/.GIT', 'ws/repo/.git', 'outside']) mkdirSync(join(fixture, dir), { recursive: true });
+for (const dir of ['ws/tree/a/b/e/f/g', 'ws/tree/a/b/h', 'ws/Case/.GIT', 'ws/repo/.git', 'outside']) mkdirSync(join(fixture, dir), { recursive: true });
+writeFileSync(join(fixture, 'ws/tree/a/b/e/f/g/x'), '');
+writeFileSync(join(fixture, 'ws/tree/a/b/e/y'), '');
 writeFileSync(join(fixture, 'ws/tree/a/b/c.txt'), 'ccc\n');
 writeFileSync(join(fixture, 'ws/tree/a/d.txt'), 'ddd\n');
 writeFileSync(join(fixture, 'outside/secret.txt'), 'secret\n');

@@ -6,7 +6,7 @@
 // (argv[2]) was made on the Linux side, because Wine 8 makes neither junctions
 // (FSCTL_SET_REPARSE_POINT answers ERROR_NOT_SUPPORTED) nor Windows symlinks (CreateSymbolicLinkW
 // reports success and makes nothing):
-//   ws\tree\a\b\c.txt, ws\tree\a\d.txt, ws\tree\inner -> ../../outside (a Unix symlink),
+//   ws\tree\a\b\c.txt (b also holds a deeper tree), ws\tree\a\d.txt, ws\tree\inner -> ../../outside (a Unix symlink),
 //   ws\ulink -> ../outside (a Unix symlink to a directory), ws\Case\.GIT\, ws\repo\.git\,
 //   outside\secret.txt.
 // Wine shows a Unix symlink to a directory as a reparse point in its parent's listing only (the
@@ -92,7 +92,7 @@ check('a link on the way is refused by every verb, and nothing outside is touche
 check('a plain tree is replaced, made and removed', () => {
   expect(b.replaceFile(p('ws', 'tree', 'a', 'd.txt'), Buffer.from('new')), 'replace d.txt');
   expect(readFileSync(join(base, 'ws', 'tree', 'a', 'd.txt'), 'utf8') === 'new', 'd.txt not replaced');
-  expect(b.replaceFile(p('ws', 'tree', 'a', 'b'), Buffer.from('was a dir')), 'replace the directory b');
+  expect(b.replaceFile(p('ws', 'tree', 'a', 'b'), Buffer.from('was a dir')), 'replace the directory b (a tree four levels deep)');
   expect(b.inspect(p('ws', 'tree', 'a', 'b')).kind === 'file', 'b is not a file now');
   expect(b.makeEntry(p('ws', 'made'), 0o755) && b.makeEntry(p('ws', 'made'), 0o755), 'makeEntry of a directory (twice)');
   expect(b.inspect(p('ws', 'made')).kind === 'dir', 'made is not a dir');

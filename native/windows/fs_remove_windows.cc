@@ -71,51 +71,71 @@ bool OpenForDelete(HANDLE dir, const std::wstring& name, Opened* o, int* err) {
   return OpenAt(dir, name, kDeleteAccess, nt_walk::kNonDirectoryFile, nt_walk::kOpen, o, err);
 }
 
-// Empties and deletes the directory held by `top`: a stack of open directories (one per level
-// being emptied), each listed afresh after a subdirectory below it is gone.
-void RemoveTree(Handle top, RemoveResult* r) {
-  std::vector<Opened> stack;
-  stack.emplace_back();
-  stack.back().handle = std::move(top);
-  stack.back().directory = true;
-  while (!stack.empty() && r->ok) {
-    Opened& dir = stack.back();
-    std::vector<std::pair<std::wstring, DWORD>> entries;
-    int err = 0;
-    if (!nt_walk::ReadEntries(dir.handle.get(), static_cast<size_t>(-1), &entries, &err)) {
-      NoteError(r, err);
-      break;
-    }
-    Opened sub;
-    bool descend = false;
-    for (const auto& entry : entries) {
-      Opened o;
-      if (!OpenForDelete(dir.handle.get(), entry.first, &o, &err)) {
-        if (err == ENOENT) continue;  // gone since the listing
-        NoteError(r, err);
-        break;
-      }
-      // The listing's word counts too: under Wine only it shows a Unix symlink as a link.
-      if ((entry.second & FILE_ATTRIBUTE_REPARSE_POINT) != 0) o.reparse = true;
-      if (o.directory && !o.reparse) {
-        sub = std::move(o);
-        descend = true;
-        break;
-      }
-      if (DeleteOpened(o.handle.get(), o.attributes, &err)) {
-        r->removed++;
-      } else {
-        NoteError(r, err);
-        break;
-      }
-    }
-    if (!r->ok) break;
-    if (descend) {
-      stack.push_back(std::move(sub));
+// One directory being emptied: its handle and the subdirectories left to do (by name, each
+// opened again relative to it when its turn comes, as itself).
+struct Level {
+  Opened dir;
+  bool listed = false;
+  std::vector<std::wstring> pending;
+};
+
+// Deletes every non-directory of the level's directory (a link or junction as itself) and notes
+// its subdirectories.
+void EmptyFiles(Level* level, RemoveResult* r) {
+  std::vector<std::pair<std::wstring, DWORD>> entries;
+  int err = 0;
+  if (!nt_walk::ReadEntries(level->dir.handle.get(), static_cast<size_t>(-1), &entries, &err)) {
+    NoteError(r, err);
+    return;
+  }
+  for (const auto& entry : entries) {
+    Opened o;
+    if (!OpenForDelete(level->dir.handle.get(), entry.first, &o, &err)) {
+      if (err != ENOENT) NoteError(r, err);  // ENOENT: gone since the listing
       continue;
     }
-    // Listed empty (what was listed is gone): the directory itself.
-    if (DeleteOpened(dir.handle.get(), dir.attributes, &err)) {
+    // The listing's word counts too: under Wine only it shows a Unix symlink as a link.
+    if ((entry.second & FILE_ATTRIBUTE_REPARSE_POINT) != 0) o.reparse = true;
+    if (o.directory && !o.reparse) {
+      level->pending.push_back(entry.first);
+    } else if (DeleteOpened(o.handle.get(), o.attributes, &err)) {
+      r->removed++;
+    } else {
+      NoteError(r, err);
+    }
+  }
+}
+
+// Empties and deletes the directory `top`, depth-first on a stack of levels (never the C stack):
+// one handle per level of depth, none per sibling.
+void RemoveTree(Opened top, RemoveResult* r) {
+  std::vector<Level> stack(1);
+  stack.back().dir = std::move(top);
+  while (!stack.empty() && r->ok) {
+    Level& level = stack.back();
+    if (!level.listed) {
+      level.listed = true;
+      EmptyFiles(&level, r);
+      continue;
+    }
+    if (!level.pending.empty()) {
+      std::wstring name = std::move(level.pending.back());
+      level.pending.pop_back();
+      Level sub;
+      int err = 0;
+      if (!OpenForDelete(level.dir.handle.get(), name, &sub.dir, &err)) {
+        if (err != ENOENT) NoteError(r, err);
+      } else if (sub.dir.directory && !sub.dir.reparse) {
+        stack.push_back(std::move(sub));
+      } else if (DeleteOpened(sub.dir.handle.get(), sub.dir.attributes, &err)) {
+        r->removed++;  // swapped for a link or file since the listing: deleted as itself
+      } else {
+        NoteError(r, err);
+      }
+      continue;
+    }
+    int err = 0;
+    if (DeleteOpened(level.dir.handle.get(), level.dir.attributes, &err)) {
       r->removed++;
     } else {
       NoteError(r, err);
@@ -144,7 +164,7 @@ RemoveResult Remove(const std::string& root, const std::string& rel) {
     return r;
   }
   if (o.directory && !o.reparse) {
-    RemoveTree(std::move(o.handle), &r);
+    RemoveTree(std::move(o), &r);
   } else if (DeleteOpened(o.handle.get(), o.attributes, &err)) {
     r.removed++;
   } else {
