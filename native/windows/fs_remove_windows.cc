@@ -14,8 +14,8 @@
 namespace fs_beneath {
 
 using nt_walk::Handle;
-using nt_walk::Opened;
 using nt_walk::OpenAt;
+using nt_walk::Opened;
 using nt_walk::Target;
 
 namespace {

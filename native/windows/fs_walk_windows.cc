@@ -14,8 +14,8 @@
 namespace fs_beneath {
 
 using nt_walk::Handle;
-using nt_walk::Opened;
 using nt_walk::OpenAt;
+using nt_walk::Opened;
 using nt_walk::Target;
 
 namespace {
@@ -162,8 +162,8 @@ bool List(const std::string& root, const std::string& rel, size_t max,
   Target t;
   if (!nt_walk::OpenTarget(root, rel, &t, err)) return false;
   Opened o;
-  if (!OpenAt(t.parent.get(), t.name, nt_walk::kWalkAccess, nt_walk::kDirectoryFile,
-              nt_walk::kOpen, &o, err)) {
+  if (!OpenAt(t.parent.get(), t.name, nt_walk::kWalkAccess, nt_walk::kDirectoryFile, nt_walk::kOpen,
+              &o, err)) {
     return false;
   }
   if (o.reparse) {
@@ -172,7 +172,8 @@ bool List(const std::string& root, const std::string& rel, size_t max,
   }
   std::vector<std::pair<std::wstring, DWORD>> entries;
   if (!nt_walk::ReadEntries(o.handle.get(), max, &entries, err)) return false;
-  for (const auto& e : entries) out->emplace_back(nt_walk::Utf8(e.first), nt_walk::KindOf(e.second));
+  for (const auto& e : entries)
+    out->emplace_back(nt_walk::Utf8(e.first), nt_walk::KindOf(e.second));
   return true;
 }
 

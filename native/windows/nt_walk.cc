@@ -288,10 +288,9 @@ bool ReadEntries(HANDLE dir, size_t max, std::vector<std::pair<std::wstring, DWO
   std::vector<unsigned char> buf(64 * 1024);
   for (BOOLEAN restart = TRUE;; restart = FALSE) {
     IO_STATUS_BLOCK io;
-    LONG status =
-        api.query_directory(dir, nullptr, nullptr, nullptr, &io, buf.data(),
-                            static_cast<ULONG>(buf.size()), kFileDirectoryInformation, FALSE,
-                            nullptr, restart);
+    LONG status = api.query_directory(dir, nullptr, nullptr, nullptr, &io, buf.data(),
+                                      static_cast<ULONG>(buf.size()), kFileDirectoryInformation,
+                                      FALSE, nullptr, restart);
     if (status == kNoMoreFiles) return true;
     if (status < 0) {
       *err = ErrnoOfStatus(status);
