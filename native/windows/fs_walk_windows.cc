@@ -22,9 +22,14 @@ namespace {
 
 constexpr ACCESS_MASK kLookAccess = FILE_READ_ATTRIBUTES | SYNCHRONIZE;
 
+// A file time (100 ns units since 1601) in nanoseconds since 1970.
+long long Nanos(const LARGE_INTEGER& t) {
+  return (t.QuadPart - 116444736000000000LL) * 100;  // 100 ns units since 1601
+}
+
 // Kind, size and stamp of an opened entry: "volume:file id:size:last write:change", the times in
-// 100 ns units (the change time moves on any write or attribute change and cannot be set back by
-// a process through the Win32 API, as ctime on POSIX).
+// nanoseconds since 1970 as on POSIX (the change time moves on any write or attribute change and
+// cannot be set back through the Win32 API, as ctime on POSIX).
 bool Describe(const Opened& o, Info* info) {
   BY_HANDLE_FILE_INFORMATION by;
   FILE_BASIC_INFO basic;
@@ -40,9 +45,8 @@ bool Describe(const Opened& o, Info* info) {
   char buf[160];
   snprintf(buf, sizeof buf, "%lu:%llu:%llu:%lld:%lld",
            static_cast<unsigned long>(by.dwVolumeSerialNumber), static_cast<unsigned long long>(id),
-           static_cast<unsigned long long>(info->size),
-           static_cast<long long>(basic.LastWriteTime.QuadPart),
-           static_cast<long long>(basic.ChangeTime.QuadPart));
+           static_cast<unsigned long long>(info->size), Nanos(basic.LastWriteTime),
+           Nanos(basic.ChangeTime));
   info->stamp = buf;
   return true;
 }
