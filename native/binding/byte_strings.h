@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Paths cross between JavaScript and the file verbs as byte strings: each JS char code 0-255 is one
 // byte (lib/sandbox/beneath.ts converts), so any name a file system holds round-trips. Shared by
-// the POSIX and the Windows glue (native/posix/fs_glue_posix.cc, native/windows/fs_walk_glue.cc).
+// the glue of every OS's walks (fs_verbs_glue.cc) and of the POSIX scan (posix/fs_glue_posix.cc).
 #pragma once
 
 #include <napi.h>
