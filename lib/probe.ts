@@ -10,6 +10,7 @@ import type { NativeFact, NativeProbe } from './native/types.js';
 import { selectBackend } from './backend/select.js';
 import { backendForPlatform, backendNameFor, type LayerName } from './backend/platform-table.js';
 import type { SandboxBackendName } from './backend/types.js';
+import type { NetworkProbeResult } from './backend/windows/net-probe.js';
 
 export type { LayerName } from './backend/platform-table.js';
 
@@ -44,8 +45,12 @@ export interface ProbeReport {
   layers: Partial<Record<LayerName, LayerStatus>>;
   /** macOS facts; `applicable: false` on other platforms. */
   macos: { applicable: boolean; reason?: string; sandboxExec?: boolean };
-  /** Windows facts; `applicable: false` on other platforms. */
-  windows: { applicable: boolean; reason?: string };
+  /**
+   * Windows facts; `applicable: false` on other platforms. `networkProbe`: the connection tried
+   * from inside a container (async `probe()` measures it once per process where the AppContainer
+   * layer works; `probeSync()` shows it once measured), else `networkProbeSkipped` says why not.
+   */
+  windows: { applicable: boolean; reason?: string; networkProbe?: NetworkProbeResult; networkProbeSkipped?: string };
   /** True when every layer the default policy needs is available. */
   canEnforceDefaultPolicy: boolean;
   /** The layers the default policy needs that are missing here. */
@@ -323,7 +328,36 @@ export async function probe(): Promise<ProbeReport> {
     const { checkSeatbeltProfile } = await import('./backend/macos/profile-check.js');
     addProbeFacts({ seatbeltProfile: checkSeatbeltProfile() });
   }
-  return buildProbeReport(cachedNative!);
+  const report = buildProbeReport(cachedNative!);
+  if (report.platform !== 'win32') return report;
+  if (report.layers.appcontainer?.available !== true) {
+    return addNetworkProbe(report, undefined, 'the AppContainer layer is unavailable, so no container could try a connection');
+  }
+  const { measureHostNetworkProbe } = await import('./sandbox/platform-backends.js');
+  return addNetworkProbe(report, await measureHostNetworkProbe(report.platform));
+}
+
+let keptNetworkProbe: NetworkProbeResult | undefined;
+
+/** Keeps this process's in-container connection probe finding for `probeSync()` (Windows). */
+export function noteNetworkProbe(result: NetworkProbeResult): void {
+  keptNetworkProbe = result;
+}
+
+/**
+ * Windows: the in-container connection probe's finding joins the report; one that refuses
+ * network-deny runs makes the default policy (network deny) unenforceable here.
+ */
+export function addNetworkProbe(report: ProbeReport, result: NetworkProbeResult | undefined, skipped?: string): ProbeReport {
+  if (result === undefined) {
+    return { ...report, windows: { ...report.windows, networkProbeSkipped: skipped ?? 'not measured yet in this process (await probe() measures it)' } };
+  }
+  const out: ProbeReport = { ...report, windows: { ...report.windows, networkProbe: result } };
+  if (!result.denyRunsAllowed) {
+    out.missing = [...report.missing, { layer: 'appcontainer', reason: `network deny: the in-container connection probe found ${result.outcome}: ${result.detail}`, fix: 'start the Windows Defender Firewall and Base Filtering Engine services, remove firewall software that replaces them, then run zero-sandbox doctor again' }];
+    out.canEnforceDefaultPolicy = false;
+  }
+  return out;
 }
 
 /** The synchronous form of `probe()`, for callers that cannot await. */
@@ -341,7 +375,8 @@ export function probeSync(): ProbeReport {
       // unmeasured: the seatbelt layer reports seatbeltProfile as not measured
     }
   }
-  return buildProbeReport(cachedNative);
+  const report = buildProbeReport(cachedNative);
+  return report.platform === 'win32' ? addNetworkProbe(report, keptNetworkProbe) : report;
 }
 
 /**

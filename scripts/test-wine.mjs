@@ -9,7 +9,8 @@
 //   2. scripts/wine-walk.mjs: the host-side file verbs go through the addon's handle-relative walk
 //      on a fixture made here (Unix symlinks, which Wine shows as links: it makes no junctions),
 //      refuse a link on the way and never touch the target outside;
-//   3. `zero-sandbox doctor --json`: exits 1 and reports the appcontainer layer missing;
+//   3. `zero-sandbox doctor --json`: exits 1 and reports the appcontainer layer missing and the
+//      in-container connection probe not run;
 //      `zero-sandbox state acls --json` names this user's ACL journal;
 //   4. the unit suite, compared with test/fixtures/windows/wine-unit-known-failures.json: a file
 //      failing that is not listed fails this run, and so does a listed file that now passes (the
@@ -165,6 +166,8 @@ try {
     'doctor reports win32 with the appcontainer layer missing', doctor.output);
   report(Array.isArray(parsed.canaries) && parsed.canaries.length === 0 && typeof parsed.canariesSkipped === 'string',
     'doctor runs no canary where no sandbox can be set up', doctor.output);
+  report(parsed.windows?.networkProbe === undefined && /AppContainer layer is unavailable/.test(parsed.windows?.networkProbeSkipped ?? ''),
+    'doctor says the in-container connection probe did not run, and why', doctor.output);
 } catch (error) {
   report(false, `doctor --json printed no JSON (${error.message})`, doctor.output);
 }

@@ -91,12 +91,14 @@ await check('spawnSandboxed refuses synchronously with sandbox_unavailable, and 
   expect(!existsSync(marker), 'the command ran: its marker exists');
 });
 
+// Network allow here: the native layer itself is checked (a network-deny run would wait for the
+// in-container connection probe first, checked below).
 await check('the native spawn refuses too when the probe is bypassed (a forged available verdict)', async () => {
   const forged = () => ({ layers: { appcontainer: { available: true, measuredBy: 'forged by this check' } } });
   // The addon without its off-thread ACL verb: the plan is applied within the native spawn, which
   // must refuse on its own.
   const binding = { spawn: (spec, onExit) => callNative((b) => b.spawn(spec, onExit)), kill: (pid, signal) => callNative((b) => b.kill(pid, signal)) };
-  const error = await expectRefusal(() => spawnOnPlatform(command, { workspace: work, cwd: work }, { platform: 'win32', probe: forged, binding, aclJournalDir: join(work, 'journal-sync') }), 'the native spawn');
+  const error = await expectRefusal(() => spawnOnPlatform(command, { workspace: work, cwd: work, network: 'allow' }, { platform: 'win32', probe: forged, binding, aclJournalDir: join(work, 'journal-sync') }), 'the native spawn');
   expect(/CreateAppContainerProfile|AppContainer/.test(error.message), `message does not name the layer: ${error.message}`);
   await new Promise((resolve) => setTimeout(resolve, 500)); // a launched process would have written by now
   expect(!existsSync(marker), 'the command ran: its marker exists');
@@ -119,11 +121,21 @@ await check('spawnSandboxed with the probe bypassed returns at once; the ACL ste
 await check('the off-thread start refuses too when the probe is bypassed: the ACL step fails closed, nothing ran', async () => {
   const forged = () => ({ layers: { appcontainer: { available: true, measuredBy: 'forged by this check' } } });
   const aclJournalDir = join(work, 'journal');
-  const error = await expectRefusal(() => startSandboxedAsync(command, { workspace: work, cwd: work }, platformBackend({ platform: 'win32', probe: forged, aclJournalDir })), 'the off-thread start');
+  const error = await expectRefusal(() => startSandboxedAsync(command, { workspace: work, cwd: work, network: 'allow' }, platformBackend({ platform: 'win32', probe: forged, aclJournalDir })), 'the off-thread start');
   expect(/AppContainer/.test(error.message), `message does not name the layer: ${error.message}`);
   // The record was written before any ACE could be added; the propagation marker is gone.
   const names = readdirSync(aclJournalDir);
   expect(names.length === 1 && /^zero-sandbox\.[0-9a-f]{32}\.json$/.test(names[0]), `journal holds ${names.join(', ')}`);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  expect(!existsSync(marker), 'the command ran: its marker exists');
+});
+
+await check('network deny with a forged available verdict: the in-container connection probe cannot launch, so the run is refused naming its finding, and nothing ran', async () => {
+  const forged = () => ({ layers: { appcontainer: { available: true, measuredBy: 'forged by this check' } } });
+  const deps = { platform: 'win32', probe: forged, aclJournalDir: join(work, 'journal-net'), userCacheDir: join(work, 'cache') };
+  const error = await expectRefusal(() => startSandboxedAsync(command, { workspace: work, cwd: work }, platformBackend(deps)), 'the network-deny start');
+  expect(/in-container connection probe found launch_failed/.test(error.message), `message does not name the probe's finding: ${error.message}`);
+  expect(/AppContainer/.test(error.message), `message does not name the layer that failed: ${error.message}`);
   await new Promise((resolve) => setTimeout(resolve, 500));
   expect(!existsSync(marker), 'the command ran: its marker exists');
 });

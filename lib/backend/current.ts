@@ -24,6 +24,8 @@ export const HOST_BACKEND: SandboxBackendName = backendForPlatform(HOST_PLATFORM
 export interface PlatformBackends {
   /** The backend of `platform` with the production dependencies (refuses on use where none exists). */
   hostBackend(platform: string): SandboxBackend;
+  /** Windows: this process's in-container connection probe, measured once (undefined elsewhere). */
+  measureHostNetworkProbe(platform: string): Promise<unknown> | undefined;
   readonly [name: string]: unknown;
 }
 
@@ -90,9 +92,15 @@ export function quickBackendInfo(): BackendInfo | undefined {
   return HOST_IS_LINUX ? quickLinuxInfo() : undefined;
 }
 
-/** Loads the backend of this platform before a synchronous start (a no-op on Linux). */
-export async function prepareHostBackend(): Promise<void> {
-  if (!HOST_IS_LINUX) await loadPlatformBackends();
+/**
+ * Loads the backend of this platform before a synchronous start (a no-op on Linux). On Windows a
+ * network-deny start also needs the in-container connection probe's finding, measured here once
+ * per process (a synchronous start cannot wait for it).
+ */
+export async function prepareHostBackend(network: 'deny' | 'allow' = 'deny'): Promise<void> {
+  if (HOST_IS_LINUX) return;
+  const loaded = await loadPlatformBackends();
+  if (network === 'deny') await loaded.measureHostNetworkProbe(HOST_PLATFORM);
 }
 
 /**

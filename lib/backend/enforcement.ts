@@ -54,18 +54,25 @@ function buildPlatformReport(report: ProbeReport, policy: { network: NetworkMode
   const layer = report.layers[backend.layer];
   const enforced = layer?.available === true;
   const reason = `${backend.layer} is not available on ${report.platform}: ${layer?.reason ?? 'not measured'}`;
+  // Windows: the in-container connection probe, once measured, decides the network deny line.
+  const netProbe = single === 'appcontainer' ? report.windows.networkProbe : undefined;
   const capabilities: EnforcedCapability[] = backend.enforced.map(({ capability, by }) => {
     if (policy.network === 'allow' && capability.startsWith('network deny')) {
       return { capability: 'network allowed (policy allow)', by: ['no network rule'], enforced: true };
     }
+    if (enforced && netProbe?.denyRunsAllowed === false && capability.startsWith('network deny')) {
+      return { capability, by: [...by], enforced: false, reason: `the in-container connection probe found ${netProbe.outcome}: ${netProbe.detail}` };
+    }
     return enforced ? { capability, by: [...by], enforced } : { capability, by: [...by], enforced, reason };
   });
+  const limitations = [...backend.limitations];
+  if (policy.network === 'deny' && netProbe?.outcome === 'inconclusive') limitations.push(`the in-container connection probe was inconclusive here: ${netProbe.detail}`);
   capabilities.push({ capability: 'secrets scrubbed from the environment', by: ['environment filter'], enforced: true });
   return {
     backend: report.backend,
     complete: capabilities.every((c) => c.enforced),
     capabilities,
-    limitations: [...backend.limitations],
+    limitations,
   };
 }
 

@@ -68,6 +68,7 @@ function formatText(report: DoctorReport): string {
   lines.push('');
   if (!report.macos.applicable) lines.push('macos      not this platform');
   if (!report.windows.applicable) lines.push('windows    not this platform');
+  else lines.push(...networkProbeLines(report.windows));
   if (report.disabledForTesting.length > 0) {
     lines.push(`test       layers disabled for testing: ${report.disabledForTesting.join(', ')}`);
   }
@@ -98,6 +99,18 @@ function formatText(report: DoctorReport): string {
     }
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** Windows: the connection tried from inside a container, with the codes the container saw. */
+function networkProbeLines(windows: ProbeReport['windows']): string[] {
+  const found = windows.networkProbe;
+  if (found === undefined) return [`netprobe   not run: ${windows.networkProbeSkipped ?? 'not measured'}`];
+  const seen = (a: typeof found.loopback): string => `${a.target} ${a.result}${a.code === undefined ? '' : ` ${a.code}`}`;
+  const label = found.outcome === 'isolated' ? 'ok' : found.outcome === 'inconclusive' ? 'INCONCLUSIVE' : 'REFUSES DENY';
+  return [
+    `netprobe   ${label} (${found.outcome}, ${found.durationMs} ms): ${found.detail}`,
+    `           seen from inside: ${seen(found.loopback)} (arrived at the listener: ${found.loopbackArrivals}); ${seen(found.testNet)}`,
+  ];
 }
 
 export async function runDoctor(argv: string[], io: CliIo): Promise<number> {

@@ -123,7 +123,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   try {
     const authorized = await authorize(command, options, workspace, io);
     cleanup = authorized.cleanup;
-    await prepareHostBackend();
+    await prepareHostBackend(authorized.options.network ?? 'deny');
     // The options are built from flags parsed above, so the API's schema check (and zod) is skipped.
     child = startSandboxed(command, { ...authorized.options, stdio: 'inherit' });
   } catch (error) {

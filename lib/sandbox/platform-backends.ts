@@ -3,7 +3,7 @@
 // checking the probe, the private temp dir, the environment and the plan; the starters are in
 // lib/backend/<os>/start.ts and the lifecycle is the one every OS shares (which imports nothing of
 // this module). Loaded only off Linux, through lib/backend/current.ts.
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, win32 } from 'node:path';
 
@@ -11,18 +11,19 @@ import { SandboxError } from '../errors.js';
 import { buildSandboxEnv } from '../env.js';
 import { handOverFacts, HostFacts } from '../host-facts.js';
 import type { NativeBinding } from '../native/types.js';
-import { addProbeFacts, probeSync, seatbeltProfileUnmeasured, type ProbeReport } from '../probe.js';
+import { addProbeFacts, noteNetworkProbe, probeSync, seatbeltProfileUnmeasured, type ProbeReport } from '../probe.js';
 import { checkSeatbeltProfile } from '../backend/macos/profile-check.js';
 import { macosStarter, type MacosStartDeps } from '../backend/macos/start.js';
 import { buildMacToolPath } from '../backend/macos/tool-path.js';
 import type { DarwinUserDirs } from '../backend/macos/user-dirs.js';
 import { windowsAsyncStarter, windowsStarter } from '../backend/windows/start.js';
+import { gateNetworkDeny, NETWORK_PROBE_SCRIPT, NetworkProbeGate, type NetworkProbeLauncher, type NetworkProbeResult } from '../backend/windows/net-probe.js';
 import { backendForPlatform, SUPPORTED_PLATFORMS } from '../backend/platform-table.js';
 import type { SandboxBackendName } from '../backend/types.js';
 import type { PreparedRun, SandboxBackend } from './contract.js';
 import { checkOptions, normalizeCommand, type SandboxCommand, type SandboxOptions } from './options.js';
 import { resolvePlan } from './plan.js';
-import { acquireRuntimeState } from './runtime-state.js';
+import { acquireRuntimeState, buildUserCacheDir } from './runtime-state.js';
 
 /** What the platform dispatch depends on; every field is injectable so tests run on any OS. */
 export interface PlatformDeps {
@@ -40,7 +41,7 @@ export interface PlatformDeps {
   aclJournalDir?: string;
   /** Where private temp directories are created (default `os.tmpdir()`). */
   tmpRoot?: string;
-  /** Tests only: where the managed runtime state goes instead of the user's cache dir (macOS). */
+  /** Tests only: the user's cache dir for the managed runtime state (macOS) and the network probe's workspace (Windows). */
   userCacheDir?: string;
   /** Tests only: another unified-log tool than /usr/bin/log (macOS denial monitor). */
   logTool?: string;
@@ -48,6 +49,11 @@ export interface PlatformDeps {
   darwinUserDirs?: () => DarwinUserDirs;
   /** macOS: the listing of a run's processes after it (default: the addon's macosRunMembers). */
   runMembers?: MacosStartDeps['runMembers'];
+  /**
+   * Windows: the in-container connection probe network-deny runs wait for (default: one per
+   * process for the production dependencies, else one launched through these dependencies).
+   */
+  networkProbe?: NetworkProbeGate;
 }
 
 /**
@@ -61,9 +67,43 @@ function probeWithPlatformFacts(): ProbeReport {
   return probeSync();
 }
 
+let hostNetworkGate: NetworkProbeGate | undefined;
+
 /** The production dependencies for `platform` (lib/backend/current.ts passes the running one). */
 export function defaultPlatformDeps(platform: string): PlatformDeps {
-  return { platform, probe: probeWithPlatformFacts };
+  if (platform !== 'win32') return { platform, probe: probeWithPlatformFacts };
+  hostNetworkGate ??= new NetworkProbeGate(networkProbeLauncher({ platform, probe: probeWithPlatformFacts }), noteNetworkProbe);
+  return { platform, probe: probeWithPlatformFacts, networkProbe: hostNetworkGate };
+}
+
+/**
+ * This process's in-container connection probe (Windows), measured on the first call and kept
+ * (probe() and doctor show it). Undefined for other platforms.
+ */
+export function measureHostNetworkProbe(platform: string): Promise<NetworkProbeResult> | undefined {
+  return defaultPlatformDeps(platform).networkProbe?.measure();
+}
+
+/**
+ * Launches the probe script through the Windows backend of `deps` without the gate (it is what
+ * the gate waits for): a run with network deny and a fixed workspace under the user cache dir, so
+ * the probe has one container profile and one ACL journal record per user, reverted like any
+ * other. node.exe runs with a minimal environment (SystemRoot, which Winsock needs); its read
+ * grant is the one every run gets (the directory of node.exe).
+ */
+function networkProbeLauncher(deps: PlatformDeps): NetworkProbeLauncher {
+  return async (args) => {
+    const { runWith } = await import('./run.js');
+    const real = process.platform === 'win32' ? realpathSync.native : realpathSync;
+    const base = join(deps.userCacheDir ?? buildUserCacheDir(process.env), 'zero', 'net-probe');
+    mkdirSync(base, { recursive: true });
+    const dir = real(base);
+    const env: Record<string, string> = {};
+    for (const name of ['SystemRoot', 'SYSTEMROOT', 'windir']) if (process.env[name] !== undefined) env[name] = process.env[name]!;
+    const backend = ungatedWindowsBackend(deps);
+    const result = await runWith([process.execPath, '-e', NETWORK_PROBE_SCRIPT, ...args], { workspace: dir, cwd: dir, network: 'deny', env, timeoutMs: 20_000, maxBuffer: 64 * 1024 }, backend);
+    return { exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr, timedOut: result.timedOut };
+  };
 }
 
 /** Refuses (sandbox_unavailable) unless the probe measured this platform's backend as working. */
@@ -161,13 +201,24 @@ function preparePlatformRun(command: SandboxCommand, options: SandboxOptions, de
   }
 }
 
+/** The Windows backend of `deps` without the network probe's gate. */
+function ungatedWindowsBackend(deps: PlatformDeps): Required<SandboxBackend> {
+  const windowsDeps = { ...(deps.binding === undefined ? {} : { binding: deps.binding }), ...(deps.pipeAddress === undefined ? {} : { pipeAddress: deps.pipeAddress }), ...(deps.aclJournalDir === undefined ? {} : { aclJournalDir: deps.aclJournalDir }) };
+  return { prepare: (command, options) => preparePlatformRun(command, options, deps), start: windowsStarter(windowsDeps), startAsync: windowsAsyncStarter(windowsDeps) };
+}
+
+/**
+ * The Windows backend: a run with network deny starts only once the in-container connection probe
+ * allows it (measured once per process, off this thread, before the first such run).
+ */
+function windowsBackend(deps: PlatformDeps): SandboxBackend {
+  return gateNetworkDeny(ungatedWindowsBackend(deps), deps.networkProbe ?? new NetworkProbeGate(networkProbeLauncher(deps)));
+}
+
 /** The macOS or Windows backend for `deps.platform` (refuses on prepare elsewhere). */
 export function platformBackend(deps: PlatformDeps): SandboxBackend {
   const prepare: SandboxBackend['prepare'] = (command, options) => preparePlatformRun(command, options, deps);
-  if (deps.platform === 'win32') {
-    const windowsDeps = { ...(deps.binding === undefined ? {} : { binding: deps.binding }), ...(deps.pipeAddress === undefined ? {} : { pipeAddress: deps.pipeAddress }), ...(deps.aclJournalDir === undefined ? {} : { aclJournalDir: deps.aclJournalDir }) };
-    return { prepare, start: windowsStarter(windowsDeps), startAsync: windowsAsyncStarter(windowsDeps) };
-  }
+  if (deps.platform === 'win32') return windowsBackend(deps);
   const start = macosStarter({
     ...(deps.sandboxExecPath === undefined ? {} : { sandboxExecPath: deps.sandboxExecPath }),
     ...(deps.darwinUserDirs === undefined ? {} : { darwinUserDirs: deps.darwinUserDirs }),
