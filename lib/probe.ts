@@ -333,11 +333,20 @@ export async function probe(): Promise<ProbeReport> {
   if (report.layers.appcontainer?.available !== true) {
     return addNetworkProbe(report, undefined, 'the AppContainer layer is unavailable, so no container could try a connection');
   }
-  const { measureHostNetworkProbe } = await import('./sandbox/platform-backends.js');
-  return addNetworkProbe(report, await measureHostNetworkProbe(report.platform));
+  const measured = (await networkProbeSource?.(report.platform)) ?? keptNetworkProbe;
+  return addNetworkProbe(report, measured, 'the Windows backend is not loaded in this process, so no connection was tried');
 }
 
 let keptNetworkProbe: NetworkProbeResult | undefined;
+let networkProbeSource: ((platform: string) => Promise<NetworkProbeResult | undefined>) | undefined;
+
+/**
+ * Windows: how probe() gets the in-container connection probe's finding (lib/backend/current.ts
+ * sets it where the Windows backend loads; this module cannot load that backend itself).
+ */
+export function setNetworkProbeSource(source: (platform: string) => Promise<NetworkProbeResult | undefined>): void {
+  networkProbeSource = source;
+}
 
 /** Keeps this process's in-container connection probe finding for `probeSync()` (Windows). */
 export function noteNetworkProbe(result: NetworkProbeResult): void {

@@ -9,6 +9,8 @@ import { SandboxError } from '../errors.js';
 import type { SandboxBackend } from '../sandbox/contract.js';
 import { assertEnforceable, linuxBackend, quickLinuxInfo } from './linux/start.js';
 import { backendForPlatform } from './platform-table.js';
+import { setNetworkProbeSource } from '../probe.js';
+import type { NetworkProbeResult } from './windows/net-probe.js';
 import type { BackendInfo, SandboxBackendName } from './types.js';
 
 /** The platform this process runs on. */
@@ -25,7 +27,7 @@ export interface PlatformBackends {
   /** The backend of `platform` with the production dependencies (refuses on use where none exists). */
   hostBackend(platform: string): SandboxBackend;
   /** Windows: this process's in-container connection probe, measured once (undefined elsewhere). */
-  measureHostNetworkProbe(platform: string): Promise<unknown> | undefined;
+  measureHostNetworkProbe(platform: string): Promise<NetworkProbeResult | undefined>;
   readonly [name: string]: unknown;
 }
 
@@ -41,9 +43,11 @@ export function loadPlatformBackends(): Promise<PlatformBackends> {
   return loading;
 }
 
-// Off Linux, start loading at once, so that a synchronous spawnSandboxed finds the backends ready.
+// Off Linux, start loading at once, so that a synchronous spawnSandboxed finds the backends ready;
+// probe() gets the Windows in-container connection probe through them.
 if (!HOST_IS_LINUX) {
   loadPlatformBackends().catch(() => {}); // reported by the synchronous load, which fails the same way
+  setNetworkProbeSource(async (platform) => (await loadPlatformBackends()).measureHostNetworkProbe(platform));
 }
 
 /** The backends, loaded synchronously when the early import has not finished (require(esm)). */

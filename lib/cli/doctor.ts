@@ -121,6 +121,9 @@ export async function runDoctor(argv: string[], io: CliIo): Promise<number> {
   }
   let probed: ProbeReport;
   try {
+    // This platform's backend module first: on Windows probe() tries a connection from inside a
+    // container through it (lib/backend/current.ts hands probe() the way there).
+    await import('../backend/current.js');
     probed = await probe();
   } catch (error) {
     if (!(error instanceof SandboxError) || error.code !== 'native_unavailable') throw error;

@@ -17,7 +17,7 @@ import { macosStarter, type MacosStartDeps } from '../backend/macos/start.js';
 import { buildMacToolPath } from '../backend/macos/tool-path.js';
 import type { DarwinUserDirs } from '../backend/macos/user-dirs.js';
 import { windowsAsyncStarter, windowsStarter } from '../backend/windows/start.js';
-import { gateNetworkDeny, NETWORK_PROBE_SCRIPT, NetworkProbeGate, type NetworkProbeLauncher, type NetworkProbeResult } from '../backend/windows/net-probe.js';
+import { gateNetworkDeny, launchThrough, NETWORK_PROBE_SCRIPT, NetworkProbeGate, type NetworkProbeLauncher, type NetworkProbeResult } from '../backend/windows/net-probe.js';
 import { backendForPlatform, SUPPORTED_PLATFORMS } from '../backend/platform-table.js';
 import type { SandboxBackendName } from '../backend/types.js';
 import type { PreparedRun, SandboxBackend } from './contract.js';
@@ -78,10 +78,13 @@ export function defaultPlatformDeps(platform: string): PlatformDeps {
 
 /**
  * This process's in-container connection probe (Windows), measured on the first call and kept
- * (probe() and doctor show it). Undefined for other platforms.
+ * (probe() and doctor show it). Undefined for other platforms and where AppContainer is unusable.
  */
-export function measureHostNetworkProbe(platform: string): Promise<NetworkProbeResult> | undefined {
-  return defaultPlatformDeps(platform).networkProbe?.measure();
+export async function measureHostNetworkProbe(platform: string): Promise<NetworkProbeResult | undefined> {
+  const deps = defaultPlatformDeps(platform);
+  // Where the AppContainer layer does not work no container could try: there is nothing to measure.
+  if (deps.networkProbe === undefined || deps.probe().layers.appcontainer?.available !== true) return undefined;
+  return deps.networkProbe.measure();
 }
 
 /**
@@ -93,7 +96,6 @@ export function measureHostNetworkProbe(platform: string): Promise<NetworkProbeR
  */
 function networkProbeLauncher(deps: PlatformDeps): NetworkProbeLauncher {
   return async (args) => {
-    const { runWith } = await import('./run.js');
     const real = process.platform === 'win32' ? realpathSync.native : realpathSync;
     const base = join(deps.userCacheDir ?? buildUserCacheDir(process.env), 'zero', 'net-probe');
     mkdirSync(base, { recursive: true });
@@ -101,8 +103,7 @@ function networkProbeLauncher(deps: PlatformDeps): NetworkProbeLauncher {
     const env: Record<string, string> = {};
     for (const name of ['SystemRoot', 'SYSTEMROOT', 'windir']) if (process.env[name] !== undefined) env[name] = process.env[name]!;
     const backend = ungatedWindowsBackend(deps);
-    const result = await runWith([process.execPath, '-e', NETWORK_PROBE_SCRIPT, ...args], { workspace: dir, cwd: dir, network: 'deny', env, timeoutMs: 20_000, maxBuffer: 64 * 1024 }, backend);
-    return { exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr, timedOut: result.timedOut };
+    return launchThrough(backend, [process.execPath, '-e', NETWORK_PROBE_SCRIPT, ...args], { workspace: dir, cwd: dir, network: 'deny', env }, 20_000);
   };
 }
 

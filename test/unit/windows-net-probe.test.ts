@@ -15,7 +15,7 @@ import * as assert from 'uvu/assert';
 
 import { SandboxError } from '../../lib/errors.js';
 import { buildEnforcementReport } from '../../lib/backend/enforcement.js';
-import { gateNetworkDeny, judgeNetworkProbe, NETWORK_PROBE_SCRIPT, NetworkProbeGate, runNetworkProbe, type NetworkProbeLaunch, type NetworkProbeLauncher } from '../../lib/backend/windows/net-probe.js';
+import { gateNetworkDeny, judgeNetworkProbe, launchThrough, NETWORK_PROBE_SCRIPT, NetworkProbeGate, runNetworkProbe, type NetworkProbeLaunch, type NetworkProbeLauncher } from '../../lib/backend/windows/net-probe.js';
 import { windowsAsyncStarter, windowsStarter } from '../../lib/backend/windows/start.js';
 import type { WindowsSpawnSpec } from '../../lib/backend/windows/launch-spec.js';
 import type { SandboxPlan } from '../../lib/backend/types.js';
@@ -187,8 +187,11 @@ function winPlan(network: SandboxPlan['network']): SandboxPlan {
 }
 
 let journals = 0;
+/** A listening address for stdio pipe `i`: a named pipe on Windows, a Unix socket elsewhere. */
+let pipes = 0;
+const pipeAt = (i: number): string => (process.platform === 'win32' ? `\\\\.\\pipe\\zs-netprobe-${process.pid}-${pipes++}-${i}` : join(base, `p${pipes++}-${i}.sock`));
 function gated(network: SandboxPlan['network'], gate: NetworkProbeGate, binding: CountingBinding) {
-  const deps = { binding, pipeAddress: (i: number) => join(base, `p${journals}-${i}.sock`), aclJournalDir: join(base, `journal-${journals++}`) };
+  const deps = { binding, pipeAddress: pipeAt, aclJournalDir: join(base, `journal-${journals++}`) };
   const plan = winPlan(network);
   return gateNetworkDeny({ prepare: () => preparedFromPlan(plan, TMP, 'windows-appcontainer'), start: windowsStarter(deps), startAsync: windowsAsyncStarter(deps) }, gate);
 }
@@ -243,6 +246,55 @@ test('gated start: isolated and inconclusive findings let deny runs start with n
     assert.is(launcher.calls.length, 1, 'the synchronous refusal started the probe the async run then shared');
     assert.is(binding.specs.length, 2);
     for (const spec of binding.specs) assert.equal(spec.windows.capabilitySids, []);
+  }
+});
+
+/** A stand-in addon that plays the probe script over the stdio pipes, or hangs until killed. */
+class ScriptBinding {
+  specs: WindowsSpawnSpec[] = [];
+  kills = 0;
+  released = 0;
+  #onExit: ((exit: NativeExit) => void) | undefined;
+  constructor(readonly stdout: string | undefined) {}
+  spawn(spec: object, onExit: (exit: NativeExit) => void): { pid: number } {
+    const s = spec as WindowsSpawnSpec;
+    this.specs.push(s);
+    this.#onExit = onExit;
+    setTimeout(() => {
+      const [, out, err] = s.stdio.map((entry) => (typeof entry === 'object' ? connect(entry.pipe).on('error', () => {}) : undefined));
+      if (this.stdout === undefined) return;
+      out!.write((s.stdio[1] as { nonce: string }).nonce);
+      err!.write((s.stdio[2] as { nonce: string }).nonce);
+      out!.end(this.stdout);
+      err!.end();
+      setTimeout(() => onExit({ exitCode: 0, signal: null, execErrno: 0, commandExited: true }), 30);
+    }, 0);
+    return { pid: 78 };
+  }
+  kill(): boolean {
+    this.kills++;
+    setImmediate(() => this.#onExit?.({ exitCode: null, signal: 9, execErrno: 0, commandExited: false }));
+    return true;
+  }
+}
+
+test('launch: the probe script goes through the Windows starter (no capability SIDs), its stdout comes back, a hang is killed', async () => {
+  const line = report({ result: 'timeout' }, EACCES);
+  for (const stdout of [line, undefined]) {
+    const binding = new ScriptBinding(stdout);
+    const deps = { binding, pipeAddress: pipeAt, aclJournalDir: join(base, `journal-${journals++}`) };
+    let released = 0;
+    const plan = winPlan('deny');
+    const backend = { prepare: () => ({ ...preparedFromPlan(plan, TMP, 'windows-appcontainer'), release: () => void released++ }), start: windowsStarter(deps), startAsync: windowsAsyncStarter(deps) };
+    const got = await launchThrough(backend, ['node.exe', '-e', 'x'], {}, stdout === undefined ? 100 : 20_000);
+    assert.equal(binding.specs[0]!.windows.capabilitySids, []);
+    assert.is(released, 1, 'what preparing took is released once');
+    if (stdout === undefined) {
+      assert.equal([got.timedOut, got.exitCode, binding.kills], [true, null, 1]);
+    } else {
+      assert.equal(got, { exitCode: 0, stdout: line, stderr: '', timedOut: false });
+      assert.is(binding.kills, 0);
+    }
   }
 });
 

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 
 import { SandboxError } from '../../errors.js';
-import type { SandboxBackend } from '../../sandbox/contract.js';
+import type { OsExit, SandboxBackend } from '../../sandbox/contract.js';
+import type { RunOptions } from '../../sandbox/options.js';
 
 /** The never-routed address the script connects to (TEST-NET-1, documentation only). */
 export const TEST_NET_ADDRESS = '192.0.2.1';
@@ -280,4 +281,53 @@ export function gateNetworkDeny(backend: Required<SandboxBackend>, gate: Network
       return startAsync(prepared, io, onExit);
     },
   };
+}
+
+/** Bytes kept of each of the probe script's streams (it prints one short line). */
+const PROBE_OUTPUT_CAP = 64 * 1024;
+
+/**
+ * Runs `argv` to its end on `backend` (prepare, then the off-thread start: the same starter and
+ * addon spawn as every run) with stdout and stderr collected, killed after `timeoutMs`; the
+ * protected-path check runs and what preparing took is released once it is gone. The shared
+ * lifecycle (lib/sandbox/process.ts) is not used: it depends on the running platform's backend,
+ * which loads this one.
+ */
+export async function launchThrough(backend: Required<SandboxBackend>, argv: string[], options: RunOptions, timeoutMs: number): Promise<NetworkProbeLaunch> {
+  const prepared = backend.prepare(argv, options);
+  let ended!: (exit: OsExit) => void;
+  const exited = new Promise<OsExit>((resolve) => (ended = resolve));
+  let os;
+  try {
+    os = await backend.startAsync(prepared, { stdio: ['ignore', 'pipe', 'pipe'] }, (exit) => ended(exit));
+  } catch (error) {
+    prepared.release();
+    throw error;
+  }
+  const collect = (stream: NodeJS.ReadableStream | null): Promise<string> => new Promise((resolve) => {
+    let text = '';
+    if (stream === null) return resolve('');
+    stream.on('data', (chunk: Buffer) => {
+      if (text.length < PROBE_OUTPUT_CAP) text += chunk.toString('utf8');
+    });
+    stream.on('end', () => resolve(text.slice(0, PROBE_OUTPUT_CAP)));
+    stream.on('error', () => resolve(text));
+  });
+  const [stdout, stderr] = [collect(os.stdio[1]), collect(os.stdio[2])];
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    os.kill(9);
+  }, timeoutMs);
+  try {
+    const exit = await exited;
+    return { exitCode: exit.exitCode, stdout: await stdout, stderr: await stderr, timedOut };
+  } finally {
+    clearTimeout(timer);
+    try {
+      os.checkProtectedPaths();
+    } finally {
+      prepared.release();
+    }
+  }
 }
