@@ -106,7 +106,7 @@ await check('the native spawn refuses too when the probe is bypassed (a forged a
 
 await check('spawnSandboxed with the probe bypassed returns at once; the ACL step off the thread refuses: error event, exited rejects, nothing ran', async () => {
   const forged = () => ({ layers: { appcontainer: { available: true, measuredBy: 'forged by this check' } } });
-  const child = spawnOnPlatform(command, { workspace: work, cwd: work }, { platform: 'win32', probe: forged, aclJournalDir: join(work, 'journal-deferred') });
+  const child = spawnOnPlatform(command, { workspace: work, cwd: work, network: 'allow' }, { platform: 'win32', probe: forged, aclJournalDir: join(work, 'journal-deferred') });
   expect(child.pid === 0, `pid is ${child.pid} before the ACL step`);
   const heard = [];
   child.on('error', (e) => heard.push(e));

@@ -261,8 +261,8 @@ class ScriptBinding {
     this.specs.push(s);
     this.#onExit = onExit;
     setTimeout(() => {
-      const [, out, err] = s.stdio.map((entry) => (typeof entry === 'object' ? connect(entry.pipe).on('error', () => {}) : undefined));
       if (this.stdout === undefined) return;
+      const [, out, err] = s.stdio.map((entry) => (typeof entry === 'object' ? connect(entry.pipe).on('error', () => {}) : undefined));
       out!.write((s.stdio[1] as { nonce: string }).nonce);
       err!.write((s.stdio[2] as { nonce: string }).nonce);
       out!.end(this.stdout);
