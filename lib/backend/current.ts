@@ -99,7 +99,7 @@ export function quickBackendInfo(): BackendInfo | undefined {
 /**
  * Loads the backend of this platform before a synchronous start (a no-op on Linux). On Windows a
  * network-deny start also needs the in-container connection probe's finding, measured here once
- * per process (a synchronous start cannot wait for it).
+ * per process (a synchronous start would otherwise wait for it behind its returned process).
  */
 export async function prepareHostBackend(network: 'deny' | 'allow' = 'deny'): Promise<void> {
   if (HOST_IS_LINUX) return;

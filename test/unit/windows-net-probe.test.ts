@@ -224,29 +224,40 @@ test('gated start: a probe that could not run refuses too (fail closed), naming 
   assert.is(binding.specs.length, 0);
 });
 
-test('gated start: isolated and inconclusive findings let deny runs start with no capability SIDs; a synchronous first start is refused until the finding is in', async () => {
+test('gated start: isolated and inconclusive findings let deny runs start with no capability SIDs; a synchronous first start returns at once and waits for the finding off the thread', async () => {
   for (const testNet of [EACCES, { result: 'timeout' }]) {
     const binding = new CountingBinding();
     const launcher = playing(report({ result: 'timeout' }, testNet));
     const gate = new NetworkProbeGate(launcher);
     const sync = () => startSandboxed('exit 0', quiet, gated('deny', gate, binding));
-    const first = (() => {
-      try {
-        sync();
-        return undefined;
-      } catch (error) {
-        return error as SandboxError;
-      }
-    })();
-    assert.is(first?.code, 'sandbox_unavailable');
-    assert.match(first!.message, /has not yet tried a connection from inside a container/);
+    const first = sync();
+    assert.is(first.pid, 0, 'no process before the finding');
+    assert.is(binding.specs.length, 0);
+    const spawned = new Promise<number>((resolve) => first.once('spawn', () => resolve(first.pid)));
+    assert.is((await first.exited).exitCode, 0);
+    assert.is(await spawned, 77);
     const result = await runWith('exit 0', {}, gated('deny', gate, binding));
     assert.is(result.exitCode, 0);
     assert.is((await sync().exited).exitCode, 0);
-    assert.is(launcher.calls.length, 1, 'the synchronous refusal started the probe the async run then shared');
-    assert.is(binding.specs.length, 2);
+    assert.is(launcher.calls.length, 1, 'one probe served the waiting synchronous start and the runs after it');
+    assert.is(binding.specs.length, 3);
     for (const spec of binding.specs) assert.equal(spec.windows.capabilitySids, []);
   }
+});
+
+test('gated start: a synchronous first start whose probe refuses ran nothing: error event, exited rejects; its streams end', async () => {
+  const binding = new CountingBinding();
+  const gate = new NetworkProbeGate(playing(report({ result: 'connected' }, EACCES), true));
+  const child = startSandboxed('exit 0', { stdio: 'pipe' }, gated('deny', gate, binding));
+  const heard: unknown[] = [];
+  child.on('error', (e) => heard.push(e));
+  const ended = new Promise<void>((resolve) => child.stdout?.on('end', () => resolve()).resume());
+  const error = await rejection(child.exited);
+  assert.is(error.code, 'sandbox_unavailable');
+  assert.match(error.message, /found not_isolated/);
+  assert.equal(heard, [error]);
+  await ended;
+  assert.is(binding.specs.length, 0, 'nothing was spawned');
 });
 
 /** A stand-in addon that plays the probe script over the stdio pipes, or hangs until killed. */

@@ -6,9 +6,11 @@
 // result per process. docs/architecture.md explains what it proves and what it does not.
 import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { PassThrough } from 'node:stream';
 
 import { SandboxError } from '../../errors.js';
-import type { OsExit, SandboxBackend } from '../../sandbox/contract.js';
+import type { AsyncStarter, OsExit, OsProcess, PreparedRun, SandboxBackend, StartIo } from '../../sandbox/contract.js';
+import { deferredProcess } from '../../sandbox/deferred-start.js';
 import type { RunOptions } from '../../sandbox/options.js';
 
 /** The never-routed address the script connects to (TEST-NET-1, documentation only). */
@@ -248,8 +250,8 @@ export class NetworkProbeGate {
 
   /**
    * The synchronous form: a kept finding decides; without one the probe is started (again, after
-   * a launch failure, which refuses) and the run refused, as nothing may wait on this thread
-   * (await probe() or use runSandboxed first).
+   * a launch failure, which refuses) and the run refused, as nothing may wait on this thread.
+   * (The gated starter does not get here without a kept finding: it waits off the thread.)
    */
   requireSync(): void {
     const result = this.#result;
@@ -265,15 +267,19 @@ export class NetworkProbeGate {
 
 /**
  * `backend` with the gate in front of its starts: a run with network deny starts only once the
- * probe allows it (the off-thread start waits for the probe; a synchronous one needs the finding
- * already there). Runs with network allow never wait for it.
+ * probe allows it. The off-thread start waits for the probe; so does a synchronous one
+ * (spawnSandboxed) without a finding yet, behind a process returned at once. Runs with network
+ * allow never wait for it.
  */
 export function gateNetworkDeny(backend: Required<SandboxBackend>, gate: NetworkProbeGate): SandboxBackend {
   const { prepare, start, startAsync } = backend;
   return {
     prepare,
     start: (prepared, io, onExit) => {
-      if (prepared.plan.network === 'deny') gate.requireSync();
+      if (prepared.plan.network === 'deny') {
+        if (gate.current() === undefined) return startAfterProbe(gate, startAsync, prepared, io, onExit);
+        gate.requireSync();
+      }
       return start(prepared, io, onExit);
     },
     startAsync: async (prepared, io, onExit) => {
@@ -281,6 +287,38 @@ export function gateNetworkDeny(backend: Required<SandboxBackend>, gate: Network
       return startAsync(prepared, io, onExit);
     },
   };
+}
+
+/**
+ * A synchronous start that waits for the probe's finding off the caller's thread: the process is
+ * returned at once with streams of ours, bridged to the real ones once the off-thread start has
+ * made them (ended if it never does). A refusal of the probe is the start's failure: nothing ran,
+ * nothing was guarded yet.
+ */
+function startAfterProbe(gate: NetworkProbeGate, startAsync: AsyncStarter, prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void): OsProcess {
+  const ours = io.stdio.map((mode) => (mode === 'pipe' ? new PassThrough() : null)) as [PassThrough | null, PassThrough | null, PassThrough | null];
+  const endOurs = (): void => {
+    for (const stream of ours) stream?.end();
+  };
+  const finish = async (cancelled: () => boolean): Promise<OsProcess | undefined> => {
+    try {
+      await gate.require();
+      if (cancelled()) {
+        endOurs();
+        return undefined;
+      }
+      const os = await startAsync(prepared, io, onExit);
+      const [stdin, stdout, stderr] = os.stdio;
+      if (ours[0] !== null && stdin !== null) ours[0].pipe(stdin);
+      if (ours[1] !== null && stdout !== null) stdout.pipe(ours[1]);
+      if (ours[2] !== null && stderr !== null) stderr.pipe(ours[2]);
+      return os;
+    } catch (error) {
+      endOurs();
+      throw error;
+    }
+  };
+  return deferredProcess({ stdio: ours, finish, checkWithoutProcess: () => [] }, onExit);
 }
 
 /** Bytes kept of each of the probe script's streams (it prints one short line). */
