@@ -127,8 +127,8 @@ function sandboxAlive(dir: string, id: string): boolean {
 }
 
 /** Whether the notes of entry `entry` belong to a run that may still change its write roots. */
-function inFlight(dir: string, entry: Entry): boolean {
-  if (isAlive(entry.kind === 'k' ? (entry.claimer as string) : entry.owner)) return true;
+function inFlight(dir: string, entry: Entry, alive: (owner: string) => boolean = isAlive): boolean {
+  if (alive(entry.kind === 'k' ? (entry.claimer as string) : entry.owner)) return true;
   return process.platform === 'linux' && sandboxAlive(dir, entry.id);
 }
 
@@ -174,6 +174,51 @@ function readNotes(dir: string, name: string): SharedNotes | undefined {
   if (parsed.size >= 256) parsed.delete(parsed.keys().next().value as string);
   parsed.set(name, notes);
   return notes;
+}
+
+/**
+ * The write roots of notes by file name, kept for many more files than whole notes are: a run
+ * lists every other process's runs in flight and reads only the notes whose roots overlap its
+ * own. Another process's burst of 500 runs would otherwise have each run read and parse 500
+ * files (the whole-notes cache holds 256).
+ */
+const rootsByName = new Map<string, string[]>();
+
+/** The notes of `name` when their roots overlap `roots` (all when undefined), else undefined. */
+function overlappingNotes(dir: string, name: string, roots: readonly string[] | undefined): SharedNotes | undefined {
+  const known = rootsByName.get(name);
+  if (known !== undefined && roots !== undefined && !overlaps(known, roots)) return undefined;
+  const notes = readNotes(dir, name);
+  if (notes === undefined) return undefined;
+  if (known === undefined) rememberRoots(name, notes.roots);
+  return roots === undefined || overlaps(notes.roots, roots) ? notes : undefined;
+}
+
+function rememberRoots(name: string, roots: string[]): void {
+  if (rootsByName.size >= 8192) rootsByName.delete(rootsByName.keys().next().value as string);
+  rootsByName.set(name, roots);
+}
+
+function overlaps(a: readonly string[], b: readonly string[]): boolean {
+  return a.some((x) => b.some((y) => isWithin(x, y) || isWithin(y, x)));
+}
+
+/**
+ * isAlive for one listing: each owner's /proc entry read once (a burst of another process lists
+ * hundreds of its entries). Whether an owner lives is then as of its first entry in the listing,
+ * as it would be for a listing made a moment earlier; a dead owner (pid and start time) never
+ * comes back.
+ */
+function aliveOnce(): (owner: string) => boolean {
+  const seen = new Map<string, boolean>();
+  return (owner) => {
+    let alive = seen.get(owner);
+    if (alive === undefined) {
+      alive = isAlive(owner);
+      seen.set(owner, alive);
+    }
+    return alive;
+  };
 }
 
 /** A published run's notes: `started()` once its sandbox exists, `end()` once its check has run (neither throws). */
@@ -314,16 +359,16 @@ export function claimMissedChecks(roots: readonly string[] | undefined, given?: 
   // This process's own runs' checks are not missed (it is alive): skipped unparsed, as a burst of
   // runs lists hundreds of them in every run.
   const ownCheck = `c.${me}.`;
+  const alive = aliveOnce();
   for (const name of names) {
     if (name.startsWith(ownCheck)) continue;
     const entry = parseEntry(name);
     if (entry === undefined || entry.kind === 's') continue;
     ids.add(entry.id);
     if (entry.kind !== 'c' && entry.kind !== 'k') continue;
-    if (isAlive(entry.kind === 'k' ? (entry.claimer as string) : entry.owner)) continue;
-    const notes = readNotes(dir, name);
+    if (alive(entry.kind === 'k' ? (entry.claimer as string) : entry.owner)) continue;
+    const notes = overlappingNotes(dir, name, roots);
     if (notes === undefined) continue;
-    if (roots !== undefined && !notes.roots.some((a) => roots.some((b) => isWithin(a, b) || isWithin(b, a)))) continue;
     for (const deadline = Date.now() + waitMs; sandboxAlive(dir, entry.id); ) {
       if (Date.now() >= deadline) break;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
@@ -353,7 +398,7 @@ export function claimMissedChecks(roots: readonly string[] | undefined, given?: 
   for (const name of names) {
     if (!name.startsWith('s.') || name.startsWith(ownRecord)) continue;
     const entry = parseEntry(name);
-    if (entry?.kind === 's' && !ids.has(entry.id) && !isAlive(entry.owner)) tryUnlink(join(dir, name));
+    if (entry?.kind === 's' && !ids.has(entry.id) && !alive(entry.owner)) tryUnlink(join(dir, name));
   }
   return claimed;
 }
@@ -366,6 +411,7 @@ function takeNotes(dir: string, names: readonly string[], start: bigint, marker:
   // Sandbox records, checks and this realm's published runs (its notes are in-process, protected.ts)
   // are skipped unparsed: a burst of runs lists hundreds of them in every run.
   const ownPublished = `r.${me}.`;
+  const alive = aliveOnce();
   for (const name of names) {
     if (name.startsWith('s.') || name.startsWith('c.') || name.startsWith(ownPublished)) continue;
     const entry = parseEntry(name);
@@ -373,13 +419,13 @@ function takeNotes(dir: string, names: readonly string[], start: bigint, marker:
     const mine = entry.id.startsWith(`${me}.`);
     if (entry.kind === 'e') tombstones.push({ name, at: entry.at });
     if (entry.kind === 's' || entry.kind === 'c') continue;
-    if (entry.kind === 'n' && !mine && !isAlive(entry.owner)) {
+    if (entry.kind === 'n' && !mine && !alive(entry.owner)) {
       // A run whose process died before its sandbox could start: nothing to check, removed.
       tryUnlink(join(dir, name));
       continue;
     }
     if (entry.kind === 'n') liveMarkers.push(entry.at);
-    if ((entry.kind === 'r' || entry.kind === 'k') && !mine && !inFlight(dir, entry)) {
+    if ((entry.kind === 'r' || entry.kind === 'k') && !mine && !inFlight(dir, entry, alive)) {
       // Left by a run whose process died: never taken, and removed. Its missed check is its c.
       // (Linux), or a claim of it whose claimer died: left for claimMissedChecks.
       if (entry.kind === 'r') tryUnlink(join(dir, name));
@@ -387,13 +433,16 @@ function takeNotes(dir: string, names: readonly string[], start: bigint, marker:
     }
     // This realm's own runs are its in-process notes (protected.ts).
     if (mine || (entry.kind !== 'r' && entry.kind !== 'k' && !(entry.kind === 'e' && entry.at >= start))) continue;
+    if (rootsByName.has(name) && !overlaps(rootsByName.get(name) as string[], roots)) continue;
     let notes = readNotes(dir, name);
     if (notes === undefined && (entry.kind === 'r' || entry.kind === 'k')) {
       // It ended meanwhile: its notes are under an e. name, kept while our marker is there.
       const moved = list(dir).find((other) => other.startsWith('e.') && other.endsWith(`.${entry.id}`));
       notes = moved === undefined ? undefined : readNotes(dir, moved);
     }
-    if (notes !== undefined && notes.roots.some((a) => roots.some((b) => isWithin(a, b) || isWithin(b, a)))) taken.push(notes);
+    if (notes === undefined) continue;
+    if (!rootsByName.has(name)) rememberRoots(name, notes.roots);
+    if (overlaps(notes.roots, roots)) taken.push(notes);
   }
   // Ended runs' notes are kept while a run noting since before they ended may need them: one that
   // ended before this window opened and before every marker listed is needed by no run (a marker
