@@ -85,6 +85,28 @@ export function nextPiece<T>(piece: () => T): T | Promise<T> {
   });
 }
 
+/**
+ * The piece of a begun start that follows something done off the caller's thread (the clone on
+ * the thread pool): completions arrive from the event loop together, 256 of them in one poll for a
+ * burst, and each would otherwise run at once. Runs now when the slice has time left (a slice
+ * begins if none has), else on its turn ahead of the starts not begun, as continueTurn does; its
+ * turn ends once the piece has returned or thrown.
+ */
+export function resumePiece<T>(piece: () => T): T | Promise<T> {
+  const now = waiting.length === 0 && !overSlice();
+  if (!now) return new Promise<void>((resolve) => waiting.unshift(resolve)).then(() => runPiece(piece));
+  begin();
+  return runPiece(piece);
+}
+
+function runPiece<T>(piece: () => T): T {
+  try {
+    return piece();
+  } finally {
+    endTurn();
+  }
+}
+
 /** A start has returned: the next waiting one runs now if the slice has time left. */
 export function endTurn(): void {
   if (waiting.length === 0 || overSlice()) return;

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { handOverFacts, HostFacts } from '../../lib/host-facts.js';
 import type { SandboxBackend } from '../../lib/sandbox/contract.js';
 import { runWith } from '../../lib/sandbox/run.js';
-import { endTurn, nextPiece, paced, SLICE_MS, startTurn } from '../../lib/sandbox/start-pacing.js';
+import { endTurn, nextPiece, paced, resumePiece, SLICE_MS, startTurn } from '../../lib/sandbox/start-pacing.js';
 import { preparedFromPlan } from '../fixtures/platform-dispatch.js';
 import { posixPlan } from '../fixtures/sbpl/plans.js';
 import { exitingProcess } from '../helpers/fake-process.js';
@@ -30,6 +30,15 @@ async function pacedStart(name: string, ms: number, log: string[]): Promise<void
     busy(ms);
   } finally {
     endTurn();
+  }
+}
+
+/** Between two turns of the event loop at most `most` pieces ran (`turns`: the count seen at each turn). */
+function assertAtMostPerTurn(turns: number[], most: number, what: string): void {
+  let before = turns[0] as number;
+  for (const seen of turns.slice(1)) {
+    assert.ok(seen - before <= most, `${seen - before} ${what} ran in one turn (${turns.join(', ')})`);
+    before = seen;
   }
 }
 
@@ -58,11 +67,7 @@ test('a burst runs in call order and lets the event loop turn between slices', a
   // Between two turns of the event loop at most a slice's worth of new starts ran (the one that
   // crossed the slice's end included). The first turn also follows the slice of the calls
   // themselves, so the count starts there.
-  let before = turns[0] as number;
-  for (const seen of turns.slice(1)) {
-    assert.ok(seen - before <= 3, `${seen - before} starts ran in one turn (${turns.join(', ')})`);
-    before = seen;
-  }
+  assertAtMostPerTurn(turns, 3, 'starts');
 });
 
 test('work after exits arriving together takes turns like starts, in order; what one piece throws stays its own', async () => {
@@ -93,11 +98,7 @@ test('work after exits arriving together takes turns like starts, in order; what
       setImmediate(tick);
     });
     assert.equal(log, Array.from({ length: count }, (_, i) => `e${i}`));
-    let before = turns[0] as number;
-    for (const seen of turns.slice(1)) {
-      assert.ok(seen - before <= 3, `${seen - before} pieces ran in one turn (${turns.join(', ')})`);
-      before = seen;
-    }
+    assertAtMostPerTurn(turns, 3, 'pieces');
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(thrown.map((e) => (e as Error).message), ['listener failed']);
   } finally {
@@ -151,6 +152,53 @@ test('a burst of starts longer than a slice: the event loop turns between their 
     before = seen;
   }
   assert.ok(turns.length >= count, `the event loop turned ${turns.length} times during ${2 * count} pieces`);
+});
+
+test('pieces resumed after work off the thread (clones completing together) take turns, ahead of starts not begun, and return their values', async () => {
+  await new Promise((resolve) => setImmediate(resolve));
+  const log: string[] = [];
+  const count = 12;
+  // As the thread pool completes them: all in one callback of the event loop, with starts waiting.
+  const resumed: Array<number | Promise<number>> = [];
+  for (let i = 0; i < count; i++) {
+    resumed.push(resumePiece(() => {
+      log.push(`r${i}`);
+      busy(SLICE_MS / 2);
+      return i;
+    }));
+  }
+  const start = pacedStart('late', 0, log);
+  assert.equal(log.slice(0, 1), ['r0'], 'the first piece ran at once');
+  assert.ok(log.length < count, `the rest waited for later turns (${log.length} ran at once)`);
+  const turns: number[] = [];
+  const tick = () => {
+    turns.push(log.length);
+    if (log.length <= count) setImmediate(tick);
+  };
+  setImmediate(tick);
+  assert.equal(await Promise.all(resumed), Array.from({ length: count }, (_, i) => i));
+  await start;
+  assert.is(log[log.length - 1], 'late', 'the start not begun came after every resumed piece');
+  assert.equal(new Set(log.slice(0, count)), new Set(Array.from({ length: count }, (_, i) => `r${i}`)));
+  assertAtMostPerTurn(turns, 3, 'pieces');
+});
+
+test('a resumed piece that throws rejects its own promise and ends its turn', async () => {
+  await new Promise((resolve) => setImmediate(resolve));
+  const log: string[] = [];
+  const first = resumePiece(() => {
+    busy(SLICE_MS + 1);
+    return 'ran';
+  });
+  assert.is(first, 'ran', 'no slice was in use: the piece ran within the call');
+  const failing = resumePiece<string>(() => {
+    throw new Error('finish failed');
+  });
+  assert.instance(failing, Promise, 'the slice was used up: the piece waits for its turn');
+  const after = pacedStart('after', 0, log);
+  await (failing as Promise<string>).then(() => assert.unreachable('it rejects'), (error: Error) => assert.is(error.message, 'finish failed'));
+  await after;
+  assert.equal(log, ['after'], 'the next start still got its turn');
 });
 
 test('a start deferred to a later turn after its plan still gets the facts the plan was resolved with, once', async () => {

@@ -20,7 +20,7 @@ import { resolvePlan, resolveWorkspace } from '../../sandbox/plan.js';
 import { buildPrewarmKey, prewarmEnabled, prewarmPool } from '../../sandbox/prewarm.js';
 import { checkProtectedPaths, guardProtectedPaths } from '../../sandbox/protected.js';
 import { acquireRuntimeState } from '../../sandbox/runtime-state.js';
-import { nextPiece } from '../../sandbox/start-pacing.js';
+import { nextPiece, resumePiece } from '../../sandbox/start-pacing.js';
 import { noteWriteRoots } from '../../sandbox/earlier-roots.js';
 import { backendForPlatform } from '../platform-table.js';
 import type { BackendInfo, SandboxPlan } from '../types.js';
@@ -384,23 +384,29 @@ export function startLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: Os
 export async function startLinuxAsync(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void): Promise<OsProcess> {
   const noted = noteLinux(prepared);
   // In a burst, the spec and the clone may wait for the event loop's next turn (start-pacing.ts);
-  // the notes stay published meanwhile, as they do while the clone runs.
-  const deciding = nextPiece(() => decideLinux(prepared, io, onExit, noted));
-  const start = deciding instanceof Promise ? await deciding : deciding;
+  // the notes stay published meanwhile, as they do while the clone runs. The addon's synchronous
+  // part of the spawn (the plan read from the spec, the pipes) belongs to that piece.
+  const deciding = nextPiece(() => {
+    const start = decideLinux(prepared, io, onExit, noted);
+    if ('os' in start) return { start };
+    try {
+      return { start, spawning: callNative((binding) => binding.spawnAsync === undefined ? Promise.resolve(binding.spawn(start.spec, start.exited)) : binding.spawnAsync(start.spec, start.exited)) };
+    } catch (error) {
+      throw start.fail(error);
+    }
+  });
+  const decided = deciding instanceof Promise ? await deciding : deciding;
+  const { start, spawning } = decided;
   if ('os' in start) return start.os;
-  let spawning: Promise<NativeSpawned>;
-  try {
-    spawning = callNative((binding) => binding.spawnAsync === undefined ? Promise.resolve(binding.spawn(start.spec, start.exited)) : binding.spawnAsync(start.spec, start.exited));
-  } catch (error) {
-    throw start.fail(error);
-  }
   let native: NativeSpawned;
   try {
-    native = await callNativeAsync(() => spawning);
+    native = await callNativeAsync(() => spawning as Promise<NativeSpawned>);
   } catch (error) {
     throw start.fail(error);
   }
-  return start.finish(native);
+  // The clones of a burst complete together: the host-side work after each takes its turn.
+  const finished = resumePiece(() => start.finish(native));
+  return finished instanceof Promise ? await finished : finished;
 }
 
 /** The Linux backend as the lifecycle uses it. */
