@@ -52,14 +52,18 @@ export class DirectorySet {
    * The innermost directory of the set that `path` equals or lies beneath (see enclosingPaths).
    */
   holderOf(path: string): string | undefined {
+    return this.#dirs.has(path) ? path : this.holderAbove(path);
+  }
+
+  /** The innermost directory of the set that `path` lies beneath, `path` itself not counted. */
+  holderAbove(path: string): string | undefined {
     // enclosingPaths written out: this runs for every credential candidate of every run, and a
     // generator's cost per step is most of it.
     const dirs = this.#dirs;
-    if (dirs.has(path)) return path;
     const separator = this.#separator;
     for (let i = path.lastIndexOf(separator); i >= 0; i = i === 0 ? -1 : path.lastIndexOf(separator, i - 1)) {
       const withSeparator = path.slice(0, i + 1);
-      if (dirs.has(withSeparator)) return withSeparator;
+      if (withSeparator !== path && dirs.has(withSeparator)) return withSeparator;
       const without = path.slice(0, i);
       if (dirs.has(without)) return without;
     }

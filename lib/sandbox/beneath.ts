@@ -29,14 +29,18 @@ export interface EntryInfo {
 
 const KINDS: Record<NativeFsKind, EntryKind> = { m: 'missing', f: 'file', d: 'dir', l: 'link', o: 'other', e: 'error' };
 
+/** Any char code above 0x7f: an ASCII string is its own UTF-8 and its own byte string. */
+const NOT_ASCII = /[^\x00-\x7f]/;
+
 /** A (UTF-8) JS string as a byte string: one char code per byte. */
 export function toBytes(path: string): string {
-  return Buffer.from(path, 'utf8').toString('latin1');
+  // Most paths are ASCII: no buffer for them (a plan of many roots converts thousands per run).
+  return NOT_ASCII.test(path) ? Buffer.from(path, 'utf8').toString('latin1') : path;
 }
 
 /** A byte string back to a JS string for people (invalid UTF-8 shows as U+FFFD). */
 export function fromBytes(name: string): string {
-  return Buffer.from(name, 'latin1').toString('utf8');
+  return NOT_ASCII.test(name) ? Buffer.from(name, 'latin1').toString('utf8') : name;
 }
 
 function fsPath(path: string): Buffer {

@@ -9,7 +9,7 @@
 // Every look and removal goes through beneath.ts: no link followed, nothing thrown.
 import { basename, dirname, join, resolve, sep } from 'node:path';
 
-import { isWithin } from '../path-within.js';
+import { DirectorySet } from '../path-within.js';
 import { fromBytes, inspect, inspectPast, listDir, Lookahead, readSmall, removeEntry, replaceFile, scanRepositories, type EntryInfo, type EntryKind } from './beneath.js';
 import { riskyConfigChange, riskyEntriesAdded, unsafeConfigKeys } from './git-config.js';
 import { MAX_CONFIG_BYTES, MAX_GIT_DIRS, MAX_LISTED, MAX_SCANNED_DIRS, gitFileTarget, isGitDirLike, readGitlinks, readPointer, ScannedRoots, type GitGuard } from './git-guard.js';
@@ -45,14 +45,26 @@ class Checker {
    */
   ahead: Lookahead | undefined;
 
-  constructor(readonly guard: GitGuard) {}
+  /** The write roots and the directories that had no .git, as sets (a thousand roots ask often). */
+  readonly #roots: DirectorySet;
+  readonly #noGit: ReadonlySet<string>;
+
+  constructor(readonly guard: GitGuard) {
+    this.#roots = new DirectorySet(guard.roots);
+    this.#noGit = new Set(guard.noGit);
+  }
+
+  /** Whether `path` is a write root or lies inside one. */
+  inOrIsRoot(path: string): boolean {
+    return this.#roots.holds(path);
+  }
 
   #look(path: string): ReturnType<typeof inspect> {
     return this.ahead?.take(path) ?? inspect(path);
   }
 
   #inRoots(path: string): boolean {
-    return this.guard.roots.some((root) => isWithin(root, path) && root !== path);
+    return this.#roots.holderAbove(path) !== undefined;
   }
 
   remove(path: string, reason: string): void {
@@ -80,7 +92,7 @@ class Checker {
 
   /** The first symlink on `path` below its write root, if any. */
   #linkOnPath(path: string): string | undefined {
-    const root = this.guard.roots.filter((r) => isWithin(r, path)).sort((a, b) => b.length - a.length)[0];
+    const root = this.#roots.holderOf(path);
     if (root === undefined) return undefined;
     let prefix = root;
     for (const part of path.slice(root.length + 1).split(sep)) {
@@ -147,7 +159,7 @@ class Checker {
       scanned.add(root, scan.gitDirs);
       this.named.push(...scan.named);
       for (const dir of scan.worktrees) {
-        if (this.guard.worktrees.has(dir) || this.guard.noGit.includes(dir)) continue;
+        if (this.guard.worktrees.has(dir) || this.#noGit.has(dir)) continue;
         const target = inspect(join(dir, '.git')).kind === 'file' ? gitFileTarget(dir) : undefined;
         if (target !== undefined && dirname(target).split(sep).some((part) => part === 'worktrees' || part === 'modules')) continue;
         this.newWorktree(dir, false, 0);
@@ -321,7 +333,7 @@ export function checkGitAfterRun(guard: GitGuard, named?: string[], unchanged: R
       c.newGitlinks(worktree, gitDir, 0);
     }
     for (const gitDir of guard.gitDirs) {
-      if (!c.guard.roots.some((root) => isWithin(root, gitDir))) continue;
+      if (!c.inOrIsRoot(gitDir)) continue;
       c.adminDirs(gitDir);
       c.modules(join(gitDir, 'modules'), 0);
     }

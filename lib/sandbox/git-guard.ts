@@ -148,6 +148,9 @@ class Discovery {
     this.#rootSet = new Set(this.guard.roots);
   }
 
+  /** guard.readOnly as a set (asked once per protected path: a thousand roots have thousands). */
+  readonly #readOnly = new Set<string>();
+
   /** The write roots as a set: "is it inside one" walks the path's ancestors, whatever their number. */
   readonly #rootSet: ReadonlySet<string>;
 
@@ -178,8 +181,11 @@ class Discovery {
     const info = this.ahead?.take(path) ?? inspect(path);
     if (info.kind === 'file' || info.kind === 'dir' || info.kind === 'other') {
       const utf8 = fromBytes(path);
-      if (toBytes(utf8) === path && !this.guard.readOnly.includes(utf8)) this.guard.readOnly.push(utf8);
-      else if (toBytes(utf8) !== path) this.guard.watched.set(path, state(info.kind, info.stamp));
+      if (toBytes(utf8) !== path) this.guard.watched.set(path, state(info.kind, info.stamp));
+      else if (!this.#readOnly.has(utf8)) {
+        this.#readOnly.add(utf8);
+        this.guard.readOnly.push(utf8);
+      }
       return;
     }
     this.guard.watched.set(path, state(info.kind, info.stamp));

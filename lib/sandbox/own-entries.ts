@@ -10,7 +10,7 @@
 import { lstatSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 
-import { isWithin } from '../path-within.js';
+import { DirectorySet, isWithin } from '../path-within.js';
 import { PACKAGE_ROOT } from '../native/load.js';
 import { inspect, makeEntry, readSmall, removeEntry, replaceFile, toBytes } from './beneath.js';
 import type { ProtectedPathViolation } from './git-check.js';
@@ -113,7 +113,8 @@ export function noteOwnEntries(roots: readonly string[], workspace: string): Own
   const pkg = ownPackage();
   if (pkg === null) return [];
   const out = new Map<string, OwnEntry>();
-  const rootOf = (path: string) => roots.filter((r) => r !== path && isWithin(r, path)).sort((a, b) => b.length - a.length)[0];
+  const holders = new DirectorySet(roots);
+  const rootOf = (path: string) => holders.holderAbove(path);
   const note = (path: string, kind: 'link' | 'file') => {
     const root = rootOf(path);
     if (root === undefined || out.has(path)) return;

@@ -9,15 +9,14 @@ import { readlinkSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
 import type { SandboxPlan, WritableRoot } from '../backend/types.js';
-import { isWithin } from '../path-within.js';
+import { DirectorySet } from '../path-within.js';
 import { HostFacts } from '../host-facts.js';
 import { SandboxError } from '../errors.js';
 import { inspect, inspectMany, Lookahead, removeEntry, toBytes, type EntryInfo } from './beneath.js';
 import { checkGitAfterRun, type ProtectedPathViolation } from './git-check.js';
 import { discoverGit, type GitGuard } from './git-guard.js';
 import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js';
-import { checkToolConfigs, elidedNote, holdToolConfigs, noteToolConfigs, type ToolConfigGuard } from './tool-configs.js';
-import { agentToolConfigPaths } from '../protected-names.js';
+import { checkToolConfigs, elidedNote, holdToolConfigs, noteToolConfigs, toolConfigPathTest, type ToolConfigGuard } from './tool-configs.js';
 import { packCheck, unpackCheck, type InterruptedRunReport } from './missed-checks.js';
 import { looksNow, TopLooks, unchangedRoots } from './root-tops.js';
 import { claimMissedChecks, openNotingWindow, type NotingWindow, type PublishedNotes, type SharedNotes } from './run-notes.js';
@@ -146,13 +145,20 @@ function notesOf(roots: string[], guard: ProtectedPathGuard): SharedNotes {
  * this run's own notes.
  */
 function takeNotesOfRunsInFlight(guard: ProtectedPathGuard, roots: readonly string[], others: readonly SharedNotes[]): void {
-  const overlaps = (theirs: readonly string[]) => theirs.some((a) => roots.some((b) => isWithin(a, b) || isWithin(b, a)));
+  // Each side's roots asked against the other's as sets: ancestors walked, not every pair.
+  const ours = new DirectorySet(roots);
+  const overlaps = (theirs: readonly string[]) => {
+    if (theirs.some((a) => ours.holds(a))) return true;
+    const set = new DirectorySet(theirs);
+    return roots.some((b) => set.holds(b));
+  };
   const local = inFlight.filter((run) => overlaps(run.roots)).map((run) => notesOf(run.roots, run.guard));
   if (local.length === 0 && others.length === 0) return;
   const earlier = [...local, ...others].sort((a, b) => (a.since < b.since ? -1 : a.since > b.since ? 1 : 0));
-  const mine = roots.map(toBytes);
-  const inMine = (bytes: string) => mine.some((root) => isWithin(root, bytes));
-  const underEarlier = (bytes: string) => earlier.some((run) => run.gitRoots.some((root) => isWithin(root, bytes)));
+  const mine = new DirectorySet(roots.map(toBytes));
+  const inMine = (bytes: string) => mine.holds(bytes);
+  const earlierGitRoots = new DirectorySet(earlier.flatMap((run) => run.gitRoots));
+  const underEarlier = (bytes: string) => earlierGitRoots.holds(bytes);
   const { configs, watched } = guard.git;
   for (const [path] of configs) if (underEarlier(path)) configs.set(path, { bytes: undefined, state: UNKNOWN_BEFORE });
   const entries = new Map(guard.ownEntries.filter((e) => !underEarlier(toBytes(e.path))).map((e) => [e.path, e]));
@@ -175,7 +181,8 @@ function takeNotesOfRunsInFlight(guard: ProtectedPathGuard, roots: readonly stri
   guard.ownEntries = [...entries.values()];
   // The agent and editor configs the same way, from other processes' runs (those of this process
   // are taken by noteToolConfigs): from the check each published.
-  for (const run of earlier.filter((r) => others.includes(r))) {
+  const fromOthers = new Set(others);
+  for (const run of earlier.filter((r) => fromOthers.has(r))) {
     const tools = toolGuardOf(run);
     for (const [path, note] of tools?.notes ?? []) {
       if (inMine(path) && !taken.has(`t${path}`)) {
@@ -306,24 +313,26 @@ function guardNoted(plan: SandboxPlan, user: WritableRoot[], window: NotingWindo
   // A git dir the command creates itself is checked as new after the run (git init must work):
   // only paths whose directory exists now are watched as they are.
   // The agent and editor configs have a check of their own (tool-configs.ts), with its reasons.
-  const toolPaths = new Set(user.flatMap((w) => agentToolConfigPaths(w.root)));
+  const isToolPath = toolConfigPathTest(user.map((w) => w.root));
+  const gitPaths = user.map((w) => w.readOnlySubpaths.filter((path) => !isToolPath(path)));
   // The stamps of the roots nested in another, taken before the scan (see noteToolConfigs) and
   // before any look at their top (see root-tops.ts).
   const { stamps, beside } = process.platform === 'linux' ? nestedRootStamps(user.map((w) => toBytes(w.root))) : { stamps: new Map<string, EntryInfo>(), beside: undefined };
   const tops = new TopLooks(stamps, beside);
   // Each directory looked at once (a root's .git/hooks and .git/config share theirs), all of them
   // in one batch (a walk per root rather than per directory).
-  const ahead = new Lookahead(user.flatMap((w) => w.readOnlySubpaths.filter((path) => !toolPaths.has(path)).map((path) => toBytes(dirname(path)))), (paths) => tops.inspect(paths));
+  const ahead = new Lookahead(gitPaths.flatMap((paths) => paths.map((path) => toBytes(dirname(path)))), (paths) => tops.inspect(paths));
   const kinds = new Map<string, string>();
   const isDir = (dir: string) => {
     let kind = kinds.get(dir);
     if (kind === undefined) kinds.set(dir, (kind = ahead.take(toBytes(dir)).kind));
     return kind === 'dir';
   };
-  const named = user.flatMap((w) => [
-    ...w.protectedNames.map((name) => join(w.root, name)),
-    ...w.readOnlySubpaths.filter((path) => !toolPaths.has(path) && isDir(dirname(path))),
-  ]);
+  const named: string[] = [];
+  user.forEach((w, i) => {
+    for (const name of w.protectedNames) named.push(join(w.root, name));
+    for (const path of gitPaths[i] as string[]) if (isDir(dirname(path))) named.push(path);
+  });
   const git = discoverGit(user.map((w) => w.root), plan.writeRoots.map((w) => w.root), process.env, named, tops);
   // Fail closed: a repository, hooks directory or config left unlooked-at would be unguarded.
   if (git.truncated) {
@@ -332,17 +341,28 @@ function guardNoted(plan: SandboxPlan, user: WritableRoot[], window: NotingWindo
   const roots = user.map((w) => w.root);
   // The agent and editor configs, those the scan found below the top of the roots included.
   const tools = noteToolConfigs(roots, git.named, git.namesCovered, stamps);
-  // Each path goes to the innermost write root holding it (the mount plan pins from there).
+  // Each path goes to the innermost write root holding it (the mount plan pins from there): its
+  // ancestors asked against the roots, whatever their number.
+  const holders = new DirectorySet(plan.writeRoots.map((w) => w.root));
   const extra = new Map<string, string[]>();
-  for (const path of [...git.readOnly, ...tools.readOnly]) {
-    const owner = plan.writeRoots.filter((w) => isWithin(w.root, path)).sort((a, b) => b.root.length - a.root.length)[0];
-    if (owner !== undefined) extra.set(owner.root, [...(extra.get(owner.root) ?? []), path]);
+  for (const paths of [git.readOnly, tools.readOnly]) {
+    for (const path of paths) {
+      const owner = holders.holderOf(path);
+      if (owner === undefined) continue;
+      const theirs = extra.get(owner);
+      if (theirs === undefined) extra.set(owner, [path]);
+      else theirs.push(path);
+    }
   }
   const writeRoots = plan.writeRoots.map((w) => {
-    const named = new Set([...w.readOnlySubpaths, ...w.protectedNames.map((name) => join(w.root, name))]);
-    const more = (extra.get(w.root) ?? []).filter((path) => !named.has(path));
+    const theirs = extra.get(w.root);
+    let more: string[] = [];
+    if (theirs !== undefined) {
+      const named = new Set([...w.readOnlySubpaths, ...w.protectedNames.map((name) => join(w.root, name))]);
+      more = theirs.filter((path) => !named.has(path));
+    }
     // Configs git writes are compared after the run instead (git-guard.ts): writable during it.
-    const kept = w.readOnlySubpaths.filter((path) => !git.configs.has(toBytes(path)));
+    const kept = git.configs.size === 0 ? w.readOnlySubpaths : w.readOnlySubpaths.filter((path) => !git.configs.has(toBytes(path)));
     return more.length === 0 && kept.length === w.readOnlySubpaths.length ? w : { ...w, readOnlySubpaths: [...kept, ...more] };
   });
   const guard: ProtectedPathGuard = { git, ownEntries: noteOwnEntries(roots, plan.workspace), tools, since: window?.since ?? process.hrtime.bigint() };

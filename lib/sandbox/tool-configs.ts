@@ -19,8 +19,8 @@
 import { lstatSync, readlinkSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 
-import { AGENT_TOOL_CONFIG_DIRS, AGENT_TOOL_CONFIG_FILES, isWorkspaceFile, NESTED_CONFIG_SCAN } from '../protected-names.js';
-import { isWithin } from '../path-within.js';
+import { agentToolConfigPaths, AGENT_TOOL_CONFIG_DIRS, AGENT_TOOL_CONFIG_FILES, isWorkspaceFile, NESTED_CONFIG_SCAN } from '../protected-names.js';
+import { DirectorySet, isCleanAbsolute } from '../path-within.js';
 import { fromBytes, inspect, inspectMany, Lookahead, readSmall, removeEntry, replaceFile, toBytes, type EntryInfo } from './beneath.js';
 import type { ProtectedPathViolation } from './git-check.js';
 import { settledStamp } from './root-tops.js';
@@ -60,6 +60,37 @@ export interface ToolConfigGuard {
   readOnly: string[];
 }
 
+/**
+ * Whether a path is one of agentToolConfigPaths(root) for one of `roots`, asked without building
+ * those paths (a plan of a thousand roots holds some 25,000): under a clean root the path is the
+ * root, a separator and a protected path, so its last components name the protected path and the
+ * rest the root. Other roots are asked the long way.
+ */
+export function toolConfigPathTest(roots: Iterable<string>): (path: string) => boolean {
+  const clean = new Set<string>();
+  const other = new Set<string>();
+  for (const root of roots) {
+    if (isCleanAbsolute(root)) clean.add(root);
+    else for (const path of agentToolConfigPaths(root)) other.add(path);
+  }
+  const relatives = new Set(PROTECTED.map((file) => file.split('/').join(sep)));
+  const depth = Math.max(...PROTECTED.map((file) => file.split('/').length));
+  return (path) => {
+    if (other.size > 0 && other.has(path)) return true;
+    let at = path.length;
+    for (let k = 0; k < depth; k++) {
+      at = path.lastIndexOf(sep, at - 1);
+      if (at < 0) return false;
+      if (!relatives.has(path.slice(at + 1))) continue;
+      // The root "/" gives "/" and the protected path; a doubled separator is no clean join.
+      const root = at === 0 ? sep : path.slice(0, at);
+      if (clean.has(root) && (at === 0 || !root.endsWith(sep))) return true;
+      if (at === 0) return false;
+    }
+    return false;
+  };
+}
+
 /** The path of the first `n` components of a note, as a byte string. */
 function prefix(root: string, parts: readonly string[], n: number): string {
   return join(root, ...parts.slice(0, n));
@@ -77,8 +108,8 @@ const FIRST_COMPONENTS = NESTED_CONFIG_SCAN.names;
  * innermost holding it) and its components below that root: the entry itself for a workspace
  * file, else the protected paths that begin with its name (`.vscode` -> `.vscode/tasks.json`, ...).
  */
-function pathsOfEntry(entry: string, roots: readonly string[]): Array<{ root: string; parts: string[] }> {
-  const root = roots.filter((r) => isWithin(r, entry) && r !== entry).sort((a, b) => b.length - a.length)[0];
+function pathsOfEntry(entry: string, roots: DirectorySet): Array<{ root: string; parts: string[] }> {
+  const root = roots.holderAbove(entry);
   if (root === undefined) return [];
   const at = relative(root, entry).split(sep);
   const name = basename(entry);
@@ -124,7 +155,7 @@ class Dirs {
  * Notes one file below `root` and, when a link lies on its way, the path that link leads to (if
  * it lies in one of `roots`): the command could change the file there instead.
  */
-function noteFile(root: string, parts: string[], roots: readonly string[], notes: Map<string, ToolConfigNote>, dirs: Dirs, hops: number): void {
+function noteFile(root: string, parts: string[], roots: DirectorySet, notes: Map<string, ToolConfigNote>, dirs: Dirs, hops: number): void {
   const path = prefix(root, parts, parts.length);
   if (notes.has(path)) return;
   const note: ToolConfigNote = { path, root, parts, states: [] };
@@ -155,7 +186,7 @@ function modeOf(path: string): number {
 }
 
 /** A link (planted on the host, e.g. a shared settings file): the path it leads to is noted too. */
-function followLink(link: string, rest: string[], roots: readonly string[], notes: Map<string, ToolConfigNote>, dirs: Dirs, hops: number): void {
+function followLink(link: string, rest: string[], roots: DirectorySet, notes: Map<string, ToolConfigNote>, dirs: Dirs, hops: number): void {
   let target: string;
   try {
     target = resolve(dirname(link), readlinkSync(Buffer.from(link, 'latin1'), { encoding: 'buffer' }).toString('latin1'));
@@ -163,7 +194,7 @@ function followLink(link: string, rest: string[], roots: readonly string[], note
     return;
   }
   const full = join(target, ...rest);
-  const root = roots.filter((r) => isWithin(r, full) && r !== full).sort((a, b) => b.length - a.length)[0];
+  const root = roots.holderAbove(full);
   if (root === undefined) return; // outside the write roots: the command cannot write there
   noteFile(root, relative(root, full).split(sep), roots, notes, dirs, hops + 1);
 }
@@ -207,16 +238,17 @@ export function noteToolConfigs(roots: readonly string[], named: readonly string
   const skipped = new Set(elided.map(([root]) => root));
   const notes = new Map<string, ToolConfigNote>();
   const dirs = new Dirs(bytesRoots.filter((root) => !skipped.has(root)));
+  const rootSet = new DirectorySet(bytesRoots);
   for (const root of bytesRoots) {
     if (skipped.has(root)) continue;
-    for (const file of PROTECTED) noteFile(root, file.split('/'), bytesRoots, notes, dirs, 0);
+    for (const file of PROTECTED) noteFile(root, file.split('/'), rootSet, notes, dirs, 0);
   }
   const readOnly: string[] = [];
   for (const entry of named) {
-    for (const { root, parts } of pathsOfEntry(entry, bytesRoots)) {
+    for (const { root, parts } of pathsOfEntry(entry, rootSet)) {
       const path = prefix(root, parts, parts.length);
       if (notes.has(path)) continue;
-      noteFile(root, parts, bytesRoots, notes, dirs, 0);
+      noteFile(root, parts, rootSet, notes, dirs, 0);
       const note = notes.get(path);
       if (note === undefined) continue;
       note.found = true;
@@ -343,8 +375,9 @@ function notesToCheck(guard: ToolConfigGuard, named: readonly string[], stamps?:
   const out = [...guard.notes.values()];
   const seen = new Set(guard.notes.keys());
   out.push(...elidedNotes(guard, seen, false, stamps));
+  const roots = new DirectorySet(guard.roots);
   for (const entry of named) {
-    for (const { root, parts } of pathsOfEntry(entry, guard.roots)) {
+    for (const { root, parts } of pathsOfEntry(entry, roots)) {
       const path = prefix(root, parts, parts.length);
       if (seen.has(path)) continue;
       seen.add(path);

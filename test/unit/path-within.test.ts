@@ -21,6 +21,9 @@ function check(dirs: string[], paths: string[], separator: string): void {
       assert.is(set.holds(path), holders.length > 0, `${path} in {${chosen.join(', ')}}`);
       const innermost = holders.sort((a, b) => b.length - a.length)[0];
       assert.is(set.holderOf(path), innermost, `holder of ${path} in {${chosen.join(', ')}}`);
+      // holderAbove: the same with `path` itself left out (a root's own root is the one around it).
+      const above = holders.filter((dir) => dir !== path)[0];
+      assert.is(set.holderAbove(path), above, `holder above ${path} in {${chosen.join(', ')}}`);
     }
   }
 }

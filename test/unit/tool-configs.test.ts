@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
-import { checkToolConfigs, holdToolConfigs, noteToolConfigs } from '../../lib/sandbox/tool-configs.js';
+import { checkToolConfigs, holdToolConfigs, noteToolConfigs, toolConfigPathTest } from '../../lib/sandbox/tool-configs.js';
 import { AGENT_TOOL_CONFIG_DIRS, AGENT_TOOL_CONFIG_FILES, agentToolConfigPaths } from '../../lib/protected-names.js';
 import { inspectMany, toBytes } from '../../lib/sandbox/beneath.js';
 
@@ -147,6 +147,25 @@ test('the protected paths of a root are what join() gives, for clean and unclean
   for (const root of ['/', '/a/b', '/a//b/', '/a/./b', join(tmpdir(), 'x')]) {
     assert.equal(agentToolConfigPaths(root), [...AGENT_TOOL_CONFIG_FILES, ...AGENT_TOOL_CONFIG_DIRS].map((file) => join(root, ...file.split('/'))), root);
   }
+});
+
+test('toolConfigPathTest answers as the set of every root\'s agentToolConfigPaths would', () => {
+  const roots = ['/', '/w', '/w/packages/a', '/w/packages/a/dist', '/x/./y', '/z/'];
+  const all = new Set(roots.flatMap((root) => agentToolConfigPaths(root)));
+  const isTool = toolConfigPathTest(roots);
+  const candidates = new Set<string>();
+  for (const path of all) {
+    candidates.add(path);
+    // Near misses: another root, a doubled separator, a deeper or shallower path, a sibling name.
+    candidates.add(`/elsewhere${path}`);
+    candidates.add(path.replace(/^\//, '//'));
+    candidates.add(path.replace(/\/([^/]+)$/, '//$1'));
+    candidates.add(`${path}/x`);
+    candidates.add(path.replace(/\/[^/]+$/, ''));
+    candidates.add(`${path}x`);
+  }
+  for (const path of ['/w/.git/hooks', '/w/.git/config', '/w/packages/.vscode/tasks.json', '/w/packages/a/dist/.claude', '']) candidates.add(path);
+  for (const path of candidates) assert.is(isTool(path), all.has(path), path);
 });
 
 test.run();
