@@ -74,12 +74,18 @@ export function inspect(path: string): EntryInfo {
   return { kind: KINDS[r.kind] ?? 'error', stamp: r.stamp };
 }
 
+/** The path the batch walks for `path` on POSIX: "/" and what `args` gives below it. */
+function posixWalkPath(path: string): string {
+  // Most paths start with one slash: then that is the path itself (no regex, no copy).
+  return path.charCodeAt(0) === 0x2f && path.charCodeAt(1) !== 0x2f ? path : `/${(args(path) as [string, string])[1]}`;
+}
+
 /**
  * What is at each of `paths`, as `inspect` one by one would answer, in one call: paths sharing a
  * directory share one no-follow walk to it (a pass over many write roots looks at each root once).
  */
 export function inspectMany(paths: readonly string[]): EntryInfo[] {
-  const all = WINDOWS ? [...paths] : paths.map((path) => `/${(args(path) as [string, string])[1]}`);
+  const all = WINDOWS ? [...paths] : paths.map(posixWalkPath);
   const r = paths.length === 0 ? null : (native()?.fsInspectMany?.(all) ?? null);
   if (r === null || r.length !== paths.length) return paths.map(inspect);
   return r.map((found) => ({ kind: KINDS[found[0] as NativeFsKind] ?? 'error', stamp: found.slice(1) }));

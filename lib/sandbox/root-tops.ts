@@ -65,9 +65,14 @@ export class TopLooks {
   }
 
   inspect(paths: readonly string[]): EntryInfo[] {
-    const out: Array<EntryInfo | undefined> = paths.map((path) => {
-      const known = memo.get(dirname(path));
-      return known !== undefined && known.stamp === this.settled.get(dirname(path)) && known.missing.has(basename(path)) ? MISSING : undefined;
+    // Each path's directory and the stamp it is settled under, worked out once per path.
+    const roots = paths.map((path) => dirname(path));
+    const stamps = roots.map((root) => this.settled.get(root));
+    const out: Array<EntryInfo | undefined> = paths.map((path, i) => {
+      const stamp = stamps[i];
+      if (stamp === undefined) return undefined;
+      const known = memo.get(roots[i] as string);
+      return known !== undefined && known.stamp === stamp && known.missing.has(basename(path)) ? MISSING : undefined;
     });
     const ask = paths.filter((_, i) => out[i] === undefined);
     topLookCounts.answered += paths.length - ask.length;
@@ -78,9 +83,8 @@ export class TopLooks {
       const done = out[i];
       if (done !== undefined) return done;
       const info = found[next++] as EntryInfo;
-      const root = dirname(path);
-      const stamp = this.settled.get(root);
-      if (info.kind === 'missing' && stamp !== undefined && !this.known.has(path)) remember(root, stamp, basename(path));
+      const stamp = stamps[i];
+      if (info.kind === 'missing' && stamp !== undefined && !this.known.has(path)) remember(roots[i] as string, stamp, basename(path));
       return info;
     });
   }
