@@ -67,6 +67,17 @@ export class HostFacts {
     this.#listed.set(dir, folded);
   }
 
+  /**
+   * For a directory listed during this call (see noteListing): how many names the listing had,
+   * and whether a name directly in it may exist (false only when the listing lacks it, as
+   * `#unlisted` would conclude). Undefined when no listing of `dir` was taken.
+   */
+  listedIn(dir: string): { size: number; mayHold(name: string): boolean } | undefined {
+    const names = this.#listed.get(dir);
+    if (names === undefined) return undefined;
+    return { size: names.size, mayHold: (name) => !ASCII.test(name) || names.has(name.toLowerCase()) };
+  }
+
   /** `lstatSync(path, { throwIfNoEntry: false })`. */
   lstat(path: string): Stats | undefined {
     let found = this.#lstat.get(path);

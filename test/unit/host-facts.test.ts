@@ -107,6 +107,7 @@ test('a name a noted listing lacks is missing without a look; a case-folded matc
       const facts = new HostFacts();
       facts.noteListing(dir, listing);
       writeFileSync(join(dir, name), 'made after the listing');
+      assert.is(facts.listedIn(dir)?.mayHold(name) === false, absent, `listedIn: ${name} with listing ${JSON.stringify(listing)}`);
       const st = facts.lstat(join(dir, name));
       assert.is(st === undefined, absent, `${name} with listing ${JSON.stringify(listing)}`);
     }
@@ -115,6 +116,8 @@ test('a name a noted listing lacks is missing without a look; a case-folded matc
     const facts = new HostFacts();
     facts.noteListing(dir, readdirSync(dir));
     assert.ok(facts.lstat(join(dir, 'kept'))?.isFile(), 'a listed name is looked up');
+    assert.is(facts.listedIn(dir)?.size, process.platform === 'linux' ? 1 : undefined);
+    assert.is(facts.listedIn(base), undefined, 'a directory not listed tells nothing');
   } finally {
     rmSync(base, { recursive: true, force: true });
   }

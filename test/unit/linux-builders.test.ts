@@ -87,6 +87,15 @@ test('Landlock at ABI 1 drops the rights the kernel does not know', () => {
   assert.is(plan.scoped, 0);
 });
 
+test('Landlock: one write rule per separate write root; a nested root is covered by the outer rule', () => {
+  const roots = ['/work/ws', '/work/ws/packages/a/dist', '/work/other', '/work/ws/b', '/work/wsx'].map((root) => buildWritableRoot(root));
+  const plan = buildLandlockPlan({ writeRoots: roots }, { abi: 7, rootEntries: ENTRIES, privateTmp: true });
+  const writable = plan.rules.filter((rule) => (rule.access & FS.WRITE_FILE) !== 0 && !rule.path.startsWith('/dev') && rule.path !== '/tmp');
+  assert.equal(writable.map((rule) => rule.path).sort(), ['/work/other', '/work/ws', '/work/wsx']);
+  const outer = writable.find((rule) => rule.path === '/work/ws')!;
+  assert.is(outer.access, writable.find((rule) => rule.path === '/work/other')!.access, 'every write root gets the same rights');
+});
+
 function host(existing: Record<string, 'file' | 'dir'>): HostView {
   return { kind: (path) => existing[path] ?? 'missing', procReadonly: ['/proc/sys'] };
 }
@@ -123,6 +132,34 @@ test('mount plan: clone roots, read-only host, private tmp, attach, protect, mas
     'readonly_bind /proc/sys',
     'devpts /dev/pts',
   ]);
+});
+
+test('mount plan: a name a root\'s listing lacks is missing without a look; one it holds (any case) is looked at', () => {
+  const asked: string[] = [];
+  const existing: Record<string, 'file' | 'dir'> = { '/w/.vscode': 'dir', '/w/.vscode/tasks.json': 'file', '/w/.zero': 'dir', '/w/e/.git': 'dir', '/w/e/.git/hooks': 'dir' };
+  const listings: Record<string, string[]> = { '/w': ['.vscode', '.zero', 'src'], '/w/e': [] };
+  const view: HostView = {
+    kind: (path) => {
+      asked.push(path);
+      return existing[path] ?? 'missing';
+    },
+    procReadonly: [],
+    listedIn: (dir) => {
+      const names = listings[dir];
+      return names === undefined ? undefined : { size: names.length, mayHold: (name) => names.some((listed) => listed.toLowerCase() === name.toLowerCase()) };
+    },
+  };
+  const roots = [buildWritableRoot('/w'), buildWritableRoot('/w/e'), buildWritableRoot('/u', ['/w/e/.git/hooks'])];
+  const { ops } = buildMountPlan({ writeRoots: roots, denyRead: [], denyWrite: [] }, view);
+  const bound = ops.filter((op) => op.kind === 'readonly_bind' && !op.path.startsWith('/proc')).map((op) => op.path);
+  assert.equal(bound, ['/w/.vscode/tasks.json', '/w/.zero', '/w/e/.git/hooks'], 'a path of another root is still looked at');
+  assert.not.ok(asked.some((path) => path.startsWith('/w/.git') || path.startsWith('/w/.claude') || path === '/w/.agents'), 'names the listing lacks are not looked at');
+  assert.ok(asked.includes('/u/.git') && asked.includes('/u/.zero'), 'a root without a listing is looked at');
+  // A case-folding directory: `.VSCode` is listed, `.vscode/...` must be looked at.
+  listings['/w'] = ['.VSCode'];
+  asked.length = 0;
+  buildMountPlan({ writeRoots: [buildWritableRoot('/w')], denyRead: [], denyWrite: [] }, view);
+  assert.ok(asked.includes('/w/.vscode'));
 });
 
 test('mount plan: a hidden directory gets sorted stand-ins for its files, at most MASK_DIR_STANDINS', () => {

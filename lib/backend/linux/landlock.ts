@@ -4,6 +4,7 @@
 import type { DirEntry } from '../../dir-listing.js';
 import { DirectorySet } from '../../path-within.js';
 import type { SandboxPlan } from '../types.js';
+import { outermostRoots } from './mounts.js';
 
 /** Landlock filesystem rights (uapi/linux/landlock.h), with the ABI that introduced each. */
 export const FS = {
@@ -162,7 +163,11 @@ export function buildLandlockPlan(
     else add(path, entry.directory ? READ : FILE_READ);
   }
   for (const device of SAFE_DEVICES) add(device, DEVICE);
-  for (const root of plan.writeRoots) add(root.root, READ | WRITE);
+  // One rule per separate write root: a root nested in another gets the same rights from the
+  // outer one's rule (see "Nested write roots" in docs/architecture.md).
+  const roots = plan.writeRoots.map((w) => w.root);
+  const separate = new Set(outermostRoots(roots));
+  for (const root of new Set(roots)) if (separate.has(root)) add(root, READ | WRITE);
   if (options.privateTmp) add('/tmp', READ | WRITE, true);
   add('/dev/shm', READ | WRITE, true);
   add('/dev/pts', FS.READ_DIR | DEVICE, true);

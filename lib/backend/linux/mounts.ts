@@ -6,7 +6,7 @@
 import { dirname } from 'node:path';
 
 import type { SandboxPlan } from '../types.js';
-import { isWithin } from '../../path-within.js';
+import { DirectorySet, isWithin } from '../../path-within.js';
 import { SandboxError } from '../../errors.js';
 
 /** The mount vocabulary native/linux/child_setup.cc applies, in order. */
@@ -42,6 +42,11 @@ export interface HostView {
   procReadonly: string[];
   /** The names of the files (not directories or symlinks) directly in a directory. */
   files?(path: string): string[];
+  /**
+   * For a directory already listed: its number of entries, and whether a name directly in it may
+   * exist (false: it is missing). Undefined when unknown. Spares a look per protected name of a write root.
+   */
+  listedIn?(dir: string): { size: number; mayHold(name: string): boolean } | undefined;
 }
 
 /** At most this many stand-ins per hidden directory (a bounded cost per run); the rest are absent. */
@@ -56,12 +61,23 @@ export const PROC_READONLY = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '
  */
 export const MAX_SEPARATE_WRITE_ROOTS = 256;
 
-/** Write roots without the ones nested in another (a clone of the outer one already holds them). */
-export function outermostRoots(roots: string[]): string[] {
+/**
+ * Write roots without the ones nested in another (a clone of the outer one already holds them),
+ * shortest first. Each root asks only its own ancestors (with and without the trailing `/`, as
+ * isWithin matches them): the cost grows with the roots' depth, not with the number of separate
+ * roots.
+ */
+export function outermostRoots(roots: readonly string[]): string[] {
   const sorted = [...new Set(roots)].sort((a, b) => a.length - b.length);
-  const kept: string[] = [];
-  for (const root of sorted) if (!kept.some((outer) => isWithin(outer, root))) kept.push(root);
-  return kept;
+  const kept = new Set<string>();
+  for (const root of sorted) {
+    let nested = false;
+    for (let i = root.lastIndexOf('/'); i >= 0 && !nested; i = i === 0 ? -1 : root.lastIndexOf('/', i - 1)) {
+      nested = kept.has(root.slice(0, i + 1)) || kept.has(root.slice(0, i));
+    }
+    if (!nested) kept.add(root);
+  }
+  return [...kept];
 }
 
 /**
@@ -101,8 +117,20 @@ export function buildMountPlan(
     return (dir === root || host.kind(dir) === 'dir') && host.kind(path) !== 'missing';
   };
   for (const root of plan.writeRoots) {
-    for (const sub of root.readOnlySubpaths) if (present(root.root, sub)) targets.push(sub);
+    // Most protected paths of a root start with a name its listing lacks (.git, .claude, ...
+    // in a build directory): missing, known without a look each.
+    const listed = host.listedIn?.(root.root);
+    const prefix = root.root === '/' ? '/' : `${root.root}/`;
+    const absent = (path: string) => {
+      if (listed === undefined || !path.startsWith(prefix)) return false;
+      if (listed.size === 0) return true;
+      const end = path.indexOf('/', prefix.length);
+      return !listed.mayHold(path.slice(prefix.length, end === -1 ? undefined : end));
+    };
+    for (const sub of root.readOnlySubpaths) if (!absent(sub) && present(root.root, sub)) targets.push(sub);
+    if (listed?.size === 0) continue;
     for (const name of root.protectedNames) {
+      if (listed !== undefined && !listed.mayHold(name)) continue;
       const path = `${root.root}/${name}`;
       if (host.kind(path) !== 'missing') targets.push(path);
     }
@@ -112,8 +140,9 @@ export function buildMountPlan(
   // itself): a mount point cannot be renamed or removed, so renaming a parent cannot carry the
   // read-only mount away and leave the original path free for a file of the command's choosing.
   const pins = new Set<string>();
+  const separate = new DirectorySet(roots);
   for (const target of targets) {
-    const root = roots.filter((r) => isWithin(r, target)).sort((a, b) => b.length - a.length)[0];
+    const root = separate.holderOf(target);
     if (root === undefined) continue;
     for (let dir = dirname(target); dir !== root && isWithin(root, dir); dir = dirname(dir)) {
       if (host.kind(dir) === 'dir') pins.add(dir);

@@ -151,6 +151,7 @@ export function hostViewOf(facts: HostFacts): HostView {
     },
     procReadonly: hostView.procReadonly,
     files: fileNames,
+    listedIn: (dir) => facts.listedIn(dir),
   };
 }
 
