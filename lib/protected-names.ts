@@ -92,6 +92,111 @@ export const AGENT_TOOL_CONFIG_DIRS: readonly string[] = [
   '.devcontainer',
 ];
 
+/**
+ * A plain `.env` (in every directory of a write root) stays writable: it is an everyday project
+ * file that setup scripts write. But Gemini CLI loads the nearest one (walking up from its working
+ * directory, when there is no `.gemini/.env`) into its own environment in a trusted folder, and
+ * every MCP server and shell command it starts inherits it. So after the run a change that adds a
+ * line naming one of EXEC_ENV_NAMES (or a name starting with one of EXEC_ENV_PREFIXES) is undone,
+ * and other changes are kept (env-files.ts).
+ */
+export const ENV_FILE_NAME = '.env';
+
+/**
+ * Environment variables through which a program (or one it starts) runs code, loads code or
+ * settings from elsewhere, or picks the program it runs. Matched case-insensitively (Windows
+ * environment names are). Not on it: everyday keys (API keys, DATABASE_URL, PORT, NODE_ENV).
+ */
+export const EXEC_ENV_NAMES: readonly string[] = [
+  // Node.js: options of every node process (`--require`, `--import`), and where modules resolve.
+  'NODE_OPTIONS',
+  'NODE_PATH',
+  'NODE_REPL_EXTERNAL_MODULE',
+  'ELECTRON_RUN_AS_NODE',
+  // Shells: files sourced at start (`BASH_ENV` for `bash -c`, `ENV` for sh), code run at each
+  // prompt or trace line, options (`xtrace` with PS4), the startup directory of zsh, the shell
+  // tools start.
+  'BASH_ENV',
+  'ENV',
+  'PROMPT_COMMAND',
+  'SHELLOPTS',
+  'BASHOPTS',
+  'PS4',
+  'ZDOTDIR',
+  'SHELL',
+  // Which program a name runs, and where programs look for their own configs.
+  'PATH',
+  'PATHEXT',
+  'COMSPEC',
+  'HOME',
+  'USERPROFILE',
+  'APPDATA',
+  'LOCALAPPDATA',
+  // Programs tools start for the user: editors, pagers, browsers, password prompts.
+  'EDITOR',
+  'VISUAL',
+  'PAGER',
+  'MANPAGER',
+  'LESSOPEN',
+  'LESSCLOSE',
+  'BROWSER',
+  'SSH_ASKPASS',
+  'SUDO_ASKPASS',
+  // Python, Perl, Ruby: code run at start and where modules load from.
+  'PYTHONSTARTUP',
+  'PYTHONPATH',
+  'PYTHONHOME',
+  'PYTHONUSERBASE',
+  'PERL5OPT',
+  'PERL5LIB',
+  'PERLLIB',
+  'RUBYOPT',
+  'RUBYLIB',
+  // The JVM and .NET: agents and options of every JVM, startup hooks and profilers of .NET.
+  'JAVA_TOOL_OPTIONS',
+  '_JAVA_OPTIONS',
+  'JDK_JAVA_OPTIONS',
+  'DOTNET_STARTUP_HOOKS',
+  'DOTNET_ADDITIONAL_DEPS',
+  // Gemini CLI itself: settings files it loads (MCP server commands), where its home and trusted
+  // folders are, whether the workspace is trusted, the system prompt file it reads or writes,
+  // its sandbox (`SANDBOX` set means "already inside one": none is started), and the commands
+  // it starts for its IDE connection and sandbox proxy.
+  'GEMINI_SYSTEM_MD',
+  'GEMINI_WRITE_SYSTEM_MD',
+  'SANDBOX',
+  'SEATBELT_PROFILE',
+  'BUILD_SANDBOX',
+];
+
+/** Prefixes of EXEC_ENV_NAMES' kind: a whole family of variables, matched as the names are. */
+export const EXEC_ENV_PREFIXES: readonly string[] = [
+  // The dynamic loaders (Linux `LD_PRELOAD`, `LD_LIBRARY_PATH`, `LD_AUDIT`; macOS `DYLD_INSERT_LIBRARIES`).
+  'LD_',
+  'DYLD_',
+  // Exported bash functions run in every bash that starts.
+  'BASH_FUNC_',
+  // git: `GIT_SSH_COMMAND`, `GIT_EXEC_PATH`, `GIT_PAGER`, `GIT_EDITOR`, `GIT_ASKPASS`, and
+  // `GIT_CONFIG_*` (any config key, hence any hook path, pager or filter driver).
+  'GIT_',
+  // .NET profilers loaded into every process (`CORECLR_PROFILER_PATH`, `COR_PROFILER_PATH`).
+  'CORECLR_',
+  'COR_',
+  // npm, pnpm and yarn settings from the environment (`npm_config_script_shell`,
+  // `npm_config_node_options`, yarn's `YARN_YARN_PATH`): the programs their scripts run in.
+  'NPM_CONFIG_',
+  'YARN_',
+  // XDG base directories: where programs load their own configs (git, shells, editors).
+  'XDG_',
+  // Gemini CLI's own settings paths, trust and IDE server command (`GEMINI_CLI_HOME`,
+  // `GEMINI_CLI_SYSTEM_SETTINGS_PATH`, `GEMINI_CLI_TRUST_WORKSPACE`,
+  // `GEMINI_CLI_IDE_SERVER_STDIO_COMMAND`), its sandbox command, image and proxy command
+  // (`GEMINI_SANDBOX*`), and the flags, mounts and environment of that sandbox (`SANDBOX_*`).
+  'GEMINI_CLI_',
+  'GEMINI_SANDBOX',
+  'SANDBOX_',
+];
+
 /** AGENT_TOOL_CONFIG_FILES and AGENT_TOOL_CONFIG_DIRS relative to a write root, with this OS's separator. */
 let relativeConfigPaths: string[] | undefined;
 
@@ -111,15 +216,16 @@ export function agentToolConfigPaths(root: string): string[] {
  * configs below the top of a write root: an editor or agent opened on `packages/app` reads
  * `packages/app/.vscode/tasks.json` as it reads the workspace's own, and a VS Code workspace file
  * (`*.code-workspace`, anywhere) carries `tasks` and `settings` that run the same way. The scan
- * reports the entries so named (the first component of each protected path, and workspace files);
- * the guard then notes the protected paths below each (tool-configs.ts).
+ * reports the entries so named (the first component of each protected path, workspace files, and
+ * every plain `.env`, whose content is checked: ENV_FILE_NAME); the guard then notes the protected
+ * paths below each (tool-configs.ts).
  *
  * Not reported below a `node_modules` directory: package managers write there what packages ship
  * (many publish their `.vscode/`), and nobody opens an editor or agent on a dependency's folder
  * without choosing to.
  */
 export const NESTED_CONFIG_SCAN = {
-  names: [...new Set([...AGENT_TOOL_CONFIG_FILES, ...AGENT_TOOL_CONFIG_DIRS].map((file) => file.split('/')[0] as string))],
+  names: [...new Set([...AGENT_TOOL_CONFIG_FILES, ...AGENT_TOOL_CONFIG_DIRS].map((file) => file.split('/')[0] as string)), ENV_FILE_NAME],
   suffixes: ['.code-workspace'],
   skip: ['node_modules'],
   /** Entries reported per scan, at most: beyond it the run is refused (the check could not cover them). */

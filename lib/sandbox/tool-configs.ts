@@ -16,12 +16,16 @@
 // one the command created is removed and one it changed is put back, as at the top; one it deleted
 // stays deleted (nothing runs from a missing file). Existing AGENT_TOOL_CONFIG_DIRS found so are
 // read-only during the run (their content is not compared afterwards).
+//
+// Every plain `.env` (ENV_FILE_NAME) at the top of a write root and below it is noted the same
+// way, but stays writable and is only checked for what it makes a host agent run (env-files.ts).
 import { lstatSync, readlinkSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 
-import { agentToolConfigPaths, AGENT_TOOL_CONFIG_DIRS, AGENT_TOOL_CONFIG_FILES, isWorkspaceFile, NESTED_CONFIG_SCAN } from '../protected-names.js';
+import { agentToolConfigPaths, AGENT_TOOL_CONFIG_DIRS, AGENT_TOOL_CONFIG_FILES, ENV_FILE_NAME, isWorkspaceFile, NESTED_CONFIG_SCAN } from '../protected-names.js';
 import { DirectorySet, isCleanAbsolute } from '../path-within.js';
 import { fromBytes, inspect, inspectMany, Lookahead, readSmall, removeEntry, replaceFile, toBytes, type EntryInfo } from './beneath.js';
+import { checkEnvFile, MAX_ENV_BYTES } from './env-files.js';
 import type { ProtectedPathViolation } from './git-check.js';
 import { settledStamp } from './root-tops.js';
 
@@ -29,8 +33,10 @@ import { settledStamp } from './root-tops.js';
 const MAX_CONFIG_BYTES = 1 << 20;
 /** Links followed from a protected path to where it leads, at most. */
 const MAX_HOPS = 8;
-/** Every protected path relative to a write root, `/`-separated. */
-const PROTECTED = [...AGENT_TOOL_CONFIG_FILES, ...AGENT_TOOL_CONFIG_DIRS];
+/** The agent and editor configs relative to a write root, `/`-separated (agentToolConfigPaths). */
+const CONFIGS = [...AGENT_TOOL_CONFIG_FILES, ...AGENT_TOOL_CONFIG_DIRS];
+/** Every path noted relative to a write root: the configs and `.env` (last: see noteFile). */
+const PROTECTED = [...CONFIGS, ENV_FILE_NAME];
 
 /** One protected file as it was before the run; paths are byte strings (see beneath.ts). */
 export interface ToolConfigNote {
@@ -45,6 +51,8 @@ export interface ToolConfigNote {
   mode?: number;
   /** Found by the scan (below the top of a write root, or a workspace file): writable during the run, and a deletion is kept. */
   found?: boolean;
+  /** A plain `.env` (or where a link named so leads): writable, only its content is checked (env-files.ts). */
+  env?: boolean;
 }
 
 /** What one run noted, by path. */
@@ -73,8 +81,8 @@ export function toolConfigPathTest(roots: Iterable<string>): (path: string) => b
     if (isCleanAbsolute(root)) clean.add(root);
     else for (const path of agentToolConfigPaths(root)) other.add(path);
   }
-  const relatives = new Set(PROTECTED.map((file) => file.split('/').join(sep)));
-  const depth = Math.max(...PROTECTED.map((file) => file.split('/').length));
+  const relatives = new Set(CONFIGS.map((file) => file.split('/').join(sep)));
+  const depth = Math.max(...CONFIGS.map((file) => file.split('/').length));
   return (path) => {
     if (other.size > 0 && other.has(path)) return true;
     let at = path.length;
@@ -108,15 +116,15 @@ const FIRST_COMPONENTS = NESTED_CONFIG_SCAN.names;
  * innermost holding it) and its components below that root: the entry itself for a workspace
  * file, else the protected paths that begin with its name (`.vscode` -> `.vscode/tasks.json`, ...).
  */
-function pathsOfEntry(entry: string, roots: DirectorySet): Array<{ root: string; parts: string[] }> {
+function pathsOfEntry(entry: string, roots: DirectorySet): Array<{ root: string; parts: string[]; env: boolean }> {
   const root = roots.holderAbove(entry);
   if (root === undefined) return [];
   const at = relative(root, entry).split(sep);
   const name = basename(entry);
-  if (isWorkspaceFile(fromBytes(name))) return [{ root, parts: at }];
+  if (isWorkspaceFile(fromBytes(name))) return [{ root, parts: at, env: false }];
   // The name as listed (a case-folding volume may hold `.VSCODE`), then the rest of each path.
   const wanted = fromBytes(name).toLowerCase();
-  return PROTECTED.filter((file) => (file.split('/')[0] as string).toLowerCase() === wanted).map((file) => ({ root, parts: [...at, ...file.split('/').slice(1)] }));
+  return PROTECTED.filter((file) => (file.split('/')[0] as string).toLowerCase() === wanted).map((file) => ({ root, parts: [...at, ...file.split('/').slice(1)], env: file === ENV_FILE_NAME }));
 }
 
 /**
@@ -153,12 +161,17 @@ class Dirs {
 
 /**
  * Notes one file below `root` and, when a link lies on its way, the path that link leads to (if
- * it lies in one of `roots`): the command could change the file there instead.
+ * it lies in one of `roots`): the command could change the file there instead. `env`: a `.env`
+ * (a file noted both ways is protected whole).
  */
-function noteFile(root: string, parts: string[], roots: DirectorySet, notes: Map<string, ToolConfigNote>, dirs: Dirs, hops: number): void {
+function noteFile(root: string, parts: string[], roots: DirectorySet, notes: Map<string, ToolConfigNote>, dirs: Dirs, hops: number, env = false): void {
   const path = prefix(root, parts, parts.length);
-  if (notes.has(path)) return;
-  const note: ToolConfigNote = { path, root, parts, states: [] };
+  const had = notes.get(path);
+  if (had !== undefined) {
+    if (!env) delete had.env;
+    return;
+  }
+  const note: ToolConfigNote = { path, root, parts, states: [], ...(env ? { env } : {}) };
   notes.set(path, note);
   for (let n = 1; n <= parts.length; n++) {
     const at = prefix(root, parts, n);
@@ -166,13 +179,13 @@ function noteFile(root: string, parts: string[], roots: DirectorySet, notes: Map
     note.states.push(state);
     if (state === 'dir' && n < parts.length) continue;
     if (state.startsWith('file:') && n === parts.length) {
-      const bytes = readSmall(at, MAX_CONFIG_BYTES);
+      const bytes = readSmall(at, env ? MAX_ENV_BYTES : MAX_CONFIG_BYTES);
       if (bytes !== undefined && stateOf(at) === state) {
         note.bytes = bytes;
         note.mode = modeOf(at);
       }
     }
-    if (state.startsWith('link:') && hops < MAX_HOPS) followLink(at, parts.slice(n), roots, notes, dirs, hops);
+    if (state.startsWith('link:') && hops < MAX_HOPS) followLink(at, parts.slice(n), roots, notes, dirs, hops, env);
     return;
   }
 }
@@ -186,7 +199,7 @@ function modeOf(path: string): number {
 }
 
 /** A link (planted on the host, e.g. a shared settings file): the path it leads to is noted too. */
-function followLink(link: string, rest: string[], roots: DirectorySet, notes: Map<string, ToolConfigNote>, dirs: Dirs, hops: number): void {
+function followLink(link: string, rest: string[], roots: DirectorySet, notes: Map<string, ToolConfigNote>, dirs: Dirs, hops: number, env: boolean): void {
   let target: string;
   try {
     target = resolve(dirname(link), readlinkSync(Buffer.from(link, 'latin1'), { encoding: 'buffer' }).toString('latin1'));
@@ -196,7 +209,7 @@ function followLink(link: string, rest: string[], roots: DirectorySet, notes: Ma
   const full = join(target, ...rest);
   const root = roots.holderAbove(full);
   if (root === undefined) return; // outside the write roots: the command cannot write there
-  noteFile(root, relative(root, full).split(sep), roots, notes, dirs, hops + 1);
+  noteFile(root, relative(root, full).split(sep), roots, notes, dirs, hops + 1, env);
 }
 
 /**
@@ -241,19 +254,20 @@ export function noteToolConfigs(roots: readonly string[], named: readonly string
   const rootSet = new DirectorySet(bytesRoots);
   for (const root of bytesRoots) {
     if (skipped.has(root)) continue;
-    for (const file of PROTECTED) noteFile(root, file.split('/'), rootSet, notes, dirs, 0);
+    for (const file of PROTECTED) noteFile(root, file.split('/'), rootSet, notes, dirs, 0, file === ENV_FILE_NAME);
   }
   const readOnly: string[] = [];
   for (const entry of named) {
-    for (const { root, parts } of pathsOfEntry(entry, rootSet)) {
+    for (const { root, parts, env } of pathsOfEntry(entry, rootSet)) {
       const path = prefix(root, parts, parts.length);
       if (notes.has(path)) continue;
-      noteFile(root, parts, rootSet, notes, dirs, 0);
+      noteFile(root, parts, rootSet, notes, dirs, 0, env);
       const note = notes.get(path);
       if (note === undefined) continue;
       note.found = true;
-      // A directory loaded whole (a Gemini extension): read-only, as at the top of a root.
-      if (note.states.length === parts.length && note.states[parts.length - 1] === 'dir' && toBytes(fromBytes(path)) === path) readOnly.push(fromBytes(path));
+      // A directory loaded whole (a Gemini extension): read-only, as at the top of a root. (A
+      // `.env` directory, often a Python virtual environment, is nothing of the kind.)
+      if (note.env !== true && note.states.length === parts.length && note.states[parts.length - 1] === 'dir' && toBytes(fromBytes(path)) === path) readOnly.push(fromBytes(path));
     }
   }
   for (const [path] of notes) {
@@ -275,7 +289,7 @@ export function elidedNote(run: ToolConfigGuard, path: string): ToolConfigNote |
     const tail = join(...parts);
     if (!path.endsWith(tail) || path.length <= tail.length + 1) continue;
     const root = path.slice(0, -(tail.length + 1));
-    if (prefix(root, parts, parts.length) === path && elidedRoots(run).has(root)) return { path, root, parts, states: [] };
+    if (prefix(root, parts, parts.length) === path && elidedRoots(run).has(root)) return { path, root, parts, states: [], ...(file === ENV_FILE_NAME ? { env: true } : {}) };
   }
   return undefined;
 }
@@ -328,6 +342,7 @@ function checkNote(note: ToolConfigNote, dirs: Dirs): ProtectedPathViolation | u
   const info = dirs.look(note.path);
   const now = stateOf(note.path, info);
   if (now === before) return undefined;
+  if (note.env === true) return checkEnvFile(note, fromBytes(note.parts.join('/')), before, info);
   if (info.kind === 'error') return { path: fromBytes(note.path), reason: why(note, 'made unreadable the way to', '; it could not be checked: look at it before a host tool loads it') };
   if (info.kind === 'missing' && note.found === true) return undefined; // deleted: nothing left to run
   if (note.bytes !== undefined) {
@@ -360,7 +375,7 @@ function elidedNotes(guard: ToolConfigGuard, seen: Set<string>, all: boolean, kn
       const path = prefix(root, parts, parts.length);
       if (seen.has(path)) continue;
       seen.add(path);
-      out.push({ path, root, parts, states: [] });
+      out.push({ path, root, parts, states: [], ...(file === ENV_FILE_NAME ? { env: true } : {}) });
     }
   });
   return out;
@@ -377,11 +392,11 @@ function notesToCheck(guard: ToolConfigGuard, named: readonly string[], stamps?:
   out.push(...elidedNotes(guard, seen, false, stamps));
   const roots = new DirectorySet(guard.roots);
   for (const entry of named) {
-    for (const { root, parts } of pathsOfEntry(entry, roots)) {
+    for (const { root, parts, env } of pathsOfEntry(entry, roots)) {
       const path = prefix(root, parts, parts.length);
       if (seen.has(path)) continue;
       seen.add(path);
-      out.push({ path, root, parts, states: [], found: true });
+      out.push({ path, root, parts, states: [], found: true, ...(env ? { env } : {}) });
     }
   }
   return out;

@@ -28,7 +28,7 @@ function put(path: string, content: string): void {
 test('every protected file of a write root is noted, also when its directory is missing', () =>
   withWorkspace((ws) => {
     const guard = noteToolConfigs([ws]);
-    assert.equal([...guard.notes.keys()].sort(), agentToolConfigPaths(ws).sort());
+    assert.equal([...guard.notes.keys()].sort(), [...agentToolConfigPaths(ws), join(ws, '.env')].sort());
   }));
 
 test('a created config is removed; a changed one is put back with its permission bits; a deleted one comes back', () =>
@@ -133,7 +133,7 @@ test('a nested write root settled before the run is not noted name by name (Linu
     checkToolConfigs(second, releaseSecond);
     assert.not.ok(existsSync(join(dist, '.mcp.json')), 'the second check does not put the first command\'s file back');
     // Through the link every file directly in that root is unreadable the safe way: each is reported.
-    const direct = agentToolConfigPaths(moved).filter((path) => !path.slice(moved.length + 1).includes('/'));
+    const direct = [...agentToolConfigPaths(moved), join(moved, '.env')].filter((path) => !path.slice(moved.length + 1).includes('/'));
     const expected = [join(dist, '.mcp.json'), join(dist, '.vscode', 'tasks.json'), ...(links ? direct : [])];
     assert.equal(violations.sort(), expected.sort());
     assert.not.ok(existsSync(join(dist, '.mcp.json')));
