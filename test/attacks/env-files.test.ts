@@ -2,11 +2,12 @@
 // plain `.env`, which stays writable. Gemini CLI on the host later loads the nearest `.env` into
 // its environment, and every Node program and shell it starts runs the command's file. Fix: once
 // the sandbox is gone, a `.env` (at the top or below it, new or existing) with a new line naming
-// an execution-affecting variable is put back byte for byte (removed if it was new) and the run
-// fails with the violation; a harmless change (`FOO=bar`) is kept. Each test runs in a real
-// sandbox, then loads the host's `.env` the way Gemini CLI does and starts programs with it.
+// an execution-affecting variable, or a link put in its place, is put back byte for byte (removed
+// if it was new) and the run fails with the violation; a harmless change (`FOO=bar`) is kept.
+// Each test runs in a real sandbox, then loads the host's `.env` the way Gemini CLI does and
+// starts programs with it.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
@@ -60,6 +61,7 @@ sandboxTest('attack: NODE_OPTIONS and BASH_ENV planted in .env files are undone 
     const nested = put(t, 'packages/a/.env', 'DATABASE_URL=postgres://localhost/app\n');
     const created = join(t.ws, 'packages', 'b', '.env');
     mkdirSync(dirname(created), { recursive: true });
+    const linked = put(t, 'packages/c/.env', 'PORT=3001\n');
     const evilJs = join(t.ws, 'evil.js');
     const evilSh = join(t.ws, 'evil.sh');
     const planted = {
@@ -73,6 +75,7 @@ sandboxTest('attack: NODE_OPTIONS and BASH_ENV planted in .env files are undone 
       `printf '%s' '${planted.top}' >> .env`,
       `printf '%s' '${planted.nested}' >> packages/a/.env`,
       `printf '%s' '${planted.created}' > packages/b/.env`,
+      `printf '%s' '${planted.top}' > evil.env && rm packages/c/.env && ln -s ../../evil.env packages/c/.env`,
       'echo written',
     ].join(' && '));
     assert.match(r.stdout, /written/, 'the writes succeed inside the sandbox');
@@ -88,16 +91,18 @@ sandboxTest('attack: NODE_OPTIONS and BASH_ENV planted in .env files are undone 
     assert.is(readFileSync(top, 'utf8'), 'API_KEY=1\r\nPORT=3000\n', 'the top .env is back byte for byte');
     assert.is(readFileSync(nested, 'utf8'), 'DATABASE_URL=postgres://localhost/app\n', 'the nested .env is back byte for byte');
     assert.not.ok(existsSync(created), 'the new .env is removed');
+    assert.not.ok(lstatSync(linked).isSymbolicLink(), 'the link put in place of a .env is gone');
+    assert.is(readFileSync(linked, 'utf8'), 'PORT=3001\n', 'and the .env is back');
     assert.ok(existsSync(evilJs), 'other files the command wrote stay');
-    assert.equal([...r.protectedPathViolations].sort(), [top, nested, created].sort());
+    assert.equal([...r.protectedPathViolations].sort(), [top, nested, created, linked].sort());
     const denials = protectedDenials(r);
-    assert.equal(denials.map((d) => d.capability.scope ?? '').sort(), [top, nested, created].sort());
+    assert.equal(denials.map((d) => d.capability.scope ?? '').sort(), [top, nested, created, linked].sort());
     assert.match(denials.find((d) => d.capability.scope === top)?.reason ?? '', /NODE_OPTIONS/);
     assert.match(denials.find((d) => d.capability.scope === nested)?.reason ?? '', /bash_env/);
     assert.is(r.exitCode, 1);
 
     // The host agent started in each directory loads what is there now: nothing of the command's runs.
-    for (const dir of [t.ws, join(t.ws, 'packages', 'a'), join(t.ws, 'packages', 'b')]) {
+    for (const dir of [t.ws, ...['a', 'b', 'c'].map((p) => join(t.ws, 'packages', p))]) {
       const env = nearestEnv(t, dir);
       const content = env === undefined ? '' : readFileSync(env, 'utf8');
       startWith(content, [process.execPath, '-e', '0']);
