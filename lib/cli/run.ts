@@ -13,7 +13,6 @@ import { createEngine } from '../policy/engine/create-engine.js';
 import { authorizeRun, commandText } from '../sandbox/authorize.js';
 import { execFailureMessage, startSandboxed } from '../sandbox/process.js';
 import { prepareHostBackend, quickBackendInfo } from '../backend/current.js';
-import { OWN_ENTRY_CHANGED } from '../sandbox/own-entries.js';
 import { interruptedRunNotice } from '../sandbox/missed-checks.js';
 import { tmpfsCapDenial } from '../sandbox/denials.js';
 import type { SandboxOptions } from '../sandbox/options.js';
@@ -149,7 +148,9 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   for (const [signal, handler] of handlers) process.off(signal, handler);
   for (const { path, reason } of exit.interruptedRunRepairs ?? []) io.stderr(`zero-sandbox run: ${interruptedRunNotice(path, reason ?? '')}\n`);
   for (const { path, reason } of exit.protectedPathDetails ?? exit.protectedPathViolations.map((p) => ({ path: p, reason: '' }))) {
-    if (reason?.startsWith(OWN_ENTRY_CHANGED) === true) io.stderr(`zero-sandbox run: ${path}: ${reason}\n`);
+    // The reason says what was found and what was done about it (put back, removed); without one,
+    // the path was created and removed.
+    if (reason !== undefined && reason !== '') io.stderr(`zero-sandbox run: ${path}: ${reason}\n`);
     else io.stderr(`zero-sandbox run: sandbox blocked creation of protected workspace metadata path ${path} (removed)\n`);
   }
   if (exit.protectedPathViolations.length > 0 && exit.exitCode === 0) return 1;

@@ -1,7 +1,7 @@
 // `zero-sandbox run` puts the engine in front with the user's config and grants: without a
 // terminal a prompt is denied (exit 1, reason on stderr, nothing ran); --network allow answers
 // the network prompt; a persistent deny grant stops the command; a broken config exits 3.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -45,6 +45,26 @@ sandboxTest('a persistent deny grant stops the command; a broken config exits 3 
     assert.is(broken.code, 3);
     assert.match(broken.stderr, /config\.json/);
     assert.match(broken.stderr, /netwrok/);
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('a protected path the command changed is reported with what was found and done, not as a creation', async () => {
+  const t = makeTree();
+  try {
+    writeFileSync(join(t.ws, '.env'), 'PORT=3000\n');
+    const r = await runCli(['run', '--workspace', t.ws, '-c', 'echo "NODE_OPTIONS=--require ./x.js" >> .env'], { env: envFor(t.base) });
+    assert.is(r.code, 1, r.stderr);
+    assert.match(r.stderr, `zero-sandbox run: ${join(t.ws, '.env')}: set NODE_OPTIONS`);
+    assert.match(r.stderr, 'it is as it was before the run');
+    assert.not.match(r.stderr, 'blocked creation');
+    assert.is(readFileSync(join(t.ws, '.env'), 'utf8'), 'PORT=3000\n');
+    // A protected name the command creates is still reported as the creation it was.
+    const made = await runCli(['run', '--workspace', t.ws, '-c', 'mkdir .zero'], { env: envFor(t.base) });
+    assert.is(made.code, 1, made.stderr);
+    assert.match(made.stderr, `zero-sandbox run: ${join(t.ws, '.zero')}: `);
+    assert.not.ok(existsSync(join(t.ws, '.zero')));
   } finally {
     t.cleanup();
   }
