@@ -99,6 +99,11 @@ export function toolConfigPathTest(roots: Iterable<string>): (path: string) => b
   };
 }
 
+/** A note with nothing looked at yet; `env` marks a `.env` (the flag is left out otherwise). */
+function freshNote(path: string, root: string, parts: string[], env: boolean): ToolConfigNote {
+  return env ? { path, root, parts, states: [], env } : { path, root, parts, states: [] };
+}
+
 /** The path of the first `n` components of a note, as a byte string. */
 function prefix(root: string, parts: readonly string[], n: number): string {
   return join(root, ...parts.slice(0, n));
@@ -171,7 +176,7 @@ function noteFile(root: string, parts: string[], roots: DirectorySet, notes: Map
     if (!env) delete had.env;
     return;
   }
-  const note: ToolConfigNote = { path, root, parts, states: [], ...(env ? { env } : {}) };
+  const note = freshNote(path, root, parts, env);
   notes.set(path, note);
   for (let n = 1; n <= parts.length; n++) {
     const at = prefix(root, parts, n);
@@ -289,7 +294,7 @@ export function elidedNote(run: ToolConfigGuard, path: string): ToolConfigNote |
     const tail = join(...parts);
     if (!path.endsWith(tail) || path.length <= tail.length + 1) continue;
     const root = path.slice(0, -(tail.length + 1));
-    if (prefix(root, parts, parts.length) === path && elidedRoots(run).has(root)) return { path, root, parts, states: [], ...(file === ENV_FILE_NAME ? { env: true } : {}) };
+    if (prefix(root, parts, parts.length) === path && elidedRoots(run).has(root)) return freshNote(path, root, parts, file === ENV_FILE_NAME);
   }
   return undefined;
 }
@@ -375,7 +380,7 @@ function elidedNotes(guard: ToolConfigGuard, seen: Set<string>, all: boolean, kn
       const path = prefix(root, parts, parts.length);
       if (seen.has(path)) continue;
       seen.add(path);
-      out.push({ path, root, parts, states: [], ...(file === ENV_FILE_NAME ? { env: true } : {}) });
+      out.push(freshNote(path, root, parts, file === ENV_FILE_NAME));
     }
   });
   return out;
@@ -396,7 +401,7 @@ function notesToCheck(guard: ToolConfigGuard, named: readonly string[], stamps?:
       const path = prefix(root, parts, parts.length);
       if (seen.has(path)) continue;
       seen.add(path);
-      out.push({ path, root, parts, states: [], found: true, ...(env ? { env } : {}) });
+      out.push({ ...freshNote(path, root, parts, env), found: true });
     }
   }
   return out;
