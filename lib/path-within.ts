@@ -75,3 +75,14 @@ export class DirectorySet {
     return this.holderOf(path) !== undefined;
   }
 }
+
+/**
+ * Whether two lists of directories overlap: one of `a` is one of `b`, or lies beneath one, or the
+ * other way round (isWithin for some pair), asked through the sets, not pair by pair.
+ */
+export function rootsOverlap(a: readonly string[], b: readonly string[], separator: string = sep): boolean {
+  const inB = new DirectorySet(b, separator);
+  if (a.some((x) => inB.holds(x))) return true;
+  const inA = new DirectorySet(a, separator);
+  return b.some((y) => inA.holds(y));
+}

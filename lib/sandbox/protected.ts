@@ -9,7 +9,7 @@ import { readlinkSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
 import type { SandboxPlan, WritableRoot } from '../backend/types.js';
-import { DirectorySet } from '../path-within.js';
+import { DirectorySet, rootsOverlap } from '../path-within.js';
 import { HostFacts } from '../host-facts.js';
 import { SandboxError } from '../errors.js';
 import { inspect, inspectMany, Lookahead, removeEntry, toBytes, type EntryInfo } from './beneath.js';
@@ -145,14 +145,7 @@ function notesOf(roots: string[], guard: ProtectedPathGuard): SharedNotes {
  * this run's own notes.
  */
 function takeNotesOfRunsInFlight(guard: ProtectedPathGuard, roots: readonly string[], others: readonly SharedNotes[]): void {
-  // Each side's roots asked against the other's as sets: ancestors walked, not every pair.
-  const ours = new DirectorySet(roots);
-  const overlaps = (theirs: readonly string[]) => {
-    if (theirs.some((a) => ours.holds(a))) return true;
-    const set = new DirectorySet(theirs);
-    return roots.some((b) => set.holds(b));
-  };
-  const local = inFlight.filter((run) => overlaps(run.roots)).map((run) => notesOf(run.roots, run.guard));
+  const local = inFlight.filter((run) => rootsOverlap(run.roots, roots)).map((run) => notesOf(run.roots, run.guard));
   if (local.length === 0 && others.length === 0) return;
   const earlier = [...local, ...others].sort((a, b) => (a.since < b.since ? -1 : a.since > b.since ? 1 : 0));
   const mine = new DirectorySet(roots.map(toBytes));

@@ -37,7 +37,7 @@
 import { closeSync, constants, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { isWithin } from '../path-within.js';
+import { rootsOverlap } from '../path-within.js';
 import type { OwnEntry } from './own-entries.js';
 import { ensureDir, forgetCheckedDir, refuse, runNotesDir, shmNotesDir } from './run-notes-dir.js';
 import { buildOwnerName, currentOwner, ownerAlive, parseOwnerName, processStart } from './runtime-lease.js';
@@ -187,20 +187,16 @@ const rootsByName = new Map<string, string[]>();
 /** The notes of `name` when their roots overlap `roots` (all when undefined), else undefined. */
 function overlappingNotes(dir: string, name: string, roots: readonly string[] | undefined): SharedNotes | undefined {
   const known = rootsByName.get(name);
-  if (known !== undefined && roots !== undefined && !overlaps(known, roots)) return undefined;
+  if (known !== undefined && roots !== undefined && !rootsOverlap(known, roots)) return undefined;
   const notes = readNotes(dir, name);
   if (notes === undefined) return undefined;
   if (known === undefined) rememberRoots(name, notes.roots);
-  return roots === undefined || overlaps(notes.roots, roots) ? notes : undefined;
+  return roots === undefined || rootsOverlap(notes.roots, roots) ? notes : undefined;
 }
 
 function rememberRoots(name: string, roots: string[]): void {
   if (rootsByName.size >= 8192) rootsByName.delete(rootsByName.keys().next().value as string);
   rootsByName.set(name, roots);
-}
-
-function overlaps(a: readonly string[], b: readonly string[]): boolean {
-  return a.some((x) => b.some((y) => isWithin(x, y) || isWithin(y, x)));
 }
 
 /**
@@ -433,7 +429,7 @@ function takeNotes(dir: string, names: readonly string[], start: bigint, marker:
     }
     // This realm's own runs are its in-process notes (protected.ts).
     if (mine || (entry.kind !== 'r' && entry.kind !== 'k' && !(entry.kind === 'e' && entry.at >= start))) continue;
-    if (rootsByName.has(name) && !overlaps(rootsByName.get(name) as string[], roots)) continue;
+    if (rootsByName.has(name) && !rootsOverlap(rootsByName.get(name) as string[], roots)) continue;
     let notes = readNotes(dir, name);
     if (notes === undefined && (entry.kind === 'r' || entry.kind === 'k')) {
       // It ended meanwhile: its notes are under an e. name, kept while our marker is there.
@@ -442,7 +438,7 @@ function takeNotes(dir: string, names: readonly string[], start: bigint, marker:
     }
     if (notes === undefined) continue;
     if (!rootsByName.has(name)) rememberRoots(name, notes.roots);
-    if (overlaps(notes.roots, roots)) taken.push(notes);
+    if (rootsOverlap(notes.roots, roots)) taken.push(notes);
   }
   // Ended runs' notes are kept while a run noting since before they ended may need them: one that
   // ended before this window opened and before every marker listed is needed by no run (a marker

@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { DirectorySet, enclosingPaths, isWithin } from '../../lib/path-within.js';
+import { DirectorySet, enclosingPaths, isWithin, rootsOverlap } from '../../lib/path-within.js';
 
 const POSIX_DIRS = ['/', '/a', '/a/b', '/ab', '/a/b/c/d', '/x/y', '/x/yz'];
 const POSIX_PATHS = ['/', '/a', '/a/', '/a/b', '/a/bc', '/ab', '/abc', '/a/b/c', '/a/b/c/d/e', '/x', '/x/y', '/x/y/z', '/x/yz', '/x/y z', '/q/r/s', ''];
@@ -41,6 +41,19 @@ test('enclosingPaths lists every parent isWithin accepts, innermost first', () =
   for (const path of POSIX_PATHS) {
     for (const parent of [...POSIX_DIRS, ...POSIX_PATHS]) {
       assert.is([...enclosingPaths(path, '/')].includes(parent), isWithin(parent, path, '/'), `${parent} encloses ${path}`);
+    }
+  }
+});
+
+test('rootsOverlap agrees with isWithin over every pair, either way round', () => {
+  for (const [dirs, paths, separator] of [[POSIX_DIRS, POSIX_PATHS, '/'], [WINDOWS_DIRS, WINDOWS_PATHS, '\\']] as const) {
+    for (let mask = 0; mask < 1 << dirs.length; mask++) {
+      const chosen = dirs.filter((_, i) => (mask & (1 << i)) !== 0);
+      for (const others of [paths.slice(0, 1), paths.slice(2, 5), paths.slice(5), [...paths]]) {
+        const pairwise = chosen.some((x) => others.some((y) => isWithin(x, y, separator) || isWithin(y, x, separator)));
+        assert.is(rootsOverlap(chosen, others, separator), pairwise, `{${chosen.join(', ')}} and {${others.join(', ')}}`);
+        assert.is(rootsOverlap(others, chosen, separator), pairwise, `{${others.join(', ')}} and {${chosen.join(', ')}}`);
+      }
     }
   }
 });

@@ -63,21 +63,13 @@ export const MAX_SEPARATE_WRITE_ROOTS = 256;
 
 /**
  * Write roots without the ones nested in another (a clone of the outer one already holds them),
- * shortest first. Each root asks only its own ancestors (with and without the trailing `/`, as
- * isWithin matches them): the cost grows with the roots' depth, not with the number of separate
- * roots.
+ * shortest first. Each root asks only its own ancestors (DirectorySet): the cost grows with the
+ * roots' depth, not with their number. A root beneath another is dropped whether or not that one
+ * is itself nested: the outermost above both holds it.
  */
 export function outermostRoots(roots: readonly string[]): string[] {
-  const sorted = [...new Set(roots)].sort((a, b) => a.length - b.length);
-  const kept = new Set<string>();
-  for (const root of sorted) {
-    let nested = false;
-    for (let i = root.lastIndexOf('/'); i >= 0 && !nested; i = i === 0 ? -1 : root.lastIndexOf('/', i - 1)) {
-      nested = kept.has(root.slice(0, i + 1)) || kept.has(root.slice(0, i));
-    }
-    if (!nested) kept.add(root);
-  }
-  return [...kept];
+  const all = new DirectorySet(roots, '/');
+  return [...new Set(roots)].sort((a, b) => a.length - b.length).filter((root) => all.holderAbove(root) === undefined);
 }
 
 /**
