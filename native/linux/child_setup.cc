@@ -108,16 +108,11 @@ int ApplyMount(ChildPlan* plan, const MountStep& step, MaskState* masks) {
       }
       return MoveOnto(plan->mount_slots[step.slot], step.path);
     case kMountReadonlyBind:
+      // A detached clone moved onto the path itself, not followed: a link the user made stays a
+      // link, protected (it cannot be replaced) and read-only where it leads.
       return BindReadonly(AT_FDCWD, step.path, step.path);
-    case kMountPin: {
-      int fd = OpenTreeClone(AT_FDCWD, step.path);
-      if (fd < 0) return -1;
-      int rc = MoveOnto(fd, step.path);
-      int saved = errno;
-      close(fd);
-      errno = saved;
-      return rc;
-    }
+    case kMountPin:
+      return PinOntoItself(step.path);
     case kMountMaskFile:
       return MaskFile(plan, masks, step);
     case kMountMaskDir:
@@ -285,6 +280,7 @@ int Run(void* arg) {
       Fail(plan, kStageMount | ((i + 1) << 8), errno);
     }
   }
+  if (FinishMasks(&masks) != 0) Fail(plan, kStageMount, errno);
 
   if (plan->new_network && loopback::BringUp() != 0) Fail(plan, kStageLoopback, errno);
 

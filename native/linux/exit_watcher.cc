@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <limits>
+
 #include "linux/init_wire.h"
 
 #ifndef SYS_pidfd_send_signal
@@ -30,6 +32,19 @@ using namespace init_wire;
 int ExitCodeFor(int status) {
   if (WIFSIGNALED(status)) return (128 + WTERMSIG(status)) & 0xff;
   return WEXITSTATUS(status);
+}
+
+// The mask slot an open names: -1 for a watch on the mask file itself (no name), the slot of a
+// staging name "m<slot>" for the watch on the staging directory, -2 for any other name.
+int MaskSlotOf(const struct inotify_event* event) {
+  if (event->len == 0 || event->name[0] == '\0') return -1;
+  if (event->name[0] != 'm' || event->name[1] == '\0') return -2;
+  int slot = 0;
+  for (const char* c = event->name + 1; *c != '\0'; ++c) {
+    if (*c < '0' || *c > '9' || slot > 100000000) return -2;
+    slot = slot * 10 + (*c - '0');
+  }
+  return slot;
 }
 
 }  // namespace
@@ -60,7 +75,7 @@ int Registry::MaskWatchFd() {
   return mask_watch_fd_;
 }
 
-// Moves every queued open of a file mask into opened_mask_wds_. The kernel queues the event inside
+// Moves every queued open of a file mask into opened_masks_. The kernel queues the event inside
 // the open itself, so once a sandbox is reaped every open its processes made is queued. Events of
 // sandboxes still running are kept for their own exit; an overflowed queue loses some (the kernel
 // then queues IN_Q_OVERFLOW), which only means fewer reports, never a wrong one.
@@ -73,7 +88,8 @@ void Registry::DrainMaskOpens() {
     if (n <= 0) return;
     for (ssize_t at = 0; at + static_cast<ssize_t>(sizeof(struct inotify_event)) <= n;) {
       const struct inotify_event* event = reinterpret_cast<const struct inotify_event*>(buf + at);
-      if ((event->mask & IN_OPEN) != 0 && event->wd >= 0) opened_mask_wds_.insert(event->wd);
+      if ((event->mask & IN_OPEN) != 0 && event->wd >= 0)
+        opened_masks_.insert({event->wd, MaskSlotOf(event)});
       at += static_cast<ssize_t>(sizeof(struct inotify_event) + event->len);
     }
   }
@@ -287,7 +303,9 @@ Napi::Object Registry::BuildExit(Watch* watch, const InitEnd& end, const ReportR
   // the indices, in mount order, of the file masks a process of the sandbox opened.
   Napi::Array masked = Napi::Array::New(env);
   for (size_t i = 0; i < watch->mask_wds.size(); ++i) {
-    if (watch->mask_wds[i] >= 0 && opened_mask_wds_.count(watch->mask_wds[i]) != 0) {
+    int wd = watch->mask_wds[i];
+    if (wd >= 0 && (opened_masks_.count({wd, -1}) != 0 ||
+                    opened_masks_.count({wd, static_cast<int>(i)}) != 0)) {
       masked.Set(masked.Length(), Napi::Number::New(env, static_cast<double>(i)));
     }
   }
@@ -321,7 +339,10 @@ void Registry::Deliver(Watch* watch, const InitEnd& end, const ReportRecords& re
 }
 
 void Registry::Finish(Watch* watch) {
-  for (int wd : watch->mask_wds) opened_mask_wds_.erase(wd);
+  for (int wd : watch->mask_wds) {
+    opened_masks_.erase(opened_masks_.lower_bound({wd, -2}),
+                        opened_masks_.upper_bound({wd, std::numeric_limits<int>::max()}));
+  }
   close(watch->report_fd);
   close(watch->pidfd);
   if (watch->control_fd >= 0) close(watch->control_fd);

@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "linux/capture_buffer.h"
@@ -114,8 +115,10 @@ class Registry {
 
   Napi::Env env_;
   std::map<long long, Watch*> watches_;
-  int mask_watch_fd_ = -2;         // -2: not created yet
-  std::set<int> opened_mask_wds_;  // watches with an open seen, until their sandbox is delivered
+  int mask_watch_fd_ = -2;  // -2: not created yet
+  // Opens seen, until their sandbox is delivered: {watch, slot} (MaskSlotOf), slot -1 for a
+  // watch on one mask file, the slot its name gives for the watch on a staging directory.
+  std::set<std::pair<int, int>> opened_masks_;
 };
 
 }  // namespace exit_watcher

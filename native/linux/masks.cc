@@ -21,8 +21,7 @@ namespace {
 constexpr uint64_t kLandlockReadFile = 1ULL << 2;  // LANDLOCK_ACCESS_FS_READ_FILE
 
 // A detached tmpfs of 4 KiB with root directory mode `mode` ("0111"...), nosuid, nodev, noexec:
-// the sources of the file masks (one empty read-only file per mask, made by MaskSource, so that
-// each mask is its own inode and an open of one names the path it hides), or a directory mask.
+// the staging of the file masks (OpenStaging), or a directory mask.
 int MakeDetachedTmpfs(const char* mode) {
   int fs = static_cast<int>(syscall(SYS_fsopen_compat, "tmpfs", FSOPEN_CLOEXEC_COMPAT));
   if (fs < 0) return -1;
@@ -78,18 +77,16 @@ bool NextName(const char** cursor, char* name, size_t size) {
   return true;
 }
 
-// Adds the IN_OPEN watch of the next mask slot (the file at dir/name, or at dir when name is
-// null) to the host's inotify instance and records its descriptor. No watch instance: nothing.
+// Adds the IN_OPEN watch of the next mask slot (the file at dir/name) to the host's inotify
+// instance and records its descriptor. No watch instance: nothing.
 int WatchMask(ChildPlan* plan, MaskState* masks, const char* dir, const char* name) {
   int slot = masks->count++;
   if (plan->mask_watch_fd < 0 || slot >= plan->mask_count) return 0;
   char path[4096];
   size_t n = 0;
   for (const char* c = dir; *c != '\0' && n < sizeof path - 1; ++c) path[n++] = *c;
-  if (name != nullptr) {
-    if (n < sizeof path - 1) path[n++] = '/';
-    for (const char* c = name; *c != '\0' && n < sizeof path - 1; ++c) path[n++] = *c;
-  }
+  if (n < sizeof path - 1) path[n++] = '/';
+  for (const char* c = name; *c != '\0' && n < sizeof path - 1; ++c) path[n++] = *c;
   path[n] = '\0';
   int wd = static_cast<int>(syscall(SYS_inotify_add_watch, plan->mask_watch_fd, path, IN_OPEN));
   if (wd < 0) return -1;
@@ -97,40 +94,79 @@ int WatchMask(ChildPlan* plan, MaskState* masks, const char* dir, const char* na
   return 0;
 }
 
-// Creates the staging file of the index-th mask ("m<index>", empty, mode 0444) and writes its name
-// into `name` (at least 16 bytes). No formatting library here: this runs between clone and exec.
-int MaskSource(int staging, int index, char* name) {
+// Writes the staging name of the file mask in watch slot `slot` ("m<slot>", the name the host
+// reads back from the watch's events) into `name` (at least 16 bytes). No formatting library here:
+// this runs between clone and exec.
+void SlotName(int slot, char* name) {
   char digits[12];
   int n = 0;
   do {
-    digits[n++] = static_cast<char>('0' + index % 10);
-    index /= 10;
-  } while (index > 0 && n < 11);
+    digits[n++] = static_cast<char>('0' + slot % 10);
+    slot /= 10;
+  } while (slot > 0 && n < 11);
   name[0] = 'm';
   for (int i = 0; i < n; ++i) name[1 + i] = digits[n - 1 - i];
   name[1 + n] = '\0';
-  return MakeEmptyReadonly(staging, name);
+}
+
+// The staging of the file masks, made at the first (whose name is `first`): a detached tmpfs
+// holding one empty read-only file, readable through a Landlock rule on its inode; attached at
+// kStaging with a read-only bind of itself on top, which becomes the working directory. Each file
+// mask is then a link to that file (a name of its own, so the watch on the staging directory
+// reports which mask was opened) bound from the read-only top: one link and one mount per mask.
+int OpenStaging(ChildPlan* plan, MaskState* masks, const char* first) {
+  masks->staging = MakeDetachedTmpfs("0755");
+  if (masks->staging < 0 || MakeEmptyReadonly(masks->staging, first) != 0) return -1;
+  int file = openat(masks->staging, first, O_PATH | O_CLOEXEC);
+  if (file < 0) return -1;
+  int rc = AllowReading(plan, file);
+  int saved = errno;
+  close(file);
+  errno = saved;
+  if (rc != 0 || MoveOnto(masks->staging, kStaging) != 0) return -1;
+  masks->attached = 1;
+  // A bind of an attached mount (not a detached one) works on every kernel with the new mount API.
+  if (mount(kStaging, kStaging, nullptr, MS_BIND, nullptr) != 0) return -1;
+  masks->attached = 2;
+  int readonly = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID;
+  if (SetAttr(AT_FDCWD, kStaging, AT_SYMLINK_NOFOLLOW, readonly, 0) != 0) return -1;
+  if (chdir(kStaging) != 0) return -1;
+  if (plan->mask_watch_fd < 0) return 0;
+  masks->watch =
+      static_cast<int>(syscall(SYS_inotify_add_watch, plan->mask_watch_fd, ".", IN_OPEN));
+  return masks->watch < 0 ? -1 : 0;
 }
 
 }  // namespace
 
-int MaskFile(ChildPlan* plan, MaskState* masks, const MountStep& step) {
-  if (masks->staging < 0) {
-    masks->staging = MakeDetachedTmpfs("0755");
-    if (masks->staging < 0) return -1;
+int FinishMasks(MaskState* masks) {
+  // The top (read-only bind) first, then the staging under it: the masks keep their own mounts.
+  for (; masks->attached > 0; --masks->attached) {
+    if (umount2(kStaging, MNT_DETACH) != 0) return -1;
   }
+  if (masks->staging >= 0) close(masks->staging);
+  masks->staging = -1;
+  return 0;
+}
+
+int MaskFile(ChildPlan* plan, MaskState* masks, const MountStep& step) {
+  int slot = masks->count++;
   char name[16];
-  if (MaskSource(masks->staging, masks->count, name) != 0) return -1;
-  int source = openat(masks->staging, name, O_PATH | O_CLOEXEC);
-  if (source < 0) return -1;
-  int rc = AllowReading(plan, source);
-  int saved = errno;
-  close(source);
-  errno = saved;
-  if (rc != 0 || BindReadonly(masks->staging, name, step.path) != 0) return -1;
+  SlotName(slot, name);
+  if (masks->staging < 0) {
+    if (OpenStaging(plan, masks, name) != 0) return -1;
+    SlotName(slot, masks->first);
+  } else if (linkat(masks->staging, masks->first, masks->staging, name, 0) != 0) {
+    return -1;
+  }
+  // A clone of the read-only top (read-only, nosuid, nodev, noexec), resolved from the working
+  // directory: the target path is looked up once, by this call. A link at its end is followed:
+  // the mask then lies over the file the link leads to, which is what the path shows.
+  if (mount(name, step.path, nullptr, MS_BIND, nullptr) != 0) return -1;
   // The host's inotify instance learns of every open of the mask (the path now resolves to it):
   // the command reading a hidden file is reported as a denial naming that file.
-  return WatchMask(plan, masks, step.path, nullptr);
+  if (masks->watch >= 0 && slot < plan->mask_count) plan->mask_wds[slot] = masks->watch;
+  return 0;
 }
 
 int MaskDirectory(ChildPlan* plan, MaskState* masks, const MountStep& step) {

@@ -1,24 +1,38 @@
 // SPDX-License-Identifier: MIT
 // The masks over hidden paths (credential stores, deny-read entries), applied by the sandbox's
 // first process between clone() and execve() (raw system calls only): each hidden file, and each
-// file of a hidden directory, is an empty read-only file of its own whose opens the host's inotify
-// instance sees, so a read of it is reported as a denial naming the path.
+// file of a hidden directory, is an empty read-only file under a name of its own whose opens the
+// host's inotify instance sees, so a read of it is reported as a denial naming the path.
 #pragma once
 
 #include "linux/child_setup.h"
 
 namespace child_setup {
 
-// The masks applied so far: the staging tmpfs of the file masks (-1 until the first) and how many
-// watch slots are taken (one per file mask, one per stand-in of a directory mask).
+// Where the staging of the file masks is attached while they are made: the sandbox's own /dev/shm
+// tmpfs, mounted before any mask (nothing of the host's is hidden there), uncovered again by
+// FinishMasks.
+constexpr const char* kStaging = "/dev/shm";
+
+// The masks applied so far: the staging tmpfs of the file masks (-1 until the first), the name of
+// its one file, how many of its mounts are attached at kStaging, the watch of its directory (-1:
+// none) and how many watch slots are taken (one per file mask, one per stand-in of a directory
+// mask).
 struct MaskState {
   int staging = -1;
+  char first[16] = {0};
+  int attached = 0;
+  int watch = -1;
   int count = 0;
 };
 
-// A file mask: an empty read-only file of its own (in a staging tmpfs made at the first) bound over
-// step.path, readable through a Landlock rule on its own inode, watched for opens.
+// A file mask: a link "m<slot>" to the one empty read-only file of the staging (made at the first
+// mask, readable through a Landlock rule on its inode), bound read-only over step.path. Its opens
+// are seen by the watch on the staging directory, under its own name.
 int MaskFile(ChildPlan* plan, MaskState* masks, const MountStep& step);
+
+// Takes the staging away from kStaging once every mount step is done (the masks stay).
+int FinishMasks(MaskState* masks);
 
 // A directory mask: an empty, read-only tmpfs over step.path whose root is search-only (mode 0111:
 // its names cannot be listed), holding one empty read-only stand-in per name of step.data

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -41,6 +42,15 @@ inline int BindReadonly(int dirfd, const char* path, const char* target) {
   close(fd);
   errno = saved;
   return rc;
+}
+
+// Binds the directory `path` onto itself, writable, with what is mounted beneath it: two calls
+// where a detached clone takes three. mount(2) follows a symbolic link at the end of `path`,
+// mount_setattr is told not to: on a link it finds no mount root and fails, so a directory
+// swapped for a link is refused (as moving a clone onto a link is) instead of left unpinned.
+inline int PinOntoItself(const char* path) {
+  if (mount(path, path, nullptr, MS_BIND | MS_REC, nullptr) != 0) return -1;
+  return SetAttr(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, MOUNT_ATTR_NOSUID, 0);
 }
 
 }  // namespace child_setup

@@ -65,4 +65,23 @@ sandboxTest('concurrent runs each get only their own reads', () => withCredentia
   }
 }));
 
+sandboxTest('many hidden files in one directory: each reads empty, none can be written, and only the ones opened are reported', () => withCredentialHome(async (t, _home, env) => {
+  const dir = join(t.ws, 'many');
+  mkdirSync(dir);
+  const files = Array.from({ length: 40 }, (_, i) => join(dir, `secret${i}.env`));
+  files.forEach((file, i) => writeFileSync(file, `${SECRET}-${i}`));
+  const opened = [files[3], files[27]] as string[];
+  const script = [
+    `cat ${opened.join(' ')}`,
+    `for f in ${dir}/*.env; do [ -s "$f" ] && echo "NONEMPTY $f"; echo x 2>/dev/null > "$f" && echo "WROTE $f"; done`,
+    'echo done',
+  ].join('; ');
+  const r = await runSandboxed(['/bin/sh', '-c', script], { workspace: t.ws, env, denyRead: files });
+  assert.match(r.stdout, /done/);
+  assert.not.match(r.stdout + r.stderr, new RegExp(SECRET));
+  assert.not.match(r.stdout, /NONEMPTY|WROTE/);
+  // The loop's `[ -s ]` only stats and its writes are refused before any open: only cat opened.
+  assert.equal(readScopes(r), [...opened].sort());
+}));
+
 test.run();

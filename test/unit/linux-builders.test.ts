@@ -103,12 +103,13 @@ function host(existing: Record<string, 'file' | 'dir'>): HostView {
 test('mount plan: clone roots, read-only host, private tmp, attach, protect, mask, proc, devpts — in that order', () => {
   const plan = {
     writeRoots: [buildWritableRoot('/work/ws'), buildWritableRoot('/tmp/extra')],
-    denyRead: ['/home/u/.aws', '/home/u/.npmrc', '/tmp/gone', '/work/ws/.env'],
+    // The host's /tmp and /dev/shm files are not visible in the sandbox: no masks there.
+    denyRead: ['/home/u/.aws', '/home/u/.npmrc', '/tmp/gone', '/dev/shm/gone', '/work/ws/.env'],
     denyWrite: ['/work/ws/locked'],
   };
   const { ops, privateTmp } = buildMountPlan(plan, host({
     '/work/ws/.git': 'dir', '/work/ws/.git/hooks': 'dir', '/work/ws/.git/config': 'file', '/work/ws/.zero': 'dir',
-    '/home/u/.aws': 'dir', '/home/u/.npmrc': 'file', '/work/ws/.env': 'file', '/work/ws/locked': 'file', '/tmp/gone': 'file',
+    '/home/u/.aws': 'dir', '/home/u/.npmrc': 'file', '/work/ws/.env': 'file', '/work/ws/locked': 'file', '/tmp/gone': 'file', '/dev/shm/gone': 'file',
   }));
   assert.ok(privateTmp);
   assert.equal(ops.map((op) => `${op.kind} ${op.path}${op.slot === undefined ? '' : ` #${op.slot}`}`), [

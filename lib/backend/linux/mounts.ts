@@ -88,6 +88,7 @@ export function buildMountPlan(
   }
   // A write root that is /tmp itself (or holds it) keeps the host's /tmp: no private one then.
   const privateTmp = !roots.some((root) => isWithin(root, '/tmp'));
+  const separate = new DirectorySet(roots);
   roots.forEach((root, slot) => ops.push({ kind: 'detach_clone', path: root, slot }));
   ops.push({ kind: 'readonly_all', path: '/' });
   // A capped tmpfs gets a watch slot (0 /tmp, 1 /dev/shm): the sandbox's init reports it when it
@@ -132,7 +133,6 @@ export function buildMountPlan(
   // itself): a mount point cannot be renamed or removed, so renaming a parent cannot carry the
   // read-only mount away and leave the original path free for a file of the command's choosing.
   const pins = new Set<string>();
-  const separate = new DirectorySet(roots);
   for (const target of targets) {
     const root = separate.holderOf(target);
     if (root === undefined) continue;
@@ -145,8 +145,9 @@ export function buildMountPlan(
   }
   for (const path of targets) ops.push({ kind: 'readonly_bind', path });
   for (const path of plan.denyRead) {
-    // Under the private /tmp the host path is not visible anyway.
-    if (privateTmp && isWithin('/tmp', path) && !roots.some((root) => isWithin(root, path))) continue;
+    // Under the private /tmp and /dev/shm the host path is not visible anyway (and the file masks
+    // are staged in the sandbox's own /dev/shm while they are made).
+    if ((privateTmp && isWithin('/tmp', path) && !separate.holds(path)) || isWithin('/dev/shm', path)) continue;
     const kind = host.kind(path);
     if (kind === 'file') ops.push({ kind: 'mask_file', path });
     else if (kind === 'dir') {
