@@ -32,6 +32,7 @@
           "sources": [
             "native/posix/fs_beneath.cc",
             "native/posix/fs_glue_posix.cc",
+            "native/posix/fs_inspect_many.cc",
             "native/posix/fs_remove.cc",
             "native/posix/git_scan.cc",
             "native/linux/capture_buffer.cc",
@@ -52,6 +53,7 @@
           "sources": [
             "native/posix/fs_beneath.cc",
             "native/posix/fs_glue_posix.cc",
+            "native/posix/fs_inspect_many.cc",
             "native/posix/fs_remove.cc",
             "native/posix/git_scan.cc",
             "native/macos/probe_macos.cc",

@@ -41,9 +41,10 @@ struct Info {
 Info Inspect(const std::string& root, const std::string& rel);
 
 // Inspect of each absolute path (no empty, "." or ".." component), as the calls one by one would
-// answer: paths sharing a parent directory share one no-follow open of it, and the paths below a
-// parent that cannot be opened share its answer (missing for ENOENT, else an error). The order of
-// the answers is the order of `paths`; at most one directory is open at a time.
+// answer: paths sharing a parent directory share one no-follow open of it, parents sharing
+// ancestors share their opens too (a pass holds the directories on the way to the current parent,
+// a few dozen levels at most), and the paths below a parent that cannot be opened share its answer
+// (missing for ENOENT, else an error). The order of the answers is the order of `paths`.
 std::vector<Info> InspectMany(const std::vector<std::string>& paths);
 
 // A regular file of at most `max` bytes (O_NOFOLLOW|O_NONBLOCK: never a FIFO or device).

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <string>
@@ -61,6 +62,12 @@ bool OpenTarget(const std::string& root, const std::string& rel, Target* t, int*
 
 // Opens the directory root/parts[0..count) component by component, never following a link.
 int OpenDir(const std::string& root, const std::vector<std::string>& parts, size_t count, int* err);
+
+// The kind of an entry of mode `mode` (no link followed).
+Kind KindOf(mode_t mode);
+
+// "dev:ino:size:mtime_ns:ctime_ns" of an entry (see Info::stamp).
+std::string Stamp(const struct stat& st);
 
 // Lists the entries of an open directory (a duplicate descriptor is consumed by the stream).
 bool ReadEntries(int dirfd, size_t max, std::vector<std::pair<std::string, Kind>>* out, int* err);

@@ -105,6 +105,45 @@ test('a batched look answers as the looks one by one: links stop it, a file on t
   }
 });
 
+test('a batched look over many directories answers as the looks one by one, in any order and at any depth', () => {
+  const t = makeTree();
+  try {
+    // Siblings sharing ancestors, a chain deeper than the directories a pass holds open, links and
+    // a file on the way at several depths, missing directories, FIFOs, names that sort around '/'
+    // ("a!x", "a.x" and "a0" next to "a/x"), UTF-8 and invalid UTF-8 names.
+    const deep = Array.from({ length: 70 }, (_, i) => `d${i % 7}`).join('/');
+    mkdirSync(join(t.ws, deep), { recursive: true });
+    writeFileSync(join(t.ws, deep, 'leaf'), 'x');
+    symlinkSync(t.outside, join(t.ws, 'd0', 'd1', 'd2', 'link'));
+    writeFileSync(join(t.outside, 'secret'), 's');
+    for (const name of ['a', 'a!x', 'a.x', 'a0', 'café', 'p1', 'p2']) mkdirSync(join(t.ws, name, 'x', 'y'), { recursive: true });
+    writeFileSync(join(t.ws, 'a', 'x', 'file'), 'x');
+    execFileSync('mkfifo', [join(t.ws, 'a', 'x', 'fifo')]);
+    symlinkSync(join(t.ws, 'a'), join(t.ws, 'p2', 'up'));
+    const bad = toBytes(`${t.ws}/p1/`) + '\xfe\xff';
+    mkdirSync(Buffer.from(`${bad}/in`, 'latin1'), { recursive: true });
+    const rels = [
+      'a/x', 'a!x/x', 'a.x/x/y', 'a0/x', 'a/x/y', 'a/x/file', 'a/x/file/below', 'a/x/fifo', 'a/x/fifo/below', 'a/missing/x', 'a/missing/y',
+      'café/x/y', 'café/x/missing', 'p2/up/x', 'p2/up', 'p2/x/y', 'd0/d1/d2/link', 'd0/d1/d2/link/secret', 'd0/d1/d2/d3', 'missing/a/b',
+      `${deep}/leaf`, `${deep}/missing`, `${deep.split('/').slice(0, 66).join('/')}/d3`, `${deep.split('/').slice(0, 40).join('/')}/link`, 'd0/d1',
+    ];
+    const paths = rels.map((rel) => toBytes(join(t.ws, rel)));
+    paths.push(`${bad}/in`, `${bad}/missing`, bad, `${toBytes(t.ws)}//a`, `${toBytes(t.ws)}/./a`);
+    // Each order gives the answers one by one: the batch's walk does not depend on what came before.
+    const one = paths.map(inspect);
+    assert.equal(inspectMany(paths), one);
+    assert.equal(inspectMany([...paths].reverse()), [...one].reverse());
+    const shuffled = paths.map((_, i) => (i * 7) % paths.length);
+    assert.equal(inspectMany(shuffled.map((i) => paths[i] as string)), shuffled.map((i) => one[i]));
+    const kinds = Object.fromEntries(rels.map((rel, i) => [rel, one[i]?.kind]));
+    assert.equal([kinds['a/x'], kinds['a!x/x'], kinds['a/x/fifo'], kinds['a/x/fifo/below'], kinds['a/missing/x'], kinds['café/x/y']], ['dir', 'dir', 'other', 'error', 'missing', 'dir']);
+    assert.equal([kinds['p2/up'], kinds['p2/up/x'], kinds['d0/d1/d2/link/secret'], kinds[`${deep}/leaf`], kinds[`${deep}/missing`]], ['link', 'error', 'error', 'file', 'missing']);
+    assert.equal(one.slice(rels.length).map((info) => info.kind), ['dir', 'missing', 'dir', 'error', 'error']);
+  } finally {
+    t.cleanup();
+  }
+});
+
 test('a lookahead answers each path once from its batch, then afresh; after drop, always afresh', () => {
   const t = makeTree();
   try {
