@@ -307,7 +307,7 @@ function guardNoted(plan: SandboxPlan, user: WritableRoot[], window: NotingWindo
   // only paths whose directory exists now are watched as they are.
   // The agent and editor configs have a check of their own (tool-configs.ts), with its reasons.
   const isToolPath = toolConfigPathTest(user.map((w) => w.root));
-  const gitPaths = user.map((w) => w.readOnlySubpaths.filter((path) => !isToolPath(path)));
+  const gitPaths = user.map((w) => w.readOnlySubpaths.filter((path) => !isToolPath(path, w.root)));
   // The stamps of the roots nested in another, taken before the scan (see noteToolConfigs) and
   // before any look at their top (see root-tops.ts).
   const { stamps, beside } = process.platform === 'linux' ? nestedRootStamps(user.map((w) => toBytes(w.root))) : { stamps: new Map<string, EntryInfo>(), beside: undefined };

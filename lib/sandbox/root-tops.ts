@@ -14,8 +14,6 @@
 // ancestor swapped for a link (the walk stops) or a file system mounted there (another device)
 // gives another stamp too. Only names directly in the root are answered; what lies deeper (inside
 // an existing `.git`) is looked at every time. See docs/architecture.md.
-import { basename, dirname } from 'node:path';
-
 import { inspectMany, inspectPast, type EntryInfo } from './beneath.js';
 
 /** How long after its last change a directory's stamp is not trusted to show a further change (a coarse clock tick). */
@@ -31,9 +29,35 @@ const MAX_ROOTS = 8192;
  */
 export function settledStamp(info: EntryInfo | undefined, now = BigInt(Date.now()) * 1_000_000n): boolean {
   if (process.platform !== 'linux' || info?.kind !== 'dir') return false;
-  const [, , , mtime, ctime] = info.stamp.split(':');
-  if (mtime === undefined || ctime === undefined || !/^\d+$/.test(mtime) || !/^\d+$/.test(ctime)) return false;
-  return now - BigInt(mtime) > RACY_NANOS && now - BigInt(ctime) > RACY_NANOS;
+  const limit = settledBefore(now);
+  if (limit === undefined) return false;
+  // dev:ino:size:mtime:ctime, the last two compared as decimals (a thousand roots a run).
+  const stamp = info.stamp;
+  const size = stamp.indexOf(':', stamp.indexOf(':') + 1);
+  const m = size < 0 ? -1 : stamp.indexOf(':', size + 1);
+  const c = m < 0 ? -1 : stamp.indexOf(':', m + 1);
+  if (c < 0 || stamp.indexOf(':', c + 1) >= 0) return false;
+  return decimalBelow(stamp, m + 1, c, limit) && decimalBelow(stamp, c + 1, stamp.length, limit);
+}
+
+let lastLimit: { now: bigint; limit: string | undefined } | undefined;
+
+/** now - RACY_NANOS in decimal (undefined when not positive): a time is settled when below it. */
+function settledBefore(now: bigint): string | undefined {
+  if (lastLimit?.now !== now) lastLimit = { now, limit: now > RACY_NANOS ? (now - RACY_NANOS).toString() : undefined };
+  return lastLimit.limit;
+}
+
+/** Whether text[from, to) is a decimal without sign or leading zero below `limit` (one too). */
+function decimalBelow(text: string, from: number, to: number, limit: string): boolean {
+  const length = to - from;
+  if (length === 0 || (length > 1 && text.charCodeAt(from) === 0x30)) return false;
+  for (let i = from; i < to; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x30 || code > 0x39) return false;
+  }
+  if (length !== limit.length) return length < limit.length;
+  return text.slice(from, to) < limit;
 }
 
 /** Per root (byte string): the stamp, and the names found missing at its top under it. */
@@ -65,28 +89,38 @@ export class TopLooks {
   }
 
   inspect(paths: readonly string[]): EntryInfo[] {
-    // Each path's directory and the stamp it is settled under, worked out once per path.
-    const roots = paths.map((path) => dirname(path));
-    const stamps = roots.map((root) => this.settled.get(root));
-    const out: Array<EntryInfo | undefined> = paths.map((path, i) => {
-      const stamp = stamps[i];
-      if (stamp === undefined) return undefined;
-      const known = memo.get(roots[i] as string);
-      return known !== undefined && known.stamp === stamp && known.missing.has(basename(path)) ? MISSING : undefined;
-    });
-    const ask = paths.filter((_, i) => out[i] === undefined);
+    // One pass: each path's directory, whether it is a settled root, and the memo's answer there.
+    const out: Array<EntryInfo | undefined> = new Array<EntryInfo | undefined>(paths.length);
+    const ask: string[] = [];
+    const asked: Array<{ at: number; root?: string; stamp?: string; name?: string }> = [];
+    for (let i = 0; i < paths.length; i++) {
+      const path = paths[i] as string;
+      // Settled roots are Linux byte strings, never "/" (no root holds it): the last '/' splits.
+      const split = this.settled.size === 0 ? -1 : path.lastIndexOf('/');
+      const root = split > 0 ? path.slice(0, split) : undefined;
+      const stamp = root === undefined ? undefined : this.settled.get(root);
+      if (stamp === undefined) {
+        asked.push({ at: i });
+      } else {
+        const name = path.slice(split + 1);
+        const known = memo.get(root as string);
+        if (known !== undefined && known.stamp === stamp && known.missing.has(name)) {
+          out[i] = MISSING;
+          continue;
+        }
+        asked.push({ at: i, root: root as string, stamp, name });
+      }
+      ask.push(path);
+    }
     topLookCounts.answered += paths.length - ask.length;
     topLookCounts.looked += ask.length;
     const found = inspectPast(this.known, ask);
-    let next = 0;
-    return paths.map((path, i) => {
-      const done = out[i];
-      if (done !== undefined) return done;
-      const info = found[next++] as EntryInfo;
-      const stamp = stamps[i];
-      if (info.kind === 'missing' && stamp !== undefined && !this.known.has(path)) remember(roots[i] as string, stamp, basename(path));
-      return info;
+    asked.forEach(({ at, root, stamp, name }, k) => {
+      const info = found[k] as EntryInfo;
+      out[at] = info;
+      if (info.kind === 'missing' && root !== undefined && !this.known.has(ask[k] as string)) remember(root, stamp as string, name as string);
     });
+    return out as EntryInfo[];
   }
 }
 

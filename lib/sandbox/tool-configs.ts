@@ -37,6 +37,7 @@ const MAX_HOPS = 8;
 const CONFIGS = [...AGENT_TOOL_CONFIG_FILES, ...AGENT_TOOL_CONFIG_DIRS];
 /** Every path noted relative to a write root: the configs and `.env` (last: see noteFile). */
 const PROTECTED = [...CONFIGS, ENV_FILE_NAME];
+const SEP_CODE = sep.charCodeAt(0);
 
 /** One protected file as it was before the run; paths are byte strings (see beneath.ts). */
 export interface ToolConfigNote {
@@ -72,9 +73,10 @@ export interface ToolConfigGuard {
  * Whether a path is one of agentToolConfigPaths(root) for one of `roots`, asked without building
  * those paths (a plan of a thousand roots holds some 25,000): under a clean root the path is the
  * root, a separator and a protected path, so its last components name the protected path and the
- * rest the root. Other roots are asked the long way.
+ * rest the root. Other roots are asked the long way. `root`, when given, is the root the path is
+ * most likely under (the one whose plan paths are being asked): tried first, with one lookup.
  */
-export function toolConfigPathTest(roots: Iterable<string>): (path: string) => boolean {
+export function toolConfigPathTest(roots: Iterable<string>): (path: string, root?: string) => boolean {
   const clean = new Set<string>();
   const other = new Set<string>();
   for (const root of roots) {
@@ -83,7 +85,11 @@ export function toolConfigPathTest(roots: Iterable<string>): (path: string) => b
   }
   const relatives = new Set(CONFIGS.map((file) => file.split('/').join(sep)));
   const depth = Math.max(...CONFIGS.map((file) => file.split('/').length));
-  return (path) => {
+  return (path, root) => {
+    if (root !== undefined && clean.has(root)) {
+      const at = root === sep ? 0 : root.length;
+      if (path.length > at + 1 && path.charCodeAt(at) === SEP_CODE && path.startsWith(root) && relatives.has(path.slice(at + 1))) return true;
+    }
     if (other.size > 0 && other.has(path)) return true;
     let at = path.length;
     for (let k = 0; k < depth; k++) {

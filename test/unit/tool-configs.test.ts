@@ -166,6 +166,8 @@ test('toolConfigPathTest answers as the set of every root\'s agentToolConfigPath
   }
   for (const path of ['/w/.git/hooks', '/w/.git/config', '/w/packages/.vscode/tasks.json', '/w/packages/a/dist/.claude', '']) candidates.add(path);
   for (const path of candidates) assert.is(isTool(path), all.has(path), path);
+  // Asked with the root the path is likely under (any of them, or one that is not a root): the same answers.
+  for (const root of [...roots, '/v', '/w/packages']) for (const path of candidates) assert.is(isTool(path, root), all.has(path), `${root}: ${path}`);
 });
 
 test.run();
