@@ -9,6 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -53,8 +57,57 @@ bool PathLess(const char* a, size_t an, const char* b, size_t bn) {
   return an < bn;
 }
 
-// The directories open along the current parent: level k is the prefix parent[0, ends[k]) (""
-// for "/"), each opened without following a link from the one before it.
+#if defined(__linux__)
+#ifndef SYS_openat2
+#define SYS_openat2 437  // the same number on every architecture
+#endif
+struct OpenHow {
+  uint64_t flags;
+  uint64_t mode;
+  uint64_t resolve;
+};
+constexpr uint64_t kResolveNoMagiclinks = 0x02;
+constexpr uint64_t kResolveNoSymlinks = 0x04;
+#endif
+
+// Opens the directory path[from, to) (components, '/' first) below `dirfd` refusing every link:
+// one openat2 (Linux 5.6+), else one openat with O_NOFOLLOW per component. -1 and *err.
+int OpenBelow(int dirfd, const std::string& path, size_t from, size_t to, int* err) {
+#if defined(__linux__)
+  static bool unavailable = false;
+  if (!unavailable) {
+    std::string rel(path, from + 1, to - from - 1);
+    OpenHow how = {static_cast<uint64_t>(walk::kWalkFlags), 0,
+                   kResolveNoSymlinks | kResolveNoMagiclinks};
+    int fd = static_cast<int>(syscall(SYS_openat2, dirfd, rel.c_str(), &how, sizeof how));
+    if (fd >= 0) return fd;
+    if (errno != ENOSYS && errno != EPERM && errno != E2BIG) {
+      *err = errno;
+      return -1;
+    }
+    unavailable = errno == ENOSYS;
+  }
+#endif
+  Fd cur;
+  std::string name;
+  for (size_t at = from; at < to;) {
+    size_t end = path.find('/', at + 1);
+    if (end == std::string::npos || end > to) end = to;
+    name.assign(path, at + 1, end - at - 1);
+    int next = openat(cur.get() < 0 ? dirfd : cur.get(), name.c_str(), walk::kWalkFlags);
+    if (next < 0) {
+      *err = errno;
+      return -1;
+    }
+    cur.Reset(next);
+    at = end;
+  }
+  return cur.Release();
+}
+
+// The directories held open along the current parent: level k is the prefix parent[0, ends[k])
+// ("" for "/"), opened without following a link from the level before it. A level is only taken
+// for a prefix the next parent shares, so siblings cost one open each.
 class OpenChain {
  public:
   // Room for every level up front: a descriptor is never lost to a failed allocation.
@@ -67,12 +120,11 @@ class OpenChain {
   }
 
   // A descriptor for the directory path[0, len) ("" for "/"; clean, see ParentEnd), or -1 and
-  // *err: the levels it shares with the chain are kept, the rest closed, and each new component
-  // opened with O_NOFOLLOW from the deepest level kept (at most kMaxHeld levels held; deeper ones
-  // are walked in `tail_`).
-  int Open(const std::string& path, size_t len, int* err) {
+  // *err; `share` (a component boundary, at most len): how much of it the next parent shares. The
+  // levels that are whole-component prefixes of it are kept, the others closed; the prefix up to
+  // `share` is opened from the deepest one and held, the rest opened and dropped at the next call.
+  int Open(const std::string& path, size_t len, size_t share, int* err) {
     tail_.Reset(-1);
-    // The levels whose prefix is a whole-component prefix of the directory.
     size_t keep = 0;
     while (keep < ends_.size()) {
       size_t e = ends_[keep];
@@ -84,7 +136,6 @@ class OpenChain {
       fds_.pop_back();
       ends_.pop_back();
     }
-    held_.assign(path, 0, len);
     if (ends_.empty()) {
       int fd = open("/", walk::kWalkFlags);
       if (fd < 0) {
@@ -94,30 +145,16 @@ class OpenChain {
       fds_.push_back(fd);
       ends_.push_back(0);
     }
-    size_t at = ends_.back();
-    int cur = fds_.back();
-    std::string name;
-    while (at < len) {
-      size_t end = path.find('/', at + 1);
-      if (end == std::string::npos || end > len) end = len;
-      name.assign(path, at + 1, end - at - 1);
-      int next = openat(cur, name.c_str(), walk::kWalkFlags);
-      if (next < 0) {
-        *err = errno;
-        held_.resize(ends_.back());
-        return -1;
-      }
-      if (tail_.get() < 0 && fds_.size() < kMaxHeld) {
-        fds_.push_back(next);
-        ends_.push_back(end);
-      } else {
-        tail_.Reset(next);
-      }
-      cur = next;
-      at = end;
+    held_.assign(path, 0, std::max(share, ends_.back()));
+    if (share > ends_.back() && fds_.size() < kMaxHeld) {
+      int fd = OpenBelow(fds_.back(), path, ends_.back(), share, err);
+      if (fd < 0) return -1;
+      fds_.push_back(fd);
+      ends_.push_back(share);
     }
-    held_.resize(ends_.back());
-    return cur;
+    if (len == ends_.back()) return fds_.back();
+    tail_.Reset(OpenBelow(fds_.back(), path, ends_.back(), len, err));
+    return tail_.get();
   }
 
  private:
@@ -127,6 +164,20 @@ class OpenChain {
   std::string held_;
   Fd tail_;
 };
+
+// How much of the directories a[0, an) and b[0, bn) is the same whole components.
+size_t Shared(const std::string& a, size_t an, const std::string& b, size_t bn) {
+  size_t n = an < bn ? an : bn;
+  size_t same = 0;
+  while (same < n && a[same] == b[same]) ++same;
+  if ((same == an || a[same] == '/') && (same == bn || b[same] == '/')) return same;
+  // They part inside a component: back to the separator before it.
+  while (same > 0) {
+    --same;
+    if (a[same] == '/') break;
+  }
+  return same;
+}
 
 }  // namespace
 
@@ -150,18 +201,25 @@ std::vector<Info> InspectMany(const std::vector<std::string>& paths) {
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return PathLess(paths[a].data(), parent_end[a], paths[b].data(), parent_end[b]);
   });
+  auto same_parent = [&](size_t a, size_t b) {
+    return parent_end[a] == parent_end[b] &&
+           paths[a].compare(0, parent_end[a], paths[b], 0, parent_end[b]) == 0;
+  };
   OpenChain chain;
   int dir = -1;
   int dir_err = 0;
-  size_t open_parent = paths.size();
-  for (size_t i : order) {
+  for (size_t k = 0; k < order.size(); ++k) {
+    size_t i = order[k];
     const std::string& path = paths[i];
     size_t len = parent_end[i];
-    if (open_parent == paths.size() || parent_end[open_parent] != len ||
-        paths[open_parent].compare(0, len, path, 0, len) != 0) {
+    if (k == 0 || !same_parent(order[k - 1], i)) {
+      // What the next parent shares with this one is held open for it.
+      size_t next = k + 1;
+      while (next < order.size() && same_parent(order[next], i)) ++next;
+      size_t share =
+          next == order.size() ? 0 : Shared(path, len, paths[order[next]], parent_end[order[next]]);
       dir_err = 0;
-      dir = chain.Open(path, len, &dir_err);
-      open_parent = i;
+      dir = chain.Open(path, len, share, &dir_err);
     }
     Info& info = out[i];
     if (dir < 0) {

@@ -128,9 +128,14 @@ test('a batched look over many directories answers as the looks one by one, in a
       `${deep}/leaf`, `${deep}/missing`, `${deep.split('/').slice(0, 66).join('/')}/d3`, `${deep.split('/').slice(0, 40).join('/')}/link`, 'd0/d1',
     ];
     const paths = rels.map((rel) => toBytes(join(t.ws, rel)));
+    // Every directory of the deep chain, each the parent of the next: more levels than are held.
+    const levels = deep.split('/');
+    const chain = levels.map((_, i) => toBytes(join(t.ws, ...levels.slice(0, i + 1))));
     paths.push(`${bad}/in`, `${bad}/missing`, bad, `${toBytes(t.ws)}//a`, `${toBytes(t.ws)}/./a`);
     // Each order gives the answers one by one: the batch's walk does not depend on what came before.
     const one = paths.map(inspect);
+    assert.equal(inspectMany([...paths, ...chain]), [...one, ...chain.map(inspect)]);
+    assert.ok(chain.every((path) => inspect(path).kind === 'dir'));
     assert.equal(inspectMany(paths), one);
     assert.equal(inspectMany([...paths].reverse()), [...one].reverse());
     const shuffled = paths.map((_, i) => (i * 7) % paths.length);
