@@ -16,7 +16,7 @@ import { inspect, inspectMany, Lookahead, removeEntry, toBytes, type EntryInfo }
 import { checkGitAfterRun, type ProtectedPathViolation } from './git-check.js';
 import { discoverGit, type GitGuard } from './git-guard.js';
 import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js';
-import { checkToolConfigs, elidedNote, holdToolConfigs, noteToolConfigs, toolConfigPathTest, type ToolConfigGuard } from './tool-configs.js';
+import { checkToolConfigs, elidedNote, holdToolConfigs, noteToolConfigs, toolConfigPathFilter, type ToolConfigGuard } from './tool-configs.js';
 import { packCheck, unpackCheck, type InterruptedRunReport } from './missed-checks.js';
 import { looksNow, TopLooks, unchangedRoots } from './root-tops.js';
 import { claimMissedChecks, openNotingWindow, type NotingWindow, type PublishedNotes, type SharedNotes } from './run-notes.js';
@@ -306,8 +306,8 @@ function guardNoted(plan: SandboxPlan, user: WritableRoot[], window: NotingWindo
   // A git dir the command creates itself is checked as new after the run (git init must work):
   // only paths whose directory exists now are watched as they are.
   // The agent and editor configs have a check of their own (tool-configs.ts), with its reasons.
-  const isToolPath = toolConfigPathTest(user.map((w) => w.root));
-  const gitPaths = user.map((w) => w.readOnlySubpaths.filter((path) => !isToolPath(path, w.root)));
+  const notToolPaths = toolConfigPathFilter(user.map((w) => w.root));
+  const gitPaths = user.map((w) => notToolPaths(w.root, w.readOnlySubpaths));
   // The stamps of the roots nested in another, taken before the scan (see noteToolConfigs) and
   // before any look at their top (see root-tops.ts).
   const { stamps, beside } = process.platform === 'linux' ? nestedRootStamps(user.map((w) => toBytes(w.root))) : { stamps: new Map<string, EntryInfo>(), beside: undefined };

@@ -105,6 +105,36 @@ export function toolConfigPathTest(roots: Iterable<string>): (path: string, root
   };
 }
 
+/** CONFIGS relative to a write root with this OS's separator, in agentToolConfigPaths' order. */
+const RELATIVE_CONFIGS = CONFIGS.map((file) => file.split('/').join(sep));
+
+/**
+ * The paths of `paths` (a write root's plan paths) that toolConfigPathTest(roots) does not hold,
+ * asked per root: a plan lists a clean root's protected paths in agentToolConfigPaths' order, so
+ * each path is first compared with the one expected next (its length, root, separator and end:
+ * no string made, nothing hashed), and asked the long way when it is not that one.
+ */
+export function toolConfigPathFilter(roots: Iterable<string>): (root: string, paths: readonly string[]) => string[] {
+  const all = [...roots];
+  const isTool = toolConfigPathTest(all);
+  const clean = new Set(all.filter(isCleanAbsolute));
+  return (root, paths) => {
+    const out: string[] = [];
+    const at = root === sep ? 0 : root.length;
+    const guess = clean.has(root);
+    let next = 0;
+    for (const path of paths) {
+      const rel = guess ? RELATIVE_CONFIGS[next] : undefined;
+      if (rel !== undefined && path.length === at + 1 + rel.length && path.charCodeAt(at) === SEP_CODE && path.startsWith(root) && path.endsWith(rel)) {
+        next++;
+        continue;
+      }
+      if (!isTool(path, root)) out.push(path);
+    }
+    return out;
+  };
+}
+
 /** A note with nothing looked at yet; `env` marks a `.env` (the flag is left out otherwise). */
 function freshNote(path: string, root: string, parts: string[], env: boolean): ToolConfigNote {
   return env ? { path, root, parts, states: [], env } : { path, root, parts, states: [] };

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
-import { checkToolConfigs, holdToolConfigs, noteToolConfigs, toolConfigPathTest } from '../../lib/sandbox/tool-configs.js';
+import { checkToolConfigs, holdToolConfigs, noteToolConfigs, toolConfigPathFilter, toolConfigPathTest } from '../../lib/sandbox/tool-configs.js';
 import { AGENT_TOOL_CONFIG_DIRS, AGENT_TOOL_CONFIG_FILES, agentToolConfigPaths } from '../../lib/protected-names.js';
 import { inspectMany, toBytes } from '../../lib/sandbox/beneath.js';
 
@@ -168,6 +168,14 @@ test('toolConfigPathTest answers as the set of every root\'s agentToolConfigPath
   for (const path of candidates) assert.is(isTool(path), all.has(path), path);
   // Asked with the root the path is likely under (any of them, or one that is not a root): the same answers.
   for (const root of [...roots, '/v', '/w/packages']) for (const path of candidates) assert.is(isTool(path, root), all.has(path), `${root}: ${path}`);
+  // Filtered per root: in the plan's order (the root's own paths first), in reverse, and mixed with near misses.
+  const notTool = toolConfigPathFilter(roots);
+  for (const root of [...roots, '/v']) {
+    const own = [`${root}/.git/hooks`, ...agentToolConfigPaths(root), `${root}/extra`];
+    for (const paths of [own, [...own].reverse(), [...candidates], [...own, ...candidates, ...own]]) {
+      assert.equal(notTool(root, paths), paths.filter((path) => !all.has(path)), root);
+    }
+  }
 });
 
 test.run();
