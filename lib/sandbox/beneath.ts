@@ -82,7 +82,8 @@ function posixWalkPath(path: string): string {
 
 /**
  * What is at each of `paths`, as `inspect` one by one would answer, in one call: paths sharing a
- * directory share one no-follow walk to it (a pass over many write roots looks at each root once).
+ * directory share one no-follow walk to it, and directories sharing ancestors share their opens (a
+ * pass over a thousand sibling roots opens each parent once, from the directory above it).
  */
 export function inspectMany(paths: readonly string[]): EntryInfo[] {
   const all = WINDOWS ? [...paths] : paths.map(posixWalkPath);
