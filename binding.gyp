@@ -35,6 +35,7 @@
             "native/posix/fs_inspect_many.cc",
             "native/posix/fs_remove.cc",
             "native/posix/git_scan.cc",
+            "native/posix/root_walk.cc",
             "native/linux/capture_buffer.cc",
             "native/linux/child_setup.cc",
             "native/linux/masks.cc",
@@ -56,6 +57,7 @@
             "native/posix/fs_inspect_many.cc",
             "native/posix/fs_remove.cc",
             "native/posix/git_scan.cc",
+            "native/posix/root_walk.cc",
             "native/macos/probe_macos.cc",
             "native/macos/run_members.cc",
             "native/macos/spawn_glue_macos.cc"

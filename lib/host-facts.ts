@@ -78,6 +78,14 @@ export class HostFacts {
     return { size: names.size, mayHold: (name) => !ASCII.test(name) || names.has(name.toLowerCase()) };
   }
 
+  /**
+   * Records that `path` (clean, absolute) was opened during this call without following a link on
+   * the way: it is its own real path, and `realpath` answers so without a look of its own.
+   */
+  noteReal(path: string): void {
+    if (isClean(path) && !this.#realpath.has(path)) this.#realpath.set(path, path);
+  }
+
   /** `lstatSync(path, { throwIfNoEntry: false })`. */
   lstat(path: string): Stats | undefined {
     let found = this.#lstat.get(path);

@@ -133,6 +133,14 @@ export interface NativeBinding {
   fsReplace?(root: string, rel: string, data: Buffer, mode: number): { ok: boolean; errno: number } | null;
   /** A directory at rel (an existing one will do), or a symlink to `linkTarget` (nothing may exist there). */
   fsMake?(root: string, rel: string, mode: number, linkTarget?: string): { ok: boolean; errno: number } | null;
+  /**
+   * POSIX only: each absolute path (byte strings) opened as a directory without following any
+   * link on the way, and listed: per path the errno why not, or its entries sorted by byte as
+   * `<kind><git><name>/` (kind d f l o; git the kind of `<name>/.git` for a subdirectory among
+   * the first `maxLooks` entries other than .git and node_modules: d f m o x, else `-`). Null for
+   * bad arguments or an internal fault.
+   */
+  fsListRoots?(paths: string[], maxLooks: number): Array<string | number> | null;
   /** Every repository under root: directories with a `.git`, and git dirs themselves (bare). */
   fsScanGit?(root: string, rel: '', maxDirs: number, maxRepos: number, names?: readonly string[], suffixes?: readonly string[], skip?: readonly string[], maxNamed?: number): NativeGitScan | { kind: string; errno: number } | null;
 }

@@ -17,6 +17,7 @@ import { wasWriteRoot } from './earlier-roots.js';
 import { listDirNames } from '../dir-listing.js';
 import { notesPlacesToHide } from './run-notes.js';
 import { PROTECTED_METADATA_NAMES, agentToolConfigPaths } from '../protected-names.js';
+import { forEachEntry, listRoots, type RootListing } from './root-walk.js';
 
 /** The protected metadata names of every write root (lib/protected-names.ts). */
 export const PROTECTED_NAMES = PROTECTED_METADATA_NAMES;
@@ -113,8 +114,10 @@ export const NESTED_REPO_SCAN_LIMIT = 512;
  * Repositories directly inside a write root (one level down: a workspace holding several
  * checkouts): their .git/hooks and .git/config, plus what a .git file points to. Bounded by
  * NESTED_REPO_SCAN_LIMIT entries; never throws. `facts` are this call's (see host-facts.ts).
+ * `listing`: the root's listing from listRoots (root-walk.ts), taken during this call.
  */
-export function nestedGitPaths(root: string, facts: HostFacts = new HostFacts()): string[] {
+export function nestedGitPaths(root: string, facts: HostFacts = new HostFacts(), listing?: RootListing): string[] {
+  if (listing !== undefined) return nestedFromListing(root, listing, facts);
   let entries: import('node:fs').Dirent[];
   try {
     entries = readdirSync(root, { withFileTypes: true });
@@ -135,6 +138,26 @@ export function nestedGitPaths(root: string, facts: HostFacts = new HostFacts())
     const git = facts.lstat(dotGit);
     if (git?.isDirectory()) out.push(`${dotGit}${sep}hooks`, `${dotGit}${sep}config`);
     else if (git?.isFile()) out.push(...linkedGitPaths(child, facts));
+  }
+  return out;
+}
+
+/** nestedGitPaths of a root (clean, its own real path) from its listing: the same paths in the same order. */
+function nestedFromListing(root: string, listing: RootListing, facts: HostFacts): string[] {
+  const looked: Array<[string, string]> = [];
+  const names = forEachEntry(listing, (name, _kind, git) => {
+    if (git === 'd' || git === 'f' || git === 'x') looked.push([name, git]);
+  });
+  facts.noteListing(root, names);
+  const out: string[] = [];
+  const prefix = root === sep ? sep : root + sep;
+  for (const [name, git] of looked) {
+    const child = prefix + name;
+    const dotGit = `${child}${sep}.git`;
+    // x: the walk could not tell; node:fs answers (and throws) as nestedGitPaths' own look would.
+    const kind = git !== 'x' ? git : facts.lstat(dotGit)?.isDirectory() ? 'd' : facts.lstat(dotGit)?.isFile() ? 'f' : 'o';
+    if (kind === 'd') out.push(`${dotGit}${sep}hooks`, `${dotGit}${sep}config`);
+    else if (kind === 'f') out.push(...linkedGitPaths(child, facts));
   }
   return out;
 }
@@ -358,7 +381,23 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
   const workspace = resolveWorkspace(options.workspace, facts);
   // The host facts the handover rule needs, looked up once for every root of this plan.
   const host = options.allowWrite.length === 0 ? undefined : currentHandoverHost();
-  const extra = options.allowWrite.map((path) => resolveWriteRoot(path, 'allowWrite', workspace, facts, host));
+  // Every root opened and listed in one addon call (root-walk.ts); a root it could not open as a
+  // directory reached without a link takes resolveWriteRoot's node:fs path (and its errors).
+  const absolutes = options.allowWrite.map((path) => (isAbsolute(path) ? resolve(path) : resolve(workspace, path)));
+  const listings = listRoots([workspace, ...absolutes], NESTED_REPO_SCAN_LIMIT);
+  const listingOf = new Map<string, RootListing>();
+  if (listings[0] !== undefined) listingOf.set(workspace, listings[0]);
+  const extra = options.allowWrite.map((path, i) => {
+    const absolute = absolutes[i] as string;
+    const listing = listings[i + 1];
+    if (listing === undefined) return resolveWriteRoot(path, 'allowWrite', workspace, facts, host);
+    // A directory with no link on the way is its own real path: resolveWriteRoot's answer, which
+    // leaves only its handover check to make.
+    facts.noteReal(absolute);
+    assertNotHostHandover(absolute, 'allowWrite', path, host);
+    listingOf.set(absolute, listing);
+    return absolute;
+  });
   const roots = [workspace, ...extra, ...(input.runtimeWriteRoots ?? [])];
   const userRoots = new Set([workspace, ...extra]);
   const managed = new Set(input.runtimeWriteRoots ?? []);
@@ -392,7 +431,7 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
       // is run as a git hook or read as .zero/.agents config, so they are not scanned for them.
       if (managed.has(root) && !userRoots.has(root)) return { root, readOnlySubpaths: [], protectedNames: [] };
       // The nested scan lists the root first, so the look for its .git file needs no call.
-      const nested = nestedGitPaths(root, facts);
+      const nested = nestedGitPaths(root, facts, listingOf.get(root));
       const linked = [...linkedGitPaths(root, facts), ...nested].filter((path) => allRoots.holds(path));
       return buildWritableRoot(root, [...new Set([...linked, ...own.filter((path) => isWithin(root, path))])]);
     }),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The file verbs on POSIX (see binding/fs_glue.h): the shared ones (binding/fs_verbs_glue.cc) and
-// fsScanGit, the napi glue over git_scan.h.
+// fsScanGit and fsListRoots, the napi glue over git_scan.h and root_walk.h.
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,6 +8,7 @@
 #include "binding/byte_strings.h"
 #include "binding/fs_glue.h"
 #include "posix/git_scan.h"
+#include "posix/root_walk.h"
 
 namespace fs_glue {
 namespace {
@@ -68,12 +69,41 @@ Napi::Value FsScanGitBody(const Napi::CallbackInfo& info, const std::string& roo
 
 Napi::Value ScanGit(const Napi::CallbackInfo& info) { return FsCall(info, FsScanGitBody); }
 
+// fsListRoots(paths, maxLooks): per absolute path its listing (root_walk.h) as a byte string, or
+// the errno why it is not a directory reached without a link; null for bad arguments or an
+// internal fault. Never throws.
+Napi::Value ListRoots(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  try {
+    std::vector<std::string> paths;
+    if (info.Length() < 2 || !info[0].IsArray() || !info[1].IsNumber() ||
+        !BytesArray(info, 0, &paths))
+      return env.Null();
+    double max_looks = info[1].As<Napi::Number>().DoubleValue();
+    if (!(max_looks >= 0)) return env.Null();
+    std::vector<root_walk::Listing> found =
+        root_walk::ListRoots(paths, static_cast<size_t>(max_looks));
+    Napi::Array out = Napi::Array::New(env, found.size());
+    for (size_t i = 0; i < found.size(); ++i) {
+      if (found[i].err != 0)
+        out.Set(static_cast<uint32_t>(i), Napi::Number::New(env, found[i].err));
+      else
+        out.Set(static_cast<uint32_t>(i), FromBytes(env, found[i].entries));
+    }
+    return out;
+  } catch (...) {
+    return env.Null();
+  }
+}
+
 }  // namespace
 
 void Export(Napi::Env env, Napi::Object exports) {
   ExportVerbs(env, exports);
   exports.DefineProperty(Napi::PropertyDescriptor::Value(
       "fsScanGit", Napi::Function::New<ScanGit>(env, "fsScanGit"), napi_default));
+  exports.DefineProperty(Napi::PropertyDescriptor::Value(
+      "fsListRoots", Napi::Function::New<ListRoots>(env, "fsListRoots"), napi_default));
 }
 
 }  // namespace fs_glue
