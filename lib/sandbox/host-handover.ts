@@ -128,6 +128,13 @@ function windowsRules(host: HandoverHost): Rule[] {
  * undefined when it may be. The reason is a phrase that follows the path in a message.
  */
 export function hostHandoverReason(path: string, host: HandoverHost): string | undefined {
+  const folded = foldedHost(host);
+  if (host.platform !== 'win32' && plainlyClear(folded.fold(path), folded)) return undefined;
+  return handoverReasonByRules(path, host);
+}
+
+/** hostHandoverReason asking every rule in turn (exported for the test that the shortcut agrees). */
+export function handoverReasonByRules(path: string, host: HandoverHost): string | undefined {
   const windows = host.platform === 'win32';
   const api = windows ? win32 : posix;
   const { fold, homes, settings, notes, state, nodeDir, pkg, tempDir, rules } = foldedHost(host);
@@ -177,6 +184,35 @@ interface FoldedHost {
   pkg: string;
   tempDir: string | undefined;
   rules: Array<{ rule: Rule; base: string }>;
+  /** The paths a rule refuses with everything inside them (POSIX spelling). */
+  trees: ReadonlySet<string>;
+  /** The paths a rule refuses themselves only (POSIX spelling). */
+  selves: ReadonlySet<string>;
+  /** Every path that holds (or is) a home, the settings or the notes (POSIX spelling). */
+  holders: ReadonlySet<string>;
+}
+
+/** `path` (clean, absolute, POSIX) and each directory above it, up to `/`. */
+function* selfAndAbove(path: string): Generator<string> {
+  yield path;
+  for (let end = path.lastIndexOf('/'); end > 0; end = path.lastIndexOf('/', end - 1)) yield path.slice(0, end);
+  if (path !== '/') yield '/';
+}
+
+/**
+ * True when no rule of hostHandoverReason can refuse `target` (folded, POSIX): it is no file
+ * system root, holds no home, settings or notes, is no top-level library directory or inside one,
+ * is no path a rule refuses by itself, and neither it nor a directory above it is one a rule
+ * refuses with its contents. A look-up per component
+ * instead of every rule's comparison, for a plan of thousands of roots; anything else takes the
+ * rules one by one, which give the reason.
+ */
+function plainlyClear(target: string, folded: FoldedHost): boolean {
+  if (target === '/' || folded.holders.has(target) || folded.selves.has(target)) return false;
+  const top = target.slice(0, (target.indexOf('/', 1) + 1 || target.length + 1) - 1);
+  if (/^\/lib(\d*|x32|exec)$/i.test(top)) return false;
+  for (const dir of selfAndAbove(target)) if (folded.trees.has(dir)) return false;
+  return true;
 }
 
 // Folded once per host object: a plan checks every one of its write roots (there may be
@@ -191,17 +227,21 @@ function foldedHost(host: HandoverHost): FoldedHost {
     const api = windows ? win32 : posix;
     // Windows and (by default) macOS file systems ignore case: compare folded.
     const fold = windows || host.platform === 'darwin' ? (p: string) => api.resolve(p).toLowerCase() : (p: string) => api.resolve(p);
-    folded = {
-      fold,
-      homes: host.homes.map((home) => [home, fold(home)]),
-      settings: (host.settings ?? []).map((own) => [own, fold(own)]),
-      notes: (host.notes ?? []).map((own) => [own, fold(own)]),
-      state: (host.state ?? []).map((own) => [own, fold(own)]),
-      nodeDir: fold(host.nodeDir),
-      pkg: fold(host.packageDir),
-      tempDir: host.tempDir === undefined ? undefined : fold(host.tempDir),
-      rules: (windows ? windowsRules(host) : posixRules(host)).map((rule) => ({ rule, base: fold(rule.path) })),
-    };
+    const homes: Array<[string, string]> = host.homes.map((home) => [home, fold(home)]);
+    const settings: Array<[string, string]> = (host.settings ?? []).map((own) => [own, fold(own)]);
+    const notes: Array<[string, string]> = (host.notes ?? []).map((own) => [own, fold(own)]);
+    const state: Array<[string, string]> = (host.state ?? []).map((own) => [own, fold(own)]);
+    const nodeDir = fold(host.nodeDir);
+    const pkg = fold(host.packageDir);
+    const tempDir = host.tempDir === undefined ? undefined : fold(host.tempDir);
+    const rules = (windows ? windowsRules(host) : posixRules(host)).map((rule) => ({ rule, base: fold(rule.path) }));
+    // Homes are refused as themselves and with what holds them (holders below); the temp directory
+    // and the `self` rules as themselves; the rest with everything inside them.
+    const trees = new Set([...[...settings, ...notes, ...state].map(([, dir]) => dir), nodeDir, pkg, ...rules.filter(({ rule }) => rule.scope === 'tree').map(({ base }) => base)]);
+    const selves = new Set([...(tempDir === undefined ? [] : [tempDir]), ...rules.map(({ base }) => base)]);
+    const holders = new Set<string>();
+    if (!windows) for (const [, dir] of [...homes, ...settings, ...notes]) for (const above of selfAndAbove(dir)) holders.add(above);
+    folded = { fold, homes, settings, notes, state, nodeDir, pkg, tempDir, rules, trees, selves, holders };
     foldedHosts.set(host, folded);
   }
   return folded;

@@ -402,7 +402,7 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
   const userRoots = new Set([workspace, ...extra]);
   const managed = new Set(input.runtimeWriteRoots ?? []);
   // zero-sandbox's own files inside a write root stay read-only (see own-files.ts).
-  const own = ownFilesInside([...userRoots]);
+  const ownFiles = ownFilesInside([...userRoots]);
   const cwd = directory(options.cwd ?? workspace, 'cwd', workspace, facts);
   if (!roots.some((root) => isWithin(root, cwd))) {
     fail(`cwd ${cwd} is outside the write roots (${roots.join(', ')})`, cwd);
@@ -430,10 +430,12 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
       // The managed caches (runtime-state.ts) are no one's workspace or repository: nothing there
       // is run as a git hook or read as .zero/.agents config, so they are not scanned for them.
       if (managed.has(root) && !userRoots.has(root)) return { root, readOnlySubpaths: [], protectedNames: [] };
-      // The nested scan lists the root first, so the look for its .git file needs no call.
+      // The nested scan lists the root first, so the look for its .git file needs no call (nor,
+      // when the listing lacks the name, does linkedGitPaths, which would find it missing).
       const nested = nestedGitPaths(root, facts, listingOf.get(root));
-      const linked = [...linkedGitPaths(root, facts), ...nested].filter((path) => allRoots.holds(path));
-      return buildWritableRoot(root, [...new Set([...linked, ...own.filter((path) => isWithin(root, path))])]);
+      const fromGitFile = facts.listedIn(root)?.mayHold('.git') === false ? [] : linkedGitPaths(root, facts);
+      const linked = [...fromGitFile, ...nested].filter((path) => allRoots.holds(path));
+      return buildWritableRoot(root, [...new Set([...linked, ...ownFiles.filter((path) => isWithin(root, path))])]);
     }),
     readRoots,
     denyRead,

@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { SandboxError } from '../../lib/errors.js';
-import { assertNotHostHandover, currentHandoverHost, hostHandoverReason, type HandoverHost } from '../../lib/sandbox/host-handover.js';
+import { assertNotHostHandover, currentHandoverHost, handoverReasonByRules, hostHandoverReason, type HandoverHost } from '../../lib/sandbox/host-handover.js';
 
 const linux: HandoverHost = {
   platform: 'linux',
@@ -77,6 +77,36 @@ test('Windows: drive and share roots, Windows, Program Files, ProgramData, the p
   assert.is(hostHandoverReason('C:\\', windows), 'is the root of a file system: the command could change any file on it');
   assert.is(hostHandoverReason('C:\\Windows\\System32', windows), 'is inside C:\\WINDOWS, system state the host runs from');
   assert.is(hostHandoverReason('c:\\users', windows), 'holds your home directory C:\\Users\\ada: the command could change your shell startup files, git config, SSH keys and login programs');
+});
+
+test('the look-up per component that clears most roots gives the answer of every rule asked in turn', () => {
+  const seeds = [
+    '/', '/etc/ssh', '/usr/local/lib', '/var/www/site', '/var/lib/dpkg', '/var/tmp/build', '/tmp/proj', '/lib', '/lib64/x', '/libx32',
+    '/libexec/a', '/library/x', '/Lib32', '/libfoo/x', '/home/ada/.config/git', '/home/ada/.local/share/x', '/home/ada/.local/bin/x',
+    '/home/ada/.cache/x', '/home/ada/proj/node_modules/zero-sandbox/dist', '/home/bob/code', '/opt/node-v22/bin/node', '/opt/other',
+    '/work/cfg/zero/config.json', '/work/grants.json', '/work/cache/zero/runtime', '/tmp/zero-runtime-1000/x', '/srv/data', '/mnt/disk/x',
+    '/home/ada/.local/state/zero-sandbox/notes', '/System/Library/x', '/private/var/folders/xy/abc123/T/x', '/Users/ada/Library/x',
+    '/Users/ada/code/x', '/opt/homebrew/Cellar/node/22.1.0/bin', '/private/tmp/x', '/Volumes/disk', '/nix/store/x', '/snap/bin',
+  ];
+  const paths = new Set<string>();
+  for (const seed of seeds) {
+    for (let path = seed; ; path = path.slice(0, Math.max(1, path.lastIndexOf('/')))) {
+      for (const variant of [path, path.toUpperCase(), path === '/' ? '/x' : `${path}/x`, path === '/' ? '/x/y' : `${path}/x/y`]) paths.add(variant);
+      if (path === '/') break;
+    }
+  }
+  const richer: HandoverHost = { ...linux, settings: ['/work/cfg/zero', '/work/grants.json'], state: ['/work/cache/zero', '/tmp/zero-runtime-1000'], notes: ['/home/ada/.local/state/zero-sandbox'] };
+  let refusedCount = 0;
+  let allowedCount = 0;
+  for (const host of [linux, richer, mac, { ...linux, homes: ['/'] }]) {
+    for (const path of paths) {
+      const reason = handoverReasonByRules(path, host);
+      assert.is(hostHandoverReason(path, host), reason, `${host.platform} ${host.homes.join()}: ${path}`);
+      if (reason === undefined) allowedCount++;
+      else refusedCount++;
+    }
+  }
+  assert.ok(refusedCount > 100 && allowedCount > 100, `${refusedCount} refused, ${allowedCount} allowed`);
 });
 
 test('assertNotHostHandover throws invalid_argument naming the option, the given and the resolved path', () => {
