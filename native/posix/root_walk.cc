@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string_view>
 #include <utility>
 
@@ -32,32 +33,12 @@ char KindOf(mode_t mode) {
   return 'o';
 }
 
-// The kind of the entry `name` of `dirfd`, from the listing's type or, when it has none, lstat.
-char EntryKind(int dirfd, const struct dirent* entry) {
-#ifdef DT_UNKNOWN
-  switch (entry->d_type) {
-    case DT_DIR:
-      return 'd';
-    case DT_REG:
-      return 'f';
-    case DT_LNK:
-      return 'l';
-    case DT_UNKNOWN:
-      break;
-    default:
-      return 'o';
-  }
-#endif
-  struct stat st;
-  if (fstatat(dirfd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) return 'o';
-  return KindOf(st.st_mode);
-}
-
 // The kind of <name>/.git (the same look an lstat of that path takes).
 char GitKind(int dirfd, const std::string& name) {
   std::string path = name + "/.git";
   struct stat st;
-  if (fstatat(dirfd, path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return errno == ENOENT ? 'm' : 'x';
+  if (fstatat(dirfd, path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+    return errno == ENOENT ? 'm' : 'x';
   char kind = KindOf(st.st_mode);
   return kind == 'l' ? 'o' : kind;
 }
@@ -139,31 +120,17 @@ bool ReadDents(int dirfd, std::vector<char>* buf, Entries* out, int* err) {
 }
 #endif
 
-// The entries of the directory open as `dirfd` (consumed), or false and *err.
-bool ReadSorted(int dirfd, Entries* out, int* err) {
-  DIR* dir = fdopendir(dirfd);
-  if (dir == nullptr) {
-    *err = errno;
-    close(dirfd);
-    return false;
+// The entries of the directory open as `dirfd` through the shared walk's listing (an lstat per
+// entry: the path where openat2 is missing), or false and *err.
+bool ReadListed(int dirfd, Entries* out, int* err) {
+  std::vector<std::pair<std::string, fs_beneath::Kind>> listed;
+  if (!fs_beneath::walk::ReadEntries(dirfd, SIZE_MAX, &listed, err)) return false;
+  for (auto& [name, kind] : listed) {
+    char letter = static_cast<char>(kind);
+    out->emplace_back(std::move(name),
+                      letter == 'd' || letter == 'f' || letter == 'l' ? letter : 'o');
   }
-  bool ok = true;
-  for (;;) {
-    errno = 0;
-    struct dirent* entry = readdir(dir);
-    if (entry == nullptr) {
-      if (errno != 0) {
-        *err = errno;
-        ok = false;
-      }
-      break;
-    }
-    const char* name = entry->d_name;
-    if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
-    out->emplace_back(name, EntryKind(dirfd, entry));
-  }
-  closedir(dir);
-  return ok;
+  return true;
 }
 
 // The listing of `entries` (sorted here) with the looks at <name>/.git through `dirfd`.
@@ -194,7 +161,8 @@ Listing ListOne(const std::string& path, size_t max_looks, std::vector<char>* bu
   if (whole == -1) return found;
   if (whole >= 0) {
     Fd dir(whole);
-    if (ReadDents(dir.get(), buf, &entries, &found.err)) Encode(dir.get(), &entries, max_looks, &found.entries);
+    if (ReadDents(dir.get(), buf, &entries, &found.err))
+      Encode(dir.get(), &entries, max_looks, &found.entries);
     return found;
   }
 #else
@@ -206,12 +174,13 @@ Listing ListOne(const std::string& path, size_t max_looks, std::vector<char>* bu
   if (walked.get() < 0) return found;
   // Listed through a descriptor of its own (the walk's may be O_PATH); the walk's answers the
   // looks at <name>/.git.
-  int dirfd = openat(walked.get(), ".", fs_beneath::walk::kReadDirFlags);
-  if (dirfd < 0) {
+  Fd dir(openat(walked.get(), ".", fs_beneath::walk::kReadDirFlags));
+  if (dir.get() < 0) {
     found.err = errno;
     return found;
   }
-  if (ReadSorted(dirfd, &entries, &found.err)) Encode(walked.get(), &entries, max_looks, &found.entries);
+  if (ReadListed(dir.get(), &entries, &found.err))
+    Encode(walked.get(), &entries, max_looks, &found.entries);
   return found;
 }
 
