@@ -6,10 +6,11 @@
 // entry point (API options, CLI flags, config write roots, engine grants) goes through.
 import { realpathSync } from 'node:fs';
 import { homedir, tmpdir, userInfo } from 'node:os';
-import { basename, dirname, join, posix, win32 } from 'node:path';
+import { basename, dirname, join, posix, sep, win32 } from 'node:path';
 
 import { SandboxError } from '../errors.js';
 import { PACKAGE_ROOT } from '../native/load.js';
+import { isCleanAbsolute } from '../path-within.js';
 import { grantsFilePath, userSettingsDir } from '../policy/config/settings-dir.js';
 import { stateNotesBase } from './run-notes.js';
 import { buildUserCacheDir } from './runtime-state.js';
@@ -226,7 +227,9 @@ function foldedHost(host: HandoverHost): FoldedHost {
     const windows = host.platform === 'win32';
     const api = windows ? win32 : posix;
     // Windows and (by default) macOS file systems ignore case: compare folded.
-    const fold = windows || host.platform === 'darwin' ? (p: string) => api.resolve(p).toLowerCase() : (p: string) => api.resolve(p);
+    // A clean absolute path (on a POSIX machine) is its own resolve(): no copy for each of many roots.
+    const plain = sep === '/' ? isCleanAbsolute : () => false;
+    const fold = windows || host.platform === 'darwin' ? (p: string) => api.resolve(p).toLowerCase() : (p: string) => (plain(p) ? p : api.resolve(p));
     const homes: Array<[string, string]> = host.homes.map((home) => [home, fold(home)]);
     const settings: Array<[string, string]> = (host.settings ?? []).map((own) => [own, fold(own)]);
     const notes: Array<[string, string]> = (host.notes ?? []).map((own) => [own, fold(own)]);

@@ -98,11 +98,13 @@ function plantedLink(absolute: string, facts: HostFacts): { link: string; dir: s
 }
 
 export function buildWritableRoot(root: string, extraReadOnly: readonly string[] = []): WritableRoot {
+  // Under a clean root, concatenation gives what join() would (a plan may have thousands of roots).
+  const git = isCleanAbsolute(root) ? `${root === sep ? '' : root}${sep}.git` : join(root, '.git');
   return {
     root,
     // The agent and editor configs that run programs: read-only when they exist (checked after the
     // run on every OS either way: tool-configs.ts).
-    readOnlySubpaths: [join(root, '.git', 'hooks'), join(root, '.git', 'config'), ...agentToolConfigPaths(root), ...extraReadOnly],
+    readOnlySubpaths: [`${git}${sep}hooks`, `${git}${sep}config`, ...agentToolConfigPaths(root), ...extraReadOnly],
     protectedNames: [...PROTECTED_NAMES],
   };
 }
