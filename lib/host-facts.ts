@@ -80,10 +80,17 @@ export class HostFacts {
 
   /**
    * Records that `path` (clean, absolute) was opened during this call without following a link on
-   * the way: it is its own real path, and `realpath` answers so without a look of its own.
+   * the way: it and every directory above it are their own real paths, and `realpath` answers so
+   * without a look of its own (a denyRead file beside a write root shares the walk to it).
    */
   noteReal(path: string): void {
-    if (isClean(path) && !this.#realpath.has(path)) this.#realpath.set(path, path);
+    if (!isClean(path)) return;
+    for (let at = path; !this.#realpath.has(at); ) {
+      this.#realpath.set(at, at);
+      const up = dirname(at);
+      if (up === at) return;
+      at = up;
+    }
   }
 
   /** `lstatSync(path, { throwIfNoEntry: false })`. */

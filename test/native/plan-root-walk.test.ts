@@ -109,6 +109,9 @@ test('a plan from the one-call walk is the plan node:fs gives, refusals included
       { workspace: ws, home, allowWrite: ['/'] },
       { workspace: ws, home, allowWrite: ['/usr/lib'] },
       { workspace: at('link'), home, allowWrite: [at('plain', 'sub')] },
+      // Deny entries beside and below the roots: resolved through the walk's facts, links and all.
+      { workspace: ws, home, allowWrite: [at('plain', 'sub'), at('repoA')], denyRead: [at('plain', 'file.txt'), at('link', 'file.txt'), 'file.txt'], denyWrite: [at('repoA', '.git', 'config'), at('link')] },
+      { workspace: ws, home, allowWrite: [at('plain', 'sub')], denyRead: [at('plain', 'gone.txt')] },
     ];
     const walked = plans(t, cases, true);
     const fallback = plans(t, cases, false);
@@ -116,7 +119,7 @@ test('a plan from the one-call walk is the plan node:fs gives, refusals included
     assert.is(fallback.verb, 'undefined');
     assert.equal(walked.answers, fallback.answers);
     // The answers are what the cases are about (not, say, the same failure everywhere).
-    const [first, ...refused] = walked.answers as Array<{ plan?: { writeRoots: Array<{ root: string; readOnlySubpaths: string[] }> }; code?: string; message?: string }>;
+    const [first, ...refused] = walked.answers as Array<{ plan?: { writeRoots: Array<{ root: string; readOnlySubpaths: string[] }>; denyRead: string[]; denyWrite: string[] }; code?: string; message?: string }>;
     const roots = first?.plan?.writeRoots ?? [];
     assert.equal(roots.map((r) => r.root), [ws, at('plain'), at('repoA'), at('Ünï'), at('many'), at('wt'), at('many', 'd599'), at('gitlink'), at('node_modules')]);
     const top = roots[0]?.readOnlySubpaths ?? [];
@@ -130,7 +133,11 @@ test('a plan from the one-call walk is the plan node:fs gives, refusals included
     assert.match(refused[3]?.message ?? '', /missing does not exist/);
     assert.match(refused[4]?.message ?? '', /file\.txt is not a directory/);
     assert.match(refused[6]?.message ?? '', /^allowWrite \/ is the root of a file system/);
-    assert.ok(refused.every((answer) => answer.code === 'invalid_argument' || answer.code === undefined));
+    assert.ok(refused.slice(0, 8).every((answer) => answer.code === 'invalid_argument'));
+    const denied = refused[9]?.plan;
+    assert.ok(denied?.denyRead.includes(at('plain', 'file.txt')) && denied.denyRead.includes(at('file.txt')));
+    assert.equal(denied?.denyWrite, [at('repoA', '.git', 'config'), at('plain')]);
+    assert.match(refused[10]?.message ?? '', /denyRead .*gone\.txt does not exist/);
   } finally {
     t.cleanup();
   }
