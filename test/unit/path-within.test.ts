@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { DirectorySet, enclosingPaths, isWithin, rootsOverlap } from '../../lib/path-within.js';
+import { DirectorySet, enclosingPaths, hasPrefix, isWithin, rootsOverlap } from '../../lib/path-within.js';
 
 const POSIX_DIRS = ['/', '/a', '/a/b', '/ab', '/a/b/c/d', '/x/y', '/x/yz'];
 const POSIX_PATHS = ['/', '/a', '/a/', '/a/b', '/a/bc', '/ab', '/abc', '/a/b/c', '/a/b/c/d/e', '/x', '/x/y', '/x/y/z', '/x/yz', '/x/y z', '/q/r/s', ''];
@@ -34,6 +34,21 @@ test('DirectorySet agrees with isWithin on POSIX paths', () => {
 
 test('DirectorySet agrees with isWithin on Windows paths', () => {
   check(WINDOWS_DIRS, WINDOWS_PATHS, '\\');
+});
+
+test('isWithin is the parent itself or a prefix ending in a separator; hasPrefix is startsWith', () => {
+  // The definitions, spelled out with startsWith (isWithin avoids building parent + separator).
+  const within = (parent: string, child: string, separator: string) => child === parent || child.startsWith(parent.endsWith(separator) ? parent : parent + separator);
+  const concatenated = (path: string) => path.split('').reduce((out, char) => out + char, '');
+  for (const [strings, separator] of [[[...POSIX_DIRS, ...POSIX_PATHS], '/'], [[...WINDOWS_DIRS, ...WINDOWS_PATHS], '\\'], [['a::b', 'a::', 'a', 'a:', 'a::b::c', 'a:b', '::', ''], '::']] as const) {
+    for (const parent of strings) {
+      for (const child of strings) {
+        assert.is(isWithin(parent, child, separator), within(parent, child, separator), `${parent} holds ${child} (${separator})`);
+        assert.is(isWithin(concatenated(parent), concatenated(child), separator), within(parent, child, separator), `${parent} holds ${child}, built by concatenation`);
+        assert.is(hasPrefix(child, parent), child.startsWith(parent), `${child} starts with ${parent}`);
+      }
+    }
+  }
 });
 
 test('enclosingPaths lists every parent isWithin accepts, innermost first', () => {
