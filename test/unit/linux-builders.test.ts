@@ -163,6 +163,27 @@ test('mount plan: a name a root\'s listing lacks is missing without a look; one 
   assert.ok(asked.includes('/w/.vscode'));
 });
 
+test('mount plan: directories shared by many read-only targets are pinned once each, outer ones first', () => {
+  // 60 denied files two and three levels down, under directories in an order that sorting must fix.
+  const denyWrite = Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? `/w/pkg/p${59 - i}/lock` : `/w/pkg/p${59 - i}/deep/lock`));
+  const existing: Record<string, 'file' | 'dir'> = { '/w/pkg': 'dir' };
+  for (const path of denyWrite) {
+    existing[path] = 'file';
+    for (let dir = path.slice(0, path.lastIndexOf('/')); dir !== '/w'; dir = dir.slice(0, dir.lastIndexOf('/'))) existing[dir] = 'dir';
+  }
+  const { ops } = buildMountPlan({ writeRoots: [buildWritableRoot('/w')], denyRead: ['/tmp/w-secret', '/tmp/other'], denyWrite }, host({ ...existing, '/tmp/w-secret': 'file', '/tmp/other': 'file' }));
+  const pins = ops.filter((op) => op.kind === 'pin').map((op) => op.path);
+  const expected = Object.keys(existing).filter((path) => existing[path] === 'dir');
+  expected.sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));
+  assert.equal(pins, expected);
+  assert.is(new Set(pins).size, pins.length, 'each directory once');
+  assert.equal(ops.filter((op) => op.kind === 'readonly_bind' && op.path.startsWith('/w/')).map((op) => op.path), denyWrite);
+  // Under the private /tmp a denied path outside every write root is not visible: nothing to mask.
+  assert.not.ok(ops.some((op) => op.kind === 'mask_file'));
+  const inRoot = buildMountPlan({ writeRoots: [buildWritableRoot('/w'), buildWritableRoot('/tmp/r')], denyRead: ['/tmp/r/secret', '/tmp/rs'], denyWrite: [] }, host({ '/tmp/r/secret': 'file', '/tmp/rs': 'file' }));
+  assert.equal(inRoot.ops.filter((op) => op.kind === 'mask_file').map((op) => op.path), ['/tmp/r/secret'], 'masked inside a write root under /tmp only');
+});
+
 test('mount plan: a hidden directory gets sorted stand-ins for its files, at most MASK_DIR_STANDINS', () => {
   const files = (path: string): string[] => (path === '/home/u/.aws' ? ['credentials', 'config'] : path === '/home/u/big' ? Array.from({ length: 100 }, (_, i) => `f${String(i).padStart(3, '0')}`) : []);
   const view: HostView = { kind: (path) => (path.startsWith('/home/u/') ? 'dir' : 'missing'), procReadonly: [], files };

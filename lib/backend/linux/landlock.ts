@@ -123,7 +123,14 @@ function routesOf(tree: ReadTree, writeRoots: DirectorySet): Set<string> {
  */
 export function buildLandlockPlan(
   plan: Pick<SandboxPlan, 'writeRoots'>,
-  options: { abi: number; rootEntries: RootEntry[]; privateTmp: boolean; readTree?: ReadTree },
+  options: {
+    abi: number;
+    rootEntries: RootEntry[];
+    privateTmp: boolean;
+    readTree?: ReadTree;
+    /** outermostRoots of the plan's write roots, when the caller has them already (the mount plan's). */
+    separateRoots?: readonly string[];
+  },
 ): LandlockPlan {
   const handledFs = buildHandledAccess(options.abi);
   const rules: LandlockRuleSpec[] = [];
@@ -131,7 +138,7 @@ export function buildLandlockPlan(
     rules.push({ path, access: access & handledFs, afterMounts });
   add('/', FS.READ_DIR);
   const tree = options.readTree;
-  const routes = tree === undefined ? new Set<string>() : routesOf(tree, new DirectorySet(plan.writeRoots.map((w) => w.root)));
+  const routes = tree === undefined ? new Set<string>() : routesOf(tree, new DirectorySet(options.separateRoots ?? plan.writeRoots.map((w) => w.root)));
   const denied = new Set(tree?.denied ?? []);
   // A route directory: listable (READ_DIR is inherited below), its entries granted one by one.
   // A symlink gets no rule: what it points to is governed by its own place in the tree.
@@ -166,7 +173,7 @@ export function buildLandlockPlan(
   // One rule per separate write root: a root nested in another gets the same rights from the
   // outer one's rule (see "Nested write roots" in docs/architecture.md).
   const roots = plan.writeRoots.map((w) => w.root);
-  const separate = new Set(outermostRoots(roots));
+  const separate = new Set(options.separateRoots ?? outermostRoots(roots));
   for (const root of new Set(roots)) if (separate.has(root)) add(root, READ | WRITE);
   if (options.privateTmp) add('/tmp', READ | WRITE, true);
   add('/dev/shm', READ | WRITE, true);

@@ -6,7 +6,7 @@
 import { dirname } from 'node:path';
 
 import type { SandboxPlan } from '../types.js';
-import { DirectorySet, isWithin } from '../../path-within.js';
+import { DirectorySet, hasPrefix, isWithin } from '../../path-within.js';
 import { SandboxError } from '../../errors.js';
 
 /** The mount vocabulary native/linux/child_setup.cc applies, in order. */
@@ -72,6 +72,13 @@ export function outermostRoots(roots: readonly string[]): string[] {
   return [...new Set(roots)].sort((a, b) => a.length - b.length).filter((root) => all.holderAbove(root) === undefined);
 }
 
+/** How many separators a path has (its depth; split('/') per comparison made sorting slow). */
+function depthOf(path: string): number {
+  let depth = 0;
+  for (let at = path.indexOf('/'); at !== -1; at = path.indexOf('/', at + 1)) depth++;
+  return depth;
+}
+
 /**
  * The mount operations for a plan. `sizes` caps the private /tmp and /dev/shm (RAM-backed and
  * charged to no process: unbounded, a command could fill the host's memory).
@@ -80,7 +87,7 @@ export function buildMountPlan(
   plan: Pick<SandboxPlan, 'writeRoots' | 'denyRead' | 'denyWrite'>,
   host: HostView,
   sizes: { tmpBytes?: number; shmBytes?: number } = {},
-): { ops: MountOp[]; privateTmp: boolean } {
+): { ops: MountOp[]; privateTmp: boolean; separateRoots: string[] } {
   const ops: MountOp[] = [];
   const roots = outermostRoots(plan.writeRoots.map((w) => w.root));
   if (roots.length > MAX_SEPARATE_WRITE_ROOTS) {
@@ -111,16 +118,18 @@ export function buildMountPlan(
   };
   for (const root of plan.writeRoots) {
     // Most protected paths of a root start with a name its listing lacks (.git, .claude, ...
-    // in a build directory): missing, known without a look each.
+    // in a build directory): missing, known without a look each. Only paths inside the root are
+    // known so (a nested checkout's .git file may point elsewhere).
     const listed = host.listedIn?.(root.root);
     const prefix = root.root === '/' ? '/' : `${root.root}/`;
-    const absent = (path: string) => {
-      if (listed === undefined || !path.startsWith(prefix)) return false;
-      if (listed.size === 0) return true;
-      const end = path.indexOf('/', prefix.length);
-      return !listed.mayHold(path.slice(prefix.length, end === -1 ? undefined : end));
-    };
-    for (const sub of root.readOnlySubpaths) if (!absent(sub) && present(root.root, sub)) targets.push(sub);
+    for (const sub of root.readOnlySubpaths) {
+      if (listed !== undefined && hasPrefix(sub, prefix)) {
+        if (listed.size === 0) continue;
+        const end = sub.indexOf('/', prefix.length);
+        if (!listed.mayHold(sub.slice(prefix.length, end === -1 ? undefined : end))) continue;
+      }
+      if (present(root.root, sub)) targets.push(sub);
+    }
     if (listed?.size === 0) continue;
     for (const name of root.protectedNames) {
       if (listed !== undefined && !listed.mayHold(name)) continue;
@@ -137,10 +146,15 @@ export function buildMountPlan(
     const root = separate.holderOf(target);
     if (root === undefined) continue;
     for (let dir = dirname(target); dir !== root && isWithin(root, dir); dir = dirname(dir)) {
+      // A pin met again: the walk that added it went on to the root already (1,000 denied files
+      // of a workspace share their upper directories).
+      if (pins.has(dir)) break;
       if (host.kind(dir) === 'dir') pins.add(dir);
     }
   }
-  for (const dir of [...pins].sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b))) {
+  // Outer pins first (a pin mounted later would hide one inside it), then in a fixed order.
+  const byDepth = [...pins].map((dir) => ({ dir, depth: depthOf(dir) }));
+  for (const { dir } of byDepth.sort((a, b) => a.depth - b.depth || a.dir.localeCompare(b.dir))) {
     ops.push({ kind: 'pin', path: dir });
   }
   for (const path of targets) ops.push({ kind: 'readonly_bind', path });
@@ -160,7 +174,7 @@ export function buildMountPlan(
   ops.push({ kind: 'proc', path: '/proc' });
   for (const path of host.procReadonly) ops.push({ kind: 'readonly_bind', path });
   ops.push({ kind: 'devpts', path: '/dev/pts' });
-  return { ops, privateTmp };
+  return { ops, privateTmp, separateRoots: roots };
 }
 
 /**

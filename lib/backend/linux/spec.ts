@@ -188,7 +188,7 @@ export function buildLinuxSpec(
   const limits = buildLinuxLimits(plan.limits);
   const mounts = buildMountPlan(plan, host, limits);
   const readTree = plan.denyReadTree === undefined ? undefined : { ...plan.denyReadTree, list: listTreeDir };
-  const landlock = buildLandlockPlan(plan, { abi: context.landlockAbi, rootEntries: entries, privateTmp: mounts.privateTmp, ...(readTree === undefined ? {} : { readTree }) });
+  const landlock = buildLandlockPlan(plan, { abi: context.landlockAbi, rootEntries: entries, privateTmp: mounts.privateTmp, separateRoots: mounts.separateRoots, ...(readTree === undefined ? {} : { readTree }) });
   const seccomp = buildSeccompWords({ arch, network: plan.network, blockUnixSockets: plan.blockUnixSockets });
   return {
     argv: plan.argv,
