@@ -16,22 +16,35 @@ function markerDir(env: Env): string {
   return join(buildUserCacheDir(env), 'zero', 'write-roots');
 }
 
-function markerOf(root: string, env: Env): string {
-  return join(markerDir(env), sha256Hex(root).slice(0, 32));
+function markerOf(root: string, env: Env, dir: string = markerDir(env)): string {
+  return join(dir, sha256Hex(root).slice(0, 32));
 }
 
-// Roots this process has noted already (a burst of runs with the same roots notes them once).
-const noted = new Set<string>();
+// Roots this process has noted already, by marker directory (a burst of runs with the same roots
+// notes them once). Bounded: past the bound the roots are forgotten and noted again.
+const noted = new Map<string, Set<string>>();
+const MAX_NOTED = 65536;
+let notedCount = 0;
 
 /** Remembers `roots` (absolute, resolved) as write roots of a sandboxed run. Never throws. */
 export function noteWriteRoots(roots: readonly string[], env: Env = process.env): void {
-  const fresh = roots.filter((root) => !noted.has(`${markerDir(env)}\0${root}`));
+  // The directory is worked out once per call, not once per root (1,000 roots are a run's policy).
+  const dir = markerDir(env);
+  const known = noted.get(dir);
+  const fresh = known === undefined ? roots : roots.filter((root) => !known.has(root));
   if (fresh.length === 0) return;
   try {
-    mkdirSync(markerDir(env), { recursive: true, mode: 0o700 });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (notedCount + fresh.length > MAX_NOTED) {
+      noted.clear();
+      notedCount = 0;
+    }
+    const done = noted.get(dir) ?? new Set<string>();
+    noted.set(dir, done);
     for (const root of fresh) {
-      closeSync(openSync(markerOf(root, env), 'a', 0o600));
-      noted.add(`${markerDir(env)}\0${root}`);
+      closeSync(openSync(markerOf(root, env, dir), 'a', 0o600));
+      if (!done.has(root)) notedCount++;
+      done.add(root);
     }
   } catch {
     // An unwritable cache dir: the check falls back to the workspaces' runtime state.

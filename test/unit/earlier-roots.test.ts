@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// The markers of earlier write roots: a root noted once in a process is not noted again in the same
+// marker directory, and a root noted for one user cache dir is still noted in another.
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { noteWriteRoots, wasWriteRoot } from '../../lib/sandbox/earlier-roots.js';
+
+/** An environment whose user cache dir is `dir` on every OS (XDG on Linux, LOCALAPPDATA, HOME). */
+function envAt(dir: string): Record<string, string> {
+  return { XDG_CACHE_HOME: dir, LOCALAPPDATA: dir, HOME: dir };
+}
+
+function markers(env: Record<string, string>): string[] {
+  const cache = process.platform === 'darwin' ? join(env.HOME as string, 'Library', 'Caches') : (env.XDG_CACHE_HOME as string);
+  try {
+    return readdirSync(join(cache, 'zero', 'write-roots'));
+  } catch {
+    return [];
+  }
+}
+
+test('a noted root is noted once per marker directory; another directory or a new root is noted again', () => {
+  const base = mkdtempSync(join(tmpdir(), 'zs-earlier-'));
+  try {
+    const a = envAt(join(base, 'a'));
+    const b = envAt(join(base, 'b'));
+    const roots = [join(base, 'r1'), join(base, 'r2')];
+    noteWriteRoots(roots, a);
+    assert.ok(roots.every((root) => wasWriteRoot(root, a)));
+    assert.is(markers(a).length, 2);
+    // The same roots again in the same directory: no file work (a marker removed meanwhile stays gone).
+    rmSync(join(base, 'a'), { recursive: true });
+    noteWriteRoots(roots, a);
+    assert.is(markers(a).length, 0, 'noted already in this process');
+    // Another user cache dir never takes the first one's answer.
+    noteWriteRoots(roots, b);
+    assert.ok(roots.every((root) => wasWriteRoot(root, b)));
+    assert.not.ok(wasWriteRoot(join(base, 'r3'), b));
+    // A changed list: only the new root is new.
+    noteWriteRoots([...roots, join(base, 'r3')], a);
+    assert.equal(markers(a).length, 1);
+    assert.ok(wasWriteRoot(join(base, 'r3'), a));
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test.run();
