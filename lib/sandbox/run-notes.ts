@@ -38,27 +38,12 @@ import { closeSync, constants, openSync, readdirSync, readFileSync, renameSync, 
 import { join } from 'node:path';
 
 import { rootsOverlap } from '../path-within.js';
-import type { OwnEntry } from './own-entries.js';
 import { ensureDir, forgetCheckedDir, refuse, runNotesDir, shmNotesDir } from './run-notes-dir.js';
+import { decode, encode, secondName, type SharedNotes } from './run-notes-file.js';
 import { buildOwnerName, currentOwner, ownerAlive, parseOwnerName, processStart } from './runtime-lease.js';
 
+export type { SharedNotes } from './run-notes-file.js';
 export { chooseNotesDir, notesPlacesToHide, runNotesDir, shmNotesDir, stateNotesBase, stateNotesDir } from './run-notes-dir.js';
-
-/** One run's notes as another run takes them (byte-string paths, as in GitGuard). */
-export interface SharedNotes {
-  /** When the run noted (monotonic ns): older notes are taken first. */
-  since: bigint;
-  /** Its write roots that have protected names (plan paths). */
-  roots: string[];
-  /** Every write root of the run (byte strings). */
-  gitRoots: string[];
-  configs: Map<string, { bytes: Buffer | undefined; state: string }>;
-  watched: Map<string, string>;
-  ownEntries: OwnEntry[];
-  /** The run's whole after-run check, packed (missed-checks.ts); absent in notes of other versions. */
-  after?: unknown;
-}
-
 
 // Who this module instance is: the process, and a token telling worker threads (each with its own
 // in-process notes) apart.
@@ -217,6 +202,24 @@ function aliveOnce(): (owner: string) => boolean {
   };
 }
 
+/**
+ * rootsOverlap(other, roots) for one listing: each distinct list of roots asked once (another
+ * process's burst of runs of 1,000 write roots lists as many entries with the same roots, each
+ * a thousand-by-thousand test). Kept for the listing only.
+ */
+function overlapOnce(roots: readonly string[]): (other: readonly string[]) => boolean {
+  const answers = new Map<string, boolean>();
+  return (other) => {
+    const key = JSON.stringify(other);
+    let answer = answers.get(key);
+    if (answer === undefined) {
+      answer = rootsOverlap(other, roots);
+      answers.set(key, answer);
+    }
+    return answer;
+  };
+}
+
 /** A published run's notes: `started()` once its sandbox exists, `end()` once its check has run (neither throws). */
 export interface PublishedNotes {
   /** Records the host pid of the sandbox's pid 1: a later run waits for it before a missed check. */
@@ -289,7 +292,7 @@ export function openNotingWindow(given?: string): NotingWindow {
         closeSync(fd as number);
         fd = undefined;
         // process.platform: only Linux runs a missed check (see the header).
-        if (process.platform === 'linux') writeFileSync(check, text, { flag: 'wx', mode: 0o600 });
+        if (process.platform === 'linux') secondName(marker, check, text);
         renameSync(marker, live);
       } catch (error) {
         abandon();
@@ -408,6 +411,7 @@ function takeNotes(dir: string, names: readonly string[], start: bigint, marker:
   // are skipped unparsed: a burst of runs lists hundreds of them in every run.
   const ownPublished = `r.${me}.`;
   const alive = aliveOnce();
+  const overlaps = overlapOnce(roots);
   for (const name of names) {
     if (name.startsWith('s.') || name.startsWith('c.') || name.startsWith(ownPublished)) continue;
     const entry = parseEntry(name);
@@ -429,7 +433,7 @@ function takeNotes(dir: string, names: readonly string[], start: bigint, marker:
     }
     // This realm's own runs are its in-process notes (protected.ts).
     if (mine || (entry.kind !== 'r' && entry.kind !== 'k' && !(entry.kind === 'e' && entry.at >= start))) continue;
-    if (rootsByName.has(name) && !rootsOverlap(rootsByName.get(name) as string[], roots)) continue;
+    if (rootsByName.has(name) && !overlaps(rootsByName.get(name) as string[])) continue;
     let notes = readNotes(dir, name);
     if (notes === undefined && (entry.kind === 'r' || entry.kind === 'k')) {
       // It ended meanwhile: its notes are under an e. name, kept while our marker is there.
@@ -438,7 +442,7 @@ function takeNotes(dir: string, names: readonly string[], start: bigint, marker:
     }
     if (notes === undefined) continue;
     if (!rootsByName.has(name)) rememberRoots(name, notes.roots);
-    if (rootsOverlap(notes.roots, roots)) taken.push(notes);
+    if (overlaps(notes.roots)) taken.push(notes);
   }
   // Ended runs' notes are kept while a run noting since before they ended may need them: one that
   // ended before this window opened and before every marker listed is needed by no run (a marker
@@ -446,45 +450,4 @@ function takeNotes(dir: string, names: readonly string[], start: bigint, marker:
   const oldest = liveMarkers.reduce((a, b) => (b < a ? b : a), start);
   for (const t of tombstones) if (t.at < oldest) tryUnlink(join(dir, t.name));
   return taken.sort((a, b) => (a.since < b.since ? -1 : a.since > b.since ? 1 : 0));
-}
-
-/** The notes as a file: JSON in UTF-8 (byte-string paths round-trip as their code points), contents in base64. */
-function encode(notes: SharedNotes): string {
-  return JSON.stringify({
-    v: 1,
-    since: notes.since.toString(),
-    roots: notes.roots,
-    gitRoots: notes.gitRoots,
-    configs: [...notes.configs].map(([path, c]) => [path, c.bytes === undefined ? null : c.bytes.toString('base64'), c.state]),
-    watched: [...notes.watched],
-    ownEntries: notes.ownEntries.map((e) => ({ ...e, content: e.content?.toString('base64') })),
-    ...(notes.after === undefined ? {} : { after: notes.after }),
-  });
-}
-
-function decode(text: string): SharedNotes | undefined {
-  try {
-    const raw = JSON.parse(text) as {
-      v: number;
-      since: string;
-      roots: string[];
-      gitRoots: string[];
-      configs: Array<[string, string | null, string]>;
-      watched: Array<[string, string]>;
-      ownEntries: Array<Omit<OwnEntry, 'content'> & { content?: string }>;
-      after?: unknown;
-    };
-    if (raw.v !== 1) return undefined;
-    return {
-      since: BigInt(raw.since),
-      roots: raw.roots,
-      gitRoots: raw.gitRoots,
-      configs: new Map(raw.configs.map(([path, bytes, state]) => [path, { bytes: bytes === null ? undefined : Buffer.from(bytes, 'base64'), state }])),
-      watched: new Map(raw.watched),
-      ownEntries: raw.ownEntries.map(({ content, ...e }) => (content === undefined ? e : { ...e, content: Buffer.from(content, 'base64') })),
-      ...(raw.after === undefined ? {} : { after: raw.after }),
-    };
-  } catch {
-    return undefined;
-  }
 }

@@ -83,13 +83,22 @@ test('a run takes the notes of other processes\' runs in flight of overlapping r
   const nested = new OtherRun(dir, join(ws, 'sub'), 'nested');
   await nested.said('published');
   const elsewhere = new OtherRun(dir, join(base, 'other'), 'elsewhere');
+  await elsewhere.said('published');
+  // Runs with the same roots as one before (a burst): each is asked on its own merits.
+  const again = new OtherRun(dir, ws, 'again');
+  await again.said('published');
+  const elsewhereAgain = new OtherRun(dir, join(base, 'other'), 'elsewhere again');
   try {
-    await elsewhere.said('published');
+    await elsewhereAgain.said('published');
     const window = openNotingWindow(dir);
-    assert.equal(tags(window.take([ws])), ['first', 'nested'], 'oldest first, the unrelated root left out');
+    assert.equal(tags(window.take([ws])), ['first', 'nested', 'again'], 'oldest first, the unrelated root left out');
     window.abandon();
+    // Another policy in the same process is asked afresh, not answered from the first one's take.
+    const other = openNotingWindow(dir);
+    assert.equal(tags(other.take([join(base, 'other', 'deep')])), ['elsewhere', 'elsewhere again']);
+    other.abandon();
   } finally {
-    for (const run of [first, nested, elsewhere]) await run.tell('exit');
+    for (const run of [first, nested, elsewhere, again, elsewhereAgain]) await run.tell('exit');
   }
 }));
 
@@ -166,6 +175,11 @@ test('a run publishes its notes once it has taken the others\', and withdraws th
   window.take([ws]);
   const published = window.publish({ since: window.since, roots: [ws], gitRoots: [ws], configs: new Map([[`${ws}/.git/config`, { bytes: Buffer.from('mine'), state: 'file:1' }]]), watched: new Map(), ownEntries: [] });
   assert.equal(readdirSync(dir).map((name) => name[0]).sort(), ['c', 'r'], 'published, with its check for a run that finds this process dead');
+  // The check is the same notes: a second name of the published file (written once).
+  const [check, live] = readdirSync(dir).sort().map((name) => join(dir, name)) as [string, string];
+  assert.is(readFileSync(check, 'utf8'), readFileSync(live, 'utf8'));
+  assert.is(statSync(check).ino, statSync(live).ino);
+  assert.is(statSync(live).nlink, 2);
   published.end();
   assert.ok(readdirSync(dir).every((name) => name.startsWith('e.')), 'withdrawn');
 }));
