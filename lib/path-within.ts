@@ -24,13 +24,18 @@ export function hasPrefix(text: string, prefix: string): boolean {
   return text.lastIndexOf(prefix, 0) === 0;
 }
 
+// The pieces of an unclean path, built once (isCleanAbsolute runs for every path a run looks up).
+const EMPTY_PART = sep + sep;
+const DOT = `${sep}.`;
+const DOT_PART = DOT + sep;
+const DOTS = `${sep}..`;
+const DOTS_PART = DOTS + sep;
+
 /** An absolute path with no empty, `.` or `..` component and no trailing separator (`/` itself is clean). */
 export function isCleanAbsolute(path: string): boolean {
   if (path === sep) return true;
-  if (!path.startsWith(sep) || path.endsWith(sep)) return false;
-  const dot = `${sep}.`;
-  const dots = `${sep}..`;
-  return !(path.includes(sep + sep) || path.includes(dot + sep) || path.endsWith(dot) || path.includes(dots + sep) || path.endsWith(dots));
+  if (!hasPrefix(path, sep) || path.endsWith(sep)) return false;
+  return !(path.includes(EMPTY_PART) || path.includes(DOT_PART) || path.endsWith(DOT) || path.includes(DOTS_PART) || path.endsWith(DOTS));
 }
 
 /**
