@@ -19,7 +19,7 @@ import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js
 import { checkToolConfigs, elidedNote, holdToolConfigs, noteToolConfigs, toolConfigPathFilter, type ToolConfigGuard } from './tool-configs.js';
 import { packCheck, unpackCheck, type InterruptedRunReport } from './missed-checks.js';
 import { looksNow, TopLooks, unchangedRoots } from './root-tops.js';
-import { claimMissedChecks, openNotingWindow, type NotingWindow, type PublishedNotes, type SharedNotes } from './run-notes.js';
+import { claimMissedChecks, openNotingWindow, type NotingWindow, type SharedNotes } from './run-notes.js';
 
 export type { ProtectedPathViolation } from './git-check.js';
 
@@ -125,6 +125,24 @@ export interface ProtectedPathGuard {
  */
 const inFlight: Array<{ roots: string[]; guard: ProtectedPathGuard }> = [];
 
+/**
+ * The noting windows of this process's runs open now (a guard taken in pieces, beginGuard), and
+ * the runs of this process that ended while one was open: a run that began noting before one of
+ * them ended may have seen what its command left before its check undid it, so it takes that
+ * run's notes, as it does another process's (run-notes.ts). Kept until no window older is open.
+ */
+const openWindows: Array<{ since: bigint }> = [];
+const endedWhileNoting: Array<{ roots: string[]; guard: ProtectedPathGuard; ended: bigint }> = [];
+
+function closeWindow(window: { since: bigint }): void {
+  const index = openWindows.indexOf(window);
+  if (index >= 0) openWindows.splice(index, 1);
+  const oldest = openWindows.reduce<bigint | undefined>((a, w) => (a === undefined || w.since < a ? w.since : a), undefined);
+  for (let i = endedWhileNoting.length - 1; i >= 0; i--) {
+    if (oldest === undefined || (endedWhileNoting[i] as { ended: bigint }).ended < oldest) endedWhileNoting.splice(i, 1);
+  }
+}
+
 /** Never equal to a state `inspect` gives: a config noted so is compared as if it was missing. */
 const UNKNOWN_BEFORE = 'unknown:';
 
@@ -145,7 +163,8 @@ function notesOf(roots: string[], guard: ProtectedPathGuard): SharedNotes {
  * this run's own notes.
  */
 function takeNotesOfRunsInFlight(guard: ProtectedPathGuard, roots: readonly string[], others: readonly SharedNotes[]): void {
-  const local = inFlight.filter((run) => rootsOverlap(run.roots, roots)).map((run) => notesOf(run.roots, run.guard));
+  const ended = endedWhileNoting.filter((run) => run.ended >= guard.since);
+  const local = [...inFlight, ...ended].filter((run) => rootsOverlap(run.roots, roots)).map((run) => notesOf(run.roots, run.guard));
   if (local.length === 0 && others.length === 0) return;
   const earlier = [...local, ...others].sort((a, b) => (a.since < b.since ? -1 : a.since > b.since ? 1 : 0));
   const mine = new DirectorySet(roots.map(toBytes));
@@ -209,7 +228,14 @@ function toolGuardOf(run: SharedNotes): ToolConfigGuard | undefined {
   }
 }
 
-/**
+/** What guardProtectedPaths gives: the plan with the read-only paths added, the notes, and their release. */
+export interface GuardedRun {
+  plan: SandboxPlan;
+  guard: ProtectedPathGuard;
+  release: () => void;
+  started: (pid: number) => void;
+}
+
 /**
  * Before a run: the plan with every existing file that could make host git (or the agent, through
  * .zero/.agents) run code later added as read-only paths of its write root, and what to check
@@ -219,39 +245,85 @@ function toolGuardOf(run: SharedNotes): ToolConfigGuard | undefined {
  * until `release` is called: once the sandbox is gone and its check has run, or when it does not
  * start. Call it right before the sandbox starts (its command may change things from then on).
  */
-export function guardProtectedPaths(plan: SandboxPlan): { plan: SandboxPlan; guard: ProtectedPathGuard; release: () => void; started: (pid: number) => void } {
+export function guardProtectedPaths(plan: SandboxPlan): GuardedRun {
+  const guarding = beginGuard(plan);
+  for (;;) {
+    const guarded = guarding.step();
+    if (guarded !== undefined) return guarded;
+  }
+}
+
+/**
+ * guardProtectedPaths in pieces, for a start whose pieces may run in different turns of the event
+ * loop (start-pacing.ts): each `step()` does the next one (the missed checks of earlier runs of
+ * these roots; the look at the repositories; the rest of the notes and their publication) and the
+ * last returns the guarded run. Between two pieces the noting window is open: runs of this process,
+ * as of others, that end meanwhile leave their notes for this one. A piece that throws has ended
+ * the guard (nothing stays published); `abandon()` ends one given up between pieces.
+ */
+export function beginGuard(plan: SandboxPlan): { step(): GuardedRun | undefined; abandon(): void } {
   const user = plan.writeRoots.filter((w) => w.protectedNames.length > 0);
   const roots = user.map((w) => w.root);
-  // What an earlier run of these roots planted before its process was killed is undone first: this
-  // run's notes must not take it as the state before.
-  const interrupted = user.length === 0 ? [] : finishInterruptedRuns(roots);
-  // Opened before anything is looked at: runs of other processes that end meanwhile leave their notes.
-  const window = user.length === 0 ? undefined : openNotingWindow();
-  let guarded: { plan: SandboxPlan; guard: ProtectedPathGuard };
-  let published: PublishedNotes | undefined;
-  try {
-    guarded = guardNoted(plan, user, window);
-    published = window?.publish({ ...notesOf(roots, guarded.guard), after: packCheck(guarded.guard) });
-  } catch (error) {
+  let interrupted: InterruptedRunReport[] = [];
+  let window: NotingWindow | undefined;
+  let local: { since: bigint } | undefined;
+  let scanned: Scanned | undefined;
+  let piece = user.length === 0 ? 2 : 0;
+  const abandon = (): void => {
     window?.abandon();
-    throw error;
-  }
-  if (interrupted.length > 0) guarded.guard.interrupted = interrupted;
-  const run = { roots, guard: guarded.guard };
-  inFlight.push(run);
-  // The agent and editor configs' notes are held the same way: in this process (tool-configs.ts),
-  // and for other processes in the published check (takeNotesOfRunsInFlight).
-  const releaseTools = holdToolConfigs(guarded.guard.tools);
-  let released = false;
-  const release = (): void => {
-    if (released) return;
-    released = true;
-    const index = inFlight.indexOf(run);
-    if (index >= 0) inFlight.splice(index, 1);
-    releaseTools();
-    published?.end();
+    if (local !== undefined) closeWindow(local);
+    window = undefined;
+    local = undefined;
+    piece = -1;
   };
-  return { ...guarded, release, started: (pid) => published?.started(pid) };
+  const step = (): GuardedRun | undefined => {
+    if (piece < 0) throw new SandboxError('protected_path', 'the protected-path notes of this run were given up');
+    try {
+      if (piece === 0) {
+        // What an earlier run of these roots planted before its process was killed is undone
+        // first: this run's notes must not take it as the state before.
+        interrupted = finishInterruptedRuns(roots);
+        piece = 1;
+        return undefined;
+      }
+      if (piece === 1) {
+        // Opened before anything is looked at: runs that end meanwhile leave their notes.
+        window = openNotingWindow();
+        local = { since: window.since };
+        openWindows.push(local);
+        scanned = scanNoted(plan, user);
+        piece = 2;
+        return undefined;
+      }
+      const guarded = noteRest(plan, user, window, scanned ?? scanNoted(plan, user));
+      const published = window?.publish({ ...notesOf(roots, guarded.guard), after: packCheck(guarded.guard) });
+      if (interrupted.length > 0) guarded.guard.interrupted = interrupted;
+      const run = { roots, guard: guarded.guard };
+      inFlight.push(run);
+      if (local !== undefined) closeWindow(local);
+      window = undefined;
+      local = undefined;
+      piece = -1;
+      // The agent and editor configs' notes are held the same way: in this process
+      // (tool-configs.ts), and for other processes in the published check (takeNotesOfRunsInFlight).
+      const releaseTools = holdToolConfigs(guarded.guard.tools);
+      let released = false;
+      const release = (): void => {
+        if (released) return;
+        released = true;
+        const index = inFlight.indexOf(run);
+        if (index >= 0) inFlight.splice(index, 1);
+        if (openWindows.length > 0) endedWhileNoting.push({ ...run, ended: process.hrtime.bigint() });
+        releaseTools();
+        published?.end();
+      };
+      return { ...guarded, release, started: (pid) => published?.started(pid) };
+    } catch (error) {
+      abandon();
+      throw error;
+    }
+  };
+  return { step, abandon };
 }
 
 /**
@@ -302,7 +374,13 @@ function nestedRootStamps(roots: readonly string[]): { stamps: Map<string, Entry
   };
 }
 
-function guardNoted(plan: SandboxPlan, user: WritableRoot[], window: NotingWindow | undefined): { plan: SandboxPlan; guard: ProtectedPathGuard } {
+/** What the look at the repositories found, for the rest of the notes (noteRest). */
+interface Scanned {
+  git: GitGuard;
+  stamps: Map<string, EntryInfo>;
+}
+
+function scanNoted(plan: SandboxPlan, user: WritableRoot[]): Scanned {
   // A git dir the command creates itself is checked as new after the run (git init must work):
   // only paths whose directory exists now are watched as they are.
   // The agent and editor configs have a check of their own (tool-configs.ts), with its reasons.
@@ -331,6 +409,10 @@ function guardNoted(plan: SandboxPlan, user: WritableRoot[], window: NotingWindo
   if (git.truncated) {
     throw new SandboxError('protected_path', `refusing to run: the git protections could not look at everything host git could run from (${git.truncatedAt ?? 'a limit was reached'}); run in a workspace with fewer repositories, or move the extra ones out of it`, { layer: 'git-guard', ...(git.truncatedAt ? { path: git.truncatedAt.replace(/: .*$/, '') } : {}) });
   }
+  return { git, stamps };
+}
+
+function noteRest(plan: SandboxPlan, user: WritableRoot[], window: NotingWindow | undefined, { git, stamps }: Scanned): { plan: SandboxPlan; guard: ProtectedPathGuard } {
   const roots = user.map((w) => w.root);
   // The agent and editor configs, those the scan found below the top of the roots included.
   const tools = noteToolConfigs(roots, git.named, git.namesCovered, stamps);

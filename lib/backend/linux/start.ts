@@ -18,7 +18,7 @@ import { maskedReadDenial } from '../../sandbox/denials.js';
 import { checkOptions, commandScript, normalizeCommand, type SandboxCommand, type SandboxOptions } from '../../sandbox/options.js';
 import { resolvePlan, resolveWorkspace } from '../../sandbox/plan.js';
 import { buildPrewarmKey, prewarmEnabled, prewarmPool } from '../../sandbox/prewarm.js';
-import { checkProtectedPaths, guardProtectedPaths } from '../../sandbox/protected.js';
+import { beginGuard, checkProtectedPaths, guardProtectedPaths, type GuardedRun } from '../../sandbox/protected.js';
 import { acquireRuntimeState } from '../../sandbox/runtime-state.js';
 import { nextPiece, resumePiece } from '../../sandbox/start-pacing.js';
 import { noteWriteRoots } from '../../sandbox/earlier-roots.js';
@@ -238,7 +238,7 @@ function beginLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) =
 interface NotedStart {
   context: LinuxContext;
   facts: ReturnType<PreparedRun['takeFacts']>;
-  guarded: ReturnType<typeof guardProtectedPaths>;
+  guarded: GuardedRun;
 }
 
 function noteLinux(prepared: PreparedRun): NotedStart {
@@ -250,6 +250,26 @@ function noteLinux(prepared: PreparedRun): NotedStart {
   // clone's promise settles): runs of the same write roots started meanwhile, in this process or
   // another, take them, until release() once the check has run or the start has failed.
   return { context, facts, guarded: guardProtectedPaths(prepared.plan) };
+}
+
+/**
+ * noteLinux with the notes in pieces (beginGuard): in a burst a piece after the first may wait for
+ * the event loop's next turn (start-pacing.ts), one start's notes no longer holding it whole.
+ */
+function noteLinuxInPieces(prepared: PreparedRun): NotedStart | Promise<NotedStart> {
+  const context = assertEnforceable(prepared.plan);
+  const facts = prepared.takeFacts();
+  const guarding = beginGuard(prepared.plan);
+  // Within the call while the slice has time: a start with no burst around it is decided at once.
+  const go = (guarded: GuardedRun | undefined): NotedStart | Promise<NotedStart> => {
+    while (guarded === undefined) {
+      const next = nextPiece(() => guarding.step());
+      if (next instanceof Promise) return next.then(go);
+      guarded = next;
+    }
+    return { context, facts, guarded };
+  };
+  return go(guarding.step());
 }
 
 /** The rest of a Linux start, after its notes: the spec, a prewarmed sandbox or the cold spawn to make. */
@@ -382,7 +402,8 @@ export function startLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: Os
  * loop no longer waits for. Everything that decides the start still happens within the call.
  */
 export async function startLinuxAsync(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void): Promise<OsProcess> {
-  const noted = noteLinux(prepared);
+  const noting = noteLinuxInPieces(prepared);
+  const noted = noting instanceof Promise ? await noting : noting;
   // In a burst, the spec and the clone may wait for the event loop's next turn (start-pacing.ts);
   // the notes stay published meanwhile, as they do while the clone runs. The addon's synchronous
   // part of the spawn (the plan read from the spec, the pipes) belongs to that piece.

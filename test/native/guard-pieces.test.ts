@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+// The protected-path notes taken in pieces (beginGuard), as a start in a burst takes them across
+// turns of the event loop: another run of this process can end between two pieces. Its command may
+// have changed a git config before this run looked at it and its check put the config back before
+// this run's notes were done; this run must then take that run's notes (the state before it), or
+// its own check would later "restore" the planted key. Run here with the guard's functions and the
+// commands' writes made on the host; the sandboxed form of the attack is concurrent-runs-restore.
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as assert from 'uvu/assert';
+import { test as uvuTest } from 'uvu';
+
+import { prepareLinux } from '../../lib/backend/linux/start.js';
+import { beginGuard, checkProtectedPaths, guardProtectedPaths } from '../../lib/sandbox/protected.js';
+import { runNotesDir } from '../../lib/sandbox/run-notes.js';
+import { hostRepo } from '../helpers/git-host.js';
+import { makeTree } from '../helpers/sandbox.js';
+
+// The shared run notes and the missed checks are Linux's.
+const test = process.platform === 'linux' ? uvuTest : uvuTest.skip;
+
+const PLANTED = '[core]\n\tfsmonitor = "touch /tmp/zs-guard-pieces-pwned;:"\n';
+
+/** The plan of a run of `/bin/true` in `ws` (only the plan is used: no sandbox starts). */
+function planOf(ws: string) {
+  const prepared = prepareLinux(['/bin/true'], { workspace: ws });
+  return { plan: prepared.plan, release: () => prepared.release() };
+}
+
+test('notes taken in pieces: three pieces, the last returns the guard', () => {
+  const t = makeTree();
+  const prepared = planOf(t.ws);
+  try {
+    hostRepo(t.ws);
+    const guarding = beginGuard(prepared.plan);
+    let pieces = 1;
+    let guarded = guarding.step();
+    while (guarded === undefined) {
+      pieces++;
+      guarded = guarding.step();
+    }
+    assert.is(pieces, 3);
+    assert.ok(guarded.guard.git.configs.has(join(t.ws, '.git', 'config')), 'the repository config is noted');
+    assert.equal(checkProtectedPaths(guarded.guard), []);
+    guarded.release();
+    assert.throws(() => guarding.step(), /given up/);
+  } finally {
+    prepared.release();
+    t.cleanup();
+  }
+});
+
+test('a run that ends between two pieces of another run\'s notes leaves its notes to it', () => {
+  const t = makeTree();
+  const prepared = planOf(t.ws);
+  try {
+    hostRepo(t.ws);
+    const config = join(t.ws, '.git', 'config');
+    const before = readFileSync(config);
+    // Run B is in flight; its command plants a program-running key.
+    const b = guardProtectedPaths(prepared.plan);
+    writeFileSync(config, PLANTED);
+    // Run A begins its notes and looks at the repository: it sees the planted key.
+    const a = beginGuard(prepared.plan);
+    assert.is(a.step(), undefined);
+    assert.is(a.step(), undefined);
+    // B's sandbox is gone: its check puts the config back, and B ends.
+    assert.equal(checkProtectedPaths(b.guard).map((v) => v.path), [config]);
+    b.release();
+    assert.equal(readFileSync(config), before);
+    // A's notes are done; its command changes nothing.
+    const guarded = a.step();
+    assert.ok(guarded !== undefined);
+    const violations = checkProtectedPaths(guarded.guard);
+    guarded.release();
+    assert.equal(violations, [], 'nothing is reported for a config A\'s command did not touch');
+    assert.equal(readFileSync(config), before, 'A\'s check did not put the planted key back');
+  } finally {
+    prepared.release();
+    t.cleanup();
+  }
+});
+
+test('a guard given up between pieces leaves no marker and cannot go on', () => {
+  const t = makeTree();
+  const prepared = planOf(t.ws);
+  // This process's noting markers in the shared directory (other processes may be noting too).
+  const markers = () => readdirSync(runNotesDir()).filter((name) => name.startsWith('n.') && name.includes(`.${process.pid}-`));
+  try {
+    hostRepo(t.ws);
+    const a = beginGuard(prepared.plan);
+    a.step();
+    a.step();
+    assert.is(markers().length, 1, 'the noting window is open between the pieces');
+    a.abandon();
+    assert.equal(markers(), []);
+    assert.throws(() => a.step(), /given up/);
+  } finally {
+    prepared.release();
+    t.cleanup();
+  }
+});
+
+uvuTest.run();
