@@ -8,7 +8,7 @@ import type { SandboxBackendName } from '../backend/types.js';
 import { SandboxError } from '../errors.js';
 import { normalizeCommand, validateOptions, type RunOptions, type SandboxCommand } from './options.js';
 import { execFailureMessage, startSandboxedAsync, type SandboxedProcess } from './process.js';
-import type { CapturedOutput, CapturedStream, SandboxBackend, SandboxExit } from './contract.js';
+import type { CaptureRequest, CapturedOutput, CapturedStream, SandboxBackend, SandboxExit } from './contract.js';
 import { collectStreams } from './capture.js';
 import { loadCurrentBackend, loadedCurrentBackend } from '../backend/current.js';
 import { truncationMarker } from './truncation.js';
@@ -110,6 +110,13 @@ export function joinCaptured(stream: CapturedStream): string {
  * approved network prompt runs the command with network allowed, still inside the sandbox.
  */
 export async function runSandboxed(command: SandboxCommand, options: RunOptions = {}): Promise<RunResult> {
+  // With a loaded backend the schema check is the first thing of the start's turn (start-pacing.ts):
+  // a burst of a thousand calls in one tick does not run a thousand checks in the caller's own loop.
+  // Nothing has run before it either way, and a bad option rejects the same.
+  const backend = loadedCurrentBackend();
+  if (backend !== undefined && (options as RunOptions | undefined)?.engine === undefined) {
+    return runWith(command, options, backend, () => validateOptions('run', options));
+  }
   validateOptions('run', options);
   return runValidated(command, options);
 }
@@ -139,21 +146,16 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
  * captured (by the addon on Linux, from the pipes elsewhere, with the same head-and-tail rule) and
  * assembles the RunResult.
  */
-export async function runWith(command: SandboxCommand, options: RunOptions, backend: SandboxBackend): Promise<RunResult> {
+export async function runWith(command: SandboxCommand, options: RunOptions, backend: SandboxBackend, check?: () => void): Promise<RunResult> {
   const started = performance.now();
-  const maxBuffer = options.maxBuffer ?? DEFAULT_MAX_BUFFER;
-  if (!Number.isSafeInteger(maxBuffer) || maxBuffer <= 0) {
-    throw new SandboxError('invalid_argument', 'options.maxBuffer must be a positive integer');
-  }
   // A burst's later starts wait for the event loop's next turn (start-pacing.ts); such a start
   // still belongs to the prewarm generation of this call.
   const prewarmGeneration = prewarmPool.generation;
   const turn = startTurn();
   if (turn !== undefined) await turn;
-  const input = options.input === undefined ? EMPTY : typeof options.input === 'string' ? Buffer.from(options.input) : options.input;
-  const overflowKill = options.onMaxBuffer === 'kill';
-  const spill = options.keepOutputFile === true ? openOutputFile() : undefined;
-  const capture = { input, maxBuffer, overflowKill, inheritStdin: options.inheritStdin === true, prewarmGeneration, ...(spill === undefined ? {} : { spill: spill.fd }) };
+  let maxBuffer: number;
+  let spill: { fd: number; path: string } | undefined;
+  let capture: CaptureRequest;
   let child: SandboxedProcess;
   let collected: ReturnType<typeof collectStreams> | undefined;
   try {
@@ -161,6 +163,15 @@ export async function runWith(command: SandboxCommand, options: RunOptions, back
     // off the caller's thread, so the next start of a burst does not wait for it.
     let starting: Promise<SandboxedProcess>;
     try {
+      check?.();
+      maxBuffer = options.maxBuffer ?? DEFAULT_MAX_BUFFER;
+      if (!Number.isSafeInteger(maxBuffer) || maxBuffer <= 0) {
+        throw new SandboxError('invalid_argument', 'options.maxBuffer must be a positive integer');
+      }
+      const input = options.input === undefined ? EMPTY : typeof options.input === 'string' ? Buffer.from(options.input) : options.input;
+      const overflowKill = options.onMaxBuffer === 'kill';
+      spill = options.keepOutputFile === true ? openOutputFile() : undefined;
+      capture = { input, maxBuffer, overflowKill, inheritStdin: options.inheritStdin === true, prewarmGeneration, ...(spill === undefined ? {} : { spill: spill.fd }) };
       starting = startSandboxedAsync(command, { ...options, capture }, backend);
     } finally {
       endTurn();
@@ -168,7 +179,7 @@ export async function runWith(command: SandboxCommand, options: RunOptions, back
     child = await starting;
     // The addon reads stdout and stderr itself and hands them over with the exit; elsewhere the
     // pipes are read here, under the same rule.
-    if (child.capturesOutput) child.stdin?.end(input);
+    if (child.capturesOutput) child.stdin?.end(capture.input);
     else collected = collectStreams([child.stdin, child.stdout, child.stderr], capture, () => child?.kill('SIGKILL'));
   } finally {
     // The addon holds its own descriptors for the file; a collection here writes it until the end.

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+// A burst of runSandboxed calls made in one tick: once a slice of the caller's event loop is used
+// up, each later call's option check waits for its start's turn (start-pacing.ts) instead of running
+// in the caller's own loop, and a bad option still rejects with invalid_argument (nothing ran).
+import * as assert from 'uvu/assert';
+import { test } from 'uvu';
+
+import { loadCurrentBackend } from '../../lib/backend/current.js';
+import { runSandboxed } from '../../lib/sandbox/run.js';
+import { endTurn, SLICE_MS, startTurn } from '../../lib/sandbox/start-pacing.js';
+import { rejection } from '../helpers/sandbox.js';
+
+/** Work on the caller's thread, as a sandbox start is. */
+function busy(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // spin
+  }
+}
+
+test('a burst\'s option checks run in the starts\' turns, not in the caller\'s loop', async () => {
+  await loadCurrentBackend();
+  await new Promise((resolve) => setImmediate(resolve));
+  let reads = 0;
+  // A bad option (nothing runs), read through a getter: each read is the check looking at it.
+  const options = () => ({
+    get timeoutMs(): number {
+      reads++;
+      return -1;
+    },
+  });
+  // A start that uses up the slice: the calls below have to wait for later turns.
+  const turn = startTurn();
+  assert.is(turn, undefined, 'the first start runs at once');
+  busy(SLICE_MS + 1);
+  endTurn();
+  const count = 20;
+  const calls = Array.from({ length: count }, () => runSandboxed(['/bin/true'], options()));
+  assert.is(reads, 0, 'no option was checked within the calls');
+  const errors = await Promise.all(calls.map((call) => rejection(call)));
+  assert.ok(reads >= count, `every call's options were checked in its turn (${reads} reads)`);
+  for (const error of errors) assert.is(error.code, 'invalid_argument', error.message);
+});
+
+test.run();
