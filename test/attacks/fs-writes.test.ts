@@ -1,6 +1,7 @@
 // Writes outside the write roots must fail by every route, also for a root caller, and the host
 // must be unchanged afterwards. Each test runs the attack in a real sandbox, then checks the host.
-import { lstatSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -193,6 +194,24 @@ sandboxTest('renaming the parent of a denyWrite file to swap the file is blocked
     assert.is(readFileSync(join(t.ws, 'config', 'prod', 'app.yaml'), 'utf8'), 'original');
     assert.equal(readdirSync(t.ws), ['config']);
   } finally {
+    t.cleanup();
+  }
+});
+
+// A denyWrite file in the host's /tmp (outside every write root) is out of reach already: the
+// sandbox has a private /tmp. Such an entry must not make the run fail, and the host file stays.
+sandboxTest('a denyWrite entry in the host /tmp outside the write roots runs, and the host file is unchanged', async () => {
+  const t = makeTree();
+  const hostTmp = mkdtempSync(join(tmpdir(), 'zs-denywrite-'));
+  try {
+    const file = join(hostTmp, 'keep.txt');
+    writeFileSync(file, 'original');
+    const r = await sh(t, `echo evil > ${file}; echo ok > free.txt`, { denyWrite: [file] });
+    assert.is(readFileSync(join(t.ws, 'free.txt'), 'utf8'), 'ok\n', r.stderr);
+    assert.is(readFileSync(file, 'utf8'), 'original');
+    assert.equal(readdirSync(hostTmp), ['keep.txt']);
+  } finally {
+    rmSync(hostTmp, { recursive: true, force: true });
     t.cleanup();
   }
 });

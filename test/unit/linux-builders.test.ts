@@ -105,11 +105,13 @@ test('mount plan: clone roots, read-only host, private tmp, attach, protect, mas
     writeRoots: [buildWritableRoot('/work/ws'), buildWritableRoot('/tmp/extra')],
     // The host's /tmp and /dev/shm files are not visible in the sandbox: no masks there.
     denyRead: ['/home/u/.aws', '/home/u/.npmrc', '/tmp/gone', '/dev/shm/gone', '/work/ws/.env'],
-    denyWrite: ['/work/ws/locked'],
+    // Nor made read-only (there is no such path to mount onto), unless inside a write root there.
+    denyWrite: ['/work/ws/locked', '/tmp/host-only', '/dev/shm/host-only', '/tmp/extra/kept'],
   };
   const { ops, privateTmp } = buildMountPlan(plan, host({
     '/work/ws/.git': 'dir', '/work/ws/.git/hooks': 'dir', '/work/ws/.git/config': 'file', '/work/ws/.zero': 'dir',
     '/home/u/.aws': 'dir', '/home/u/.npmrc': 'file', '/work/ws/.env': 'file', '/work/ws/locked': 'file', '/tmp/gone': 'file', '/dev/shm/gone': 'file',
+    '/tmp/host-only': 'file', '/dev/shm/host-only': 'file', '/tmp/extra/kept': 'file',
   }));
   assert.ok(privateTmp);
   assert.equal(ops.map((op) => `${op.kind} ${op.path}${op.slot === undefined ? '' : ` #${op.slot}`}`), [
@@ -126,6 +128,7 @@ test('mount plan: clone roots, read-only host, private tmp, attach, protect, mas
     'readonly_bind /work/ws/.git/config',
     'readonly_bind /work/ws/.zero',
     'readonly_bind /work/ws/locked',
+    'readonly_bind /tmp/extra/kept',
     'mask_dir /home/u/.aws',
     'mask_file /home/u/.npmrc',
     'mask_file /work/ws/.env',

@@ -96,6 +96,10 @@ export function buildMountPlan(
   // A write root that is /tmp itself (or holds it) keeps the host's /tmp: no private one then.
   const privateTmp = !roots.some((root) => isWithin(root, '/tmp'));
   const separate = new DirectorySet(roots);
+  // Under the private /tmp (outside a write root there) and under /dev/shm (always the sandbox's
+  // own; no write root may lie in /dev) the host's files are not visible in the sandbox: nothing of
+  // theirs to mask or make read-only, and no path there to mount onto.
+  const hostHidden = (path: string) => (privateTmp && isWithin('/tmp', path) && !separate.holds(path)) || isWithin('/dev/shm', path);
   roots.forEach((root, slot) => ops.push({ kind: 'detach_clone', path: root, slot }));
   ops.push({ kind: 'readonly_all', path: '/' });
   // A capped tmpfs gets a watch slot (0 /tmp, 1 /dev/shm): the sandbox's init reports it when it
@@ -137,7 +141,7 @@ export function buildMountPlan(
       if (host.kind(path) !== 'missing') targets.push(path);
     }
   }
-  for (const path of plan.denyWrite) if (host.kind(path) !== 'missing') targets.push(path);
+  for (const path of plan.denyWrite) if (!hostHidden(path) && host.kind(path) !== 'missing') targets.push(path);
   // Pin every directory between a write root and a read-only target (a writable bind onto
   // itself): a mount point cannot be renamed or removed, so renaming a parent cannot carry the
   // read-only mount away and leave the original path free for a file of the command's choosing.
@@ -159,9 +163,8 @@ export function buildMountPlan(
   }
   for (const path of targets) ops.push({ kind: 'readonly_bind', path });
   for (const path of plan.denyRead) {
-    // Under the private /tmp and /dev/shm the host path is not visible anyway (and the file masks
-    // are staged in the sandbox's own /dev/shm while they are made).
-    if ((privateTmp && isWithin('/tmp', path) && !separate.holds(path)) || isWithin('/dev/shm', path)) continue;
+    // (The file masks are also staged in the sandbox's own /dev/shm while they are made.)
+    if (hostHidden(path)) continue;
     const kind = host.kind(path);
     if (kind === 'file') ops.push({ kind: 'mask_file', path });
     else if (kind === 'dir') {
