@@ -104,15 +104,23 @@ struct OpenHow {
 constexpr uint64_t kResolveNoMagiclinks = 0x02;
 constexpr uint64_t kResolveNoSymlinks = 0x04;
 
-// One openat2 resolves the whole path refusing every symlink (Linux 5.6+): a handful of system
-// calls fewer than the walk below. -2 when the kernel (or a seccomp filter) lacks it.
+// The whole path resolved by one openat2 (see OpenNoLinks): a handful of system calls fewer than
+// the walk below. -2 when openat2 is missing.
 int OpenDirAtOnce(const std::vector<std::string>& all, int* err) {
-  static bool unavailable = false;
-  if (unavailable) return -2;
   std::string path = "/";
   for (size_t i = 0; i < all.size(); ++i) path += (i == 0 ? "" : "/") + all[i];
-  OpenHow how = {static_cast<uint64_t>(kWalkFlags), 0, kResolveNoSymlinks | kResolveNoMagiclinks};
-  int fd = static_cast<int>(syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how));
+  return OpenNoLinks(AT_FDCWD, path.c_str(), kWalkFlags, err);
+}
+#endif
+
+}  // namespace
+
+int OpenNoLinks(int dirfd, const char* path, int flags, int* err) {
+#if defined(__linux__)
+  static bool unavailable = false;
+  if (unavailable) return -2;
+  OpenHow how = {static_cast<uint64_t>(flags), 0, kResolveNoSymlinks | kResolveNoMagiclinks};
+  int fd = static_cast<int>(syscall(SYS_openat2, dirfd, path, &how, sizeof how));
   if (fd >= 0) return fd;
   if (errno == ENOSYS || errno == EPERM || errno == E2BIG) {
     unavailable = errno == ENOSYS;
@@ -120,10 +128,14 @@ int OpenDirAtOnce(const std::vector<std::string>& all, int* err) {
   }
   *err = errno;
   return -1;
-}
+#else
+  (void)dirfd;
+  (void)path;
+  (void)flags;
+  (void)err;
+  return -2;
 #endif
-
-}  // namespace
+}
 
 int OpenDir(const std::string& root, const std::vector<std::string>& parts, size_t count,
             int* err) {

@@ -9,10 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#if defined(__linux__)
-#include <sys/syscall.h>
-#endif
-
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -57,37 +53,12 @@ bool PathLess(const char* a, size_t an, const char* b, size_t bn) {
   return an < bn;
 }
 
-#if defined(__linux__)
-#ifndef SYS_openat2
-#define SYS_openat2 437  // the same number on every architecture
-#endif
-struct OpenHow {
-  uint64_t flags;
-  uint64_t mode;
-  uint64_t resolve;
-};
-constexpr uint64_t kResolveNoMagiclinks = 0x02;
-constexpr uint64_t kResolveNoSymlinks = 0x04;
-#endif
-
 // Opens the directory path[from, to) (components, '/' first) below `dirfd` refusing every link:
 // one openat2 (Linux 5.6+), else one openat with O_NOFOLLOW per component. -1 and *err.
 int OpenBelow(int dirfd, const std::string& path, size_t from, size_t to, int* err) {
-#if defined(__linux__)
-  static bool unavailable = false;
-  if (!unavailable) {
-    std::string rel(path, from + 1, to - from - 1);
-    OpenHow how = {static_cast<uint64_t>(walk::kWalkFlags), 0,
-                   kResolveNoSymlinks | kResolveNoMagiclinks};
-    int fd = static_cast<int>(syscall(SYS_openat2, dirfd, rel.c_str(), &how, sizeof how));
-    if (fd >= 0) return fd;
-    if (errno != ENOSYS && errno != EPERM && errno != E2BIG) {
-      *err = errno;
-      return -1;
-    }
-    unavailable = errno == ENOSYS;
-  }
-#endif
+  std::string rel(path, from + 1, to - from - 1);
+  int fd = walk::OpenNoLinks(dirfd, rel.c_str(), walk::kWalkFlags, err);
+  if (fd != -2) return fd;
   Fd cur;
   std::string name;
   for (size_t at = from; at < to;) {

@@ -60,6 +60,11 @@ struct Target {
 // Opens the parent of root/rel without following links; false and *err (ENOENT when missing).
 bool OpenTarget(const std::string& root, const std::string& rel, Target* t, int* err);
 
+// Opens `path` (relative to `dirfd`, or absolute) with `flags` by one openat2 that refuses every
+// symlink on the way and as the last component (Linux 5.6+): the fewest system calls. -1 and *err
+// when it fails; -2 when the kernel (or a seccomp filter) lacks openat2 and the caller must walk.
+int OpenNoLinks(int dirfd, const char* path, int flags, int* err);
+
 // Opens the directory root/parts[0..count) component by component, never following a link.
 int OpenDir(const std::string& root, const std::vector<std::string>& parts, size_t count, int* err);
 

@@ -17,7 +17,6 @@
 #include "posix/fs_walk.h"
 
 #if defined(__linux__)
-#include <linux/openat2.h>
 #include <sys/syscall.h>
 #endif
 
@@ -61,25 +60,6 @@ bool Clean(const std::string& path) {
 using Entries = std::vector<std::pair<std::string, char>>;
 
 #if defined(__linux__)
-// The directory at `path` opened for reading by one openat2 that refuses every symlink on the way
-// and as the last component (Linux 5.6+): the fewest system calls per root. -2 when the kernel (or
-// a seccomp filter) lacks openat2.
-int OpenWhole(const std::string& path, int* err) {
-  static bool unavailable = false;
-  if (unavailable) return -2;
-  struct open_how how = {};
-  how.flags = fs_beneath::walk::kReadDirFlags;
-  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  int fd = static_cast<int>(syscall(__NR_openat2, AT_FDCWD, path.c_str(), &how, sizeof how));
-  if (fd >= 0) return fd;
-  if (errno == ENOSYS || errno == EPERM || errno == E2BIG) {
-    unavailable = errno == ENOSYS;
-    return -2;
-  }
-  *err = errno;
-  return -1;
-}
-
 // The entries of the directory open as `dirfd` by getdents64 itself (no DIR stream: three system
 // calls fewer per root than fdopendir), or false and *err.
 bool ReadDents(int dirfd, std::vector<char>* buf, Entries* out, int* err) {
@@ -157,7 +137,9 @@ Listing ListOne(const std::string& path, size_t max_looks, std::vector<char>* bu
   }
   Entries entries;
 #if defined(__linux__)
-  int whole = OpenWhole(path, &found.err);
+  // The whole root by one openat2 refusing every symlink (the fewest system calls per root).
+  int whole = fs_beneath::walk::OpenNoLinks(AT_FDCWD, path.c_str(), fs_beneath::walk::kReadDirFlags,
+                                            &found.err);
   if (whole == -1) return found;
   if (whole >= 0) {
     Fd dir(whole);
