@@ -44,6 +44,8 @@ export class HostFacts {
   readonly #lstat = new Map<string, Remembered<Stats>>();
   readonly #stat = new Map<string, Remembered<Stats>>();
   readonly #realpath = new Map<string, Remembered<string>>();
+  /** Kinds a no-follow walk found during this call (see noteLooked). */
+  readonly #kind = new Map<string, 'file' | 'dir'>();
   /** Directories listed during this call: their names folded to ASCII lower case (see noteListing). */
   readonly #listed = new Map<string, Set<string>>();
 
@@ -91,6 +93,30 @@ export class HostFacts {
       if (up === at) return;
       at = up;
     }
+  }
+
+  /**
+   * Records that a walk from "/" that follows no link (the addon's batched look) found `path`
+   * (clean, absolute) during this call, a directory or not, and not a link: it and every directory
+   * above it are their own real paths (see noteReal), the ones above are directories, and
+   * `lookedKind` answers for all of them without a look of its own.
+   */
+  noteLooked(path: string, directory: boolean): void {
+    if (!isClean(path)) return;
+    this.noteReal(path);
+    this.#kind.set(path, directory ? 'dir' : 'file');
+    for (let at = dirname(path); !this.#kind.has(at); at = dirname(at)) {
+      this.#kind.set(at, 'dir');
+      if (at === '/') return;
+    }
+  }
+
+  /**
+   * For a path noted by noteLooked (or above one): 'dir' or 'file' (anything else that is not a
+   * link), as `statSync` would tell; undefined for any other path.
+   */
+  lookedKind(path: string): 'file' | 'dir' | undefined {
+    return this.#kind.get(path);
   }
 
   /** `lstatSync(path, { throwIfNoEntry: false })`. */

@@ -18,6 +18,7 @@ import { listDirNames } from '../dir-listing.js';
 import { notesPlacesToHide } from './run-notes.js';
 import { PROTECTED_METADATA_NAMES, agentToolConfigPaths } from '../protected-names.js';
 import { forEachEntry, listRoots, type RootListing } from './root-walk.js';
+import { inspectMany } from './beneath.js';
 
 /** The protected metadata names of every write root (lib/protected-names.ts). */
 export const PROTECTED_NAMES = PROTECTED_METADATA_NAMES;
@@ -35,6 +36,22 @@ function existing(path: string, option: string, base: string, facts: HostFacts):
     return fail(`${option} ${path} does not exist`, absolute);
   }
 }
+
+/**
+ * Looks at the deny entries in one batched walk that follows no link (beneath.ts inspectMany;
+ * Linux): an entry found with no link on the way is its own real path, and its kind is known, so
+ * `existing` and the mount plan need no look of their own (1,000 entries were 2,000 lstat calls).
+ * An entry that is missing, unclean or reached through a link is left to `existing`.
+ */
+function lookAtDenyEntries(paths: readonly string[], base: string, facts: HostFacts): void {
+  if (process.platform !== 'linux' || paths.length === 0) return;
+  const absolute = [...new Set(paths.map((path) => (isAbsolute(path) ? path : resolve(base, path))))].filter((path) => isCleanAbsolute(path) && ASCII.test(path));
+  inspectMany(absolute).forEach((info, i) => {
+    if (info.kind === 'file' || info.kind === 'dir' || info.kind === 'other') facts.noteLooked(absolute[i] as string, info.kind === 'dir');
+  });
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
 
 function directory(path: string, option: string, base: string, facts: HostFacts): string {
   const real = existing(path, option, base, facts);
@@ -409,6 +426,7 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
   if (!roots.some((root) => isWithin(root, cwd))) {
     fail(`cwd ${cwd} is outside the write roots (${roots.join(', ')})`, cwd);
   }
+  lookAtDenyEntries([...options.denyRead, ...options.denyWrite], workspace, facts);
   const userDenyRead = options.denyRead.map((path) => existing(path, 'denyRead', workspace, facts));
   if (userDenyRead.length > 0) {
     const hides = hiddenRoots(roots);

@@ -5,14 +5,17 @@
 // errors included: the same roots, read-only .git hooks and config of nested repositories (a .git
 // file's real ones too), the same refusals naming the option and the path.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { constants } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
+import { hostView, hostViewOf } from '../../lib/backend/linux/spec.js';
+import { HostFacts } from '../../lib/host-facts.js';
 import { loadNative, nativeBindingPath } from '../../lib/native/load.js';
+import { resolvePlan } from '../../lib/sandbox/plan.js';
 import { makeTree, type Tree } from '../helpers/sandbox.js';
 
 // process.platform: the verb walks POSIX paths; Windows plans take node:fs (no fsListRoots).
@@ -138,6 +141,44 @@ test('a plan from the one-call walk is the plan node:fs gives, refusals included
     assert.ok(denied?.denyRead.includes(at('plain', 'file.txt')) && denied.denyRead.includes(at('file.txt')));
     assert.equal(denied?.denyWrite, [at('repoA', '.git', 'config'), at('plain')]);
     assert.match(refused[10]?.message ?? '', /denyRead .*gone\.txt does not exist/);
+  } finally {
+    t.cleanup();
+  }
+});
+
+// The deny entries are looked at in one batched no-follow walk (plan.ts lookAtDenyEntries): an
+// entry with no link on the way is its own real path, and the mount plan takes its kind (and its
+// directories') from that walk. Both must be what realpath and stat say, whatever the shape.
+test('deny entries looked at in one walk resolve and stat as node:fs says', () => {
+  if (!POSIX) return;
+  const t = makeTree();
+  try {
+    const ws = t.ws;
+    mkdirSync(join(ws, 'a', 'b'), { recursive: true });
+    writeFileSync(join(ws, 'a', 'b', 'file'), 'x');
+    symlinkSync(join(ws, 'a'), join(ws, 'a-link'));
+    symlinkSync(join(ws, 'a', 'b', 'file'), join(ws, 'file-link'));
+    symlinkSync(join(ws, 'a', 'b'), join(ws, 'a', 'b-link'));
+    execFileSync('mkfifo', [join(ws, 'a', 'fifo')]);
+    const entries = [
+      join(ws, 'a', 'b', 'file'), join(ws, 'a', 'b'), join(ws, 'a-link', 'b', 'file'), join(ws, 'file-link'), join(ws, 'a', 'b-link'),
+      join(ws, 'a', 'b-link', 'file'), join(ws, 'a', 'fifo'), 'a/b/file', `${ws}/a/./b/file`, `${ws}//a/b`,
+    ];
+    const facts = new HostFacts();
+    const options = { workspace: ws, cwd: undefined, network: 'deny' as const, allowWrite: [], allowRead: [], denyRead: entries, denyWrite: entries, envPass: [], limits: {}, timeoutMs: undefined };
+    const plan = resolvePlan({ argv: ['/bin/true'], options, envs: [{ HOME: join(t.outside, 'home') }], commandEnv: {}, runtimeWriteRoots: [], facts });
+    const real = [...new Set(entries.map((path) => realpathSync(resolve(ws, path))))];
+    assert.equal(plan.denyWrite, entries.map((path) => realpathSync(resolve(ws, path))));
+    for (const path of real) assert.ok(plan.denyRead.includes(path), path);
+    const viaFacts = hostViewOf(facts);
+    const looked = [...entries.map((path) => resolve(ws, path)), ...real.flatMap((path) => [path, dirname(path), dirname(dirname(path))]), join(ws, 'a-link'), join(ws, 'a', 'b-link')];
+    for (const path of looked) assert.is(viaFacts.kind(path), hostView.kind(path), path);
+    // The batched walk answered for the plain entries (and not for those reached through a link).
+    assert.is(facts.lookedKind(join(ws, 'a', 'b', 'file')), 'file');
+    assert.is(facts.lookedKind(join(ws, 'a')), 'dir');
+    assert.is(facts.lookedKind(join(ws, 'a', 'fifo')), 'file');
+    assert.is(facts.lookedKind(join(ws, 'file-link')), undefined);
+    assert.is(facts.lookedKind(join(ws, 'a-link', 'b', 'file')), undefined);
   } finally {
     t.cleanup();
   }

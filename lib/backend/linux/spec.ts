@@ -140,6 +140,8 @@ function fileNames(path: string): string[] {
 export function hostViewOf(facts: HostFacts): HostView {
   return {
     kind(path) {
+      const looked = facts.lookedKind(path);
+      if (looked !== undefined) return looked;
       let st;
       try {
         st = facts.stat(path);
