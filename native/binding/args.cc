@@ -165,6 +165,8 @@ void ParseLinux(const Napi::Object& obj, backend::LinuxSpec* out) {
       }
       op.data = "mode=1777,size=" + std::to_string(static_cast<int64_t>(bytes));
     }
+    Napi::Value from = m.Get("from");
+    if (from.IsString()) op.data = from.As<Napi::String>().Utf8Value();
     Napi::Value names = m.Get("names");
     if (names.IsArray()) {
       // mask_dir: the regular files it shows as empty stand-ins, '/'-separated (a name never

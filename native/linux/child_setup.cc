@@ -111,8 +111,11 @@ int ApplyMount(ChildPlan* plan, const MountStep& step, MaskState* masks) {
       // A detached clone moved onto the path itself, not followed: a link the user made stays a
       // link, protected (it cannot be replaced) and read-only where it leads.
       return BindReadonly(AT_FDCWD, step.path, step.path);
+    case kMountSnapshot:
+      return Snapshot(masks, step);
     case kMountPin:
-      return PinOntoItself(step.path);
+      // A root with few pins takes no snapshot: each is bound from its own path.
+      return step.data == nullptr ? PinOntoItself(step.path) : PinFromSnapshot(masks, step);
     case kMountMaskFile:
       return MaskFile(plan, masks, step);
     case kMountMaskDir:
@@ -275,7 +278,10 @@ int Run(void* arg) {
   }
   MaskState masks;
   for (int i = 0; i < plan->mount_count; ++i) {
-    if (ApplyMount(plan, plan->mounts[i], &masks) != 0) {
+    const MountStep& step = plan->mounts[i];
+    // A snapshot serves the pins right after it; nothing else may find it at the staging place.
+    bool keeps = step.kind == kMountPin || step.kind == kMountSnapshot;
+    if ((!keeps && DropSnapshot(&masks) != 0) || ApplyMount(plan, step, &masks) != 0) {
       // The failing step's index travels in the high bits so the parent can name the path.
       Fail(plan, kStageMount | ((i + 1) << 8), errno);
     }

@@ -46,7 +46,10 @@ enum MountKind : int32_t {
   kMountMaskDir,          // an empty, mode-000, read-only tmpfs over path
   kMountProc,             // a fresh procfs at /proc for the new pid namespace
   kMountDevpts,           // a new devpts instance at path; ptmx bound over /dev/ptmx
-  kMountPin,              // bind path onto itself, writable (a mount point cannot be renamed away)
+  kMountPin,              // bind path (or `data`, relative to the snapshot) onto path, writable (a
+                          // mount point cannot be renamed away)
+  kMountSnapshot,  // a copy of the write root at path, attached at the staging place for the pins
+                   // in it (see masks.h), until the next step that is not a pin
 };
 
 // The init's descriptors of the capped tmpfs mounts it reports full after the run.
@@ -60,7 +63,7 @@ struct MountStep {
   int32_t kind;
   int32_t slot;
   const char* path;
-  const char* data;  // tmpfs mount options (nullptr: "mode=1777")
+  const char* data;  // tmpfs mount options (nullptr: "mode=1777"), mask_dir names, pin source
 };
 
 struct LandlockStep {

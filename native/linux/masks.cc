@@ -139,7 +139,32 @@ int OpenStaging(ChildPlan* plan, MaskState* masks, const char* first) {
 
 }  // namespace
 
+int Snapshot(MaskState* masks, const MountStep& step) {
+  if (DropSnapshot(masks) != 0) return -1;
+  if (mount(step.path, kStaging, nullptr, MS_BIND | MS_REC, nullptr) != 0) return -1;
+  masks->snapshot = true;
+  return chdir(kStaging);
+}
+
+int PinFromSnapshot(const MaskState* masks, const MountStep& step) {
+  if (!masks->snapshot || step.data == nullptr || step.data[0] == '\0' || step.data[0] == '/') {
+    errno = EINVAL;
+    return -1;
+  }
+  // step.data is resolved from the working directory: the snapshot's root.
+  if (mount(step.data, step.path, nullptr, MS_BIND | MS_REC, nullptr) != 0) return -1;
+  return SetAttr(AT_FDCWD, step.path, AT_SYMLINK_NOFOLLOW, MOUNT_ATTR_NOSUID, 0);
+}
+
+int DropSnapshot(MaskState* masks) {
+  if (!masks->snapshot) return 0;
+  if (chdir("/") != 0 || umount2(kStaging, MNT_DETACH) != 0) return -1;
+  masks->snapshot = false;
+  return 0;
+}
+
 int FinishMasks(MaskState* masks) {
+  if (DropSnapshot(masks) != 0) return -1;
   // The top (read-only bind) first, then the staging under it: the masks keep their own mounts.
   for (; masks->attached > 0; --masks->attached) {
     if (umount2(kStaging, MNT_DETACH) != 0) return -1;

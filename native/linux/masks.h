@@ -24,7 +24,27 @@ struct MaskState {
   int attached = 0;
   int watch = -1;
   int count = 0;
+  // Whether a snapshot of a write root (its pins' source, see Snapshot) is attached at kStaging.
+  bool snapshot = false;
 };
+
+// Attaches a recursive bind of the write root step.path at kStaging and makes it the working
+// directory: the source of the pins in that root (PinFromSnapshot), taken before any of them.
+// A bind copies the mounts beneath its source, and the kernel finds them by going through every
+// mount directly on the source's mount: pinning from the root itself made the n-th pin go through
+// the n - 1 pins before it (1,000 pins were half a million checks). The snapshot holds only the
+// mounts the root had before the pins. One before it is taken away first.
+int Snapshot(MaskState* masks, const MountStep& step);
+
+// A pin from a snapshot: the directory step.data of the snapshot (the same directory, relative to
+// the root) bound with what is mounted beneath it onto step.path, writable and nosuid as the root
+// is. mount(2) follows a symbolic link at the end of the target, mount_setattr is told not to: on a
+// link it finds no mount root and fails, so a directory swapped for a link is refused instead of
+// left unpinned.
+int PinFromSnapshot(const MaskState* masks, const MountStep& step);
+
+// Takes the snapshot away from kStaging, if one is there (before any step that is not a pin).
+int DropSnapshot(MaskState* masks);
 
 // A file mask: a link "m<slot>" to the one empty read-only file of the staging (made at the first
 // mask, readable through a Landlock rule on its inode), bound read-only over step.path. Its opens

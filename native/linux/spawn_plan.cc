@@ -82,6 +82,7 @@ int32_t MountKindCode(const std::string& kind) {
   if (kind == "proc") return kMountProc;
   if (kind == "devpts") return kMountDevpts;
   if (kind == "pin") return kMountPin;
+  if (kind == "snapshot") return kMountSnapshot;
   return 0;
 }
 

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
+import { SNAPSHOT_PINS } from '../../lib/backend/linux/mounts.js';
 import { CLI_PATH } from '../helpers/cli.js';
 import { makeTree, py, sandboxTest, sh } from '../helpers/sandbox.js';
 
@@ -194,6 +195,52 @@ sandboxTest('renaming the parent of a denyWrite file to swap the file is blocked
     assert.is(readFileSync(join(t.ws, 'config', 'prod', 'app.yaml'), 'utf8'), 'original');
     assert.equal(readdirSync(t.ws), ['config']);
   } finally {
+    t.cleanup();
+  }
+});
+
+// Many denyWrite files in one write root: their directories are pinned from a snapshot of the
+// root (SNAPSHOT_PINS and more), not each from its own path. Attack: write each file by its path,
+// through a hard link, after renaming it or its directories; the files must stay as they were,
+// the pinned directories must still be the host's own (writable, a host mount beneath one still
+// there), and the snapshot must be gone before the command starts.
+sandboxTest('many denyWrite files pinned from a snapshot stay read-only by path, hard link and rename', async () => {
+  const t = makeTree();
+  const count = SNAPSHOT_PINS + 4;
+  const file = (i: number) => join(t.ws, 'packages', `p${i}`, 'secret.env');
+  const submount = join(t.ws, 'packages', 'p1', 'mnt');
+  let mounted = false;
+  try {
+    for (let i = 0; i < count; i++) {
+      mkdirSync(join(t.ws, 'packages', `p${i}`), { recursive: true });
+      writeFileSync(file(i), 'original');
+    }
+    // A mount on the host beneath a pinned directory (root callers only) must show through the pin.
+    mkdirSync(submount);
+    mounted = process.getuid?.() === 0 && spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'zs-test', submount]).status === 0;
+    const r = await sh(t, [
+      `for i in $(seq 0 ${count - 1}); do echo evil > packages/p$i/secret.env; done`,
+      'ln packages/p3/secret.env hard; echo "link=$?"; echo evil > hard',
+      'mv packages/p4 packages/p4-old; echo "dir=$?"', 'mv packages packages-old; echo "outer=$?"',
+      'mv packages/p5/secret.env packages/p5/renamed; echo "file=$?"',
+      'python3 -c "import os; os.rename(\'packages/p6\', \'p6\')"; echo "py=$?"',
+      'echo new > packages/p7/new.txt', 'echo deep > packages/p1/mnt/in-mount.txt',
+      'echo "shm=$(ls -A /dev/shm | wc -l)"',
+    ].join('; '), { denyWrite: Array.from({ length: count }, (_, i) => file(i)) });
+    for (let i = 0; i < count; i++) assert.is(readFileSync(file(i), 'utf8'), 'original', file(i));
+    assert.is(statSync(file(3)).nlink, 1, 'no hard link to a denied file');
+    assert.match(r.stdout, /link=1/);
+    assert.match(r.stdout, /dir=1/);
+    assert.match(r.stdout, /outer=1/);
+    assert.match(r.stdout, /file=1/);
+    assert.match(r.stdout, /py=1/);
+    assert.match(r.stdout, /shm=0/);
+    assert.equal(readdirSync(join(t.ws, 'packages')).length, count);
+    assert.equal(readdirSync(join(t.ws, 'packages', 'p5')), ['secret.env']);
+    assert.is(readFileSync(join(t.ws, 'packages', 'p7', 'new.txt'), 'utf8'), 'new\n', 'a pinned directory is the host one, writable');
+    if (mounted) assert.is(readFileSync(join(submount, 'in-mount.txt'), 'utf8'), 'deep\n', 'the host mount beneath the pin');
+  } finally {
+    if (mounted) spawnSync('umount', [submount]);
     t.cleanup();
   }
 });

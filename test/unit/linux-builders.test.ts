@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { FS, SCOPE, buildHandledAccess, buildLandlockPlan, buildScoped, rightsOf } from '../../lib/backend/linux/landlock.js';
-import { MASK_DIR_STANDINS, MAX_SEPARATE_WRITE_ROOTS, buildMountPlan, maskedPaths, outermostRoots, type HostView } from '../../lib/backend/linux/mounts.js';
+import { MASK_DIR_STANDINS, SNAPSHOT_PINS, MAX_SEPARATE_WRITE_ROOTS, buildMountPlan, maskedPaths, outermostRoots, type HostView } from '../../lib/backend/linux/mounts.js';
 import { buildRlimits } from '../../lib/backend/linux/spec.js';
 import { buildWritableRoot } from '../../lib/sandbox/plan.js';
 import { SandboxError } from '../../lib/errors.js';
@@ -180,6 +180,19 @@ test('mount plan: directories shared by many read-only targets are pinned once e
   expected.sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));
   assert.equal(pins, expected);
   assert.is(new Set(pins).size, pins.length, 'each directory once');
+  // The pins come from one snapshot of their root, taken right before them, each by its path in it.
+  const first = ops.findIndex((op) => op.kind === 'pin');
+  assert.equal(ops[first - 1], { kind: 'snapshot', path: '/w' });
+  assert.equal(ops.filter((op) => op.kind === 'snapshot').length, 1);
+  assert.ok(ops.filter((op) => op.kind === 'pin').every((op) => op.from === op.path.slice('/w/'.length)));
+  // Two roots: each root's pins together; from a snapshot of the root taken right before them
+  // when it has SNAPSHOT_PINS or more, each from its own path when fewer.
+  const many = Array.from({ length: SNAPSHOT_PINS }, (_, i) => `/v/d${String(i).padStart(2, '0')}`);
+  const kinds: Record<string, 'file' | 'dir'> = { '/w/a': 'dir', '/w/a/d': 'dir', '/w/a/f': 'file', '/w/a/d/f': 'file' };
+  for (const dir of many) Object.assign(kinds, { [dir]: 'dir', [`${dir}/f`]: 'file' });
+  const two = buildMountPlan({ writeRoots: [buildWritableRoot('/w'), buildWritableRoot('/v')], denyRead: [], denyWrite: ['/w/a/f', ...many.map((dir) => `${dir}/f`), '/w/a/d/f'] }, host(kinds));
+  const pinned = two.ops.filter((op) => op.kind === 'snapshot' || op.kind === 'pin').map((op) => `${op.kind} ${op.path} ${op.from ?? ''}`.trim());
+  assert.equal(pinned, ['snapshot /v', ...many.map((dir) => `pin ${dir} ${dir.slice(3)}`), 'pin /w/a', 'pin /w/a/d']);
   assert.equal(ops.filter((op) => op.kind === 'readonly_bind' && op.path.startsWith('/w/')).map((op) => op.path), denyWrite);
   // Under the private /tmp a denied path outside every write root is not visible: nothing to mask.
   assert.not.ok(ops.some((op) => op.kind === 'mask_file'));

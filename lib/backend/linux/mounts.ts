@@ -18,6 +18,7 @@ export type MountKind =
   | 'attach'
   | 'readonly_bind'
   | 'pin'
+  | 'snapshot'
   | 'mask_file'
   | 'mask_dir'
   | 'proc'
@@ -32,6 +33,8 @@ export interface MountOp {
   size?: number;
   /** mask_dir: the files it shows as empty, watched stand-ins (the hidden directory's files). */
   names?: string[];
+  /** pin: the directory relative to its write root, bound from the snapshot taken before. */
+  from?: string;
 }
 
 /** What the host looks like, as far as the mount plan needs to know (injected for tests). */
@@ -48,6 +51,13 @@ export interface HostView {
    */
   listedIn?(dir: string): { size: number; mayHold(name: string): boolean } | undefined;
 }
+
+/**
+ * From this many pins in one write root on, they are bound from a snapshot of the root (two mount
+ * calls more for the root, none per pin) rather than each from its own path (a cost that grows
+ * with the pins made before it).
+ */
+export const SNAPSHOT_PINS = 16;
 
 /** At most this many stand-ins per hidden directory (a bounded cost per run); the rest are absent. */
 export const MASK_DIR_STANDINS = 64;
@@ -145,7 +155,7 @@ export function buildMountPlan(
   // Pin every directory between a write root and a read-only target (a writable bind onto
   // itself): a mount point cannot be renamed or removed, so renaming a parent cannot carry the
   // read-only mount away and leave the original path free for a file of the command's choosing.
-  const pins = new Set<string>();
+  const pins = new Map<string, string>();
   for (const target of targets) {
     const root = separate.holderOf(target);
     if (root === undefined) continue;
@@ -153,14 +163,25 @@ export function buildMountPlan(
       // A pin met again: the walk that added it went on to the root already (1,000 denied files
       // of a workspace share their upper directories).
       if (pins.has(dir)) break;
-      if (host.kind(dir) === 'dir') pins.add(dir);
+      if (host.kind(dir) === 'dir') pins.set(dir, root);
     }
   }
-  // Outer pins first (a pin mounted later would hide one inside it), then in a fixed order.
-  const byDepth = [...pins].map((dir) => ({ dir, depth: depthOf(dir) }));
-  for (const { dir } of byDepth.sort((a, b) => a.depth - b.depth || a.dir.localeCompare(b.dir))) {
-    ops.push({ kind: 'pin', path: dir });
-  }
+  // Root by root (a pin never lies in another separate root); outer pins first (a pin mounted
+  // later would hide one inside it), then in a fixed order. A root with many pins takes them from
+  // a snapshot of itself made before the first (see Snapshot in native/linux/masks.h): a pin bound
+  // from the root itself costs the kernel a look at every pin before it.
+  const byRoot = [...pins].map(([dir, root]) => ({ dir, root, depth: depthOf(dir) }));
+  byRoot.sort((a, b) => (a.root < b.root ? -1 : a.root > b.root ? 1 : a.depth - b.depth || a.dir.localeCompare(b.dir)));
+  const counts = new Map<string, number>();
+  for (const { root } of byRoot) counts.set(root, (counts.get(root) ?? 0) + 1);
+  byRoot.forEach(({ dir, root }, i) => {
+    if ((counts.get(root) as number) < SNAPSHOT_PINS) {
+      ops.push({ kind: 'pin', path: dir });
+      return;
+    }
+    if (byRoot[i - 1]?.root !== root) ops.push({ kind: 'snapshot', path: root });
+    ops.push({ kind: 'pin', path: dir, from: dir.slice(root.length + 1) });
+  });
   for (const path of targets) ops.push({ kind: 'readonly_bind', path });
   for (const path of plan.denyRead) {
     // (The file masks are also staged in the sandbox's own /dev/shm while they are made.)
