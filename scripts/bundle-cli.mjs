@@ -1,30 +1,39 @@
 #!/usr/bin/env node
 // SPDX-License-Identifier: MIT
-// Bundles the CLI (dist/lib/cli/main.js, after tsc) for the cold start of `zero-sandbox run`:
+// Bundles the CLI (dist/lib/cli/*.js, after tsc) for the cold start of `zero-sandbox run`:
 //
-// - dist/cli/cli.js: the whole CLI in one CommonJS file. One file instead of ~20 ES module chunks
-//   (each one a resolve, an async read and a link), and no ES module loader at all (an ESM entry
-//   alone costs ~4 ms more than a CommonJS one). Laziness is kept inside the file: esbuild wraps
-//   every module reached only through a dynamic import (the other subcommands, stream-json, the
-//   zod schemas, the macOS/Windows backends) in a function that runs on first import, and a
-//   module's `require` of a builtin or dependency runs inside that function, so `run -- CMD`
-//   loads neither zod (~47 ms) nor tree-sitter unless a config file or a shell string needs them.
+// - dist/cli/run.js: `zero-sandbox run` alone (entry dist/lib/cli/run-main.js), and dist/cli/cli.js:
+//   the whole CLI (entry dist/lib/cli/main.js), each one CommonJS file. The bin runs run.js when
+//   its first argument is `run` and cli.js otherwise, so the most frequent start reads and
+//   deserializes neither the other subcommands nor their code cache (on a VM where a page fault
+//   costs tens of microseconds, every page read or filled counts). Each file is self-contained:
+//   a process runs one of them, so a class (SandboxError, UsageError) is never seen from two
+//   copies. One file instead of ~20 ES module chunks (each one a resolve, an async read and a
+//   link), and no ES module loader at all (an ESM entry alone costs ~4 ms more than a CommonJS
+//   one). Laziness is kept inside a file: esbuild wraps every module reached only through a
+//   dynamic import (the other subcommands, stream-json, the zod schemas, the macOS/Windows
+//   backends) in a function that runs on first import, and a module's `require` of a builtin or
+//   dependency runs inside that function, so `run -- CMD` loads neither zod (~47 ms) nor
+//   tree-sitter unless a config file or a shell string needs them.
 //   Whitespace and syntax minified, identifiers not: stack traces name functions as written (with a
 //   digit appended where two modules share a name). esbuild's keepNames would keep names through
 //   minified identifiers, but with a defineProperty call per named function and class as its
 //   module initializes (~1,100 in the file; ~270 KB of the garbage a `run` start allocated, which
 //   the young-generation collector then scavenges); the longer file (~580 KB instead of ~440 KB,
 //   read once) costs less.
-//   cli.js holds the whole function the bin compiles (the CommonJS wrapper included), so the bin
+//   Each file holds the whole function the bin compiles (the CommonJS wrapper included), so the bin
 //   compiles the string it read: no concatenation that V8 would copy into a second flat string.
-// - dist/cli/cli.cache: V8's code cache for cli.js, made here after a warm-up (`run --help`,
-//   `check bash --command ...` against an empty config), so a start neither parses the file nor
-//   compiles the functions the run path needs (~10 ms). V8 rejects it by itself under another
-//   Node/V8 version or other V8 flags, and then compiles as usual. It ships inside the package like
-//   the code itself and is never written at run time: a cache in a writable place could be
-//   poisoned by a sandboxed command.
-// - dist/cli/main.js (the bin): compiles cli.js with that cache (ignored when cli.js is newer,
-//   e.g. edited by hand) and runs it as the CommonJS module it is.
+// - dist/cli/run.cache and dist/cli/cli.cache: V8's code cache for each file, made here after a
+//   warm-up, so a start neither parses the file nor compiles the functions its path needs. The
+//   run bundle's warm-up is a real `run -- /bin/true` in a scratch repository (its whole path,
+//   the sandbox's start and end included, is then in the cache instead of compiled at every
+//   start); the full CLI's is `check bash --command ...` against an empty config. A warm-up that
+//   fails (no addon yet, no sandbox support on the build machine) only makes the cache smaller.
+//   V8 rejects a cache by itself under another Node/V8 version or other V8 flags, and then
+//   compiles as usual. The caches ship inside the package like the code itself and are never
+//   written at run time: a cache in a writable place could be poisoned by a sandboxed command.
+// - dist/cli/main.js (the bin): picks the file, compiles it with its cache (ignored when the file
+//   is newer, e.g. edited by hand) and runs it as the CommonJS module it is.
 // - dist/cli/package.json: marks the directory as CommonJS (the package is "type": "module").
 import { build } from 'esbuild';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
@@ -37,100 +46,125 @@ import { Script } from 'node:vm';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const outdir = join(root, 'dist', 'cli');
-const bundlePath = join(outdir, 'cli.js');
-const cachePath = join(outdir, 'cli.cache');
 const binPath = join(outdir, 'main.js');
 
-// The function cli.js is written as (main.js compiles the file as it is; the cache fits only that).
+/**
+ * The two bundles: the entry each is built from, the function the warm-up calls and the argument
+ * lists it calls it with (see the header).
+ */
+const BUNDLES = [
+  { name: 'run', entry: 'run-main.js', call: 'mainRun', warmUp: [['--help'], ['--', '/bin/true']] },
+  { name: 'cli', entry: 'main.js', call: 'main', warmUp: [['run', '--help'], ['check', 'bash', '--command', '/bin/true']] },
+];
+
+// The function each bundle is written as (main.js compiles the file as it is; the cache fits only that).
 const WRAP_HEAD = '(function (exports, require, module, __filename, __dirname) {';
 const WRAP_TAIL = '\n})';
 
 const BIN = `#!/usr/bin/env node
 "use strict";
 // SPDX-License-Identifier: MIT
-// Generated by scripts/bundle-cli.mjs; do not edit. Runs cli.js (the bundled CLI) with the V8 code
-// cache made for it at build time; V8 ignores a cache from another version, and so do we when
-// cli.js is newer than it.
+// Generated by scripts/bundle-cli.mjs; do not edit. Runs run.js (\`zero-sandbox run\` alone) or
+// cli.js (the whole CLI) with the V8 code cache made for it at build time; V8 ignores a cache from
+// another version, and so do we when the bundle is newer than it.
 const { readFileSync, statSync } = require("node:fs");
 const { join } = require("node:path");
 const { Script } = require("node:vm");
-const bundle = join(__dirname, "cli.js");
-const cache = join(__dirname, "cli.cache");
+const name = process.argv[2] === "run" ? "run" : "cli";
+const bundle = join(__dirname, name + ".js");
+const cache = join(__dirname, name + ".cache");
 let cachedData;
 try {
   if (statSync(cache).mtimeMs >= statSync(bundle).mtimeMs) cachedData = readFileSync(cache);
 } catch {
   cachedData = undefined;
 }
-// cli.js is ASCII (checked at build time), so Latin-1 reads it as UTF-8 would: into one buffer of
-// the file's size, then one copy into a one-byte string. Read as UTF-8, Node grows a buffer chunk
-// by chunk and then decodes it, touching ~180 more fresh pages (page faults) per start.
+// The bundles are ASCII (checked at build time), so Latin-1 reads them as UTF-8 would: into one
+// buffer of the file's size, then one copy into a one-byte string. Read as UTF-8, Node grows a
+// buffer chunk by chunk and then decodes it, touching ~180 more fresh pages (page faults) per start.
 const source = readFileSync(bundle, "latin1");
 const script = new Script(source, cachedData === undefined ? { filename: bundle } : { filename: bundle, cachedData });
 script.runInThisContext().call(module.exports, module.exports, require, module, __filename, __dirname);
+Object.defineProperty(module.exports, "bundle", { value: name });
 Object.defineProperty(module.exports, "codeCache", { value: cachedData === undefined ? "none" : script.cachedDataRejected ? "rejected" : "used" });
 `;
 
 rmSync(outdir, { recursive: true, force: true });
-await build({
-  entryPoints: [join(root, 'dist', 'lib', 'cli', 'main.js')],
-  outfile: bundlePath,
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  external: Object.keys(pkg.dependencies ?? {}),
-  // cli.js runs with main.js's __filename: import.meta.url (createRequire, the package root, the
-  // "invoked directly" check) is the bin's URL, in the same directory.
-  define: { 'import.meta.url': '__bundleUrl' },
-  minifyWhitespace: true,
-  minifySyntax: true,
-  banner: {
-    js: [
-      '"use strict";',
-      '// SPDX-License-Identifier: MIT',
-      '// Generated by scripts/bundle-cli.mjs from dist/lib/cli/main.js; do not edit. Run through main.js.',
-      'const __bundleUrl = require("node:url").pathToFileURL(__filename).href;',
-    ].join('\n'),
-  },
-  logLevel: 'warning',
-});
-const code = readFileSync(bundlePath, 'utf8').replace(/^#!.*\n/, '');
-// vm.Script has no loader for import(): every dynamic import must have become a require.
-if (/\bimport\(/.test(code)) throw new Error(`${bundlePath} contains a dynamic import(), which the bin cannot run; import it statically`);
-// The bin reads cli.js as Latin-1 (see BIN): only ASCII reads the same that way as in UTF-8, and
-// esbuild escapes everything else (its default charset).
-if (/[^\x00-\x7f]/.test(code)) throw new Error(`${bundlePath} is not ASCII, which the bin reads it as`);
-writeFileSync(bundlePath, WRAP_HEAD + code + WRAP_TAIL);
+mkdirSync(outdir, { recursive: true });
 writeFileSync(join(outdir, 'package.json'), '{\n  "type": "commonjs"\n}\n');
 writeFileSync(binPath, BIN, { mode: 0o755 });
-await writeCodeCache();
+for (const bundle of BUNDLES) {
+  const code = await bundleOne(bundle);
+  await writeCodeCache(bundle, code);
+}
 
-/** Runs the warm-up in this process (nothing is written outside a temp dir) and saves the code cache. */
-async function writeCodeCache() {
+/** Builds one bundle and returns its code (without the wrapper written around it). */
+async function bundleOne({ name, entry }) {
+  const bundlePath = join(outdir, `${name}.js`);
+  await build({
+    entryPoints: [join(root, 'dist', 'lib', 'cli', entry)],
+    outfile: bundlePath,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    external: Object.keys(pkg.dependencies ?? {}),
+    // The bundle runs with main.js's __filename: import.meta.url (createRequire, the package root,
+    // the "invoked directly" check) is the bin's URL, in the same directory.
+    define: { 'import.meta.url': '__bundleUrl' },
+    minifyWhitespace: true,
+    minifySyntax: true,
+    banner: {
+      js: [
+        '"use strict";',
+        '// SPDX-License-Identifier: MIT',
+        `// Generated by scripts/bundle-cli.mjs from dist/lib/cli/${entry}; do not edit. Run through main.js.`,
+        'const __bundleUrl = require("node:url").pathToFileURL(__filename).href;',
+      ].join('\n'),
+    },
+    logLevel: 'warning',
+  });
+  const code = readFileSync(bundlePath, 'utf8').replace(/^#!.*\n/, '');
+  // vm.Script has no loader for import(): every dynamic import must have become a require.
+  if (/\bimport\(/.test(code)) throw new Error(`${bundlePath} contains a dynamic import(), which the bin cannot run; import it statically`);
+  // The bin reads the bundle as Latin-1 (see BIN): only ASCII reads the same that way as in UTF-8,
+  // and esbuild escapes everything else (its default charset).
+  if (/[^\x00-\x7f]/.test(code)) throw new Error(`${bundlePath} is not ASCII, which the bin reads it as`);
+  writeFileSync(bundlePath, WRAP_HEAD + code + WRAP_TAIL);
+  return code;
+}
+
+/** Runs a bundle's warm-up in this process (nothing is written outside a temp dir) and saves its code cache. */
+async function writeCodeCache({ name, call, warmUp }, code) {
+  const bundlePath = join(outdir, `${name}.js`);
+  const cachePath = join(outdir, `${name}.cache`);
   const script = new Script(WRAP_HEAD + code + WRAP_TAIL, { filename: bundlePath });
   const cli = { exports: {} };
   script.runInThisContext().call(cli.exports, cli.exports, createRequire(binPath), cli, binPath, outdir);
   const scratch = mkdtempSync(join(tmpdir(), 'zs-bundle-warmup-'));
-  const saved = { cwd: process.cwd(), XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME, ZERO_SANDBOX_GRANTS_PATH: process.env.ZERO_SANDBOX_GRANTS_PATH };
+  // Config, grants and the per-workspace state of the warm-up's run all stay in the scratch dir.
+  const redirected = { XDG_CONFIG_HOME: join(scratch, 'config'), XDG_CACHE_HOME: join(scratch, 'cache'), ZERO_SANDBOX_GRANTS_PATH: join(scratch, 'grants.json') };
+  const saved = { cwd: process.cwd(), env: Object.fromEntries(Object.keys(redirected).map((key) => [key, process.env[key]])) };
   const quiet = { stdout: () => {}, stderr: () => {} };
   try {
-    mkdirSync(join(scratch, 'ws'));
+    // The workspace is a repository, as an agent's usually is, so the run's git checks are warm too.
+    mkdirSync(join(scratch, 'ws', '.git'), { recursive: true });
+    writeFileSync(join(scratch, 'ws', '.git', 'HEAD'), 'ref: refs/heads/main\n');
+    writeFileSync(join(scratch, 'ws', '.git', 'config'), '[core]\n');
     process.chdir(join(scratch, 'ws'));
-    process.env.XDG_CONFIG_HOME = join(scratch, 'config');
-    process.env.ZERO_SANDBOX_GRANTS_PATH = join(scratch, 'grants.json');
+    Object.assign(process.env, redirected);
     // Failures (no addon yet, no sandbox support on the build machine) only make the cache smaller.
-    for (const argv of [['run', '--help'], ['check', 'bash', '--command', '/bin/true']]) await cli.exports.main(argv, quiet).catch(() => {});
+    for (const argv of warmUp) await cli.exports[call](argv, quiet).catch(() => {});
   } finally {
     process.chdir(saved.cwd);
-    for (const key of ['XDG_CONFIG_HOME', 'ZERO_SANDBOX_GRANTS_PATH']) {
-      if (saved[key] === undefined) delete process.env[key];
-      else process.env[key] = saved[key];
+    for (const [key, value] of Object.entries(saved.env)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
     }
     rmSync(scratch, { recursive: true, force: true });
   }
   writeFileSync(cachePath, script.createCachedData());
-  // The bin uses the cache only when it is not older than cli.js.
+  // The bin uses the cache only when it is not older than the bundle.
   const now = new Date();
   utimesSync(cachePath, now, now);
 }

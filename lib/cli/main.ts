@@ -7,10 +7,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { preferBaselineWebAssembly } from '../bash/parse.js';
 import { closest } from '../did-you-mean.js';
-
-import { SandboxError } from '../errors.js';
-import { UsageError } from './args.js';
 import { EXIT, processIo, type CliIo } from './io.js';
+import { runSubcommand, type Handler } from './subcommand.js';
 
 export const MAIN_HELP = `Usage: zero-sandbox <command> [options]
 
@@ -46,8 +44,6 @@ export function packageVersion(): string {
   return 'unknown';
 }
 
-type Handler = (argv: string[], io: CliIo) => Promise<number>;
-
 const COMMANDS: Record<string, () => Promise<Handler>> = {
   run: async () => (await import('./run.js')).runRun,
   exec: async () => (await import('./exec.js')).runExec,
@@ -78,23 +74,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     io.stderr(`zero-sandbox: unknown command "${command}"${hint === undefined ? '' : ` (did you mean "${hint}"?)`}\nRun 'zero-sandbox --help' for the list of commands.\n`);
     return EXIT.usage;
   }
-  try {
-    const handler = await load();
-    return await handler(rest, io);
-  } catch (error) {
-    if (error instanceof UsageError) {
-      io.stderr(`zero-sandbox ${command}: ${error.message}\nRun 'zero-sandbox ${command} --help' for usage.\n`);
-      return EXIT.usage;
-    }
-    if (error instanceof SandboxError) {
-      io.stderr(`zero-sandbox ${command}: ${error.message} [${error.code}]\n`);
-      // A refused argument (a path that is missing, reached through a symlink or that would hand
-      // the host over, wherever it was given) is a usage error, as in `run`.
-      return error.code === 'config_invalid' ? EXIT.config : error.code === 'invalid_argument' ? EXIT.usage : EXIT.failure;
-    }
-    io.stderr(`zero-sandbox ${command}: internal error: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
-    return EXIT.failure;
-  }
+  return runSubcommand(command, load, rest, io);
 }
 
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href;

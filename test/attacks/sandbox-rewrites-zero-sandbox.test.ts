@@ -35,6 +35,8 @@ const ATTACK = [
   'echo "console.log(\\"PWNED\\")" >> node_modules/zero-sandbox/dist/cli/cli.js && echo wrote-cli',
   'echo PWNED > node_modules/zero-sandbox/dist/cli/main.js && echo wrote-main',
   'echo PWNED > node_modules/zero-sandbox/dist/cli/cli.cache && echo wrote-cache',
+  'echo "console.log(\\"PWNED\\")" >> node_modules/zero-sandbox/dist/cli/run.js && echo wrote-run',
+  'echo PWNED > node_modules/zero-sandbox/dist/cli/run.cache && echo wrote-run-cache',
   'for f in $(find node_modules/zero-sandbox/ -name zero_sandbox_init); do cp /bin/true "$f" && echo wrote-init; done',
   'for f in $(find node_modules/zero-sandbox/ -name "*.node"); do rm -f "$f" && echo removed-addon; done',
   'touch node_modules/zero-sandbox/dist/cli/new.js && echo created-file',

@@ -20,7 +20,7 @@ function copyPackage(pkg: string): void {
   for (const dir of ['dist/cli', 'dist/lib/bash', dirname(addon)]) mkdirSync(join(pkg, dir), { recursive: true });
   copyFileSync(join(REPO_ROOT, 'dist/lib/bash/tree-sitter-bash.wasm'), join(pkg, 'dist/lib/bash/tree-sitter-bash.wasm'));
   copyFileSync(join(REPO_ROOT, 'package.json'), join(pkg, 'package.json'));
-  for (const name of ['main.js', 'cli.js', 'cli.cache', 'package.json']) copyFileSync(join(REPO_ROOT, 'dist/cli', name), join(pkg, 'dist/cli', name));
+  for (const name of ['main.js', 'run.js', 'run.cache', 'cli.js', 'cli.cache', 'package.json']) copyFileSync(join(REPO_ROOT, 'dist/cli', name), join(pkg, 'dist/cli', name));
   for (const file of [addon, join(dirname(addon), 'zero_sandbox_init')]) copyFileSync(join(REPO_ROOT, file), join(pkg, file));
 }
 
