@@ -46,7 +46,8 @@
             "native/linux/spawn_glue_linux.cc",
             "native/linux/spawn_linux.cc",
             "native/linux/spawn_pipes.cc",
-            "native/linux/spawn_plan.cc"
+            "native/linux/spawn_plan.cc",
+            "native/linux/watched_looks.cc"
           ],
           "cflags_cc": ["-std=c++17", "-fvisibility=hidden", "-fstack-protector-strong", "-Wall", "-Wextra", "-D_FORTIFY_SOURCE=2"]
         }],

@@ -123,6 +123,11 @@ export interface NativeBinding {
    * path its kind letter followed by its stamp; null when an argument is not a byte string.
    */
   fsInspectMany?(paths: string[]): string[] | null;
+  /**
+   * Linux: fsInspectMany's answers, some kept from earlier calls while inotify reports no change
+   * that could alter them, followed by how many were kept ones.
+   */
+  fsInspectManyWatched?(paths: string[]): Array<string | number> | null;
   /** A regular file of at most `max` bytes, or the errno why not. */
   fsRead?(root: string, rel: string, max: number): Buffer | { errno: number } | null;
   /** At most `max` entries as [name (byte string), kind], or the errno why not. */
@@ -138,9 +143,10 @@ export interface NativeBinding {
    * link on the way, and listed: per path the errno why not, or its entries sorted by byte as
    * `<kind><git><name>/` (kind d f l o; git the kind of `<name>/.git` for a subdirectory among
    * the first `maxLooks` entries other than .git and node_modules: d f m o x, else `-`). Null for
-   * bad arguments or an internal fault.
+   * bad arguments or an internal fault. `watched` (Linux): some listings may be kept from earlier
+   * calls while inotify reports no change that could alter them, and how many follows the listings.
    */
-  fsListRoots?(paths: string[], maxLooks: number): Array<string | number> | null;
+  fsListRoots?(paths: string[], maxLooks: number, watched?: boolean): Array<string | number> | null;
   /** Every repository under root: directories with a `.git`, and git dirs themselves (bare). */
   fsScanGit?(root: string, rel: '', maxDirs: number, maxRepos: number, names?: readonly string[], suffixes?: readonly string[], skip?: readonly string[], maxNamed?: number): NativeGitScan | { kind: string; errno: number } | null;
 }

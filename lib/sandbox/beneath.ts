@@ -92,13 +92,41 @@ export function inspectMany(paths: readonly string[]): EntryInfo[] {
   return r.map((found) => ({ kind: KINDS[found[0] as NativeFsKind] ?? 'error', stamp: found.slice(1) }));
 }
 
+/** How many paths inspectManyWatched looked at and how many it answered from its memo (tests count them). */
+export const watchedLookCounts = { looked: 0, answered: 0 };
+
 /**
- * inspectMany, taking the answers of `known` instead where it has one: a batch looked at just
- * before, in the same state (nothing was changed in between), that also read a few paths more.
+ * inspectMany for the existence and kind of entries at and near the top of write roots, looked at
+ * before and after every run: the same answers, but where the platform can watch directories
+ * (Linux inotify) a path missing below a watched directory, or a watched directory, whose watches
+ * reported no change since it was last looked at is answered without a look (see
+ * native/linux/watched_looks.cc for why that answer is the one a look would give). Files are
+ * looked at every time. Without the addon's verb, every path is looked at.
  */
-export function inspectPast(known: ReadonlyMap<string, EntryInfo>, paths: readonly string[]): EntryInfo[] {
+export function inspectManyWatched(paths: readonly string[]): EntryInfo[] {
+  const verb = WINDOWS || paths.length === 0 ? undefined : native()?.fsInspectManyWatched;
+  if (verb === undefined) return inspectMany(paths);
+  const r = verb(paths.map(posixWalkPath));
+  if (r === null || r.length !== paths.length + 1) return inspectMany(paths);
+  const answered = r[paths.length] as number;
+  watchedLookCounts.answered += answered;
+  watchedLookCounts.looked += paths.length - answered;
+  const out: EntryInfo[] = new Array<EntryInfo>(paths.length);
+  for (let i = 0; i < paths.length; i++) {
+    const found = r[i] as string;
+    out[i] = { kind: KINDS[found[0] as NativeFsKind] ?? 'error', stamp: found.slice(1) };
+  }
+  return out;
+}
+
+/**
+ * inspectMany (or `look`), taking the answers of `known` instead where it has one: a batch looked
+ * at just before, in the same state (nothing was changed in between), that also read a few paths
+ * more.
+ */
+export function inspectPast(known: ReadonlyMap<string, EntryInfo>, paths: readonly string[], look: (paths: readonly string[]) => EntryInfo[] = inspectMany): EntryInfo[] {
   const ask = paths.filter((path) => !known.has(path));
-  const found = inspectMany(ask);
+  const found = look(ask);
   let next = 0;
   return paths.map((path) => known.get(path) ?? (found[next++] as EntryInfo));
 }

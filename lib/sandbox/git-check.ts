@@ -10,7 +10,7 @@
 import { basename, dirname, join, resolve, sep } from 'node:path';
 
 import { DirectorySet } from '../path-within.js';
-import { fromBytes, inspect, inspectPast, listDir, Lookahead, readSmall, removeEntry, replaceFile, scanRepositories, type EntryInfo, type EntryKind } from './beneath.js';
+import { fromBytes, inspect, inspectManyWatched, inspectPast, listDir, Lookahead, readSmall, removeEntry, replaceFile, scanRepositories, type EntryInfo, type EntryKind } from './beneath.js';
 import { riskyConfigChange, riskyEntriesAdded, unsafeConfigKeys } from './git-config.js';
 import { MAX_CONFIG_BYTES, MAX_GIT_DIRS, MAX_LISTED, MAX_SCANNED_DIRS, gitFileTarget, isGitDirLike, readGitlinks, readPointer, ScannedRoots, type GitGuard } from './git-guard.js';
 import { NESTED_CONFIG_SCAN } from '../protected-names.js';
@@ -324,7 +324,7 @@ export function checkGitAfterRun(guard: GitGuard, named?: string[], unchanged: R
     const noGit = guard.noGit.filter((dir) => !unchanged.has(dir));
     // What the caller looked at once the sandbox was gone holds while this check changed nothing.
     const past = c.violations.length === 0 ? known : new Map<string, EntryInfo>();
-    c.ahead = new Lookahead(noGit.map((dir) => join(dir, '.git')), (paths) => inspectPast(past, paths));
+    c.ahead = new Lookahead(noGit.map((dir) => join(dir, '.git')), (paths) => inspectPast(past, paths, inspectManyWatched));
     for (const dir of noGit) c.newWorktree(dir, true, 0);
     c.ahead = undefined;
     for (const [worktree, stamp] of guard.indexStamps) {

@@ -12,7 +12,7 @@ import type { SandboxPlan, WritableRoot } from '../backend/types.js';
 import { DirectorySet, rootsOverlap } from '../path-within.js';
 import { HostFacts } from '../host-facts.js';
 import { SandboxError } from '../errors.js';
-import { inspect, inspectMany, Lookahead, removeEntry, toBytes, type EntryInfo } from './beneath.js';
+import { inspect, inspectManyWatched, Lookahead, removeEntry, toBytes, type EntryInfo } from './beneath.js';
 import { checkGitAfterRun, type ProtectedPathViolation } from './git-check.js';
 import { discoverGit, type GitGuard } from './git-guard.js';
 import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js';
@@ -367,7 +367,7 @@ function nestedRootStamps(roots: readonly string[]): { stamps: Map<string, Entry
     }
   });
   const beside = [...new Set(nested.map((root) => join(dirname(root), '.git')))];
-  const found = inspectMany([...nested, ...beside]);
+  const found = inspectManyWatched([...nested, ...beside]);
   return {
     stamps: new Map(nested.map((root, i) => [root, found[i] as EntryInfo])),
     beside: new Map(beside.map((path, i) => [path, found[nested.length + i] as EntryInfo])),

@@ -10,11 +10,12 @@
 // is only trusted when the directory was last changed more than RACY_NANOS before it was read, so
 // a change made after the read lands on a later clock tick and gives another stamp. A name missing
 // under a stamp is therefore missing whenever the same stamp is read again. The stamp is read
-// anew for every run, by a walk from "/" that follows no link: a root replaced (another inode), an
+// anew for every run, by a walk from "/" that follows no link (or given by the watched looks, which
+// answer as that walk would: beneath.ts inspectManyWatched): a root replaced (another inode), an
 // ancestor swapped for a link (the walk stops) or a file system mounted there (another device)
 // gives another stamp too. Only names directly in the root are answered; what lies deeper (inside
 // an existing `.git`) is looked at every time. See docs/architecture.md.
-import { inspectMany, inspectPast, type EntryInfo } from './beneath.js';
+import { inspectManyWatched, inspectPast, type EntryInfo } from './beneath.js';
 
 /** How long after its last change a directory's stamp is not trusted to show a further change (a coarse clock tick). */
 export const RACY_NANOS = 2_000_000_000n;
@@ -114,7 +115,7 @@ export class TopLooks {
     }
     topLookCounts.answered += paths.length - ask.length;
     topLookCounts.looked += ask.length;
-    const found = inspectPast(this.known, ask);
+    const found = inspectPast(this.known, ask, inspectManyWatched);
     asked.forEach(({ at, root, stamp, name }, k) => {
       const info = found[k] as EntryInfo;
       out[at] = info;
@@ -141,7 +142,7 @@ function remember(root: string, stamp: string, name: string): void {
  */
 export function looksNow(paths: Iterable<string>): Map<string, EntryInfo> {
   const unique = [...new Set(paths)];
-  const found = inspectMany(unique);
+  const found = inspectManyWatched(unique);
   return new Map(unique.map((path, i) => [path, found[i] as EntryInfo]));
 }
 

@@ -20,8 +20,12 @@ export type GitKind = 'd' | 'f' | 'm' | 'o' | 'x';
  */
 export type RootListing = string;
 
-// process.platform: the verb walks POSIX paths (Windows has no fsListRoots).
+// process.platform: the verb walks POSIX paths (Windows has no fsListRoots); Linux keeps listings.
 const POSIX = process.platform !== 'win32';
+const WATCHED = process.platform === 'linux';
+
+/** How many roots listRoots listed and how many listings were kept ones (tests count them). */
+export const rootListingCounts = { listed: 0, answered: 0 };
 
 /**
  * The listing of each of `paths` (absolute), in order, or undefined for one that node:fs must
@@ -40,8 +44,15 @@ export function listRoots(paths: readonly string[], maxLooks: number): Array<Roo
   if (typeof verb !== 'function') return none();
   const clean = paths.map((path) => isCleanAbsolute(path));
   const asked = paths.filter((_, i) => clean[i]);
-  const found = asked.length === 0 ? null : verb(asked.map(toBytes), maxLooks);
-  if (found === null || found.length !== asked.length) return none();
+  // Linux: listings of roots whose watches reported no change since are kept ones (see
+  // native/linux/watched_looks.cc); their count follows the listings.
+  const found = asked.length === 0 ? null : verb(asked.map(toBytes), maxLooks, WATCHED);
+  if (found === null || found.length !== asked.length + (WATCHED ? 1 : 0)) return none();
+  if (WATCHED) {
+    const answered = found.pop() as number;
+    rootListingCounts.answered += answered;
+    rootListingCounts.listed += asked.length - answered;
+  }
   let at = 0;
   return paths.map((_, i) => {
     if (!clean[i]) return undefined;

@@ -24,7 +24,7 @@ import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 
 import { agentToolConfigPaths, AGENT_TOOL_CONFIG_DIRS, AGENT_TOOL_CONFIG_FILES, ENV_FILE_NAME, isWorkspaceFile, NESTED_CONFIG_SCAN } from '../protected-names.js';
 import { DirectorySet, isCleanAbsolute } from '../path-within.js';
-import { fromBytes, inspect, inspectMany, Lookahead, readSmall, removeEntry, replaceFile, toBytes, type EntryInfo } from './beneath.js';
+import { fromBytes, inspect, inspectManyWatched, Lookahead, readSmall, removeEntry, replaceFile, toBytes, type EntryInfo } from './beneath.js';
 import { checkEnvFile, MAX_ENV_BYTES } from './env-files.js';
 import type { ProtectedPathViolation } from './git-check.js';
 import { settledStamp } from './root-tops.js';
@@ -405,7 +405,7 @@ function elidedNotes(guard: ToolConfigGuard, seen: Set<string>, all: boolean, kn
   const out: ToolConfigNote[] = [];
   const elided = guard.elided ?? [];
   const unknown = all ? [] : elided.map(([root]) => root).filter((root) => known?.has(root) !== true);
-  const looked = inspectMany(unknown);
+  const looked = inspectManyWatched(unknown);
   const now = new Map(known);
   unknown.forEach((root, i) => now.set(root, looked[i] as EntryInfo));
   elided.forEach(([root, stamp]) => {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The napi glue of the file verbs both walks offer (binding/fs_beneath.h: native/posix/ and
-// native/windows/): fsInspect, fsInspectMany, fsRead, fsList, fsRemove, fsReplace and fsMake.
+// native/windows/): fsInspect, fsInspectMany, fsRead, fsList, fsRemove, fsReplace and fsMake; on
+// Linux fsInspectManyWatched too.
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,6 +9,9 @@
 #include "binding/byte_strings.h"
 #include "binding/fs_beneath.h"
 #include "binding/fs_glue.h"
+#if defined(__linux__)
+#include "linux/watched_looks.h"
+#endif
 
 namespace fs_glue {
 
@@ -50,6 +54,10 @@ Napi::Value FsInspectBody(const Napi::CallbackInfo& info, const std::string& roo
 
 // fsInspectMany(paths): for each absolute path, its kind letter followed by its stamp ("m" when
 // missing); null when the argument is not an array of byte strings. Never throws.
+// fsInspectManyWatched(paths) (Linux): the same answers, some kept from earlier calls while
+// inotify reports no change that could alter them (linux/watched_looks.h), and after them how
+// many were kept ones.
+template <bool kWatched>
 Napi::Value FsInspectMany(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   try {
@@ -59,12 +67,21 @@ Napi::Value FsInspectMany(const Napi::CallbackInfo& info) {
     for (uint32_t i = 0; i < in.Length(); ++i) {
       if (!Bytes(in.Get(i), &paths[i])) return env.Null();
     }
+    size_t answered = 0;
+#if defined(__linux__)
+    std::vector<fs_beneath::Info> found =
+        kWatched ? watched_looks::InspectMany(paths, &answered) : fs_beneath::InspectMany(paths);
+#else
     std::vector<fs_beneath::Info> found = fs_beneath::InspectMany(paths);
-    Napi::Array out = Napi::Array::New(env, found.size());
+#endif
+    Napi::Array out = Napi::Array::New(env, found.size() + (kWatched ? 1 : 0));
     for (size_t i = 0; i < found.size(); ++i) {
       out.Set(static_cast<uint32_t>(i),
               std::string(1, static_cast<char>(found[i].kind)) + found[i].stamp);
     }
+    if (kWatched)
+      out.Set(static_cast<uint32_t>(found.size()),
+              Napi::Number::New(env, static_cast<double>(answered)));
     return out;
   } catch (...) {
     return env.Null();
@@ -170,7 +187,11 @@ void ExportVerbs(Napi::Env env, Napi::Object exports) {
     exports.DefineProperty(Napi::PropertyDescriptor::Value(name, fn, napi_default));
   };
   verb("fsInspect", Napi::Function::New<Verb<FsInspectBody>>(env, "fsInspect"));
-  verb("fsInspectMany", Napi::Function::New<FsInspectMany>(env, "fsInspectMany"));
+  verb("fsInspectMany", Napi::Function::New<FsInspectMany<false>>(env, "fsInspectMany"));
+#if defined(__linux__)
+  verb("fsInspectManyWatched",
+       Napi::Function::New<FsInspectMany<true>>(env, "fsInspectManyWatched"));
+#endif
   verb("fsRead", Napi::Function::New<Verb<FsReadBody>>(env, "fsRead"));
   verb("fsList", Napi::Function::New<Verb<FsListBody>>(env, "fsList"));
   verb("fsRemove", Napi::Function::New<Verb<FsRemoveBody>>(env, "fsRemove"));

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// inotify watches for the repository scan's remembered directories (see dir_watch.h).
+// inotify queues for remembered directories (see dir_watch.h).
 #include "linux/dir_watch.h"
 
 #include <errno.h>
@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <unordered_set>
 
 namespace dir_watch {
 namespace {
@@ -39,83 +38,64 @@ bool Notifies(int fd) {
   }
 }
 
-struct State {
-  int fd = -1;
-  // /proc/self/mountinfo: poll() reports a change of this process's mount table (a filesystem
-  // mounted over a watched directory changes what a path leads to without any inotify event).
-  int mounts = -1;
-  // Watches taken and not yet reported removed (adding one to a watched directory returns its id).
-  std::unordered_set<int> live;
-  size_t budget = 0;
-  bool failed = false;
-};
-
-State& Get() {
-  static State state;
-  return state;
-}
-
-// The share of the user's inotify watches the scan may take (editors and build tools need theirs).
+// The share of the user's inotify watches each of the two queues may take (editors and build tools
+// need theirs).
 size_t Budget() {
-  size_t budget = 8192 / 4;
+  size_t budget = 8192 / 8;
   FILE* f = fopen("/proc/sys/fs/inotify/max_user_watches", "re");
   if (f != nullptr) {
     long max = 0;
     if (fscanf(f, "%ld", &max) == 1 && max > 0)
-      budget = static_cast<size_t>(max / 4 < 65536 ? max / 4 : 65536);
+      budget = static_cast<size_t>(max / 8 < 32768 ? max / 8 : 32768);
     fclose(f);
   }
   return budget;
 }
 
-bool Ready() {
-  State& s = Get();
-  if (s.failed) return false;
-  if (s.fd >= 0) return true;
-  s.mounts = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-  s.fd = s.mounts < 0 ? -1 : inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (s.fd < 0) {
-    if (s.mounts >= 0) close(s.mounts);
-    s.mounts = -1;
-    s.failed = true;
+}  // namespace
+
+bool Queue::Ready() {
+  if (failed_) return false;
+  if (fd_ >= 0) return true;
+  mounts_ = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+  fd_ = mounts_ < 0 ? -1 : inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (fd_ < 0) {
+    if (mounts_ >= 0) close(mounts_);
+    mounts_ = -1;
+    failed_ = true;
     return false;
   }
-  s.budget = Budget();
-  s.live.clear();
+  budget_ = Budget();
+  live_.clear();
   return true;
 }
 
-}  // namespace
-
-int Add(int fd) {
-  State& s = Get();
-  if (!Ready() || s.live.size() >= s.budget || !Notifies(fd)) return -1;
+int Queue::Add(int fd) {
+  if (!Ready() || live_.size() >= budget_ || !Notifies(fd)) return -1;
   // The descriptor's own directory, whatever its path leads to now.
   char path[64];
   snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-  int wd = inotify_add_watch(s.fd, path, kMask);
+  int wd = inotify_add_watch(fd_, path, kMask);
   if (wd < 0) return -1;
-  s.live.insert(wd);
+  live_.insert(wd);
   return wd;
 }
 
-void Remove(int wd) {
-  State& s = Get();
+void Queue::Remove(int wd) {
   // Counted down when its IN_IGNORED event is read.
-  if (s.fd >= 0 && wd >= 0) inotify_rm_watch(s.fd, wd);
+  if (fd_ >= 0 && wd >= 0) inotify_rm_watch(fd_, wd);
 }
 
-bool Drain(std::vector<int>* changed) {
-  State& s = Get();
+bool Queue::DrainWith(void* ctx, void (*each)(void*, int, uint32_t, const char*)) {
   if (!Ready()) return false;
   bool complete = true;
   // The mount table reports a change as POLLERR | POLLPRI, once per change (it is always readable).
-  struct pollfd mounts = {s.mounts, POLLPRI, 0};
+  struct pollfd mounts = {mounts_, POLLPRI, 0};
   if (poll(&mounts, 1, 0) < 0 || (mounts.revents & (POLLERR | POLLPRI | POLLNVAL)) != 0)
     complete = false;
   alignas(struct inotify_event) char buf[65536];
   for (;;) {
-    ssize_t n = read(s.fd, buf, sizeof buf);
+    ssize_t n = read(fd_, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       if (errno != EAGAIN) complete = false;
@@ -130,20 +110,38 @@ bool Drain(std::vector<int>* changed) {
       if ((event->mask & IN_Q_OVERFLOW) != 0 || event->wd < 0)
         complete = false;
       else
-        changed->push_back(event->wd);
-      if ((event->mask & IN_IGNORED) != 0) s.live.erase(event->wd);
+        each(ctx, event->wd, event->mask, event->len > 0 ? event->name : "");
+      if ((event->mask & IN_IGNORED) != 0) live_.erase(event->wd);
       at += static_cast<ssize_t>(sizeof(struct inotify_event)) + event->len;
     }
   }
   return complete;
 }
 
-void Reset() {
-  State& s = Get();
-  if (s.fd >= 0) close(s.fd);
-  if (s.mounts >= 0) close(s.mounts);
-  s.fd = s.mounts = -1;
-  s.live.clear();
+void Queue::Reset() {
+  if (fd_ >= 0) close(fd_);
+  if (mounts_ >= 0) close(mounts_);
+  fd_ = mounts_ = -1;
+  live_.clear();
 }
+
+namespace {
+
+Queue& ScanQueue() {
+  static auto* queue = new Queue();
+  return *queue;
+}
+
+}  // namespace
+
+int Add(int fd) { return ScanQueue().Add(fd); }
+
+void Remove(int wd) { ScanQueue().Remove(wd); }
+
+bool Drain(std::vector<int>* changed) {
+  return ScanQueue().Drain([changed](int wd, uint32_t, const char*) { changed->push_back(wd); });
+}
+
+void Reset() { ScanQueue().Reset(); }
 
 }  // namespace dir_watch

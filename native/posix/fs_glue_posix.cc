@@ -9,6 +9,9 @@
 #include "binding/fs_glue.h"
 #include "posix/git_scan.h"
 #include "posix/root_walk.h"
+#if defined(__linux__)
+#include "linux/watched_looks.h"
+#endif
 
 namespace fs_glue {
 namespace {
@@ -69,9 +72,10 @@ Napi::Value FsScanGitBody(const Napi::CallbackInfo& info, const std::string& roo
 
 Napi::Value ScanGit(const Napi::CallbackInfo& info) { return FsCall(info, FsScanGitBody); }
 
-// fsListRoots(paths, maxLooks): per absolute path its listing (root_walk.h) as a byte string, or
-// the errno why it is not a directory reached without a link; null for bad arguments or an
-// internal fault. Never throws.
+// fsListRoots(paths, maxLooks, watched): per absolute path its listing (root_walk.h) as a byte
+// string, or the errno why it is not a directory reached without a link; null for bad arguments
+// or an internal fault. `watched`: some listings may be kept ones (Linux, linux/watched_looks.h),
+// and how many follows the listings. Never throws.
 Napi::Value ListRoots(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   try {
@@ -81,9 +85,20 @@ Napi::Value ListRoots(const Napi::CallbackInfo& info) {
       return env.Null();
     double max_looks = info[1].As<Napi::Number>().DoubleValue();
     if (!(max_looks >= 0)) return env.Null();
+    bool watched = info.Length() > 2 && info[2].IsBoolean() && info[2].As<Napi::Boolean>().Value();
+    size_t answered = 0;
+#if defined(__linux__)
+    std::vector<root_walk::Listing> found =
+        watched ? watched_looks::ListRoots(paths, static_cast<size_t>(max_looks), &answered)
+                : root_walk::ListRoots(paths, static_cast<size_t>(max_looks));
+#else
     std::vector<root_walk::Listing> found =
         root_walk::ListRoots(paths, static_cast<size_t>(max_looks));
-    Napi::Array out = Napi::Array::New(env, found.size());
+#endif
+    Napi::Array out = Napi::Array::New(env, found.size() + (watched ? 1 : 0));
+    if (watched)
+      out.Set(static_cast<uint32_t>(found.size()),
+              Napi::Number::New(env, static_cast<double>(answered)));
     for (size_t i = 0; i < found.size(); ++i) {
       if (found[i].err != 0)
         out.Set(static_cast<uint32_t>(i), Napi::Number::New(env, found[i].err));

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+// InspectMany (binding/fs_beneath.h) with its answers kept across the calls of this process and
+// given again without a look while inotify (linux/dir_watch.h) reports no change that could alter
+// them. Only two kinds of answer are kept: "missing" below a watched directory and "directory"
+// for a watched directory (its stamp moves only with its entries and attributes, which queue an
+// event); a file's answer (its content can change through a shared mapping with no event) is
+// looked at every time. The same for a write root's listing (names and kinds of its entries, and
+// the kind of its first subdirectories' .git). Linux only; no napi here.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "binding/fs_beneath.h"
+#include "posix/root_walk.h"
+
+namespace watched_looks {
+
+// The answers fs_beneath::InspectMany gives for `paths`; *answered: how many came from the memo.
+std::vector<fs_beneath::Info> InspectMany(const std::vector<std::string>& paths, size_t* answered);
+
+// The listings root_walk::ListRoots gives for `paths`, one kept while its directory, and each
+// subdirectory whose .git it holds, reported no change; *answered: how many were kept ones.
+std::vector<root_walk::Listing> ListRoots(const std::vector<std::string>& paths, size_t max_looks,
+                                          size_t* answered);
+
+}  // namespace watched_looks
