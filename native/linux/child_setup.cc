@@ -111,6 +111,8 @@ int ApplyMount(ChildPlan* plan, const MountStep& step, MaskState* masks) {
       // A detached clone moved onto the path itself, not followed: a link the user made stays a
       // link, protected (it cannot be replaced) and read-only where it leads.
       return BindReadonly(AT_FDCWD, step.path, step.path);
+    case kMountReadonlyReal:
+      return BindReadonlyInPlace(step.path);
     case kMountSnapshot:
       return Snapshot(masks, step);
     case kMountPin:

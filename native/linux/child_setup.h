@@ -50,6 +50,7 @@ enum MountKind : int32_t {
                           // mount point cannot be renamed away)
   kMountSnapshot,  // a copy of the write root at path, attached at the staging place for the pins
                    // in it (see masks.h), until the next step that is not a pin
+  kMountReadonlyReal,  // bind path onto itself read-only, refused if it is now a link
 };
 
 // The init's descriptors of the capped tmpfs mounts it reports full after the run.

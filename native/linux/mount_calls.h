@@ -44,6 +44,17 @@ inline int BindReadonly(int dirfd, const char* path, const char* target) {
   return rc;
 }
 
+// Binds `path` onto itself read-only, with what is mounted beneath it: two calls where a detached
+// clone takes four. For a path that was its own real path when the plan was made (a denyWrite
+// entry): mount(2) follows a symbolic link at the end of `path`, mount_setattr is told not to, so
+// a path swapped for a link since is refused (no mount root there) instead of protecting the place
+// the link leads to.
+inline int BindReadonlyInPlace(const char* path) {
+  if (mount(path, path, nullptr, MS_BIND | MS_REC, nullptr) != 0) return -1;
+  return SetAttr(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW | AT_RECURSIVE,
+                 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0);
+}
+
 // Binds the directory `path` onto itself, writable, with what is mounted beneath it: two calls
 // where a detached clone takes three. mount(2) follows a symbolic link at the end of `path`,
 // mount_setattr is told not to: on a link it finds no mount root and fails, so a directory

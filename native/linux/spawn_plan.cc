@@ -83,6 +83,7 @@ int32_t MountKindCode(const std::string& kind) {
   if (kind == "devpts") return kMountDevpts;
   if (kind == "pin") return kMountPin;
   if (kind == "snapshot") return kMountSnapshot;
+  if (kind == "readonly_real") return kMountReadonlyReal;
   return 0;
 }
 

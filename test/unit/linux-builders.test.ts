@@ -127,8 +127,8 @@ test('mount plan: clone roots, read-only host, private tmp, attach, protect, mas
     'readonly_bind /work/ws/.git/hooks',
     'readonly_bind /work/ws/.git/config',
     'readonly_bind /work/ws/.zero',
-    'readonly_bind /work/ws/locked',
-    'readonly_bind /tmp/extra/kept',
+    'readonly_real /work/ws/locked',
+    'readonly_real /tmp/extra/kept',
     'mask_dir /home/u/.aws',
     'mask_file /home/u/.npmrc',
     'mask_file /work/ws/.env',
@@ -193,7 +193,7 @@ test('mount plan: directories shared by many read-only targets are pinned once e
   const two = buildMountPlan({ writeRoots: [buildWritableRoot('/w'), buildWritableRoot('/v')], denyRead: [], denyWrite: ['/w/a/f', ...many.map((dir) => `${dir}/f`), '/w/a/d/f'] }, host(kinds));
   const pinned = two.ops.filter((op) => op.kind === 'snapshot' || op.kind === 'pin').map((op) => `${op.kind} ${op.path} ${op.from ?? ''}`.trim());
   assert.equal(pinned, ['snapshot /v', ...many.map((dir) => `pin ${dir} ${dir.slice(3)}`), 'pin /w/a', 'pin /w/a/d']);
-  assert.equal(ops.filter((op) => op.kind === 'readonly_bind' && op.path.startsWith('/w/')).map((op) => op.path), denyWrite);
+  assert.equal(ops.filter((op) => op.kind === 'readonly_real' && op.path.startsWith('/w/')).map((op) => op.path), denyWrite);
   // Under the private /tmp a denied path outside every write root is not visible: nothing to mask.
   assert.not.ok(ops.some((op) => op.kind === 'mask_file'));
   const inRoot = buildMountPlan({ writeRoots: [buildWritableRoot('/w'), buildWritableRoot('/tmp/r')], denyRead: ['/tmp/r/secret', '/tmp/rs'], denyWrite: [] }, host({ '/tmp/r/secret': 'file', '/tmp/rs': 'file' }));

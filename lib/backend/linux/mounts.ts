@@ -17,6 +17,7 @@ export type MountKind =
   | 'mkdirs'
   | 'attach'
   | 'readonly_bind'
+  | 'readonly_real'
   | 'pin'
   | 'snapshot'
   | 'mask_file'
@@ -151,7 +152,14 @@ export function buildMountPlan(
       if (host.kind(path) !== 'missing') targets.push(path);
     }
   }
-  for (const path of plan.denyWrite) if (!hostHidden(path) && host.kind(path) !== 'missing') targets.push(path);
+  // A denyWrite entry is a real path (the plan resolved it): bound in place, a link found there
+  // at mount time is refused (see BindReadonlyInPlace in native/linux/mount_calls.h).
+  const real = new Set<string>();
+  for (const path of plan.denyWrite) {
+    if (hostHidden(path) || host.kind(path) === 'missing') continue;
+    targets.push(path);
+    real.add(path);
+  }
   // Pin every directory between a write root and a read-only target (a writable bind onto
   // itself): a mount point cannot be renamed or removed, so renaming a parent cannot carry the
   // read-only mount away and leave the original path free for a file of the command's choosing.
@@ -182,7 +190,7 @@ export function buildMountPlan(
     if (byRoot[i - 1]?.root !== root) ops.push({ kind: 'snapshot', path: root });
     ops.push({ kind: 'pin', path: dir, from: dir.slice(root.length + 1) });
   });
-  for (const path of targets) ops.push({ kind: 'readonly_bind', path });
+  for (const path of targets) ops.push({ kind: real.has(path) ? 'readonly_real' : 'readonly_bind', path });
   for (const path of plan.denyRead) {
     // (The file masks are also staged in the sandbox's own /dev/shm while they are made.)
     if (hostHidden(path)) continue;
