@@ -8,8 +8,8 @@
 // change of an entry of a watched directory queues an event on that directory's inode, inside the
 // system call that makes it, whatever mount, bind mount, namespace or hard link it goes through
 // (the sandboxed command writes through bind mounts of the same inodes). Each call first takes
-// every queued event: one naming an entry drops what is kept at and below that entry and the
-// directory's own stamp; one on the directory itself (moved, deleted, attributes, unmounted, watch
+// every queued event: one naming an entry drops what is kept at and below that entry, every name
+// kept missing in the directory (see ForgetMissing) and the directory's own stamp; one on the directory itself (moved, deleted, attributes, unmounted, watch
 // removed) drops what is kept at and below it. What a path leads to can change in only two other
 // ways, and both drop everything: a file system mounted or unmounted on the way (this process's
 // mount table, polled at every call), and events lost (queue overflow, a read error). A watch the
@@ -61,6 +61,8 @@ struct Memo {
   std::map<std::string, Entry> entries;
   // The paths each watch was taken at (a directory bind-mounted on the host has more than one).
   std::unordered_map<int, std::vector<std::string>> paths_of;
+  // Per watched directory, the paths directly in it answered missing (see OnEvent).
+  std::unordered_map<std::string, std::vector<std::string>> missing_in;
 };
 
 Memo& Get() {
@@ -71,6 +73,7 @@ Memo& Get() {
 void StartOver(Memo& m) {
   m.entries.clear();
   m.paths_of.clear();
+  m.missing_in.clear();
   m.queue.Reset();
 }
 
@@ -93,6 +96,7 @@ void Unwatch(Memo& m, int wd, const std::string& path) {
 void DropFrom(Memo& m, const std::string& path) {
   auto drop = [&m](std::map<std::string, Entry>::iterator it) {
     if (it->second.wd >= 0) Unwatch(m, it->second.wd, it->first);
+    m.missing_in.erase(it->first);
     return m.entries.erase(it);
   };
   auto own = m.entries.find(path);
@@ -105,6 +109,21 @@ void DropFrom(Memo& m, const std::string& path) {
 std::string ParentOf(const std::string& path) {
   size_t at = path.rfind('/');
   return at == 0 ? "/" : path.substr(0, at);
+}
+
+// Forgets every missing answer kept directly in the directory `dir`. An event naming any entry of
+// a directory drops them all, not only the one of its name: in a case-insensitive directory (ext4,
+// f2fs or tmpfs casefolding, set per directory) ".GIT" made there is found by a look at ".git",
+// and a name is compared after Unicode folding, so the event's name need not be the name looked at.
+void ForgetMissing(Memo& m, const std::string& dir) {
+  auto found = m.missing_in.find(dir);
+  if (found == m.missing_in.end()) return;
+  for (const std::string& path : found->second) {
+    auto it = m.entries.find(path);
+    if (it != m.entries.end() && it->second.answered && it->second.info.kind == Kind::kMissing)
+      it->second.answered = false;
+  }
+  m.missing_in.erase(found);
 }
 
 void Unlist(Memo& m, const std::string& path) {
@@ -127,6 +146,7 @@ void OnEvent(Memo& m, int wd, uint32_t mask, const char* name) {
     }
     auto own = m.entries.find(path);
     if (own != m.entries.end()) own->second.answered = own->second.listed = false;
+    ForgetMissing(m, path);
     DropFrom(m, path == "/" ? "/" + std::string(name) : path + "/" + name);
   }
 }
@@ -290,6 +310,7 @@ std::vector<Info> InspectMany(const std::vector<std::string>& paths, size_t* ans
     Entry& entry = m.entries[path];
     entry.answered = true;
     entry.info = info;
+    if (info.kind == Kind::kMissing) m.missing_in[ParentOf(path)].push_back(path);
   }
   return out;
 }

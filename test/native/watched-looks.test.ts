@@ -123,6 +123,25 @@ linuxTest('every change the host makes between two calls is seen', () => {
   }
 });
 
+linuxTest('an entry made under any name drops every missing answer kept in its directory', () => {
+  // In a case-insensitive directory (casefolding is set per directory on ext4, f2fs and tmpfs),
+  // ".GIT" made there is what a look at ".git" finds: the event's name need not be the one asked.
+  const t = makeTree();
+  try {
+    const dist = join(t.ws, 'p', 'dist');
+    mkdirSync(dist, { recursive: true });
+    const asked = [join(dist, '.git'), join(dist, '.zero')];
+    watched(asked);
+    assert.is(watched(asked).kept, 2, 'kept while nothing changed');
+    writeFileSync(join(dist, '.GIT'), 'x');
+    const after = watched(asked);
+    assert.is(after.kept, 0, 'both looked at again');
+    assert.equal(after.answers, verbs().fsInspectMany(asked));
+  } finally {
+    t.cleanup();
+  }
+});
+
 // Run in a mount namespace of its own (a user namespace maps the caller to root there): a tmpfs
 // mounted over a directory on the way to a kept answer changes what the path leads to without any
 // inotify event; the mount table's change must drop what was kept.
