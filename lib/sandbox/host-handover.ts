@@ -320,12 +320,28 @@ export function currentHandoverHost(): HandoverHost {
       notes: process.platform === 'linux' ? [stateNotesBase()].filter((d): d is string => d !== undefined).map(realAsFarAsExists) : [],
     };
   }
-  const homes = [real(homedir()), ...(fixed.account === undefined ? [] : [fixed.account])];
+  const homes = [...new Set([real(homedir()), ...(fixed.account === undefined ? [] : [fixed.account])])];
   const settings = settingsOf(process.env);
   const state = stateOf(process.env, fixed.tempDir);
+  // The same facts give the same host object, so its folded rules (foldedHost, by object) are built
+  // once rather than on every check of every run: the homes as resolved for this call, the
+  // settings and state as their memos resolved them (the same arrays while their variables are),
+  // and on Windows the variables its rules read.
+  // process.platform: only the Windows rules read the environment.
+  const windowsEnv = process.platform === 'win32' ? WINDOWS_RULE_VARIABLES.map((name) => process.env[name] ?? null) : [];
+  const key = JSON.stringify([homes, windowsEnv]);
+  if (lastHost !== undefined && lastHost.key === key && lastHost.host.settings === settings && lastHost.host.state === state) return lastHost.host;
   // process.platform: the host's path rules (case, separators) decide what names the same file.
-  return { platform: process.platform, homes: [...new Set(homes)], nodeDir: fixed.nodeDir, packageDir: fixed.packageDir, tempDir: fixed.tempDir, settings, notes: fixed.notes, state, env: process.env };
+  const host = { platform: process.platform, homes, nodeDir: fixed.nodeDir, packageDir: fixed.packageDir, tempDir: fixed.tempDir, settings, notes: fixed.notes, state, env: process.env };
+  lastHost = { key, host };
+  return host;
 }
+
+/** The variables windowsRules reads. */
+const WINDOWS_RULE_VARIABLES = ['SystemDrive', 'SystemRoot', 'ProgramFiles', 'ProgramFiles(x86)', 'ProgramData'];
+
+/** The host currentHandoverHost gave last, with the facts it was made from. */
+let lastHost: { key: string; host: HandoverHost } | undefined;
 
 /**
  * Throws SandboxError `invalid_argument` when `resolved` (absolute, symlink-resolved) must not be

@@ -1,5 +1,9 @@
 // Which workspaces and write roots hand the host over, on simulated Linux, macOS and Windows hosts
 // (the rule takes the path semantics and host facts as input), and the exact refusal messages.
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
@@ -164,6 +168,31 @@ test('this host: the Node binary directory and this package are refused, a fresh
   if (process.platform === 'linux') {
     assert.is((host.notes ?? []).length, 1, 'the notes fallback is among the facts');
     for (const own of host.notes ?? []) assert.ok(hostHandoverReason(own, host)?.includes('protected-path notes'), own);
+  }
+});
+
+test('this host: the same facts give the same host (its rules folded once), a changed HOME a new one that refuses the new home', () => {
+  // os.homedir() reads HOME, or USERPROFILE on Windows.
+  const saved = { HOME: process.env.HOME, USERPROFILE: process.env.USERPROFILE };
+  const dir = mkdtempSync(join(tmpdir(), 'zs-handover-home-'));
+  try {
+    const first = currentHandoverHost();
+    assert.is(currentHandoverHost(), first, 'unchanged facts: the same object');
+    process.env.HOME = dir;
+    process.env.USERPROFILE = dir;
+    const moved = currentHandoverHost();
+    assert.is.not(moved, first);
+    const home = realpathSync(dir);
+    assert.ok(moved.homes.includes(home));
+    assert.ok(hostHandoverReason(home, moved)?.includes('home directory'));
+    assert.ok(hostHandoverReason(join(home, '.ssh'), moved) !== undefined);
+    assert.is(hostHandoverReason(home, first), undefined, 'the earlier host did not know it');
+  } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
