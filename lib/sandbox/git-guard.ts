@@ -13,13 +13,14 @@
 // core.hooksPath targets (husky's `.husky/_` with `.husky`), include.path / includeIf files, and
 // scripts named by keys that run programs (core.fsmonitor, diff.external, filter drivers, ...).
 // Cost is bounded: small files and a few directory listings, plus one pass over each index.
-import { readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { readlinkSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
 import { isWithin } from '../path-within.js';
 import { fromBytes, inspect, listDir, Lookahead, readSmall, scanRepositories, toBytes, type EntryKind } from './beneath.js';
 import { parseGitConfig, type ConfigEntry } from './git-config.js';
+import { readOutsideConfig } from './outside-config.js';
 import { indexGitlinks } from './git-index.js';
 import { NESTED_CONFIG_SCAN } from '../protected-names.js';
 import type { TopLooks } from './root-tops.js';
@@ -98,17 +99,11 @@ function readConfig(path: string, roots: readonly string[], memo?: Map<string, C
 }
 
 function readConfigOnce(path: string, roots: readonly string[]): ConfigEntry[] | undefined {
-  let text: string | undefined;
-  if (roots.some((root) => isWithin(root, path))) text = readSmall(path, MAX_CONFIG_BYTES)?.toString('latin1');
-  else {
-    try {
-      text = readFileSync(Buffer.from(path, 'latin1')).toString('latin1');
-    } catch {
-      text = undefined;
-    }
-  }
+  if (!roots.some((root) => isWithin(root, path))) return readOutsideConfig(path);
+  const text = readSmall(path, MAX_CONFIG_BYTES)?.toString('latin1');
   return text === undefined ? undefined : parseGitConfig(text);
 }
+
 
 /** First line of a small pointer file (commondir, gitdir, a `.git` file), trimmed. */
 export function readPointer(path: string): string | undefined {

@@ -16,6 +16,7 @@ import { buildRuntimeLayout, buildUserCacheDir } from './runtime-state.js';
 import { wasWriteRoot } from './earlier-roots.js';
 import { listDirNames } from '../dir-listing.js';
 import { notesPlacesToHide } from './run-notes.js';
+import { rememberedFor } from './credential-memo.js';
 import { PROTECTED_METADATA_NAMES, agentToolConfigPaths } from '../protected-names.js';
 import { forEachEntry, listRoots, type RootListing } from './root-walk.js';
 import { inspectMany } from './beneath.js';
@@ -213,7 +214,7 @@ export function linkedGitPaths(root: string, facts: HostFacts = new HostFacts())
   }
 }
 
-function listDir(dir: string, facts: HostFacts): string[] | undefined {
+function listDir(dir: string, facts: Looks): string[] | undefined {
   if (facts.lstat(dir) === undefined) return undefined;
   try {
     return readdirSync(dir);
@@ -252,7 +253,7 @@ const isRootOnly = (path: string) => ROOT_ONLY_FILE_SET.has(path) || path === '/
  * A path resolved as far as it exists: the realpath of its deepest existing ancestor plus the
  * rest as written. Undefined when nothing of it can be resolved.
  */
-function resolveAsFarAsExists(path: string, facts: HostFacts, missing = false): string | undefined {
+function resolveAsFarAsExists(path: string, facts: Looks, missing = false): string | undefined {
   let rest = '';
   let dir = path;
   if (missing) {
@@ -274,7 +275,7 @@ function resolveAsFarAsExists(path: string, facts: HostFacts, missing = false): 
 }
 
 /** `path` under the real path of its existing ancestor `dir`, or undefined when unresolvable. */
-function resolveBelow(dir: string, path: string, facts: HostFacts): string | undefined {
+function resolveBelow(dir: string, path: string, facts: Looks): string | undefined {
   try {
     const real = facts.realpath(dir);
     return (real === '/' ? '' : real) + path.slice(dir === '/' ? 0 : dir.length);
@@ -292,7 +293,42 @@ export function credentialDenySet(
   envs: ReadonlyArray<Readonly<Record<string, string | undefined>>>,
   writeRoots: string[],
   facts: HostFacts = new HostFacts(),
-): { existing: string[]; tree: { denied: string[]; guarded: string[] } } {
+): CredentialDenySet {
+  // Kept across runs while every path it looked at is as it was (credential-memo.ts); the key is
+  // everything else it depends on: the environments, the write roots, whether the caller is root and
+  // (for a root caller) our HOME.
+  const key = JSON.stringify([envs, writeRoots, process.getuid?.() === 0, process.env.HOME]);
+  const set = rememberedFor(key, (note) => {
+    const looks: Looks = {
+      lstat: (path) => {
+        note(path);
+        return facts.lstat(path);
+      },
+      realpath: (path) => {
+        note(path);
+        return facts.realpath(path);
+      },
+    };
+    return computeCredentialDenySet(envs, writeRoots, looks, note);
+  });
+  return { existing: [...set.existing], tree: { denied: [...set.tree.denied], guarded: [...set.tree.guarded] } };
+}
+
+/** The credential deny set: the existing paths to mask, and the tree no read grant may cover. */
+export interface CredentialDenySet {
+  existing: string[];
+  tree: { denied: string[]; guarded: string[] };
+}
+
+/** The look-ups of HostFacts the credential deny set makes. */
+type Looks = Pick<HostFacts, 'lstat' | 'realpath'>;
+
+function computeCredentialDenySet(
+  envs: ReadonlyArray<Readonly<Record<string, string | undefined>>>,
+  writeRoots: string[],
+  facts: Looks,
+  note: (path: string) => void,
+): CredentialDenySet {
   const existing: string[] = [];
   const denied = new Set<string>();
   const list = (dir: string) => listDir(dir, facts);
@@ -305,7 +341,12 @@ export function credentialDenySet(
     // A directory its parent's listing lacks is missing: no system call to learn that.
     const parent = dirname(dir);
     const siblings = parent === dir ? undefined : namesOf(parent);
-    const names = siblings !== undefined && !siblings.has(basename(dir)) ? undefined : listDirNames(dir);
+    if (siblings !== undefined && !siblings.has(basename(dir))) {
+      listed.set(dir, undefined);
+      return undefined;
+    }
+    note(dir);
+    const names = listDirNames(dir);
     listed.set(dir, names);
     return names;
   };
