@@ -9,6 +9,7 @@ import type { Readable, Writable } from 'node:stream';
 
 import { SandboxError } from '../errors.js';
 import type { SandboxBackendName } from '../backend/types.js';
+import type { HostFacts } from '../host-facts.js';
 import type { CapturedOutput, InternalSpawnOptions, OsExit, OsProcess, PreparedRun, SandboxBackend, SandboxExit, StartIo, StdioChoice } from './contract.js';
 import { validateOptions, type SandboxCommand, type SpawnSandboxedOptions } from './options.js';
 import { currentBackend } from '../backend/current.js';
@@ -354,14 +355,15 @@ async function startOnce(command: SandboxCommand, options: InternalSpawnOptions,
   // to a later turn (start-pacing.ts), as they would within the call: taken now, before their
   // hand-over lapses, and given to this start once. Without them a large policy's start would look
   // up every path of its mount plan again (1,000 write roots: some 26,000 lstat calls).
-  const facts = prepared.takeFacts();
-  let factsGiven = false;
+  // Let go of once given: this function's closures live as long as the run (`forward` until its
+  // exit), and with them whatever it still holds.
+  let facts: HostFacts | undefined = prepared.takeFacts();
   const thisStart: PreparedRun = {
     ...prepared,
     takeFacts: () => {
-      if (factsGiven) return prepared.takeFacts();
-      factsGiven = true;
-      return facts;
+      const given = facts ?? prepared.takeFacts();
+      facts = undefined;
+      return given;
     },
   };
   let os: OsProcess;

@@ -291,7 +291,6 @@ export function acquireRuntimeState(workspace: string, options: AcquireOptions =
   }
   // Through the resolved root: the copy is made by a walk that follows no link.
   const npmrc = writeSanitizedNpmrc(env, join(realRoot, 'npmrc'), options.facts);
-  let released = false;
   return {
     layout,
     writeRoots: [join(realRoot, 'cache'), join(realRoot, 'data')],
@@ -302,24 +301,33 @@ export function acquireRuntimeState(workspace: string, options: AcquireOptions =
     },
     created,
     ...(npmSeed === undefined ? {} : { npmSeed }),
-    release: () => {
-      if (released) return;
-      released = true;
-      const lingerMs = options.lingerMs ?? 0;
-      if (lingerMs > 0 && held.get(layout.root) === 1) {
-        // Keep the lease (and the prepared dirs) for the next command of a burst.
-        held.delete(layout.root);
-        const timer = setTimeout(() => {
-          lingering.delete(layout.root);
-          held.set(layout.root, (held.get(layout.root) ?? 0) + 1);
-          releaseLease(layout, options.now ?? Date.now, created);
-        }, lingerMs);
-        timer.unref();
-        lingering.set(layout.root, timer);
-        return;
-      }
-      releaseLease(layout, options.now ?? Date.now, created);
-    },
+    release: leaseRelease(layout, options.lingerMs ?? 0, options.now ?? Date.now, created),
+  };
+}
+
+/**
+ * The lease's release, made apart from acquireRuntimeState: it lives as long as the run, and a
+ * closure made there would hold everything that call's closures hold (the options, with the plan's
+ * host facts).
+ */
+function leaseRelease(layout: RuntimeLayout, lingerMs: number, now: () => number, created: boolean): () => void {
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    if (lingerMs > 0 && held.get(layout.root) === 1) {
+      // Keep the lease (and the prepared dirs) for the next command of a burst.
+      held.delete(layout.root);
+      const timer = setTimeout(() => {
+        lingering.delete(layout.root);
+        held.set(layout.root, (held.get(layout.root) ?? 0) + 1);
+        releaseLease(layout, now, created);
+      }, lingerMs);
+      timer.unref();
+      lingering.set(layout.root, timer);
+      return;
+    }
+    releaseLease(layout, now, created);
   };
 }
 

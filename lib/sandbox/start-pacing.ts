@@ -8,6 +8,14 @@
 // and I/O are served in between), in the order it came. A start is made of pieces (continueTurn):
 // one whole start may take longer than a slice. Work with no burst around it runs at once, within
 // the call.
+//
+// What waits is taken in this order: the next piece of a begun start (a burst does not hold
+// hundreds of half-made starts, each with its notes published), then the work after an exit, then
+// the starts not begun. An exit's work only checks a sandbox that is gone and releases what its
+// run held (its notes, its descriptors, its memory): run ahead of a thousand waiting starts, the
+// runs in flight stay as many as the sandboxes actually running, instead of every run of the burst
+// being started before the first exit is looked at. A start that begins after an exit's check
+// notes the state that check left, as it would had the exit come earlier.
 
 /** How long starts and exits may run back to back before the event loop gets a turn. */
 export const SLICE_MS = 4;
@@ -21,7 +29,21 @@ let sliceStart: number | undefined;
 function now(): number {
   return Number(process.hrtime.bigint()) / 1e6;
 }
-const waiting: Array<() => void> = [];
+/** Pieces of begun starts: the latest first (a begun start is finished before another). */
+const resumed: Array<() => void> = [];
+/** The work after exits, in the order they came. */
+const exits: Array<() => void> = [];
+/** Starts not begun, in call order. */
+const starts: Array<() => void> = [];
+
+function nothingWaits(): boolean {
+  return resumed.length === 0 && exits.length === 0 && starts.length === 0;
+}
+
+/** The next piece of work that waits (see the header for the order). */
+function takeNext(): (() => void) | undefined {
+  return resumed.shift() ?? exits.shift() ?? starts.shift();
+}
 
 function begin(): void {
   if (sliceStart !== undefined) return;
@@ -31,7 +53,7 @@ function begin(): void {
 
 function endSlice(): void {
   sliceStart = undefined;
-  const next = waiting.shift();
+  const next = takeNext();
   if (next === undefined) return;
   begin();
   next();
@@ -46,12 +68,12 @@ function overSlice(): boolean {
  * way the caller calls `endTurn()` once its synchronous start has returned (or thrown).
  */
 export function startTurn(): Promise<void> | undefined {
-  if (waiting.length === 0 && !overSlice()) {
+  if (nothingWaits() && !overSlice()) {
     begin();
     return undefined;
   }
   return new Promise((resolve) => {
-    waiting.push(resolve);
+    starts.push(resolve);
   });
 }
 
@@ -65,7 +87,7 @@ export function startTurn(): Promise<void> | undefined {
 export function continueTurn(): Promise<void> | undefined {
   if (!overSlice()) return undefined;
   return new Promise((resolve) => {
-    waiting.unshift(resolve);
+    resumed.unshift(resolve);
   });
 }
 
@@ -93,8 +115,8 @@ export function nextPiece<T>(piece: () => T): T | Promise<T> {
  * turn ends once the piece has returned or thrown.
  */
 export function resumePiece<T>(piece: () => T): T | Promise<T> {
-  const now = waiting.length === 0 && !overSlice();
-  if (!now) return new Promise<void>((resolve) => waiting.unshift(resolve)).then(() => runPiece(piece));
+  const now = nothingWaits() && !overSlice();
+  if (!now) return new Promise<void>((resolve) => resumed.unshift(resolve)).then(() => runPiece(piece));
   begin();
   return runPiece(piece);
 }
@@ -109,14 +131,15 @@ function runPiece<T>(piece: () => T): T {
 
 /** A start has returned: the next waiting one runs now if the slice has time left. */
 export function endTurn(): void {
-  if (waiting.length === 0 || overSlice()) return;
+  if (nothingWaits() || overSlice()) return;
   // As a microtask: a piece of work run from here is not nested in the one that just ended.
-  queueMicrotask(waiting.shift() as () => void);
+  queueMicrotask(takeNext() as () => void);
 }
 
 /**
- * Runs `work` now when nothing waits and the slice has time left, else on its turn. What it
- * throws is rethrown on its own, as an uncaught exception, never into the work around it.
+ * The work after a sandbox's exit: runs `work` now when nothing waits and the slice has time left,
+ * else on its turn, ahead of the starts not begun. What it throws is rethrown on its own, as an
+ * uncaught exception, never into the work around it.
  */
 export function paced(work: () => void): void {
   const run = (): void => {
@@ -130,8 +153,8 @@ export function paced(work: () => void): void {
       endTurn();
     }
   };
-  if (waiting.length === 0 && !overSlice()) {
+  if (nothingWaits() && !overSlice()) {
     begin();
     run();
-  } else waiting.push(run);
+  } else exits.push(run);
 }

@@ -183,6 +183,20 @@ test('pieces resumed after work off the thread (clones completing together) take
   assertAtMostPerTurn(turns, 3, 'pieces');
 });
 
+test('work after exits runs ahead of the starts not begun, after the pieces of begun starts', async () => {
+  await new Promise((resolve) => setImmediate(resolve));
+  const log: string[] = [];
+  // The first start runs within the call and uses up the slice: everything below waits for its turn.
+  const first = pacedStart('s0', SLICE_MS + 1, log);
+  const waitingStarts = Array.from({ length: 4 }, (_, i) => pacedStart(`s${i + 1}`, 0, log));
+  const resumed = resumePiece(() => log.push('r'));
+  for (let i = 0; i < 3; i++) paced(() => log.push(`e${i}`));
+  assert.equal(log, ['s0'], 'only the first start ran within the calls');
+  await Promise.all([first, ...waitingStarts, resumed]);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(log, ['s0', 'r', 'e0', 'e1', 'e2', 's1', 's2', 's3', 's4']);
+});
+
 test('a resumed piece that throws rejects its own promise and ends its turn', async () => {
   await new Promise((resolve) => setImmediate(resolve));
   const log: string[] = [];

@@ -272,12 +272,30 @@ function noteLinuxInPieces(prepared: PreparedRun): NotedStart | Promise<NotedSta
   return go(guarding.step());
 }
 
+/** Builds the plan's spec for the process limit chosen when it is called. */
+function specBuilder(plan: SandboxPlan, stdio: [StdioMode, StdioMode, StdioMode], context: LinuxContext, view: ReturnType<typeof hostViewOf>, limit: () => { byCgroup: boolean; pidMax: number | undefined }): () => LinuxSpec {
+  return () => {
+    const { byCgroup, pidMax } = limit();
+    return buildLinuxSpec(plan, stdio, {
+      landlockAbi: context.abi,
+      isRoot: context.isRoot,
+      arch: context.arch,
+      bindingPath: nativeBindingPath() ?? '',
+      ...(byCgroup ? { pidsCgroup: true } : {}),
+      ...(pidMax === undefined ? {} : { pidMax }),
+    }, view);
+  };
+}
+
 /** The rest of a Linux start, after its notes: the spec, a prewarmed sandbox or the cold spawn to make. */
 function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void, noted: NotedStart): LinuxStart {
   const { plan } = prepared;
-  const { context, facts, guarded } = noted;
+  const { context, guarded } = noted;
   const { release } = guarded;
   const capture = io.capture;
+  // The facts serve the spec only: held by the builder below, which is let go of once the spec is
+  // made (the closures of this call live until the exit, and with them what they hold).
+  const view = hostViewOf(noted.facts);
   try {
     // A root caller's process limit (RLIMIT_NPROC does not bind root) is a pids cgroup where a
     // writable pids hierarchy exists, else the sandbox PID namespace's own pid_max (Linux 6.14+).
@@ -287,15 +305,7 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
     const processes = plan.limits.processes ?? DEFAULT_PROCESSES;
     let byCgroup = context.isRoot && pidsCgroupUsable();
     let pidMax = context.isRoot && !byCgroup ? pidNamespaceMax(processes) : undefined;
-    const stdio = stdioModes(io);
-    const specFor = () => buildLinuxSpec(guarded.plan, stdio, {
-      landlockAbi: context.abi,
-      isRoot: context.isRoot,
-      arch: context.arch,
-      bindingPath: nativeBindingPath() ?? '',
-      ...(byCgroup ? { pidsCgroup: true } : {}),
-      ...(pidMax === undefined ? {} : { pidMax }),
-    }, hostViewOf(facts));
+    let specFor: (() => LinuxSpec) | undefined = specBuilder(guarded.plan, stdioModes(io), context, view, () => ({ byCgroup, pidMax }));
     let spec = specFor();
     let pids: PidsLimit | undefined;
     // The sandbox is gone (pid 1 reaped, its namespace emptied): the cgroup says whether a fork was
@@ -361,6 +371,7 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
         key = warmable ? buildPrewarmKey(spec) : undefined;
       }
     }
+    specFor = undefined;
     return {
       spec: coldSpec(spec, pids?.fd, capture, script),
       exited,
