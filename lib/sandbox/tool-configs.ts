@@ -37,6 +37,10 @@ const MAX_HOPS = 8;
 const CONFIGS = [...AGENT_TOOL_CONFIG_FILES, ...AGENT_TOOL_CONFIG_DIRS];
 /** Every path noted relative to a write root: the configs and `.env` (last: see noteFile). */
 const PROTECTED = [...CONFIGS, ENV_FILE_NAME];
+/** PROTECTED split into components, once. */
+const PROTECTED_PARTS = PROTECTED.map((file) => file.split('/'));
+/** PROTECTED relative to a root with this OS's separator. */
+const PROTECTED_TAILS = PROTECTED_PARTS.map((parts) => join(...parts));
 const SEP_CODE = sep.charCodeAt(0);
 
 /** One protected file as it was before the run; paths are byte strings (see beneath.ts). */
@@ -140,9 +144,31 @@ function freshNote(path: string, root: string, parts: string[], env: boolean): T
   return env ? { path, root, parts, states: [], env } : { path, root, parts, states: [] };
 }
 
-/** The path of the first `n` components of a note, as a byte string. */
+/** The last root found clean (isCleanAbsolute): a run asks for one root's paths many times over. */
+let cleanRoot: string | undefined;
+
+/** A component that join() would keep as it is. */
+function cleanPart(part: string | undefined): part is string {
+  return part !== undefined && part !== '' && part !== '.' && part !== '..' && !part.includes('/') && !part.includes(sep);
+}
+
+/**
+ * The path of the first `n` components of a note, as a byte string: join(root, ...parts), with
+ * the components put after a clean root by concatenation when join() would leave them as they are
+ * (a run asks for every protected file's path and each of its parents, before and after).
+ */
 function prefix(root: string, parts: readonly string[], n: number): string {
-  return join(root, ...parts.slice(0, n));
+  if (root !== cleanRoot) {
+    if (root === sep || !isCleanAbsolute(root)) return join(root, ...parts.slice(0, n));
+    cleanRoot = root;
+  }
+  let out = root;
+  for (let i = 0; i < n; i++) {
+    const part = parts[i];
+    if (!cleanPart(part)) return join(root, ...parts.slice(0, n));
+    out += sep + part;
+  }
+  return out;
 }
 
 function stateOf(path: string, info: EntryInfo = inspect(path)): string {
@@ -179,7 +205,7 @@ class Dirs {
   readonly #ahead: Lookahead;
 
   constructor(roots: readonly string[]) {
-    this.#ahead = new Lookahead(roots.flatMap((root) => FIRST_COMPONENTS.map((name) => join(root, name))));
+    this.#ahead = new Lookahead(roots.flatMap((root) => FIRST_COMPONENTS.map((name) => prefix(root, [name], 1))));
   }
 
   /** What is at `path` now (the batch's answer the first time it is asked). */
@@ -295,7 +321,7 @@ export function noteToolConfigs(roots: readonly string[], named: readonly string
   const rootSet = new DirectorySet(bytesRoots);
   for (const root of bytesRoots) {
     if (skipped.has(root)) continue;
-    for (const file of PROTECTED) noteFile(root, file.split('/'), rootSet, notes, dirs, 0, file === ENV_FILE_NAME);
+    for (const [i, file] of PROTECTED.entries()) noteFile(root, [...(PROTECTED_PARTS[i] as string[])], rootSet, notes, dirs, 0, file === ENV_FILE_NAME);
   }
   const readOnly: string[] = [];
   for (const entry of named) {
@@ -311,9 +337,14 @@ export function noteToolConfigs(roots: readonly string[], named: readonly string
       if (note.env !== true && note.states.length === parts.length && note.states[parts.length - 1] === 'dir' && toBytes(fromBytes(path)) === path) readOnly.push(fromBytes(path));
     }
   }
+  // The oldest run in flight with a note of the path (asked in turn: a burst holds hundreds).
   for (const [path] of notes) {
-    const earlier = inFlight.map((run) => run.notes.get(path) ?? elidedNote(run, path)).find((note) => note !== undefined);
-    if (earlier !== undefined) notes.set(path, earlier);
+    for (const run of inFlight) {
+      const earlier = run.notes.get(path) ?? elidedNote(run, path);
+      if (earlier === undefined) continue;
+      notes.set(path, earlier);
+      break;
+    }
   }
   return { roots: bytesRoots, notes, readOnly, ...(elided.length > 0 ? { elided } : {}) };
 }
@@ -325,9 +356,9 @@ export function noteToolConfigs(roots: readonly string[], named: readonly string
  */
 export function elidedNote(run: ToolConfigGuard, path: string): ToolConfigNote | undefined {
   if (run.elided === undefined) return undefined;
-  for (const file of PROTECTED) {
-    const parts = file.split('/');
-    const tail = join(...parts);
+  for (const [i, file] of PROTECTED.entries()) {
+    const parts = [...(PROTECTED_PARTS[i] as string[])];
+    const tail = PROTECTED_TAILS[i] as string;
     if (!path.endsWith(tail) || path.length <= tail.length + 1) continue;
     const root = path.slice(0, -(tail.length + 1));
     if (prefix(root, parts, parts.length) === path && elidedRoots(run).has(root)) return freshNote(path, root, parts, file === ENV_FILE_NAME);
