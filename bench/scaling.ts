@@ -106,7 +106,7 @@ async function heapCost(workspace: string, rounds: number, perRound: number): Pr
   const script = join(fileURLToPath(new URL('.', import.meta.url)), 'heap-child.js');
   type Reply = { ready?: true; times?: number[]; heapBytes?: number; error?: string };
   const start = (mode: string) => {
-    const child = fork(script, [mode, workspace], { execArgv: ['--max-old-space-size=4096'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const child = fork(script, [mode, workspace], { execArgv: ['--max-old-space-size=4096', '--expose-gc'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     const replies: Reply[] = [];
     let wake: (() => void) | undefined;
     child.on('message', (m: Reply) => {
