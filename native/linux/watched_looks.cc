@@ -9,15 +9,16 @@
 // system call that makes it, whatever mount, bind mount, namespace or hard link it goes through
 // (the sandboxed command writes through bind mounts of the same inodes). Each call first takes
 // every queued event: one naming an entry drops what is kept at and below that entry, every name
-// kept missing in the directory (see ForgetMissing) and the directory's own stamp; one on the directory itself (moved, deleted, attributes, unmounted, watch
-// removed) drops what is kept at and below it. What a path leads to can change in only two other
-// ways, and both drop everything: a file system mounted or unmounted on the way (this process's
-// mount table, polled at every call), and events lost (queue overflow, a read error). A watch the
-// budget refuses, or a file system whose changes may bypass this kernel (network, FUSE, overlay),
-// leaves the path unkept: it is looked at every time. File contents are never kept (a write
-// through a shared mapping queues no event). The caller takes the events after every process of a
-// sandbox is gone (the system calls that changed something have returned, so their events are
-// queued), which is when its after-run check calls this.
+// kept missing in the directory (see ForgetMissing) and the directory's own stamp; one on the
+// directory itself (moved, deleted, attributes, unmounted, watch removed) drops what is kept at and
+// below it. What a path leads to can change in only two other ways, and both drop everything: a
+// file system mounted or unmounted on the way (this process's mount table, polled at every call),
+// and events lost (queue overflow, a read error). A watch the budget refuses, or a file system
+// whose changes may bypass this kernel (network, FUSE, overlay), leaves the path unkept: it is
+// looked at every time. File contents are never kept (a write through a shared mapping queues no
+// event). The caller takes the events after every process of a sandbox is gone (the system calls
+// that changed something have returned, so their events are queued), which is when its after-run
+// check calls this.
 #include "linux/watched_looks.h"
 
 #include <errno.h>
