@@ -4,11 +4,10 @@
 import { lstatSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname } from 'node:path';
 
-import { isCleanAbsolute as isClean } from './path-within.js';
+import { isAscii, isCleanAbsolute as isClean } from './path-within.js';
 
 // process.platform: where the absence of a listed name is known to mean ENOENT (see noteListing).
 const LISTINGS_TELL_ABSENCE = process.platform === 'linux';
-const ASCII = /^[\x00-\x7f]*$/;
 
 /** A look-up that failed (other than "no such entry"): the error, thrown again on every ask. */
 class Failure {
@@ -63,7 +62,7 @@ export class HostFacts {
     if (!LISTINGS_TELL_ABSENCE || !isClean(dir)) return;
     const folded = new Set<string>();
     for (const name of names) {
-      if (!ASCII.test(name)) return;
+      if (!isAscii(name)) return;
       folded.add(name.toLowerCase());
     }
     this.#listed.set(dir, folded);
@@ -77,7 +76,7 @@ export class HostFacts {
   listedIn(dir: string): { size: number; mayHold(name: string): boolean } | undefined {
     const names = this.#listed.get(dir);
     if (names === undefined) return undefined;
-    return { size: names.size, mayHold: (name) => !ASCII.test(name) || names.has(name.toLowerCase()) };
+    return { size: names.size, mayHold: (name) => !isAscii(name) || names.has(name.toLowerCase()) };
   }
 
   /**
@@ -199,7 +198,7 @@ export class HostFacts {
     const names = parent === path ? undefined : this.#listed.get(parent);
     if (names === undefined || !isClean(path)) return false;
     const name = basename(path);
-    return ASCII.test(name) && !names.has(name.toLowerCase());
+    return isAscii(name) && !names.has(name.toLowerCase());
   }
 }
 

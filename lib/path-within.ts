@@ -31,6 +31,13 @@ const DOT_PART = DOT + sep;
 const DOTS = `${sep}..`;
 const DOTS_PART = DOTS + sep;
 
+const ASCII = /^[\x00-\x7f]*$/;
+
+/** Whether every character of `text` is ASCII (a path walked as its own bytes, a name folded by ASCII rules). */
+export function isAscii(text: string): boolean {
+  return ASCII.test(text);
+}
+
 /** An absolute path with no empty, `.` or `..` component and no trailing separator (`/` itself is clean). */
 export function isCleanAbsolute(path: string): boolean {
   if (path === sep) return true;

@@ -17,15 +17,12 @@
 // computes afresh. Another host process changing the home directory does the same.
 import { lstatSync } from 'node:fs';
 
-import { isCleanAbsolute } from '../path-within.js';
+import { isAscii, isCleanAbsolute } from '../path-within.js';
 import { inspectMany, type EntryInfo } from './beneath.js';
 import { settledStamp } from './root-tops.js';
 
 /** Environments and write roots remembered at most (the oldest is dropped first). */
 const MAX_KEPT = 8;
-
-/** A path that may be walked as its own byte string (clean, absolute, ASCII). */
-const PLAIN = /^[\x00-\x7f]*$/;
 
 interface Kept<T> {
   /** The paths the last computation looked at, with every directory above them, sorted. */
@@ -83,7 +80,7 @@ function rootInfo(): EntryInfo {
 function withAncestors(seen: ReadonlySet<string>): string[] | undefined {
   const all = new Set<string>();
   for (const path of seen) {
-    if (!PLAIN.test(path) || !isCleanAbsolute(path)) return undefined;
+    if (!isAscii(path) || !isCleanAbsolute(path)) return undefined;
     for (let at = path; !all.has(at); ) {
       all.add(at);
       const end = at.lastIndexOf('/');

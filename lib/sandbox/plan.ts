@@ -8,7 +8,7 @@ import { SandboxError } from '../errors.js';
 import { buildCredentialBaseline, buildCredentialShape, buildRootOnlyCandidates, isSshHostPrivateKey, ROOT_ONLY_FILES } from '../credentials.js';
 import type { SandboxPlan, WritableRoot } from '../backend/types.js';
 import type { CheckedOptions } from './options.js';
-import { DirectorySet, enclosingPaths, isCleanAbsolute, isWithin } from '../path-within.js';
+import { DirectorySet, enclosingPaths, isAscii, isCleanAbsolute, isWithin } from '../path-within.js';
 import { HostFacts } from '../host-facts.js';
 import { ownFilesInside } from './own-files.js';
 import { assertNoSymlinkHop, assertNotHostHandover, currentHandoverHost, samePath, type HandoverHost } from './host-handover.js';
@@ -46,13 +46,11 @@ function existing(path: string, option: string, base: string, facts: HostFacts):
  */
 function lookAtDenyEntries(paths: readonly string[], base: string, facts: HostFacts): void {
   if (process.platform !== 'linux' || paths.length === 0) return;
-  const absolute = [...new Set(paths.map((path) => (isAbsolute(path) ? path : resolve(base, path))))].filter((path) => isCleanAbsolute(path) && ASCII.test(path));
+  const absolute = [...new Set(paths.map((path) => (isAbsolute(path) ? path : resolve(base, path))))].filter((path) => isCleanAbsolute(path) && isAscii(path));
   inspectMany(absolute).forEach((info, i) => {
     if (info.kind === 'file' || info.kind === 'dir' || info.kind === 'other') facts.noteLooked(absolute[i] as string, info.kind === 'dir');
   });
 }
-
-const ASCII = /^[\x00-\x7f]*$/;
 
 function directory(path: string, option: string, base: string, facts: HostFacts): string {
   const real = existing(path, option, base, facts);

@@ -152,23 +152,6 @@ void OnEvent(Memo& m, int wd, uint32_t mask, const char* name) {
   }
 }
 
-// Where each component of the clean absolute `path` ends ("/a/b": 2, 4); empty when not clean.
-std::vector<size_t> ComponentEnds(const std::string& path) {
-  std::vector<size_t> ends;
-  if (path.size() < 2 || path[0] != '/' || path.find('\0') != std::string::npos) return {};
-  for (size_t start = 1; start <= path.size();) {
-    size_t end = path.find('/', start);
-    if (end == std::string::npos) end = path.size();
-    size_t len = end - start;
-    if (len == 0 || (len == 1 && path[start] == '.') ||
-        (len == 2 && path[start] == '.' && path[start + 1] == '.'))
-      return {};
-    ends.push_back(end);
-    start = end + 1;
-  }
-  return ends;
-}
-
 bool Watched(Memo& m, const std::string& path) {
   auto it = m.entries.find(path);
   return it != m.entries.end() && it->second.wd >= 0;
@@ -188,8 +171,8 @@ void NoteWatch(Memo& m, const std::string& path, int wd) {
 // first that cannot be opened or watched. A directory watched has every directory above it
 // watched (an event dropping one drops all below it), so the search starts at the parent.
 void WatchDown(Memo& m, const std::string& path) {
-  std::vector<size_t> ends = ComponentEnds(path);
-  if (ends.empty()) return;
+  std::vector<size_t> ends;
+  if (!walk::CleanAbsolute(path, &ends)) return;
   // levels: "/" then path[0, ends[k]); the deepest watched one.
   size_t level = ends.size();  // the path itself
   while (level > 0 && !Watched(m, level == 1 ? "/" : path.substr(0, ends[level - 2]))) --level;
@@ -304,9 +287,9 @@ std::vector<Info> InspectMany(const std::vector<std::string>& paths, size_t* ans
     const std::string& path = paths[missed[k]];
     const Info& info = found[k];
     out[missed[k]] = info;
-    bool keep = (info.kind == Kind::kMissing && ComponentEnds(path).size() > 0 &&
-                 Watched(m, ParentOf(path))) ||
-                (info.kind == Kind::kDir && Watched(m, path));
+    bool keep =
+        (info.kind == Kind::kMissing && walk::CleanAbsolute(path) && Watched(m, ParentOf(path))) ||
+        (info.kind == Kind::kDir && Watched(m, path));
     if (!keep) continue;
     Entry& entry = m.entries[path];
     entry.answered = true;

@@ -115,6 +115,21 @@ int OpenDirAtOnce(const std::vector<std::string>& all, int* err) {
 
 }  // namespace
 
+bool CleanAbsolute(const std::string& path, std::vector<size_t>* ends) {
+  if (path.size() < 2 || path[0] != '/' || path.find('\0') != std::string::npos) return false;
+  for (size_t start = 1; start <= path.size();) {
+    size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    size_t len = end - start;
+    if (len == 0 || (len == 1 && path[start] == '.') ||
+        (len == 2 && path[start] == '.' && path[start + 1] == '.'))
+      return false;
+    if (ends != nullptr) ends->push_back(end);
+    start = end + 1;
+  }
+  return true;
+}
+
 int OpenNoLinks(int dirfd, const char* path, int flags, int* err) {
 #if defined(__linux__)
   static bool unavailable = false;

@@ -21,25 +21,10 @@ using walk::Stamp;
 
 namespace {
 
-// An absolute path with no empty, "." or ".." component below "/": where its last '/' is (its
-// parent is path[0, at), "" for "/"); npos when it is not one.
+// A clean absolute path (walk::CleanAbsolute): where its last '/' is (its parent is path[0, at),
+// "" for "/"); npos when it is not one.
 size_t ParentEnd(const std::string& path) {
-  if (path.size() < 2 || path[0] != '/' || path.find('\0') != std::string::npos)
-    return std::string::npos;
-  size_t start = 1;
-  size_t last = 0;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string::npos) end = path.size();
-    size_t len = end - start;
-    if (len == 0 || (len == 1 && path[start] == '.') ||
-        (len == 2 && path[start] == '.' && path[start + 1] == '.'))
-      return std::string::npos;
-    if (end == path.size()) break;
-    last = end;
-    start = end + 1;
-  }
-  return last;
+  return walk::CleanAbsolute(path) ? path.rfind('/') : std::string::npos;
 }
 
 // Byte order with '/' lowest, so that every directory's paths sort together below it.

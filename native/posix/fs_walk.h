@@ -65,6 +65,10 @@ bool OpenTarget(const std::string& root, const std::string& rel, Target* t, int*
 // when it fails; -2 when the kernel (or a seccomp filter) lacks openat2 and the caller must walk.
 int OpenNoLinks(int dirfd, const char* path, int flags, int* err);
 
+// Whether `path` is absolute, holds no NUL and has no empty, "." or ".." component below "/"
+// ("/" itself is not one). With `ends`, where each component ends ("/a/b": 2, 4).
+bool CleanAbsolute(const std::string& path, std::vector<size_t>* ends = nullptr);
+
 // Opens the directory root/parts[0..count) component by component, never following a link.
 int OpenDir(const std::string& root, const std::vector<std::string>& parts, size_t count, int* err);
 
