@@ -19,7 +19,7 @@ import { notesPlacesToHide } from './run-notes.js';
 import { rememberedFor } from './credential-memo.js';
 import { PROTECTED_METADATA_NAMES, agentToolConfigPaths } from '../protected-names.js';
 import { forEachEntry, listRoots, type RootListing } from './root-walk.js';
-import { inspectMany } from './beneath.js';
+import { denyEntryKinds } from './deny-entry-memo.js';
 
 /** The protected metadata names of every write root (lib/protected-names.ts). */
 export const PROTECTED_NAMES = PROTECTED_METADATA_NAMES;
@@ -39,16 +39,17 @@ function existing(path: string, option: string, base: string, facts: HostFacts):
 }
 
 /**
- * Looks at the deny entries in one batched walk that follows no link (beneath.ts inspectMany;
- * Linux): an entry found with no link on the way is its own real path, and its kind is known, so
- * `existing` and the mount plan need no look of their own (1,000 entries were 2,000 lstat calls).
- * An entry that is missing, unclean or reached through a link is left to `existing`.
+ * Looks at the deny entries in one batched walk that follows no link (deny-entry-memo.ts: the
+ * kinds of entries whose directories are unchanged since the last run are kept; Linux): an entry
+ * found with no link on the way is its own real path, and its kind is known, so `existing` and the
+ * mount plan need no look of their own (1,000 entries were 2,000 lstat calls). An entry that is
+ * missing, unclean or reached through a link is left to `existing`.
  */
 function lookAtDenyEntries(paths: readonly string[], base: string, facts: HostFacts): void {
   if (process.platform !== 'linux' || paths.length === 0) return;
   const absolute = [...new Set(paths.map((path) => (isAbsolute(path) ? path : resolve(base, path))))].filter((path) => isCleanAbsolute(path) && isAscii(path));
-  inspectMany(absolute).forEach((info, i) => {
-    if (info.kind === 'file' || info.kind === 'dir' || info.kind === 'other') facts.noteLooked(absolute[i] as string, info.kind === 'dir');
+  denyEntryKinds(absolute).forEach((kind, i) => {
+    if (kind !== undefined) facts.noteLooked(absolute[i] as string, kind === 'dir');
   });
 }
 
