@@ -87,7 +87,8 @@ export function denyEntryKinds(paths: readonly string[]): Array<DenyEntryKind | 
   const { dirs, parents } = before ?? directoriesOf(paths);
   // Read before any look below: a change made after this read gives another stamp next time.
   const now = denyEntryMemoClock.now();
-  const stamps = inspectManyWatched(dirs).map((info) => (settledStamp(info, now) ? info.stamp : undefined));
+  // A stamp kept was settled when it was read, and so is the same stamp read later.
+  const stamps = inspectManyWatched(dirs).map((info, i) => (info.kind === 'dir' && info.stamp === before?.stamps[i]) || settledStamp(info, now) ? info.stamp : undefined);
   const vouched = before === undefined ? undefined : stamps.map((stamp, i) => stamp !== undefined && stamp === before.stamps[i]);
   const kinds = new Array<DenyEntryKind | undefined>(paths.length);
   const ask: number[] = [];
