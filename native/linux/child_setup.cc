@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "linux/kernel_compat.h"
+#include "linux/link_window.h"
 #include "linux/loopback.h"
 #include "linux/masks.h"
 #include "linux/mount_calls.h"
@@ -68,7 +69,9 @@ int MakeDirs(const char* path) {
   return 0;
 }
 
-int ApplyMount(ChildPlan* plan, const MountStep& step, MaskState* masks) {
+int ApplyMount(ChildPlan* plan, const MountStep& step, MaskState* masks, const LinkWindow& window) {
+  // In an open link window a link on either path fails the mount itself: no check of its own.
+  bool checked = window.open && (step.flags & kStepInWindow) != 0;
   switch (step.kind) {
     case kMountDetachClone: {
       if (step.slot < 0 || step.slot >= kMountSlots) {
@@ -112,12 +115,16 @@ int ApplyMount(ChildPlan* plan, const MountStep& step, MaskState* masks) {
       // link, protected (it cannot be replaced) and read-only where it leads.
       return BindReadonly(AT_FDCWD, step.path, step.path);
     case kMountReadonlyReal:
+      if (checked && (step.flags & kStepFromReadonly) != 0 && window.readonly_snapshot) {
+        return BindFromReadonlySnapshot(&window, masks, step);
+      }
       return BindReadonlyInPlace(step.path);
     case kMountSnapshot:
       return Snapshot(masks, step);
     case kMountPin:
       // A root with few pins takes no snapshot: each is bound from its own path.
-      return step.data == nullptr ? PinOntoItself(step.path) : PinFromSnapshot(masks, step);
+      return step.data == nullptr ? PinOntoItself(step.path, checked)
+                                  : PinFromSnapshot(masks, step, checked);
     case kMountMaskFile:
       return MaskFile(plan, masks, step);
     case kMountMaskDir:
@@ -143,6 +150,16 @@ int ApplyMount(ChildPlan* plan, const MountStep& step, MaskState* masks) {
       errno = EINVAL;
       return -1;
   }
+}
+
+// Opens the link window before a step of it, closes it before any other step, and takes the
+// read-only snapshot away once its last bind is made.
+int StepWindow(const ChildPlan* plan, int index, LinkWindow* window, MaskState* masks) {
+  bool inside = (plan->mounts[index].flags & kStepInWindow) != 0;
+  if (!inside && CloseLinkWindow(plan, window) != 0) return -1;
+  if (index > plan->readonly_snapshot_last && DropReadonlySnapshot(window, masks) != 0) return -1;
+  if (inside && !window->open) return OpenLinkWindow(plan, index, window, masks);
+  return 0;
 }
 
 int AddLandlockRule(int ruleset, const LandlockStep& step) {
@@ -279,16 +296,21 @@ int Run(void* arg) {
     Fail(plan, kStageMountPrivate, errno);
   }
   MaskState masks;
+  LinkWindow window;
   for (int i = 0; i < plan->mount_count; ++i) {
     const MountStep& step = plan->mounts[i];
     // A snapshot serves the pins right after it; nothing else may find it at the staging place.
     bool keeps = step.kind == kMountPin || step.kind == kMountSnapshot;
-    if ((!keeps && DropSnapshot(&masks) != 0) || ApplyMount(plan, step, &masks) != 0) {
+    if ((!keeps && DropSnapshot(&masks) != 0) || StepWindow(plan, i, &window, &masks) != 0 ||
+        ApplyMount(plan, step, &masks, window) != 0) {
       // The failing step's index travels in the high bits so the parent can name the path.
       Fail(plan, kStageMount | ((i + 1) << 8), errno);
     }
   }
-  if (FinishMasks(&masks) != 0) Fail(plan, kStageMount, errno);
+  if (CloseLinkWindow(plan, &window) != 0 || DropReadonlySnapshot(&window, &masks) != 0 ||
+      FinishMasks(&masks) != 0) {
+    Fail(plan, kStageMount, errno);
+  }
 
   if (plan->new_network && loopback::BringUp() != 0) Fail(plan, kStageLoopback, errno);
 

@@ -60,11 +60,18 @@ using init_wire::kWatchSlots;
 // the plan refuses more (lib/backend/linux/mounts.ts MAX_SEPARATE_WRITE_ROOTS).
 constexpr int kMountSlots = 256;
 
+// How a step runs in the link window of link_window.h (set by the parent, 0 outside it).
+enum StepFlags : int32_t {
+  kStepInWindow = 1,      // a snapshot, pin or denyWrite bind in the window's root
+  kStepFromReadonly = 2,  // a denyWrite bind from the read-only snapshot (its path in it: `data`)
+};
+
 struct MountStep {
   int32_t kind;
   int32_t slot;
   const char* path;
   const char* data;  // tmpfs mount options (nullptr: "mode=1777"), mask_dir names, pin source
+  int32_t flags;     // StepFlags
 };
 
 struct LandlockStep {
@@ -107,6 +114,10 @@ struct ChildPlan {
   const char* gid_map;  // "G G 1"
   const MountStep* mounts;
   int mount_count;
+  // The write root of the link window (nullptr: none), and the index of the window's last step
+  // bound from the read-only snapshot (-1: none).
+  const char* window_root;
+  int readonly_snapshot_last;
   int mount_slots[kMountSlots];  // detached mounts by slot
   int watch_fds[kWatchSlots];  // roots of the watched tmpfs mounts, opened once mounted (-1: none)
   bool new_network;

@@ -70,6 +70,9 @@ struct landlock_path_beneath_attr_compat {
 #define MOUNT_ATTR_NODEV 0x00000004
 #define MOUNT_ATTR_NOEXEC 0x00000008
 #endif
+#ifndef MOUNT_ATTR_NOSYMFOLLOW
+#define MOUNT_ATTR_NOSYMFOLLOW 0x00200000  // 5.12, with mount_setattr
+#endif
 #ifndef OPEN_TREE_CLONE
 #define OPEN_TREE_CLONE 1
 #define OPEN_TREE_CLOEXEC 02000000

@@ -146,13 +146,15 @@ int Snapshot(MaskState* masks, const MountStep& step) {
   return chdir(kStaging);
 }
 
-int PinFromSnapshot(const MaskState* masks, const MountStep& step) {
+int PinFromSnapshot(const MaskState* masks, const MountStep& step, bool checked) {
   if (!masks->snapshot || step.data == nullptr || step.data[0] == '\0' || step.data[0] == '/') {
     errno = EINVAL;
     return -1;
   }
   // step.data is resolved from the working directory: the snapshot's root.
   if (mount(step.data, step.path, nullptr, MS_BIND | MS_REC, nullptr) != 0) return -1;
+  // The root's clone is nosuid throughout, and so is each bind of it.
+  if (checked) return 0;
   return SetAttr(AT_FDCWD, step.path, AT_SYMLINK_NOFOLLOW, MOUNT_ATTR_NOSUID, 0);
 }
 

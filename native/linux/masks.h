@@ -40,8 +40,9 @@ int Snapshot(MaskState* masks, const MountStep& step);
 // the root) bound with what is mounted beneath it onto step.path, writable and nosuid as the root
 // is. mount(2) follows a symbolic link at the end of the target, mount_setattr is told not to: on a
 // link it finds no mount root and fails, so a directory swapped for a link is refused instead of
-// left unpinned.
-int PinFromSnapshot(const MaskState* masks, const MountStep& step);
+// left unpinned. `checked`: in an open link window (link_window.h), where the mount call itself
+// refuses a link, the mount_setattr is left out.
+int PinFromSnapshot(const MaskState* masks, const MountStep& step, bool checked);
 
 // Takes the snapshot away from kStaging, if one is there (before any step that is not a pin).
 int DropSnapshot(MaskState* masks);

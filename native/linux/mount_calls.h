@@ -59,8 +59,10 @@ inline int BindReadonlyInPlace(const char* path) {
 // where a detached clone takes three. mount(2) follows a symbolic link at the end of `path`,
 // mount_setattr is told not to: on a link it finds no mount root and fails, so a directory
 // swapped for a link is refused (as moving a clone onto a link is) instead of left unpinned.
-inline int PinOntoItself(const char* path) {
+// `checked`: in an open link window (link_window.h) the mount call has refused a link already.
+inline int PinOntoItself(const char* path, bool checked) {
   if (mount(path, path, nullptr, MS_BIND | MS_REC, nullptr) != 0) return -1;
+  if (checked) return 0;
   return SetAttr(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, MOUNT_ATTR_NOSUID, 0);
 }
 

@@ -11,8 +11,11 @@
 #include <sys/syscall.h>
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
 
 #include "linux/kernel_compat.h"
+#include "linux/masks.h"
 
 namespace spawn_plan {
 namespace {
@@ -116,6 +119,97 @@ void BuildInitArgs(const SpawnSpec& spec, Plan* plan) {
   plan->envp = CStrings(spec.envp);
 }
 
+// From this many pins and denyWrite entries in one write root on, they are made in a link window
+// (link_window.h): one call each instead of two, for a read of the mount table and six calls.
+constexpr int kWindowSteps = 32;
+
+// Whether `path` is `root` or lies beneath it.
+bool Within(std::string_view root, std::string_view path) {
+  return path.size() >= root.size() && path.compare(0, root.size(), root) == 0 &&
+         (path.size() == root.size() || path[root.size()] == '/');
+}
+
+// Clears `readonly[i]` for each denyWrite entry of the window (index i, path in `entries`) beneath
+// which a step before it mounts, or on which a step other than a pin (the same directory with the
+// same mounts beneath it) mounts. A bind from the read-only snapshot, which holds only the mounts
+// the root had before the pins, would hide that mount, where a bind of the path in place carries
+// it along: such an entry keeps the bind in place.
+void KeepMountsBeneath(const std::vector<MountOp>& ops, std::string_view root,
+                       const std::unordered_map<std::string_view, size_t>& entries,
+                       std::vector<bool>* readonly) {
+  auto clear_after = [&](std::string_view path, size_t index) {
+    auto it = entries.find(path);
+    if (it != entries.end() && it->second > index) (*readonly)[it->second] = false;
+  };
+  for (size_t j = 0; j < ops.size(); ++j) {
+    const std::string& kind = ops[j].kind;
+    // Steps that mount nothing onto the tree the entries lie in.
+    if (kind == "detach_clone" || kind == "attach" || kind == "mkdirs" || kind == "snapshot")
+      continue;
+    std::string_view path = ops[j].path;
+    if (!Within(root, path)) continue;
+    if (kind != "pin") clear_after(path, j);
+    for (size_t end = path.rfind('/'); end != std::string_view::npos && end >= root.size();
+         end = path.rfind('/', end - 1)) {
+      clear_after(path.substr(0, end), j);
+    }
+  }
+}
+
+// Chooses the write root of the link window, the one with most pins and denyWrite entries, and
+// flags its steps: its pin snapshot and pins run in the window, its denyWrite entries too, bound
+// from the read-only snapshot unless a mount made before lies beneath them.
+void PlanLinkWindow(const std::vector<MountOp>& ops, Plan* plan) {
+  using namespace child_setup;
+  std::vector<std::string_view> roots;
+  for (const MountOp& op : ops) {
+    // The root "/" (the whole tree writable) gets no window: its snapshot would copy every mount.
+    if (op.kind == "detach_clone" && op.path != "/") roots.push_back(op.path);
+  }
+  // Separate roots never nest: a path lies in one at most. Many roots is rare, and each step
+  // would be compared with each.
+  if (roots.empty() || roots.size() > 16) return;
+  std::vector<int> holder(ops.size(), -1);
+  std::vector<int> count(roots.size(), 0);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const std::string& kind = ops[i].kind;
+    if (kind != "pin" && kind != "snapshot" && kind != "readonly_real") continue;
+    for (size_t r = 0; r < roots.size(); ++r) {
+      if (!Within(roots[r], ops[i].path)) continue;
+      holder[i] = static_cast<int>(r);
+      if (kind != "snapshot") count[r] += 1;
+      break;
+    }
+  }
+  int best = static_cast<int>(std::max_element(count.begin(), count.end()) - count.begin());
+  if (count[best] < kWindowSteps) return;
+  std::string_view root = roots[best];
+  std::unordered_map<std::string_view, size_t> entries;
+  std::vector<bool> readonly(ops.size(), false);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (holder[i] != best) continue;
+    plan->mounts[i].flags = kStepInWindow;
+    // The same path again has the first one's mount on it.
+    if (ops[i].kind == "readonly_real" && entries.emplace(ops[i].path, i).second)
+      readonly[i] = true;
+  }
+  KeepMountsBeneath(ops, root, entries, &readonly);
+  // Every pointer into readonly_sources is taken once it is complete.
+  plan->readonly_sources.reserve(entries.size());
+  std::vector<size_t> bound;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!readonly[i]) continue;
+    plan->readonly_sources.push_back(std::string(kStaging).append(ops[i].path, root.size()));
+    bound.push_back(i);
+  }
+  for (size_t k = 0; k < bound.size(); ++k) {
+    plan->mounts[bound[k]].flags |= kStepFromReadonly;
+    plan->mounts[bound[k]].data = plan->readonly_sources[k].c_str();
+  }
+  plan->child.window_root = root.data();  // a whole std::string of `ops`: NUL-terminated
+  plan->child.readonly_snapshot_last = bound.empty() ? -1 : static_cast<int>(bound.back());
+}
+
 // Mount steps, post-mount Landlock rules, resource limits and the BPF program, as the child reads
 // them.
 status::Status BuildSteps(const LinuxSpec& ls, Plan* plan) {
@@ -128,6 +222,7 @@ status::Status BuildSteps(const LinuxSpec& ls, Plan* plan) {
     step.slot = op.source.empty() ? -1 : atoi(op.source.c_str());
     step.path = op.path.c_str();
     step.data = op.data.empty() ? nullptr : op.data.c_str();
+    step.flags = 0;
     plan->mounts.push_back(step);
   }
   int mask_count = 0;
@@ -183,6 +278,8 @@ void FillChild(const SpawnSpec& spec, Plan* plan) {
   c.gid_map = plan->gid_map;
   c.mounts = plan->mounts.data();
   c.mount_count = static_cast<int>(plan->mounts.size());
+  c.window_root = nullptr;
+  c.readonly_snapshot_last = -1;
   for (int i = 0; i < child_setup::kMountSlots; ++i) c.mount_slots[i] = -1;
   for (int i = 0; i < child_setup::kWatchSlots; ++i) c.watch_fds[i] = -1;
   c.new_network = ls.new_network;
@@ -242,6 +339,7 @@ status::Status Build(const SpawnSpec& spec, Plan* plan) {
   plan->report_write.fd = report_pipe[1];
 
   FillChild(spec, plan);
+  PlanLinkWindow(ls.mounts, plan);
   return status::Ok();
 }
 
