@@ -158,7 +158,13 @@ int StepWindow(const ChildPlan* plan, int index, LinkWindow* window, MaskState* 
   bool inside = (plan->mounts[index].flags & kStepInWindow) != 0;
   if (!inside && CloseLinkWindow(plan, window) != 0) return -1;
   if (index > plan->readonly_snapshot_last && DropReadonlySnapshot(window, masks) != 0) return -1;
-  if (inside && !window->open) return OpenLinkWindow(plan, index, window, masks);
+  if (inside && !window->open && OpenLinkWindow(plan, index, window, masks) != 0) return -1;
+  // The first of a run of binds from the read-only snapshot: their paths are relative to its root.
+  bool readonly = (plan->mounts[index].flags & kStepFromReadonly) != 0;
+  if (readonly && window->readonly_snapshot &&
+      (index == 0 || (plan->mounts[index - 1].flags & kStepFromReadonly) == 0)) {
+    return chdir(kStaging);
+  }
   return 0;
 }
 

@@ -77,8 +77,8 @@ int CloseLinkWindow(const ChildPlan* plan, LinkWindow* window) {
 
 int DropReadonlySnapshot(LinkWindow* window, MaskState* masks) {
   if (!window->readonly_snapshot) return 0;
-  // A pin snapshot above it goes first.
-  if (DropSnapshot(masks) != 0 || umount2(kStaging, MNT_DETACH) != 0) return -1;
+  // A pin snapshot above it goes first; the working directory may be its root.
+  if (DropSnapshot(masks) != 0 || chdir("/") != 0 || umount2(kStaging, MNT_DETACH) != 0) return -1;
   window->readonly_snapshot = false;
   return 0;
 }

@@ -44,10 +44,10 @@ int CloseLinkWindow(const ChildPlan* plan, LinkWindow* window);
 // Takes the read-only snapshot away from kStaging (once its last bind is made).
 int DropReadonlySnapshot(LinkWindow* window, MaskState* masks);
 
-// A denyWrite entry bound from the read-only snapshot: step.data is the entry's path in it
-// (under kStaging), bound with what is mounted beneath it onto step.path. Read-only and nosuid as
-// the snapshot is; the window refuses a link on either path. Refused unless the snapshot, and
-// nothing else, is at kStaging.
+// A denyWrite entry bound from the read-only snapshot: step.data is the entry's path in it,
+// relative to its root (the working directory, entered before the first of them), bound with
+// what is mounted beneath it onto step.path. Read-only and nosuid as the snapshot is; the window
+// refuses a link on either path. Refused unless the snapshot, and nothing else, is at kStaging.
 int BindFromReadonlySnapshot(const LinkWindow* window, const MaskState* masks,
                              const MountStep& step);
 

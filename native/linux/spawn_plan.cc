@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "linux/kernel_compat.h"
 #include "linux/masks.h"
@@ -134,24 +135,32 @@ bool Within(std::string_view root, std::string_view path) {
 // same mounts beneath it) mounts. A bind from the read-only snapshot, which holds only the mounts
 // the root had before the pins, would hide that mount, where a bind of the path in place carries
 // it along: such an entry keeps the bind in place.
-void KeepMountsBeneath(const std::vector<MountOp>& ops, std::string_view root,
+void KeepMountsBeneath(const Plan& plan, std::string_view root,
                        const std::unordered_map<std::string_view, size_t>& entries,
                        std::vector<bool>* readonly) {
+  using namespace child_setup;
   auto clear_after = [&](std::string_view path, size_t index) {
     auto it = entries.find(path);
     if (it != entries.end() && it->second > index) (*readonly)[it->second] = false;
   };
-  for (size_t j = 0; j < ops.size(); ++j) {
-    const std::string& kind = ops[j].kind;
+  // Directories whose ancestors were all looked at for an earlier step (so with a smaller index):
+  // 1,000 entries of a workspace share their upper directories.
+  std::unordered_set<std::string_view> walked;
+  for (size_t j = 0; j < plan.mounts.size(); ++j) {
+    int32_t kind = plan.mounts[j].kind;
     // Steps that mount nothing onto the tree the entries lie in.
-    if (kind == "detach_clone" || kind == "attach" || kind == "mkdirs" || kind == "snapshot")
+    if (kind == kMountDetachClone || kind == kMountAttach || kind == kMountMkdirs ||
+        kind == kMountSnapshot) {
       continue;
-    std::string_view path = ops[j].path;
+    }
+    std::string_view path = plan.mounts[j].path;
     if (!Within(root, path)) continue;
-    if (kind != "pin") clear_after(path, j);
+    if (kind != kMountPin) clear_after(path, j);
     for (size_t end = path.rfind('/'); end != std::string_view::npos && end >= root.size();
          end = path.rfind('/', end - 1)) {
-      clear_after(path.substr(0, end), j);
+      std::string_view dir = path.substr(0, end);
+      if (!walked.insert(dir).second) break;
+      clear_after(dir, j);
     }
   }
 }
@@ -161,23 +170,25 @@ void KeepMountsBeneath(const std::vector<MountOp>& ops, std::string_view root,
 // from the read-only snapshot unless a mount made before lies beneath them.
 void PlanLinkWindow(const std::vector<MountOp>& ops, Plan* plan) {
   using namespace child_setup;
+  std::vector<child_setup::MountStep>& steps = plan->mounts;
   std::vector<std::string_view> roots;
-  for (const MountOp& op : ops) {
+  for (const MountStep& step : steps) {
     // The root "/" (the whole tree writable) gets no window: its snapshot would copy every mount.
-    if (op.kind == "detach_clone" && op.path != "/") roots.push_back(op.path);
+    if (step.kind == kMountDetachClone && strcmp(step.path, "/") != 0) roots.push_back(step.path);
   }
   // Separate roots never nest: a path lies in one at most. Many roots is rare, and each step
   // would be compared with each.
   if (roots.empty() || roots.size() > 16) return;
-  std::vector<int> holder(ops.size(), -1);
+  std::vector<int> holder(steps.size(), -1);
   std::vector<int> count(roots.size(), 0);
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const std::string& kind = ops[i].kind;
-    if (kind != "pin" && kind != "snapshot" && kind != "readonly_real") continue;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    int32_t kind = steps[i].kind;
+    if (kind != kMountPin && kind != kMountSnapshot && kind != kMountReadonlyReal) continue;
+    std::string_view path = ops[i].path;
     for (size_t r = 0; r < roots.size(); ++r) {
-      if (!Within(roots[r], ops[i].path)) continue;
+      if (!Within(roots[r], path)) continue;
       holder[i] = static_cast<int>(r);
-      if (kind != "snapshot") count[r] += 1;
+      if (kind != kMountSnapshot) count[r] += 1;
       break;
     }
   }
@@ -185,29 +196,26 @@ void PlanLinkWindow(const std::vector<MountOp>& ops, Plan* plan) {
   if (count[best] < kWindowSteps) return;
   std::string_view root = roots[best];
   std::unordered_map<std::string_view, size_t> entries;
-  std::vector<bool> readonly(ops.size(), false);
-  for (size_t i = 0; i < ops.size(); ++i) {
+  entries.reserve(static_cast<size_t>(count[best]));
+  std::vector<bool> readonly(steps.size(), false);
+  for (size_t i = 0; i < steps.size(); ++i) {
     if (holder[i] != best) continue;
-    plan->mounts[i].flags = kStepInWindow;
+    steps[i].flags = kStepInWindow;
     // The same path again has the first one's mount on it.
-    if (ops[i].kind == "readonly_real" && entries.emplace(ops[i].path, i).second)
+    if (steps[i].kind == kMountReadonlyReal && entries.emplace(ops[i].path, i).second)
       readonly[i] = true;
   }
-  KeepMountsBeneath(ops, root, entries, &readonly);
-  // Every pointer into readonly_sources is taken once it is complete.
-  plan->readonly_sources.reserve(entries.size());
-  std::vector<size_t> bound;
-  for (size_t i = 0; i < ops.size(); ++i) {
+  KeepMountsBeneath(*plan, root, entries, &readonly);
+  // Each bound from its path relative to the root, resolved from the snapshot's root.
+  int last = -1;
+  for (size_t i = 0; i < steps.size(); ++i) {
     if (!readonly[i]) continue;
-    plan->readonly_sources.push_back(std::string(kStaging).append(ops[i].path, root.size()));
-    bound.push_back(i);
-  }
-  for (size_t k = 0; k < bound.size(); ++k) {
-    plan->mounts[bound[k]].flags |= kStepFromReadonly;
-    plan->mounts[bound[k]].data = plan->readonly_sources[k].c_str();
+    steps[i].flags |= kStepFromReadonly;
+    steps[i].data = ops[i].path.size() == root.size() ? "." : ops[i].path.c_str() + root.size() + 1;
+    last = static_cast<int>(i);
   }
   plan->child.window_root = root.data();  // a whole std::string of `ops`: NUL-terminated
-  plan->child.readonly_snapshot_last = bound.empty() ? -1 : static_cast<int>(bound.back());
+  plan->child.readonly_snapshot_last = last;
 }
 
 // Mount steps, post-mount Landlock rules, resource limits and the BPF program, as the child reads

@@ -53,9 +53,6 @@ struct Plan {
   char gid_map[64];
   char pid_max[16];
   std::vector<child_setup::MountStep> mounts;
-  // The paths of the link window's denyWrite entries in the read-only snapshot (see
-  // link_window.h), pointed to by their steps' `data`.
-  std::vector<std::string> readonly_sources;
   std::vector<child_setup::LandlockStep> landlock_after;
   std::vector<child_setup::Rlimit> rlimits;
   std::vector<struct sock_filter> filter;
