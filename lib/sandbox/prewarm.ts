@@ -124,6 +124,13 @@ export class PrewarmPool {
     return count;
   }
 
+  /** How many prewarmed sandboxes are being set up (on the thread pool, not ready yet). */
+  get settingUp(): number {
+    let count = 0;
+    for (const pending of this.#pending.values()) count += pending;
+    return count;
+  }
+
   #fill(key: string, spec: LinuxNativeSpec, pidsCap: number | undefined): void {
     if (!this.#ready.has(key) && this.#ready.size >= PREWARM_MAX_KEYS) {
       const [oldestKey, oldest] = this.#ready.entries().next().value as [string, WarmSandbox[]];

@@ -116,6 +116,24 @@ sandboxTest('the next sandbox is set up once the run that noted the use is gone,
   }
 });
 
+sandboxTest('the next sandbox is being set up when a run resolves, before the caller starts another', async () => {
+  const t = makeTree();
+  try {
+    await runSandboxed(['true'], { workspace: t.ws });
+    assert.is(prewarmPool.size + prewarmPool.settingUp, 0, 'one use warms nothing');
+    await runSandboxed(['true'], { workspace: t.ws });
+    // No turn of the event loop since the exit: the set-up began with it, so the thread pool works
+    // on it while the caller plans its next start (rather than beside that start's command).
+    assert.ok(prewarmPool.settingUp >= 1, 'the second use started the set-up of the next sandboxes');
+    await untilWarm();
+    const next = await runSandboxed(['true'], { workspace: t.ws });
+    assert.ok(next.prewarmed, 'and they serve the next run');
+  } finally {
+    prewarmPool.clear();
+    t.cleanup();
+  }
+});
+
 sandboxTest('idle prewarmed sandboxes do not keep the process alive and are gone after clear()', async () => {
   const t = makeTree();
   try {
@@ -144,9 +162,9 @@ sandboxTest('uses noted before clear() warm nothing after it (no sandboxes left 
     await runSandboxed(['true'], { workspace: t.ws });
     await untilWarm();
     const native = loadNative();
-    // Eight runs are called (each notes its use on the next turn of the loop; the later ones of
-    // the burst start on later turns, see start-pacing.ts); clear() comes after the calls and
-    // before any of those turns.
+    // Eight runs are called (each notes its use once its sandbox is gone; the later ones of the
+    // burst start on later turns, see start-pacing.ts); clear() comes after the calls and before
+    // any of those exits.
     const runs = Promise.all(Array.from({ length: 8 }, () => runSandboxed(['true'], { workspace: t.ws })));
     prewarmPool.clear();
     const results = await runs;

@@ -190,6 +190,15 @@ function launchPrewarmed(warm: WarmSandbox, spec: LinuxSpec, capture: StartIo['c
   return warmed;
 }
 
+/** Starts the next prewarmed sandboxes; a failure leaves the cold path, as a failed set-up does. */
+function warmQuietly(warm: () => void): void {
+  try {
+    warm();
+  } catch {
+    // the next run starts cold
+  }
+}
+
 /** A cold start's spec: the plan's, with the pids cgroup to join, the capture and a long script. */
 function coldSpec(spec: LinuxSpec, cgroupFd: number | undefined, capture: StartIo['capture'], script: PreparedRun['script']): object {
   return {
@@ -343,7 +352,10 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
       // and checked: a set-up (plan, clone, mounts, Landlock, the init's exec) started beside the
       // command took the CPU its command, its init, its namespaces' teardown and the check need
       // (on two cores a prewarmed run was slower than a cold one), and a sandbox warmed during a
-      // long command sits idle.
+      // long command sits idle. It starts before the exit is delivered: the clone and the set-up
+      // run on the thread pool while the caller's next start (plan, notes, spec) holds its own
+      // thread, instead of after that start, beside its command. Prewarming is an optimisation:
+      // nothing it throws reaches the check's result.
       let warm: (() => void) | undefined;
       if (key !== undefined) {
         const generation = capture?.prewarmGeneration ?? prewarmPool.generation;
@@ -356,7 +368,7 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
           return checkProtectedPaths(guarded.guard);
         } finally {
           release();
-          if (warm !== undefined) setImmediate(warm);
+          if (warm !== undefined) warmQuietly(warm);
         }
       });
     };
