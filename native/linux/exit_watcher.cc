@@ -8,11 +8,13 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <limits>
+#include <string>
 
 #include "linux/init_wire.h"
 
@@ -21,6 +23,9 @@
 #endif
 #ifndef P_PIDFD
 #define P_PIDFD 3
+#endif
+#ifndef PIDFD_GET_MNT_NAMESPACE
+#define PIDFD_GET_MNT_NAMESPACE _IO(0xFF, 3)
 #endif
 
 namespace exit_watcher {
@@ -47,6 +52,36 @@ int MaskSlotOf(const struct inotify_event* event) {
   return slot;
 }
 
+// The sandbox's mount namespace, held by the host, or -1. While the sandbox runs its init holds
+// it too, so this changes nothing there; what it changes is who tears it down. Without it the
+// init's exit unmounts every mount of the sandbox (and waits for an RCU grace period) before the
+// kernel reports the exit; with it the init's exit only drops a reference, the exit is reported
+// sooner, and the unmounts happen when this descriptor is closed, on the thread pool, once the
+// exit is known (ReleaseMountNamespace). Which processes exist is not affected: the namespace
+// holds mounts, not processes, and nothing can enter it but through this descriptor.
+int HoldMountNamespace(int pidfd, long long pid) {
+  int fd = ioctl(pidfd, PIDFD_GET_MNT_NAMESPACE, 0);
+  if (fd >= 0) return fd;
+  // Before Linux 6.11: the init is our unreaped child, so its pid still names it.
+  const std::string path = "/proc/" + std::to_string(pid) + "/ns/mnt";
+  return open(path.c_str(), O_RDONLY | O_CLOEXEC);
+}
+
+// A mount namespace closed on the thread pool: the close unmounts what the sandbox mounted.
+struct NamespaceRelease {
+  uv_work_t req;
+  int fd;
+  std::shared_ptr<int> releasing;
+};
+
+void CloseNamespace(uv_work_t* req) { close(static_cast<NamespaceRelease*>(req->data)->fd); }
+
+void NamespaceClosed(uv_work_t* req, int) {
+  NamespaceRelease* release = static_cast<NamespaceRelease*>(req->data);
+  --*release->releasing;
+  delete release;
+}
+
 }  // namespace
 
 Registry::~Registry() {
@@ -62,6 +97,7 @@ Registry::~Registry() {
     close(watch->pidfd);
     close(watch->report_fd);
     if (watch->control_fd >= 0) close(watch->control_fd);
+    if (watch->mount_ns_fd >= 0) close(watch->mount_ns_fd);
     net_holders::Discard(watch->holder);
     CloseCaptures(watch);
     uv_close(reinterpret_cast<uv_handle_t*>(&watch->pid_poll), OnClosed);
@@ -106,6 +142,7 @@ Watch* Registry::Add(long long pid, int pidfd, int report_fd, net_holders::Holde
   watch->report_fd = report_fd;
   watch->control_fd = control_fd;
   watch->holder = holder;
+  watch->mount_ns_fd = HoldMountNamespace(pidfd, pid);
   watch->callback = Napi::Persistent(callback);
   watch->context = new Napi::AsyncContext(env_, "zero-sandbox:exit");
   // Read only once the init is reaped, when every writer is gone: never wait on it.
@@ -255,6 +292,8 @@ void Registry::OnPidfd(uv_poll_t* handle, int, int) {
       uv_poll_stop(&capture.poll);
     }
   }
+  // Torn down beside the work after the exit rather than ahead of it.
+  self->ReleaseMountNamespace(watch);
   self->Deliver(watch, end, report);
   self->Finish(watch);
 }
@@ -353,6 +392,25 @@ void Registry::Finish(Watch* watch) {
   CloseCaptures(watch);
   watches_.erase(watch->pid);
   uv_close(reinterpret_cast<uv_handle_t*>(&watch->pid_poll), OnClosed);
+}
+
+// Closes the held mount namespace on the thread pool (closed here when the pool refuses it).
+void Registry::ReleaseMountNamespace(Watch* watch) {
+  int fd = watch->mount_ns_fd;
+  watch->mount_ns_fd = -1;
+  if (fd < 0) return;
+  uv_loop_t* loop = nullptr;
+  napi_get_uv_event_loop(env_, &loop);
+  NamespaceRelease* release = new NamespaceRelease();
+  release->req.data = release;
+  release->fd = fd;
+  release->releasing = releasing_;
+  ++*releasing_;
+  if (loop == nullptr || uv_queue_work(loop, &release->req, CloseNamespace, NamespaceClosed) != 0) {
+    --*releasing_;
+    close(fd);
+    delete release;
+  }
 }
 
 void Registry::OnClosed(uv_handle_t* handle) { Release(static_cast<Watch*>(handle->data)); }

@@ -4,13 +4,15 @@
 // namespace means every other process in it has been killed and reaped; the init is then reaped
 // with waitid and its exit status is the command's. What the sandbox wrote (the init's report
 // pipe, captured output) is read only after that and cannot end a run, keep it going, or stop a
-// kill. No threads.
+// kill. No threads of its own: the thread pool only closes a sandbox's mount namespace once its
+// exit is known (exit_watcher.cc, HoldMountNamespace).
 #pragma once
 
 #include <napi.h>
 #include <uv.h>
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -57,7 +59,8 @@ struct Watch {
   long long pid = -1;
   int pidfd = -1;
   int report_fd = -1;
-  int control_fd = -1;  // prewarmed sandboxes: our end of the launch socket until used
+  int control_fd = -1;   // prewarmed sandboxes: our end of the launch socket until used
+  int mount_ns_fd = -1;  // the sandbox's mount namespace, held until its exit is delivered
   bool delivered = false;
   bool reaped = false;
   int open_handles = 0;
@@ -97,7 +100,8 @@ class Registry {
   void SetRef(Watch* watch, bool ref);
   // Sends a signal through the pidfd (immune to pid reuse). False once the init has been reaped.
   bool Signal(long long pid, int sig);
-  size_t Size() const { return watches_.size(); }
+  // Live watches, and mount namespaces of delivered sandboxes still being let go of.
+  size_t Size() const { return watches_.size() + static_cast<size_t>(*releasing_); }
 
  private:
   static void OnPidfd(uv_poll_t* handle, int status, int events);
@@ -112,8 +116,12 @@ class Registry {
   void Deliver(Watch* watch, const InitEnd& end, const ReportRecords& report);
   Napi::Object BuildExit(Watch* watch, const InitEnd& end, const ReportRecords& report);
   void Finish(Watch* watch);
+  void ReleaseMountNamespace(Watch* watch);
 
   Napi::Env env_;
+  // Mount namespaces handed to the thread pool and not closed yet (shared with each request, which
+  // may complete after this registry is gone).
+  std::shared_ptr<int> releasing_ = std::make_shared<int>(0);
   std::map<long long, Watch*> watches_;
   int mask_watch_fd_ = -2;  // -2: not created yet
   // Opens seen, until their sandbox is delivered: {watch, slot} (MaskSlotOf), slot -1 for a
