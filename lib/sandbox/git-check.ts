@@ -12,7 +12,7 @@ import { basename, dirname, join, resolve, sep } from 'node:path';
 import { DirectorySet } from '../path-within.js';
 import { fromBytes, inspect, inspectManyWatched, inspectPast, listDir, Lookahead, readSmall, removeEntry, replaceFile, scanRepositories, type EntryInfo, type EntryKind } from './beneath.js';
 import { riskyConfigChange, riskyEntriesAdded, unsafeConfigKeys } from './git-config.js';
-import { MAX_CONFIG_BYTES, MAX_GIT_DIRS, MAX_LISTED, MAX_SCANNED_DIRS, gitFileTarget, isGitDirLike, readGitlinks, readPointer, ScannedRoots, type GitGuard } from './git-guard.js';
+import { MAX_CONFIG_BYTES, MAX_GIT_DIRS, MAX_LISTED, MAX_SCANNED_DIRS, childOf, gitFileTarget, isGitDirLike, parentOf, readGitlinks, readPointer, ScannedRoots, type GitGuard } from './git-guard.js';
 import { NESTED_CONFIG_SCAN } from '../protected-names.js';
 
 /** One thing a command left that would have made host git run code; it has been removed. */
@@ -109,10 +109,15 @@ class Checker {
    * is missing still, without a look.
    */
   watched(unchanged: ReadonlySet<string> = new Set()): void {
-    const stillMissing = (path: string, before: string) => before.startsWith('missing:') && unchanged.has(dirname(path));
-    this.ahead = new Lookahead([...this.guard.watched].filter(([path, before]) => !stillMissing(path, before)).map(([path]) => path));
-    for (const [path, before] of this.guard.watched) {
-      if (stillMissing(path, before)) continue;
+    // Asked once per path (a thousand nested roots watch two names each).
+    const ask: Array<[string, string]> = [];
+    for (const entry of this.guard.watched) {
+      const [path, before] = entry;
+      if (unchanged.size > 0 && before.startsWith('missing:') && unchanged.has(parentOf(path))) continue;
+      ask.push(entry);
+    }
+    this.ahead = new Lookahead(ask.map(([path]) => path));
+    for (const [path, before] of ask) {
       const info = this.#look(path);
       if (info.kind === 'missing' || `${info.kind}:${info.stamp}` === before) continue;
       this.remove(path, this.#watchedReason(path, before.startsWith('missing:')));
@@ -181,8 +186,7 @@ class Checker {
   }
 
   /** A worktree root that has a `.git` now and had none (or was not entered) before. */
-  newWorktree(dir: string, top: boolean, depth: number): void {
-    const dotGit = join(dir, '.git');
+  newWorktree(dir: string, top: boolean, depth: number, dotGit = join(dir, '.git')): void {
     const kind = this.#look(dotGit).kind;
     if (kind === 'missing') return;
     if (kind === 'error' && this.#linkOnPath(dotGit) === undefined) return; // unreadable for git too
@@ -324,8 +328,9 @@ export function checkGitAfterRun(guard: GitGuard, named?: string[], unchanged: R
     const noGit = guard.noGit.filter((dir) => !unchanged.has(dir));
     // What the caller looked at once the sandbox was gone holds while this check changed nothing.
     const past = c.violations.length === 0 ? known : new Map<string, EntryInfo>();
-    c.ahead = new Lookahead(noGit.map((dir) => join(dir, '.git')), (paths) => inspectPast(past, paths, inspectManyWatched));
-    for (const dir of noGit) c.newWorktree(dir, true, 0);
+    const dotGits = noGit.map((dir) => childOf(dir, '.git'));
+    c.ahead = new Lookahead(dotGits, (paths) => inspectPast(past, paths, inspectManyWatched));
+    noGit.forEach((dir, i) => c.newWorktree(dir, true, 0, dotGits[i]));
     c.ahead = undefined;
     for (const [worktree, stamp] of guard.indexStamps) {
       const gitDir = inspect(join(worktree, '.git')).kind === 'dir' ? join(worktree, '.git') : gitFileTarget(worktree);

@@ -17,13 +17,16 @@ import { readlinkSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
-import { isWithin } from '../path-within.js';
+import { isCleanAbsolute, isWithin } from '../path-within.js';
 import { fromBytes, inspect, listDir, Lookahead, readSmall, scanRepositories, toBytes, type EntryKind } from './beneath.js';
 import { parseGitConfig, type ConfigEntry } from './git-config.js';
 import { readOutsideConfig } from './outside-config.js';
 import { indexGitlinks } from './git-index.js';
 import { NESTED_CONFIG_SCAN } from '../protected-names.js';
 import type { TopLooks } from './root-tops.js';
+
+// process.platform: paths are cut at their slashes only where that is the one separator.
+const POSIX = process.platform !== 'win32';
 
 /** Git dirs (each with its worktrees, modules and gitlinks) looked at per run, at most. */
 export const MAX_GIT_DIRS = 256;
@@ -365,6 +368,19 @@ class Discovery {
   }
 }
 
+/** join(dir, name) for a name without separators: a clean POSIX path by concatenation (a thousand roots a run). */
+export function childOf(dir: string, name: string): string {
+  if (!POSIX || !isCleanAbsolute(dir)) return join(dir, name);
+  return dir === '/' ? `/${name}` : `${dir}/${name}`;
+}
+
+/** dirname(path): a clean POSIX path cut at its last slash. */
+export function parentOf(path: string): string {
+  if (!POSIX || !isCleanAbsolute(path)) return dirname(path);
+  const at = path.lastIndexOf('/');
+  return at <= 0 ? '/' : path.slice(0, at);
+}
+
 /** Whether a program word names a file by path (git for Windows takes `\\` there too). */
 function hasDirectory(word: string): boolean {
   return word.includes('/') || word.includes(sep);
@@ -436,16 +452,47 @@ export class ScannedRoots {
    * directory so named lies between them.
    */
   covers(root: string, skip?: readonly string[]): boolean {
+    const found = this.coverage(root, skip ?? []);
+    return skip === undefined ? found !== 'no' : found === 'named';
+  }
+
+  /**
+   * covers(root) and covers(root, skip) in one walk up from `root`: 'no' when no scan walked it,
+   * 'walked' when one did but a directory named in `skip` lies between them, 'named' when one
+   * did and none does.
+   */
+  coverage(root: string, skip: readonly string[]): 'no' | 'walked' | 'named' {
+    // POSIX and a clean path: the walk cuts the path at its slashes (a thousand roots a run, each
+    // some levels deep); elsewhere dirname and basename, which know every separator of the OS.
+    if (POSIX && isCleanAbsolute(root)) return this.#coverageCut(root, skip);
+    let skipped = false;
     for (let dir = root; dirname(dir) !== dir; ) {
       const name = basename(dir).toLowerCase();
-      if (name === '.git' || this.#notEntered.has(dir)) return false;
-      if (skip?.some((s) => s.toLowerCase() === name) === true) return false;
+      if (name === '.git' || this.#notEntered.has(dir)) return 'no';
+      if (skip.some((s) => s.toLowerCase() === name)) skipped = true;
       dir = dirname(dir);
-      if (this.#roots.has(dir)) return true;
+      if (this.#roots.has(dir)) return skipped ? 'walked' : 'named';
     }
-    return false;
+    return 'no';
+  }
+
+  #coverageCut(root: string, skip: readonly string[]): 'no' | 'walked' | 'named' {
+    let skipped = false;
+    // dir is root[0, end); its name root[start + 1, end).
+    for (let end = root.length; end > 1; ) {
+      const start = root.lastIndexOf('/', end - 1);
+      const dir = end === root.length ? root : root.slice(0, end);
+      const length = end - start - 1;
+      // Names are compared folded only when their length could match (no string made otherwise).
+      if ((length === 4 && root.slice(start + 1, end).toLowerCase() === '.git') || this.#notEntered.has(dir)) return 'no';
+      if (!skipped && skip.some((s) => s.length === length && s.toLowerCase() === root.slice(start + 1, end).toLowerCase())) skipped = true;
+      end = start === 0 ? 1 : start;
+      if (this.#roots.has(start === 0 ? '/' : root.slice(0, end))) return skipped ? 'walked' : 'named';
+    }
+    return 'no';
   }
 }
+
 
 /**
  * Looks at every repository the write roots are, lie in or contain (at any depth), before a run.
@@ -463,11 +510,14 @@ export function discoverGit(userRoots: readonly string[], roots: readonly string
     // names at the top of a settled nested root found missing in an earlier run under the same
     // stamp are answered without a look (root-tops.ts); the check after the run knows those roots.
     // The walk below asks next for the .git beside a root (in its parent): in the batch too.
-    d.ahead = new Lookahead([...alsoProtect.map(toBytes), ...d.guard.scanRoots.flatMap((root) => [join(root, '.git'), join(dirname(root), '.git')])], topLooks === undefined ? undefined : (paths) => topLooks.inspect(paths));
+    const protect = alsoProtect.map(toBytes);
+    const batch = [...protect];
+    for (const root of d.guard.scanRoots) batch.push(childOf(root, '.git'), childOf(parentOf(root), '.git'));
+    d.ahead = new Lookahead(batch, topLooks === undefined ? undefined : (paths) => topLooks.inspect(paths));
     if (topLooks !== undefined && topLooks.settled.size > 0) d.guard.settled = [...topLooks.settled];
     // .zero/.agents and the plan's own protected paths: the same rule (a link is followed to
     // where it points, and replacing the link itself is undone too).
-    for (const path of alsoProtect) d.protect(toBytes(path));
+    for (const path of protect) d.protect(path);
     d.globalConfig(env);
     // The repository each directory belongs to (null: none), shared by the roots: nested roots
     // (a monorepo's many dist/ dirs) share their ancestors, each looked at once.
@@ -477,27 +527,28 @@ export function discoverGit(userRoots: readonly string[], roots: readonly string
       // The repository the root belongs to: itself, or the nearest ancestor with a .git.
       let top: string | null = null;
       const walked: string[] = [];
-      for (let dir = root; ; dir = dirname(dir)) {
+      for (let dir = root; ; dir = parentOf(dir)) {
         const known = tops.get(dir);
         if (known !== undefined) {
           top = known;
           break;
         }
         walked.push(dir);
-        if (d.ahead.take(join(dir, '.git')).kind !== 'missing') {
+        if (d.ahead.take(childOf(dir, '.git')).kind !== 'missing') {
           top = dir;
           break;
         }
         if (d.inOrIsRoot(dir)) d.guard.noGit.push(dir);
-        if (dirname(dir) === dir) break;
+        if (parentOf(dir) === dir) break;
       }
       for (const dir of walked) tops.set(dir, top);
       if (top !== null) d.worktree(top);
       // Every repository the root holds, at any depth, tracked or not: host git in any of them
       // reads its own config and hooks. Bare ones (a git dir without a worktree) too. A root
       // inside one already scanned was walked with it (outer roots come first): not again.
-      if (scanned.covers(root)) {
-        if (scanned.covers(root, NESTED_CONFIG_SCAN.skip)) (d.guard.namesCovered ??= []).push(root);
+      const coverage = scanned.coverage(root, NESTED_CONFIG_SCAN.skip);
+      if (coverage !== 'no') {
+        if (coverage === 'named') (d.guard.namesCovered ??= []).push(root);
         continue;
       }
       const scan = scanRepositories(root, MAX_SCANNED_DIRS, MAX_GIT_DIRS, NESTED_CONFIG_SCAN);

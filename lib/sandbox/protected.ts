@@ -14,7 +14,7 @@ import { HostFacts } from '../host-facts.js';
 import { SandboxError } from '../errors.js';
 import { inspect, inspectManyWatched, Lookahead, removeEntry, toBytes, type EntryInfo } from './beneath.js';
 import { checkGitAfterRun, type ProtectedPathViolation } from './git-check.js';
-import { discoverGit, type GitGuard } from './git-guard.js';
+import { childOf, discoverGit, parentOf, type GitGuard } from './git-guard.js';
 import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js';
 import { checkToolConfigs, elidedNote, holdToolConfigs, noteToolConfigs, toolConfigPathFilter, type ToolConfigGuard } from './tool-configs.js';
 import { packCheck, unpackCheck, type InterruptedRunReport } from './missed-checks.js';
@@ -359,14 +359,10 @@ export function finishInterruptedRuns(roots?: readonly string[]): InterruptedRun
  * parent directory.
  */
 function nestedRootStamps(roots: readonly string[]): { stamps: Map<string, EntryInfo>; beside: Map<string, EntryInfo> } {
-  const all = new Set(roots);
-  const nested = roots.filter((root) => {
-    for (let dir = dirname(root); ; dir = dirname(dir)) {
-      if (dir !== root && all.has(dir)) return true;
-      if (dirname(dir) === dir) return false;
-    }
-  });
-  const beside = [...new Set(nested.map((root) => join(dirname(root), '.git')))];
+  // A root inside another: one of its ancestors is a root (asked through the set, per level).
+  const all = new DirectorySet(roots);
+  const nested = roots.filter((root) => all.holderAbove(root) !== undefined);
+  const beside = [...new Set(nested.map((root) => childOf(parentOf(root), '.git')))];
   const found = inspectManyWatched([...nested, ...beside]);
   return {
     stamps: new Map(nested.map((root, i) => [root, found[i] as EntryInfo])),
@@ -401,7 +397,7 @@ function scanNoted(plan: SandboxPlan, user: WritableRoot[]): Scanned {
   };
   const named: string[] = [];
   user.forEach((w, i) => {
-    for (const name of w.protectedNames) named.push(join(w.root, name));
+    for (const name of w.protectedNames) named.push(childOf(w.root, name));
     for (const path of gitPaths[i] as string[]) if (isDir(dirname(path))) named.push(path);
   });
   const git = discoverGit(user.map((w) => w.root), plan.writeRoots.map((w) => w.root), process.env, named, tops);
@@ -479,7 +475,7 @@ export function checkProtectedPaths(guard: ProtectedPathGuard): ProtectedPathVio
   // The nested roots' stamps now, read once for both checks below: a root whose stamp is as before
   // the run had no entry made at its top (root-tops.ts; a record of another version holds none).
   const settled = Array.isArray(guard.git.settled) ? guard.git.settled.filter((e) => Array.isArray(e) && typeof e[0] === 'string' && typeof e[1] === 'string') : [];
-  const now = looksNow([...settled.flatMap(([root]) => [root, join(dirname(root), '.git')]), ...(guard.tools.elided ?? []).map(([root]) => root)]);
+  const now = looksNow([...settled.flatMap(([root]) => [root, childOf(parentOf(root), '.git')]), ...(guard.tools.elided ?? []).map(([root]) => root)]);
   try {
     out.push(...checkGitAfterRun(guard.git, named, unchangedRoots(settled, now), now));
   } catch (error) {

@@ -15,6 +15,7 @@
 // ancestor swapped for a link (the walk stops) or a file system mounted there (another device)
 // gives another stamp too. Only names directly in the root are answered; what lies deeper (inside
 // an existing `.git`) is looked at every time. See docs/architecture.md.
+import { hasPrefix } from '../path-within.js';
 import { inspectManyWatched, inspectPast, type EntryInfo } from './beneath.js';
 
 /** How long after its last change a directory's stamp is not trusted to show a further change (a coarse clock tick). */
@@ -94,17 +95,24 @@ export class TopLooks {
     const out: Array<EntryInfo | undefined> = new Array<EntryInfo | undefined>(paths.length);
     const ask: string[] = [];
     const asked: Array<{ at: number; root?: string; stamp?: string; name?: string }> = [];
+    // The directory of the path before, with its stamp and memo: a batch asks a root's names one
+    // after the other, and comparing a prefix costs less than cutting the directory out to hash it.
+    let last: { root: string; stamp: string | undefined; known: { stamp: string; missing: Set<string> } | undefined } | undefined;
     for (let i = 0; i < paths.length; i++) {
       const path = paths[i] as string;
       // Settled roots are Linux byte strings, never "/" (no root holds it): the last '/' splits.
       const split = this.settled.size === 0 ? -1 : path.lastIndexOf('/');
-      const root = split > 0 ? path.slice(0, split) : undefined;
-      const stamp = root === undefined ? undefined : this.settled.get(root);
+      if (split > 0 && (last === undefined || split !== last.root.length || !hasPrefix(path, last.root))) {
+        const root = path.slice(0, split);
+        last = { root, stamp: this.settled.get(root), known: memo.get(root) };
+      }
+      const root = split > 0 ? last?.root : undefined;
+      const stamp = split > 0 ? last?.stamp : undefined;
       if (stamp === undefined) {
         asked.push({ at: i });
       } else {
         const name = path.slice(split + 1);
-        const known = memo.get(root as string);
+        const known = last?.known;
         if (known !== undefined && known.stamp === stamp && known.missing.has(name)) {
           out[i] = MISSING;
           continue;

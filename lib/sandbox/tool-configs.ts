@@ -23,7 +23,7 @@ import { lstatSync, readlinkSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 
 import { agentToolConfigPaths, AGENT_TOOL_CONFIG_DIRS, AGENT_TOOL_CONFIG_FILES, ENV_FILE_NAME, isWorkspaceFile, NESTED_CONFIG_SCAN } from '../protected-names.js';
-import { DirectorySet, isCleanAbsolute } from '../path-within.js';
+import { DirectorySet, hasPrefix, isCleanAbsolute } from '../path-within.js';
 import { fromBytes, inspect, inspectManyWatched, Lookahead, readSmall, removeEntry, replaceFile, toBytes, type EntryInfo } from './beneath.js';
 import { checkEnvFile, MAX_ENV_BYTES } from './env-files.js';
 import type { ProtectedPathViolation } from './git-check.js';
@@ -111,12 +111,18 @@ export function toolConfigPathTest(roots: Iterable<string>): (path: string, root
 
 /** CONFIGS relative to a write root with this OS's separator, in agentToolConfigPaths' order. */
 const RELATIVE_CONFIGS = CONFIGS.map((file) => file.split('/').join(sep));
+/** The last component of each of CONFIGS: a path whose last component is none of them is no tool config of any root. */
+const LAST_PARTS = new Set(CONFIGS.map((file) => file.slice(file.lastIndexOf('/') + 1)));
 
 /**
  * The paths of `paths` (a write root's plan paths) that toolConfigPathTest(roots) does not hold,
  * asked per root: a plan lists a clean root's protected paths in agentToolConfigPaths' order, so
  * each path is first compared with the one expected next (its length, root, separator and end:
- * no string made, nothing hashed), and asked the long way when it is not that one.
+ * no string made, nothing hashed), and asked the long way when it is not that one and its last
+ * component is that of a config (every path toolConfigPathTest holds ends in one: the root's
+ * `.git/hooks` and `.git/config` are kept with one lookup). The comparisons are hasPrefix and an
+ * indexOf at the one place the end can be, as startsWith and endsWith are slow on the
+ * concatenated paths of a plan (27,000 for 1,000 roots).
  */
 export function toolConfigPathFilter(roots: Iterable<string>): (root: string, paths: readonly string[]) => string[] {
   const all = [...roots];
@@ -129,11 +135,11 @@ export function toolConfigPathFilter(roots: Iterable<string>): (root: string, pa
     let next = 0;
     for (const path of paths) {
       const rel = guess ? RELATIVE_CONFIGS[next] : undefined;
-      if (rel !== undefined && path.length === at + 1 + rel.length && path.charCodeAt(at) === SEP_CODE && path.startsWith(root) && path.endsWith(rel)) {
+      if (rel !== undefined && path.length === at + 1 + rel.length && path.charCodeAt(at) === SEP_CODE && hasPrefix(path, root) && path.indexOf(rel, at + 1) === at + 1) {
         next++;
         continue;
       }
-      if (!isTool(path, root)) out.push(path);
+      if (!LAST_PARTS.has(path.slice(path.lastIndexOf(sep) + 1)) || !isTool(path, root)) out.push(path);
     }
     return out;
   };
