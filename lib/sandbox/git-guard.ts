@@ -368,15 +368,27 @@ class Discovery {
   }
 }
 
-/** join(dir, name) for a name without separators: a clean POSIX path by concatenation (a thousand roots a run). */
-export function childOf(dir: string, name: string): string {
-  if (!POSIX || !isCleanAbsolute(dir)) return join(dir, name);
+/**
+ * Whether `path` is a clean absolute POSIX path: its parent and its children by a plain name
+ * (childOf) are clean too, so a walk over them asks once (`clean` below).
+ */
+export function cleanPosix(path: string): boolean {
+  return POSIX && isCleanAbsolute(path);
+}
+
+/**
+ * join(dir, name): by concatenation when `dir` is a clean POSIX path and `name` a plain component
+ * (a thousand roots a run ask this for their `.git` and protected names). `clean`: cleanPosix(dir),
+ * when the caller knows it.
+ */
+export function childOf(dir: string, name: string, clean = cleanPosix(dir)): string {
+  if (!clean || name === '' || name === '.' || name === '..' || name.includes('/')) return join(dir, name);
   return dir === '/' ? `/${name}` : `${dir}/${name}`;
 }
 
-/** dirname(path): a clean POSIX path cut at its last slash. */
-export function parentOf(path: string): string {
-  if (!POSIX || !isCleanAbsolute(path)) return dirname(path);
+/** dirname(path): cut at the last slash when `path` is a clean POSIX path (`clean`: cleanPosix(path), when known). */
+export function parentOf(path: string, clean = cleanPosix(path)): string {
+  if (!clean) return dirname(path);
   const at = path.lastIndexOf('/');
   return at <= 0 ? '/' : path.slice(0, at);
 }
@@ -464,7 +476,7 @@ export class ScannedRoots {
   coverage(root: string, skip: readonly string[]): 'no' | 'walked' | 'named' {
     // POSIX and a clean path: the walk cuts the path at its slashes (a thousand roots a run, each
     // some levels deep); elsewhere dirname and basename, which know every separator of the OS.
-    if (POSIX && isCleanAbsolute(root)) return this.#coverageCut(root, skip);
+    if (cleanPosix(root)) return this.#coverageCut(root, skip);
     let skipped = false;
     for (let dir = root; dirname(dir) !== dir; ) {
       const name = basename(dir).toLowerCase();
@@ -512,7 +524,10 @@ export function discoverGit(userRoots: readonly string[], roots: readonly string
     // The walk below asks next for the .git beside a root (in its parent): in the batch too.
     const protect = alsoProtect.map(toBytes);
     const batch = [...protect];
-    for (const root of d.guard.scanRoots) batch.push(childOf(root, '.git'), childOf(parentOf(root), '.git'));
+    for (const root of d.guard.scanRoots) {
+      const clean = cleanPosix(root);
+      batch.push(childOf(root, '.git', clean), childOf(parentOf(root, clean), '.git', clean));
+    }
     d.ahead = new Lookahead(batch, topLooks === undefined ? undefined : (paths) => topLooks.inspect(paths));
     if (topLooks !== undefined && topLooks.settled.size > 0) d.guard.settled = [...topLooks.settled];
     // .zero/.agents and the plan's own protected paths: the same rule (a link is followed to
@@ -527,19 +542,20 @@ export function discoverGit(userRoots: readonly string[], roots: readonly string
       // The repository the root belongs to: itself, or the nearest ancestor with a .git.
       let top: string | null = null;
       const walked: string[] = [];
-      for (let dir = root; ; dir = parentOf(dir)) {
+      const clean = cleanPosix(root);
+      for (let dir = root; ; dir = parentOf(dir, clean)) {
         const known = tops.get(dir);
         if (known !== undefined) {
           top = known;
           break;
         }
         walked.push(dir);
-        if (d.ahead.take(childOf(dir, '.git')).kind !== 'missing') {
+        if (d.ahead.take(childOf(dir, '.git', clean)).kind !== 'missing') {
           top = dir;
           break;
         }
         if (d.inOrIsRoot(dir)) d.guard.noGit.push(dir);
-        if (parentOf(dir) === dir) break;
+        if (parentOf(dir, clean) === dir) break;
       }
       for (const dir of walked) tops.set(dir, top);
       if (top !== null) d.worktree(top);

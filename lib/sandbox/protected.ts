@@ -14,7 +14,7 @@ import { HostFacts } from '../host-facts.js';
 import { SandboxError } from '../errors.js';
 import { inspect, inspectManyWatched, Lookahead, removeEntry, toBytes, type EntryInfo } from './beneath.js';
 import { checkGitAfterRun, type ProtectedPathViolation } from './git-check.js';
-import { childOf, discoverGit, parentOf, type GitGuard } from './git-guard.js';
+import { childOf, cleanPosix, discoverGit, parentOf, type GitGuard } from './git-guard.js';
 import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js';
 import { checkToolConfigs, elidedNote, holdToolConfigs, noteToolConfigs, toolConfigPathFilter, type ToolConfigGuard } from './tool-configs.js';
 import { packCheck, unpackCheck, type InterruptedRunReport } from './missed-checks.js';
@@ -353,6 +353,12 @@ export function finishInterruptedRuns(roots?: readonly string[]): InterruptedRun
   return out;
 }
 
+/** The `.git` in the parent of a root (the repository look asks it next). */
+function besideGit(root: string): string {
+  const clean = cleanPosix(root);
+  return childOf(parentOf(root, clean), '.git', clean);
+}
+
 /**
  * What is at each of `roots` (byte strings) that lies inside another of them, and the `.git`
  * beside each (in its parent, which the repository look asks next), in one batch: a walk per
@@ -362,7 +368,7 @@ function nestedRootStamps(roots: readonly string[]): { stamps: Map<string, Entry
   // A root inside another: one of its ancestors is a root (asked through the set, per level).
   const all = new DirectorySet(roots);
   const nested = roots.filter((root) => all.holderAbove(root) !== undefined);
-  const beside = [...new Set(nested.map((root) => childOf(parentOf(root), '.git')))];
+  const beside = [...new Set(nested.map(besideGit))];
   const found = inspectManyWatched([...nested, ...beside]);
   return {
     stamps: new Map(nested.map((root, i) => [root, found[i] as EntryInfo])),
@@ -397,7 +403,8 @@ function scanNoted(plan: SandboxPlan, user: WritableRoot[]): Scanned {
   };
   const named: string[] = [];
   user.forEach((w, i) => {
-    for (const name of w.protectedNames) named.push(childOf(w.root, name));
+    const clean = cleanPosix(w.root);
+    for (const name of w.protectedNames) named.push(childOf(w.root, name, clean));
     for (const path of gitPaths[i] as string[]) if (isDir(dirname(path))) named.push(path);
   });
   const git = discoverGit(user.map((w) => w.root), plan.writeRoots.map((w) => w.root), process.env, named, tops);
@@ -475,7 +482,7 @@ export function checkProtectedPaths(guard: ProtectedPathGuard): ProtectedPathVio
   // The nested roots' stamps now, read once for both checks below: a root whose stamp is as before
   // the run had no entry made at its top (root-tops.ts; a record of another version holds none).
   const settled = Array.isArray(guard.git.settled) ? guard.git.settled.filter((e) => Array.isArray(e) && typeof e[0] === 'string' && typeof e[1] === 'string') : [];
-  const now = looksNow([...settled.flatMap(([root]) => [root, childOf(parentOf(root), '.git')]), ...(guard.tools.elided ?? []).map(([root]) => root)]);
+  const now = looksNow([...settled.flatMap(([root]) => [root, besideGit(root)]), ...(guard.tools.elided ?? []).map(([root]) => root)]);
   try {
     out.push(...checkGitAfterRun(guard.git, named, unchangedRoots(settled, now), now));
   } catch (error) {

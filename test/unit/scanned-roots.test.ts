@@ -6,7 +6,7 @@ import { basename, dirname, join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
-import { childOf, parentOf, ScannedRoots } from '../../lib/sandbox/git-guard.js';
+import { childOf, cleanPosix, parentOf, ScannedRoots } from '../../lib/sandbox/git-guard.js';
 
 /** The walk by its definition: up from `root` through dirname until a scanned root, as before. */
 function coversByDefinition(roots: Set<string>, notEntered: Set<string>, root: string, skip?: readonly string[]): boolean {
@@ -58,10 +58,16 @@ test('coverage answers as covers(root) and covers(root, skip) by their definitio
 });
 
 test('childOf and parentOf give what join and dirname give', () => {
+  assert.is(cleanPosix('/a/b'), process.platform !== 'win32');
   const paths = [...pathsUpTo(2), '/a/', '//a', '/a/./b', '/a/../b', 'a/b', '', '.', '/a//b'];
   for (const path of paths) {
     assert.is(parentOf(path), dirname(path), path);
-    for (const name of ['.git', '.zero', '\u00e9']) assert.is(childOf(path, name), join(path, name), `${path} ${name}`);
+    for (const name of ['.git', '.zero', '\u00e9', '', '.', '..', 'a/b', '../c']) {
+      assert.is(childOf(path, name), join(path, name), `${path} ${name}`);
+      // A walk that knows its root is clean says so: the same answers below it.
+      if (cleanPosix(path)) assert.is(childOf(path, name, true), join(path, name), `${path} ${name} (clean)`);
+    }
+    if (cleanPosix(path)) assert.is(parentOf(path, true), dirname(path), `${path} (clean)`);
   }
 });
 
