@@ -17,7 +17,7 @@ import { readlinkSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
-import { isCleanAbsolute, isWithin } from '../path-within.js';
+import { isAscii, isCleanAbsolute, isWithin } from '../path-within.js';
 import { fromBytes, inspect, listDir, Lookahead, readSmall, scanRepositories, toBytes, type EntryKind } from './beneath.js';
 import { parseGitConfig, type ConfigEntry } from './git-config.js';
 import { readOutsideConfig } from './outside-config.js';
@@ -476,7 +476,9 @@ export class ScannedRoots {
   coverage(root: string, skip: readonly string[]): 'no' | 'walked' | 'named' {
     // POSIX and a clean path: the walk cuts the path at its slashes (a thousand roots a run, each
     // some levels deep); elsewhere dirname and basename, which know every separator of the OS.
-    if (cleanPosix(root)) return this.#coverageCut(root, skip);
+    // With ASCII names to match only: a name folds to an ASCII name only when it is as long (the
+    // one character whose fold is longer folds to a character outside ASCII).
+    if (cleanPosix(root) && skip.every(isAscii)) return this.#coverageCut(root, skip);
     let skipped = false;
     for (let dir = root; dirname(dir) !== dir; ) {
       const name = basename(dir).toLowerCase();
@@ -504,7 +506,6 @@ export class ScannedRoots {
     return 'no';
   }
 }
-
 
 /**
  * Looks at every repository the write roots are, lie in or contain (at any depth), before a run.

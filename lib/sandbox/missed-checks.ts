@@ -16,6 +16,8 @@ import type { ProtectedPathViolation } from './git-check.js';
  * else; byte-string paths round-trip as their code points).
  */
 export function packCheck(value: unknown): unknown {
+  // Strings first: a run of 1,000 write roots packs some 10,000 paths and states.
+  if (typeof value === 'string') return value;
   if (Buffer.isBuffer(value)) return { $b: value.toString('base64') };
   if (value instanceof Map) return { $m: [...value].map(([k, v]) => [packCheck(k), packCheck(v)]) };
   if (value instanceof Set) return { $s: [...value].map(packCheck) };

@@ -20,7 +20,7 @@ function coversByDefinition(roots: Set<string>, notEntered: Set<string>, root: s
   return false;
 }
 
-const NAMES = ['a', 'dist', '.git', '.GIT', '.Git', 'node_modules', 'Node_Modules', 'NODE_MODULES', 'node_module', '.gi', 'x.git', '\u00c4b', '\u00e9', 'G\u00cfT'];
+const NAMES = ['i\u0307b', '\u0130B', 'a', 'dist', '.git', '.GIT', '.Git', 'node_modules', 'Node_Modules', 'NODE_MODULES', 'node_module', '.gi', 'x.git', '\u00c4b', '\u00e9', 'G\u00cfT'];
 
 function pathsUpTo(depth: number): string[] {
   const out = ['/'];
@@ -53,6 +53,9 @@ test('coverage answers as covers(root) and covers(root, skip) by their definitio
       assert.is(scanned.covers(path), walked, path);
       assert.is(scanned.covers(path, ['node_modules']), named, path);
       assert.is(scanned.coverage(path, []), walked ? 'named' : 'no', path);
+      // A name to skip outside ASCII (its fold may be longer than the name): as defined too.
+      const folded = coversByDefinition(rootSet, notEntered, path, ['\u0130b']);
+      assert.is(scanned.coverage(path, ['\u0130b']), folded ? 'named' : walked ? 'walked' : 'no', `${path} (non-ASCII skip)`);
     }
   }
 });
