@@ -20,6 +20,7 @@ import { rememberedFor } from './credential-memo.js';
 import { PROTECTED_METADATA_NAMES, agentToolConfigPaths } from '../protected-names.js';
 import { forEachEntry, listRoots, type RootListing } from './root-walk.js';
 import { denyEntryKinds } from './deny-entry-memo.js';
+import { noteStandardSubpaths } from './standard-subpaths.js';
 
 /** The protected metadata names of every write root (lib/protected-names.ts). */
 export const PROTECTED_NAMES = PROTECTED_METADATA_NAMES;
@@ -114,16 +115,34 @@ function plantedLink(absolute: string, facts: HostFacts): { link: string; dir: s
   return undefined;
 }
 
+/**
+ * The protected subpaths every write root has, relative to it (.git/hooks, .git/config and the
+ * agent and editor configs, with this OS's separator), and each one's first component (made once).
+ */
+let standardRelative: { rels: string[]; firsts: string[] } | undefined;
+
+function standardRelativeSubpaths(): { rels: string[]; firsts: string[] } {
+  if (standardRelative === undefined) {
+    const rels = [`.git${sep}hooks`, `.git${sep}config`, ...agentToolConfigPaths(sep).map((path) => path.slice(sep.length))];
+    standardRelative = { rels, firsts: rels.map((rel) => rel.split('/')[0] as string) };
+  }
+  return standardRelative;
+}
+
 export function buildWritableRoot(root: string, extraReadOnly: readonly string[] = []): WritableRoot {
-  // Under a clean root, concatenation gives what join() would (a plan may have thousands of roots).
-  const git = isCleanAbsolute(root) ? `${root === sep ? '' : root}${sep}.git` : join(root, '.git');
-  return {
-    root,
-    // The agent and editor configs that run programs: read-only when they exist (checked after the
-    // run on every OS either way: tool-configs.ts).
-    readOnlySubpaths: [`${git}${sep}hooks`, `${git}${sep}config`, ...agentToolConfigPaths(root), ...extraReadOnly],
-    protectedNames: [...PROTECTED_NAMES],
-  };
+  // The agent and editor configs that run programs: read-only when they exist (checked after the
+  // run on every OS either way: tool-configs.ts).
+  if (!isCleanAbsolute(root)) {
+    const git = join(root, '.git');
+    return { root, readOnlySubpaths: [`${git}${sep}hooks`, `${git}${sep}config`, ...agentToolConfigPaths(root), ...extraReadOnly], protectedNames: [...PROTECTED_NAMES] };
+  }
+  // Under a clean root, concatenation gives what join() would (a plan may have thousands of
+  // roots); the mount plan is told each entry's first name (standard-subpaths.ts).
+  const { rels, firsts } = standardRelativeSubpaths();
+  const prefix = root === sep ? sep : root + sep;
+  const readOnlySubpaths = [...rels.map((rel) => prefix + rel), ...extraReadOnly];
+  noteStandardSubpaths(readOnlySubpaths, root, sep, rels.length, firsts);
+  return { root, readOnlySubpaths, protectedNames: [...PROTECTED_NAMES] };
 }
 
 /** How many entries of a write root are looked at for nested repositories (keeps start-up cheap). */

@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import type { SandboxPlan } from '../types.js';
 import { DirectorySet, hasPrefix, isWithin } from '../../path-within.js';
 import { SandboxError } from '../../errors.js';
+import { standardSubpaths } from '../../sandbox/standard-subpaths.js';
 
 /** The mount vocabulary native/linux/child_setup.cc applies, in order. */
 export type MountKind =
@@ -137,14 +138,20 @@ export function buildMountPlan(
     // known so (a nested checkout's .git file may point elsewhere).
     const listed = host.listedIn?.(root.root);
     const prefix = root.root === '/' ? '/' : `${root.root}/`;
-    for (const sub of root.readOnlySubpaths) {
-      if (listed !== undefined && hasPrefix(sub, prefix)) {
-        if (listed.size === 0) continue;
-        const end = sub.indexOf('/', prefix.length);
-        if (!listed.mayHold(sub.slice(prefix.length, end === -1 ? undefined : end))) continue;
+    // The entries buildWritableRoot made come with their first name (standard-subpaths.ts): the
+    // same name the cut below gives, without reading each string.
+    const standard = listed === undefined ? undefined : standardSubpaths(root.readOnlySubpaths, root.root, '/');
+    root.readOnlySubpaths.forEach((sub, i) => {
+      if (listed !== undefined) {
+        let first = standard !== undefined && i < standard.made.length && sub === standard.made[i] ? standard.firsts[i] : undefined;
+        if (first === undefined && hasPrefix(sub, prefix)) {
+          const end = sub.indexOf('/', prefix.length);
+          first = sub.slice(prefix.length, end === -1 ? undefined : end);
+        }
+        if (first !== undefined && (listed.size === 0 || !listed.mayHold(first))) return;
       }
       if (present(root.root, sub)) targets.push(sub);
-    }
+    });
     if (listed?.size === 0) continue;
     for (const name of root.protectedNames) {
       if (listed !== undefined && !listed.mayHold(name)) continue;
