@@ -149,6 +149,11 @@ export interface NativeBinding {
   fsListRoots?(paths: string[], maxLooks: number, watched?: boolean): Array<string | number> | null;
   /** Every repository under root: directories with a `.git`, and git dirs themselves (bare). */
   fsScanGit?(root: string, rel: '', maxDirs: number, maxRepos: number, names?: readonly string[], suffixes?: readonly string[], skip?: readonly string[], maxNamed?: number): NativeGitScan | { kind: string; errno: number } | null;
+  /**
+   * fsScanGit's walk on a thread of its own: resolves with what fsScanGit would answer when the walk
+   * runs (never rejects; null for an internal fault). Bad arguments may answer at once, unwrapped.
+   */
+  fsScanGitAsync?(root: string, rel: '', maxDirs: number, maxRepos: number, names?: readonly string[], suffixes?: readonly string[], skip?: readonly string[], maxNamed?: number): Promise<NativeGitScan | { kind: string; errno: number } | null> | { kind: string; errno: number } | null;
 }
 
 /** What fsScanGit found; paths are absolute byte strings. */

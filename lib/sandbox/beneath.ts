@@ -183,6 +183,7 @@ export function listDir(path: string, max: number): Array<[string, EntryKind]> |
 
 /** Removes the entry at `path` (a whole tree included); true when nothing is left there. */
 export function removeEntry(path: string): boolean {
+  handing?.drop();
   const binding = native();
   if (binding === undefined) return removeFallback(path);
   const at = args(path);
@@ -193,6 +194,7 @@ export function removeEntry(path: string): boolean {
 
 /** Puts a regular file with `data` at `path` in place of whatever is there; true when it did. */
 export function replaceFile(path: string, data: Buffer, mode = 0o644): boolean {
+  handing?.drop();
   const binding = native();
   if (binding === undefined) return replaceFallback(path, data, mode);
   const at = args(path);
@@ -205,6 +207,7 @@ export function replaceFile(path: string, data: Buffer, mode = 0o644): boolean {
  * given (nothing may be there), in a parent reached without following any link; true when it did.
  */
 export function makeEntry(path: string, mode: number, linkTarget?: string): boolean {
+  handing?.drop();
   const binding = native();
   if (binding === undefined) return makeFallback(path, mode, linkTarget);
   const at = args(path);
@@ -246,16 +249,100 @@ const NO_NAMES: ScanNames = { names: [], suffixes: [], skip: [], max: 0 };
  * inotify watch reported no change (Linux).
  */
 export function scanRepositories(root: string, maxDirs: number, maxRepos: number, names: ScanNames = NO_NAMES): RepositoryScan {
+  const ahead = handing?.take(root, maxDirs, maxRepos, names);
+  if (ahead !== undefined) return ahead;
   // A root that is missing or not a directory holds no repository.
-  const kind = inspect(root).kind;
-  if (kind === 'missing' || kind === 'file' || kind === 'other') return { worktrees: [], gitDirs: [], named: [], incomplete: false };
+  if (holdsNothing(root)) return { worktrees: [], gitDirs: [], named: [], incomplete: false };
   const binding = native();
   if (binding?.fsScanGit === undefined) return scanFallback(root, maxDirs, maxRepos, names);
-  const r = binding.fsScanGit(root, '', maxDirs, maxRepos, names.names, names.suffixes, names.skip, names.max);
+  return fromNativeScan(binding.fsScanGit(root, '', maxDirs, maxRepos, names.names, names.suffixes, names.skip, names.max), names);
+}
+
+function holdsNothing(root: string): boolean {
+  const kind = inspect(root).kind;
+  return kind === 'missing' || kind === 'file' || kind === 'other';
+}
+
+function fromNativeScan(r: ReturnType<NonNullable<NativeBinding['fsScanGit']>>, names: ScanNames): RepositoryScan {
   // An addon without the named entries cannot answer for them: incomplete, when they are asked for.
   if (r === null || !('worktrees' in r) || (r.named === undefined && names.max > 0)) return { worktrees: [], gitDirs: [], named: [], incomplete: true };
   const gone = r.errno === constants.errno.ENOENT || r.errno === constants.errno.ENOTDIR; // since the look above
   return { worktrees: r.worktrees, gitDirs: r.gitDirs, named: r.named ?? [], incomplete: r.truncated || (r.errno !== 0 && !gone) };
+}
+
+/**
+ * scanRepositories with the walk on the addon's scan thread: the answer scanRepositories gives when
+ * called at the moment the walk runs (the same walk, under the addon's one lock; its memory of
+ * listings is shared). Where the addon has no such verb, the scan runs on this thread. Never rejects.
+ */
+export async function scanRepositoriesAsync(root: string, maxDirs: number, maxRepos: number, names: ScanNames = NO_NAMES): Promise<RepositoryScan> {
+  if (holdsNothing(root)) return { worktrees: [], gitDirs: [], named: [], incomplete: false };
+  const verb = native()?.fsScanGitAsync;
+  if (verb === undefined) return scanRepositories(root, maxDirs, maxRepos, names);
+  try {
+    return fromNativeScan(await verb(root, '', maxDirs, maxRepos, names.names, names.suffixes, names.skip, names.max), names);
+  } catch {
+    return { worktrees: [], gitDirs: [], named: [], incomplete: true };
+  }
+}
+
+/** Which roots a pass scans, in its order: one walked with an earlier root's scan is not scanned again. */
+export interface ScanCover {
+  covers(root: string): boolean;
+  add(root: string, gitDirs: readonly string[]): void;
+}
+
+/** The ScansAhead whose answers scanRepositories hands out now (within its `use`). */
+let handing: ScansAhead | undefined;
+
+/**
+ * The repository scans of a synchronous pass (the git guard's look before a run, the check after
+ * it), made before it on the addon's scan thread, so that the caller's thread does not walk the tree. Make
+ * them where the pass's own scans would be right (the notes' window is open; the sandbox is gone):
+ * each answer is then the one the pass would have had at that moment, from a look at no other
+ * moment than one the pass itself could have made it at. Within `use`, each is handed once to the
+ * scanRepositories call asking the same (root, limits, names); after any change made through this
+ * module (removeEntry, replaceFile, makeEntry), none is: a look after a change is made afresh.
+ */
+export class ScansAhead {
+  readonly #ready = new Map<string, { maxDirs: number; maxRepos: number; names: ScanNames; scan: RepositoryScan }>();
+
+  /** The scans of `roots` (byte strings) in the pass's order, `cover` deciding which it scans. */
+  static async make(roots: readonly string[], maxDirs: number, maxRepos: number, names: ScanNames, cover: ScanCover): Promise<ScansAhead> {
+    const ahead = new ScansAhead();
+    for (const root of roots) {
+      if (cover.covers(root)) continue;
+      const scan = await scanRepositoriesAsync(root, maxDirs, maxRepos, names);
+      cover.add(root, scan.gitDirs);
+      ahead.#ready.set(root, { maxDirs, maxRepos, names, scan });
+    }
+    return ahead;
+  }
+
+  /** Runs `pass` with these answers handed to its scans. */
+  use<T>(pass: () => T): T {
+    const before = handing;
+    handing = this;
+    try {
+      return pass();
+    } finally {
+      handing = before;
+      this.#ready.clear();
+    }
+  }
+
+  /** The answer for exactly this ask, once; undefined otherwise. */
+  take(root: string, maxDirs: number, maxRepos: number, names: ScanNames): RepositoryScan | undefined {
+    const ready = this.#ready.get(root);
+    if (ready === undefined || ready.maxDirs !== maxDirs || ready.maxRepos !== maxRepos || ready.names !== names) return undefined;
+    this.#ready.delete(root);
+    return ready.scan;
+  }
+
+  /** Something changed: no answer is handed out any more. */
+  drop(): void {
+    this.#ready.clear();
+  }
 }
 
 // Without the addon's walk (an addon that failed to load, or an older build without the file

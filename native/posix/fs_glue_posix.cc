@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: MIT
 // The file verbs on POSIX (see binding/fs_glue.h): the shared ones (binding/fs_verbs_glue.cc) and
-// fsScanGit and fsListRoots, the napi glue over git_scan.h and root_walk.h.
+// fsScanGit, fsScanGitAsync and fsListRoots, the napi glue over git_scan.h and root_walk.h.
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -39,27 +45,34 @@ bool BytesArray(const Napi::CallbackInfo& info, size_t index, std::vector<std::s
   return true;
 }
 
-// fsScanGit(root, '', maxDirs, maxRepos[, names, suffixes, skip, maxNamed]): every repository
-// under root, and the entries so named (see git_scan.h).
-Napi::Value FsScanGitBody(const Napi::CallbackInfo& info, const std::string& root,
-                          const std::string& /*rel*/) {
-  Napi::Env env = info.Env();
+// The arguments of fsScanGit after the (root, rel) pair: false when one has the wrong type.
+struct ScanArgs {
+  uint64_t max_dirs = 0;
+  uint64_t max_repos = 0;
+  git_scan::Wanted wanted;
+};
+
+bool ParseScanArgs(const Napi::CallbackInfo& info, ScanArgs* out) {
   auto number = [&](size_t i) {
     return info.Length() > i && info[i].IsNumber() ? info[i].As<Napi::Number>().DoubleValue() : 0;
   };
   double max_dirs = number(2), max_repos = number(3), max_named = number(7);
   if (max_dirs < 0 || max_repos < 0 || max_named < 0) max_dirs = max_repos = max_named = 0;
-  git_scan::Wanted wanted;
-  wanted.max = static_cast<uint64_t>(max_named);
-  if (!BytesArray(info, 4, &wanted.exact) || !BytesArray(info, 5, &wanted.suffixes) ||
-      !BytesArray(info, 6, &wanted.skip)) {
-    Napi::Object bad = Napi::Object::New(env);
-    bad.Set("kind", "e");
-    bad.Set("errno", Napi::Number::New(env, 22));
-    return bad;
-  }
-  git_scan::Result r = git_scan::Scan(root, static_cast<uint64_t>(max_dirs),
-                                      static_cast<uint64_t>(max_repos), wanted);
+  out->max_dirs = static_cast<uint64_t>(max_dirs);
+  out->max_repos = static_cast<uint64_t>(max_repos);
+  out->wanted.max = static_cast<uint64_t>(max_named);
+  return BytesArray(info, 4, &out->wanted.exact) && BytesArray(info, 5, &out->wanted.suffixes) &&
+         BytesArray(info, 6, &out->wanted.skip);
+}
+
+Napi::Object BadArgs(Napi::Env env) {
+  Napi::Object bad = Napi::Object::New(env);
+  bad.Set("kind", "e");
+  bad.Set("errno", Napi::Number::New(env, 22));
+  return bad;
+}
+
+Napi::Object ScanResult(Napi::Env env, const git_scan::Result& r) {
   Napi::Object out = Napi::Object::New(env);
   out.Set("worktrees", ToArray(env, r.worktrees));
   out.Set("gitDirs", ToArray(env, r.git_dirs));
@@ -70,7 +83,111 @@ Napi::Value FsScanGitBody(const Napi::CallbackInfo& info, const std::string& roo
   return out;
 }
 
+// fsScanGit(root, '', maxDirs, maxRepos[, names, suffixes, skip, maxNamed]): every repository
+// under root, and the entries so named (see git_scan.h).
+Napi::Value FsScanGitBody(const Napi::CallbackInfo& info, const std::string& root,
+                          const std::string& /*rel*/) {
+  ScanArgs a;
+  if (!ParseScanArgs(info, &a)) return BadArgs(info.Env());
+  return ScanResult(info.Env(), git_scan::Scan(root, a.max_dirs, a.max_repos, a.wanted));
+}
+
 Napi::Value ScanGit(const Napi::CallbackInfo& info) { return FsCall(info, FsScanGitBody); }
+
+// fsScanGitAsync: fsScanGit's walk on a thread of its own, so that the caller's thread does not
+// wait for it. Not the libuv pool: a burst of cold starts holds its threads with clones (each until
+// the sandbox has set itself up), and a scan queued behind them would keep a start's notes window,
+// or a finished run's check, waiting that long. One thread, started on first use and kept: the
+// walks take the one lock of git_scan.cc (its memory of listings is shared by every thread) and
+// would not run side by side anyway. The same walk, so the same answer as fsScanGit made at the
+// moment the walk runs. The promise resolves with fsScanGit's result and never rejects: null for
+// a fault, or when the JavaScript side went away before the answer.
+struct ScanJob {
+  std::string root;
+  ScanArgs args;
+  git_scan::Result result;
+  bool done = false;
+  Napi::Promise::Deferred deferred;
+};
+
+void Deliver(Napi::Env env, Napi::Function /*unused*/, std::nullptr_t* /*context*/, ScanJob* job) {
+  std::unique_ptr<ScanJob> owned(job);
+  if (env == nullptr) return;  // the environment is being torn down
+  try {
+    job->deferred.Resolve(job->done ? Napi::Value(ScanResult(env, job->result)) : env.Null());
+  } catch (...) {
+    // nothing may escape into V8 from here
+  }
+}
+
+using ScanDone = Napi::TypedThreadSafeFunction<std::nullptr_t, ScanJob, Deliver>;
+
+class ScanThread {
+ public:
+  static ScanThread& Get() {
+    static auto* thread = new ScanThread();  // never destroyed: the thread may outlive main()
+    return *thread;
+  }
+
+  void Post(ScanJob* job, ScanDone done) {
+    std::lock_guard<std::mutex> hold(lock_);
+    jobs_.push_back({job, done});
+    if (!started_) {
+      started_ = true;
+      std::thread([this] { Run(); }).detach();
+    }
+    ready_.notify_one();
+  }
+
+ private:
+  void Run() {
+    for (;;) {
+      std::pair<ScanJob*, ScanDone> next;
+      {
+        std::unique_lock<std::mutex> hold(lock_);
+        ready_.wait(hold, [this] { return !jobs_.empty(); });
+        next = jobs_.front();
+        jobs_.pop_front();
+      }
+      ScanJob* job = next.first;
+      try {
+        job->result =
+            git_scan::Scan(job->root, job->args.max_dirs, job->args.max_repos, job->args.wanted);
+        job->done = true;
+      } catch (...) {
+        job->done = false;
+      }
+      // Refused only while the environment closes: the job is dropped with it.
+      if (next.second.BlockingCall(job) != napi_ok) delete job;
+      next.second.Release();
+    }
+  }
+
+  std::mutex lock_;
+  std::condition_variable ready_;
+  std::deque<std::pair<ScanJob*, ScanDone>> jobs_;
+  bool started_ = false;
+};
+
+Napi::Value FsScanGitAsyncBody(const Napi::CallbackInfo& info, const std::string& root,
+                               const std::string& /*rel*/) {
+  Napi::Env env = info.Env();
+  ScanArgs a;
+  if (!ParseScanArgs(info, &a)) {
+    Napi::Promise::Deferred bad = Napi::Promise::Deferred::New(env);
+    bad.Resolve(BadArgs(env));
+    return bad.Promise();
+  }
+  auto* job = new ScanJob{root, std::move(a), {}, false, Napi::Promise::Deferred::New(env)};
+  Napi::Promise promise = job->deferred.Promise();
+  ScanDone done = ScanDone::New(env, "zero-sandbox-scan", 0, 1, nullptr);
+  ScanThread::Get().Post(job, done);
+  return promise;
+}
+
+Napi::Value ScanGitAsync(const Napi::CallbackInfo& info) {
+  return FsCall(info, FsScanGitAsyncBody);
+}
 
 // fsListRoots(paths, maxLooks, watched): per absolute path its listing (root_walk.h) as a byte
 // string, or the errno why it is not a directory reached without a link; null for bad arguments
@@ -117,6 +234,8 @@ void Export(Napi::Env env, Napi::Object exports) {
   ExportVerbs(env, exports);
   exports.DefineProperty(Napi::PropertyDescriptor::Value(
       "fsScanGit", Napi::Function::New<ScanGit>(env, "fsScanGit"), napi_default));
+  exports.DefineProperty(Napi::PropertyDescriptor::Value(
+      "fsScanGitAsync", Napi::Function::New<ScanGitAsync>(env, "fsScanGitAsync"), napi_default));
   exports.DefineProperty(Napi::PropertyDescriptor::Value(
       "fsListRoots", Napi::Function::New<ListRoots>(env, "fsListRoots"), napi_default));
 }

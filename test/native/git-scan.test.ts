@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
-import { scanRepositories, toBytes } from '../../lib/sandbox/beneath.js';
+import { removeEntry, scanRepositories, scanRepositoriesAsync, ScansAhead, toBytes } from '../../lib/sandbox/beneath.js';
 import { ScannedRoots, discoverGit } from '../../lib/sandbox/git-guard.js';
 import { NESTED_CONFIG_SCAN } from '../../lib/protected-names.js';
 import { makeTree } from '../helpers/sandbox.js';
@@ -231,6 +231,77 @@ test('a git dir whose objects or refs is a link or a file (git accepts both) is 
         incomplete: false,
       });
     }
+  } finally {
+    t.cleanup();
+  }
+});
+
+function sorted(r: { worktrees: string[]; gitDirs: string[]; named: string[]; incomplete: boolean }) {
+  return { worktrees: [...r.worktrees].sort(), gitDirs: [...r.gitDirs].sort(), named: [...r.named].sort(), incomplete: r.incomplete };
+}
+
+test('the scan off the thread gives the answers of the scan on it: repositories, named entries, limits, a missing root', async () => {
+  const t = makeTree();
+  try {
+    bare(join(t.ws, '.git'));
+    bare(join(t.ws, 'a', 'b', '.git'));
+    bare(join(t.ws, 'mirrors', 'x.git'));
+    mkdirSync(join(t.ws, 'packages', 'app', '.vscode'), { recursive: true });
+    writeFileSync(join(t.ws, 'team.code-workspace'), '{}');
+    const root = toBytes(t.ws);
+    for (const [maxDirs, maxRepos] of [[10_000, 100], [3, 100], [10_000, 1]] as const) {
+      const sync = sorted(scanRepositories(root, maxDirs, maxRepos, NESTED_CONFIG_SCAN));
+      assert.equal(sorted(await scanRepositoriesAsync(root, maxDirs, maxRepos, NESTED_CONFIG_SCAN)), sync, `limits ${maxDirs}/${maxRepos}`);
+    }
+    assert.ok(sorted(await scanRepositoriesAsync(root, 3, 100)).incomplete);
+    assert.equal(await scanRepositoriesAsync(toBytes(join(t.ws, 'missing')), 10_000, 100), { worktrees: [], gitDirs: [], named: [], incomplete: false });
+    // Many at once: each its own answer.
+    const all = await Promise.all(Array.from({ length: 8 }, () => scanRepositoriesAsync(root, 10_000, 100)));
+    for (const r of all) assert.equal(sorted(r).gitDirs, [toBytes(join(t.ws, 'mirrors', 'x.git'))]);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('the scan off the thread sees a repository made after the last scan remembered the tree', async () => {
+  const t = makeTree();
+  try {
+    mkdirSync(join(t.ws, 'deep', 'er'), { recursive: true });
+    await new Promise((resolve) => setTimeout(resolve, 2200));
+    assert.equal((await scanRepositoriesAsync(toBytes(t.ws), 10_000, 100)).worktrees, []);
+    assert.equal(scanRepositories(toBytes(t.ws), 10_000, 100).worktrees, []);
+    bare(join(t.ws, 'deep', 'er', 'repo', '.git'));
+    assert.equal((await scanRepositoriesAsync(toBytes(t.ws), 10_000, 100)).worktrees, [toBytes(join(t.ws, 'deep', 'er', 'repo'))]);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('scans made ahead: each handed once to the same ask within use, none for another ask, none after a change made through the walk', async () => {
+  const t = makeTree();
+  try {
+    bare(join(t.ws, 'r1', '.git'));
+    mkdirSync(join(t.ws, 'nested'));
+    const root = toBytes(t.ws);
+    // The nested root is walked with the first: not scanned ahead (the pass does not scan it either).
+    const ahead = await ScansAhead.make([root, toBytes(join(t.ws, 'nested'))], 10_000, 100, NESTED_CONFIG_SCAN, new ScannedRoots());
+    // Made ahead, then the tree changes: the answer handed is the one from before the change (as
+    // a scan made at that moment), once; a second ask looks afresh.
+    bare(join(t.ws, 'r2', '.git'));
+    ahead.use(() => {
+      assert.equal(scanRepositories(root, 10_000, 100, NESTED_CONFIG_SCAN).worktrees, [toBytes(join(t.ws, 'r1'))], 'the answer made ahead');
+      assert.equal(sorted(scanRepositories(root, 10_000, 100, NESTED_CONFIG_SCAN)).worktrees, [join(t.ws, 'r1'), join(t.ws, 'r2')].map(toBytes), 'asked again: a fresh look');
+    });
+    const again = await ScansAhead.make([root], 10_000, 100, NESTED_CONFIG_SCAN, new ScannedRoots());
+    again.use(() => {
+      assert.equal(sorted(scanRepositories(root, 10_000, 7, NESTED_CONFIG_SCAN)).worktrees.length, 2, 'other limits: a fresh look');
+      assert.ok(removeEntry(toBytes(join(t.ws, 'r2'))));
+      assert.equal(scanRepositories(root, 10_000, 100, NESTED_CONFIG_SCAN).worktrees, [toBytes(join(t.ws, 'r1'))], 'after a removal: a fresh look');
+    });
+    const unused = await ScansAhead.make([root], 10_000, 100, NESTED_CONFIG_SCAN, new ScannedRoots());
+    bare(join(t.ws, 'r3', '.git'));
+    unused.use(() => undefined);
+    assert.equal(sorted(scanRepositories(root, 10_000, 100, NESTED_CONFIG_SCAN)).worktrees, [join(t.ws, 'r1'), join(t.ws, 'r3')].map(toBytes), 'outside use: a fresh look');
   } finally {
     t.cleanup();
   }
