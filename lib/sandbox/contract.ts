@@ -161,6 +161,12 @@ export interface OsProcess {
    * paths or left for host git to run, and says what and why.
    */
   checkProtectedPaths(): ProtectedPathReport[];
+  /**
+   * Once every process of the sandbox is gone, before checkProtectedPaths: the part of the check
+   * that can run off the caller's thread (Linux: the repository scans), started now; call
+   * checkProtectedPaths once the promise has settled (it never rejects). Undefined: nothing to wait for.
+   */
+  prepareCheck?(): Promise<void> | undefined;
   /** With captured output: the OS launcher's own failure read from stderr (nothing ran), if any. */
   setupFailure?(exitCode: number | null, stderr: string): SandboxError | undefined;
 }

@@ -69,5 +69,6 @@ export function deferredProcess(deferred: DeferredStart, onExit: (exit: OsExit) 
       return true;
     },
     checkProtectedPaths: () => (os !== undefined ? os.checkProtectedPaths() : deferred.checkWithoutProcess()),
+    prepareCheck: () => os?.prepareCheck?.(),
   };
 }

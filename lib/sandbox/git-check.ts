@@ -25,7 +25,7 @@ export interface ProtectedPathViolation {
 
 const MAX_NEW_DEPTH = 6;
 /** Repositories looked at after a run, at most (before it, more than MAX_GIT_DIRS is refused). */
-const MAX_NEW_REPOS = MAX_GIT_DIRS * 4;
+export const MAX_NEW_REPOS = MAX_GIT_DIRS * 4;
 /** Entries of one worktrees/ or modules/ directory checked after a run, at most. */
 const MAX_CHECKED = MAX_LISTED * 64;
 const TOO_DEEP = `nested deeper than the after-run check follows (${MAX_NEW_DEPTH} levels)`;

@@ -12,7 +12,7 @@ import type { SandboxPlan, WritableRoot } from '../backend/types.js';
 import { DirectorySet, rootsOverlap } from '../path-within.js';
 import { HostFacts } from '../host-facts.js';
 import { SandboxError } from '../errors.js';
-import { inspect, inspectManyWatched, Lookahead, removeEntry, toBytes, type EntryInfo } from './beneath.js';
+import { inspect, inspectManyWatched, Lookahead, removeEntry, toBytes, type EntryInfo, type ScansAhead } from './beneath.js';
 import { checkGitAfterRun, type ProtectedPathViolation } from './git-check.js';
 import { childOf, cleanPosix, discoverGit, parentOf, type GitGuard } from './git-guard.js';
 import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js';
@@ -20,6 +20,7 @@ import { checkToolConfigs, elidedNote, holdToolConfigs, noteToolConfigs, toolCon
 import { packCheck, unpackCheck, type InterruptedRunReport } from './missed-checks.js';
 import { looksNow, TopLooks, unchangedRoots } from './root-tops.js';
 import { claimMissedChecks, openNotingWindow, type NotingWindow, type SharedNotes } from './run-notes.js';
+import { guardScansAhead } from './scans-ahead.js';
 
 export type { ProtectedPathViolation } from './git-check.js';
 
@@ -259,15 +260,19 @@ export function guardProtectedPaths(plan: SandboxPlan): GuardedRun {
  * these roots; the look at the repositories; the rest of the notes and their publication) and the
  * last returns the guarded run. Between two pieces the noting window is open: runs of this process,
  * as of others, that end meanwhile leave their notes for this one. A piece that throws has ended
- * the guard (nothing stays published); `abandon()` ends one given up between pieces.
+ * the guard (nothing stays published); `abandon()` ends one given up between pieces. With
+ * `offThread`, the repositories' walk runs off the caller's thread: while `pending()` gives a promise,
+ * call the next step once it has settled.
  */
-export function beginGuard(plan: SandboxPlan): { step(): GuardedRun | undefined; abandon(): void } {
+export function beginGuard(plan: SandboxPlan, offThread = false): { step(): GuardedRun | undefined; pending(): Promise<unknown> | undefined; abandon(): void } {
   const user = plan.writeRoots.filter((w) => w.protectedNames.length > 0);
   const roots = user.map((w) => w.root);
   let interrupted: InterruptedRunReport[] = [];
   let window: NotingWindow | undefined;
   let local: { since: bigint } | undefined;
   let scanned: Scanned | undefined;
+  let scans: ScansAhead | undefined;
+  let waiting: Promise<void> | undefined;
   let piece = user.length === 0 ? 2 : 0;
   const abandon = (): void => {
     window?.abandon();
@@ -291,7 +296,27 @@ export function beginGuard(plan: SandboxPlan): { step(): GuardedRun | undefined;
         window = openNotingWindow();
         local = { since: window.since };
         openWindows.push(local);
+        // offThread: the repositories' walk on the thread pool, from within the window as the
+        // look below would be; the next step waits for it (pending()) and takes its answers.
+        if (offThread) {
+          const done = (made?: ScansAhead): void => {
+            scans = made;
+            waiting = undefined;
+          };
+          waiting = guardScansAhead(roots).then(done, () => done());
+          piece = 3;
+          return undefined;
+        }
         scanned = scanNoted(plan, user);
+        piece = 2;
+        return undefined;
+      }
+      if (piece === 3) {
+        // The scans made ahead when they are there (pending() has settled), else the look here.
+        const made = scans;
+        scans = undefined;
+        waiting = undefined;
+        scanned = made === undefined ? scanNoted(plan, user) : made.use(() => scanNoted(plan, user));
         piece = 2;
         return undefined;
       }
@@ -323,7 +348,7 @@ export function beginGuard(plan: SandboxPlan): { step(): GuardedRun | undefined;
       throw error;
     }
   };
-  return { step, abandon };
+  return { step, pending: () => waiting, abandon };
 }
 
 /**

@@ -11,11 +11,12 @@
 //
 // What waits is taken in this order: the next piece of a begun start (a burst does not hold
 // hundreds of half-made starts, each with its notes published), then the work after an exit, then
-// the starts not begun. An exit's work only checks a sandbox that is gone and releases what its
-// run held (its notes, its descriptors, its memory): run ahead of a thousand waiting starts, the
-// runs in flight stay as many as the sandboxes actually running, instead of every run of the burst
-// being started before the first exit is looked at. A start that begins after an exit's check
-// notes the state that check left, as it would had the exit come earlier.
+// the starts not begun; while MAX_AWAY begun starts wait for work off the caller's thread (their
+// repository scan), no start begins. An exit's work only checks a sandbox that is gone and
+// releases what its run held (its notes, its descriptors, its memory): run ahead of a thousand
+// waiting starts, the runs in flight stay as many as the sandboxes actually running, instead of
+// every run of the burst being started before the first exit is looked at. A start that begins
+// after an exit's check notes the state that check left, as it would had the exit come earlier.
 
 /** How long starts and exits may run back to back before the event loop gets a turn. */
 export const SLICE_MS = 4;
@@ -36,13 +37,22 @@ const exits: Array<() => void> = [];
 /** Starts not begun, in call order. */
 const starts: Array<() => void> = [];
 
+/**
+ * Begun starts waiting for work of theirs off the caller's thread (awayWhile), and how many may: while
+ * that many are away, no start begins. Begun starts are finished first here too: a burst does not
+ * hold hundreds of half-made starts (each with its notes' window open, keeping the notes of every
+ * run that ends meanwhile), and their work does not queue behind that of starts begun after them.
+ */
+let away = 0;
+export const MAX_AWAY = 4;
+
 function nothingWaits(): boolean {
-  return resumed.length === 0 && exits.length === 0 && starts.length === 0;
+  return resumed.length === 0 && exits.length === 0 && (starts.length === 0 || away >= MAX_AWAY);
 }
 
 /** The next piece of work that waits (see the header for the order). */
 function takeNext(): (() => void) | undefined {
-  return resumed.shift() ?? exits.shift() ?? starts.shift();
+  return resumed.shift() ?? exits.shift() ?? (away < MAX_AWAY ? starts.shift() : undefined);
 }
 
 function begin(): void {
@@ -68,7 +78,7 @@ function overSlice(): boolean {
  * way the caller calls `endTurn()` once its synchronous start has returned (or thrown).
  */
 export function startTurn(): Promise<void> | undefined {
-  if (nothingWaits() && !overSlice()) {
+  if (starts.length === 0 && nothingWaits() && away < MAX_AWAY && !overSlice()) {
     begin();
     return undefined;
   }
@@ -157,4 +167,29 @@ export function paced(work: () => void): void {
     begin();
     run();
   } else exits.push(run);
+}
+
+/**
+ * A begun start waits for `work` off the caller's thread: until it settles the start counts as
+ * away (see MAX_AWAY). Resolves or rejects as `work` does; resume the start with resumePiece.
+ */
+export function awayWhile<T>(work: Promise<T>): Promise<T> {
+  away++;
+  const back = (): void => {
+    away--;
+    // Starts held back for it may begin: on the event loop's next turn when no slice is running.
+    if (sliceStart === undefined && !nothingWaits()) {
+      begin();
+    }
+  };
+  return work.then(
+    (value) => {
+      back();
+      return value;
+    },
+    (error: unknown) => {
+      back();
+      throw error;
+    },
+  );
 }

@@ -50,7 +50,8 @@ test('notes taken in pieces: three pieces, the last returns the guard', () => {
   }
 });
 
-test('a run that ends between two pieces of another run\'s notes leaves its notes to it', () => {
+/** Run B ends between two pieces of run A's notes (with A's repository walk off the thread: while it is away). */
+async function endsBetweenPieces(offThread: boolean): Promise<void> {
   const t = makeTree();
   const prepared = planOf(t.ws);
   try {
@@ -61,7 +62,7 @@ test('a run that ends between two pieces of another run\'s notes leaves its note
     const b = guardProtectedPaths(prepared.plan);
     writeFileSync(config, PLANTED);
     // Run A begins its notes and looks at the repository: it sees the planted key.
-    const a = beginGuard(prepared.plan);
+    const a = beginGuard(prepared.plan, offThread);
     assert.is(a.step(), undefined);
     assert.is(a.step(), undefined);
     // B's sandbox is gone: its check puts the config back, and B ends.
@@ -69,12 +70,45 @@ test('a run that ends between two pieces of another run\'s notes leaves its note
     b.release();
     assert.equal(readFileSync(config), before);
     // A's notes are done; its command changes nothing.
-    const guarded = a.step();
-    assert.ok(guarded !== undefined);
+    await a.pending();
+    let guarded = a.step();
+    while (guarded === undefined) guarded = a.step();
     const violations = checkProtectedPaths(guarded.guard);
     guarded.release();
     assert.equal(violations, [], 'nothing is reported for a config A\'s command did not touch');
     assert.equal(readFileSync(config), before, 'A\'s check did not put the planted key back');
+  } finally {
+    prepared.release();
+    t.cleanup();
+  }
+}
+
+test('a run that ends between two pieces of another run\'s notes leaves its notes to it', () => endsBetweenPieces(false));
+
+test('a run that ends while another run\'s walk is off the thread leaves its notes to it', () => endsBetweenPieces(true));
+
+test('notes with the repositories\' walk off the thread: the step after it waits for it, and the notes are the ones taken on the thread', async () => {
+  const t = makeTree();
+  const prepared = planOf(t.ws);
+  try {
+    hostRepo(t.ws);
+    const onThread = guardProtectedPaths(prepared.plan);
+    onThread.release();
+    const guarding = beginGuard(prepared.plan, true);
+    assert.is(guarding.pending(), undefined);
+    assert.is(guarding.step(), undefined);
+    assert.is(guarding.step(), undefined);
+    const waiting = guarding.pending();
+    assert.ok(waiting instanceof Promise, 'the walk runs off the thread after the window opened');
+    await waiting;
+    assert.is(guarding.pending(), undefined);
+    let guarded = guarding.step();
+    while (guarded === undefined) guarded = guarding.step();
+    assert.equal([...guarded.guard.git.configs.keys()].sort(), [...onThread.guard.git.configs.keys()].sort());
+    assert.equal([...guarded.guard.git.roots].sort(), [...onThread.guard.git.roots].sort());
+    assert.equal(guarded.guard.git.readOnly.sort(), onThread.guard.git.readOnly.sort());
+    assert.equal(checkProtectedPaths(guarded.guard), []);
+    guarded.release();
   } finally {
     prepared.release();
     t.cleanup();

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { handOverFacts, HostFacts } from '../../lib/host-facts.js';
 import type { SandboxBackend } from '../../lib/sandbox/contract.js';
 import { runWith } from '../../lib/sandbox/run.js';
-import { endTurn, nextPiece, paced, resumePiece, SLICE_MS, startTurn } from '../../lib/sandbox/start-pacing.js';
+import { awayWhile, endTurn, MAX_AWAY, nextPiece, paced, resumePiece, SLICE_MS, startTurn } from '../../lib/sandbox/start-pacing.js';
 import { preparedFromPlan } from '../fixtures/platform-dispatch.js';
 import { posixPlan } from '../fixtures/sbpl/plans.js';
 import { exitingProcess } from '../helpers/fake-process.js';
@@ -195,6 +195,42 @@ test('work after exits runs ahead of the starts not begun, after the pieces of b
   await Promise.all([first, ...waitingStarts, resumed]);
   await new Promise((resolve) => setImmediate(resolve));
   assert.equal(log, ['s0', 'r', 'e0', 'e1', 'e2', 's1', 's2', 's3', 's4']);
+});
+
+test('while MAX_AWAY begun starts wait for work off the thread, no start begins; each that comes back lets the next begin', async () => {
+  await new Promise((resolve) => setImmediate(resolve));
+  const log: string[] = [];
+  const backs: Array<() => void> = [];
+  // A start that sends work off the thread, then resumes for its last piece.
+  const awayStart = async (name: string): Promise<void> => {
+    const turn = startTurn();
+    if (turn !== undefined) await turn;
+    let off: Promise<void>;
+    try {
+      log.push(`${name}:begin`);
+      off = awayWhile(new Promise<void>((resolve) => backs.push(resolve)));
+    } finally {
+      endTurn();
+    }
+    await off;
+    await resumePiece(() => log.push(`${name}:end`));
+  };
+  const all = Array.from({ length: MAX_AWAY + 2 }, (_, i) => awayStart(`s${i}`));
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(log, Array.from({ length: MAX_AWAY }, (_, i) => `s${i}:begin`), 'the starts beyond MAX_AWAY wait');
+  // An exit's work is not held back by them.
+  paced(() => log.push('exit'));
+  for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+  assert.is(log[log.length - 1], 'exit');
+  (backs.shift() as () => void)();
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(log.slice(MAX_AWAY + 1), ['s0:end', `s${MAX_AWAY}:begin`], 'the one back finished, then the next began');
+  while (backs.length > 0 || log.filter((e) => e.endsWith(':end')).length < MAX_AWAY + 2) {
+    (backs.shift() as (() => void) | undefined)?.();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await Promise.all(all);
+  assert.is(log.length, 2 * (MAX_AWAY + 2) + 1);
 });
 
 test('a resumed piece that throws rejects its own promise and ends its turn', async () => {

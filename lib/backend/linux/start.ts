@@ -20,7 +20,9 @@ import { resolvePlan, resolveWorkspace } from '../../sandbox/plan.js';
 import { buildPrewarmKey, prewarmEnabled, prewarmPool } from '../../sandbox/prewarm.js';
 import { beginGuard, checkProtectedPaths, guardProtectedPaths, type GuardedRun } from '../../sandbox/protected.js';
 import { acquireRuntimeState } from '../../sandbox/runtime-state.js';
-import { nextPiece, resumePiece } from '../../sandbox/start-pacing.js';
+import { awayWhile, nextPiece, resumePiece } from '../../sandbox/start-pacing.js';
+import type { ScansAhead } from '../../sandbox/beneath.js';
+import { checkScansAhead } from '../../sandbox/scans-ahead.js';
 import { noteWriteRoots } from '../../sandbox/earlier-roots.js';
 import { backendForPlatform } from '../platform-table.js';
 import type { BackendInfo, SandboxPlan } from '../types.js';
@@ -211,7 +213,7 @@ function coldSpec(spec: LinuxSpec, cgroupFd: number | undefined, capture: StartI
 }
 
 /** The started sandbox as the lifecycle holds it. */
-function osProcessOf(native: NativeSpawned, facts: Pick<OsProcess, 'capturesOutput' | 'prewarmed' | 'limitsNotEnforced'>, check: OsProcess['checkProtectedPaths']): OsProcess {
+function osProcessOf(native: NativeSpawned, facts: Pick<OsProcess, 'capturesOutput' | 'prewarmed' | 'limitsNotEnforced'>, check: OsProcess['checkProtectedPaths'], prepareCheck?: OsProcess['prepareCheck']): OsProcess {
   const pid = native.pid;
   return {
     pid,
@@ -223,6 +225,7 @@ function osProcessOf(native: NativeSpawned, facts: Pick<OsProcess, 'capturesOutp
     ...facts,
     kill: (signal) => callNative((binding) => binding.kill(pid, signal)),
     checkProtectedPaths: check,
+    ...(prepareCheck === undefined ? {} : { prepareCheck }),
   };
 }
 
@@ -268,10 +271,13 @@ function noteLinux(prepared: PreparedRun): NotedStart {
 function noteLinuxInPieces(prepared: PreparedRun): NotedStart | Promise<NotedStart> {
   const context = assertEnforceable(prepared.plan);
   const facts = prepared.takeFacts();
-  const guarding = beginGuard(prepared.plan);
+  // The repositories' walk off the caller's thread: the step after it waits for it, then takes its turn.
+  const guarding = beginGuard(prepared.plan, true);
   // Within the call while the slice has time: a start with no burst around it is decided at once.
   const go = (guarded: GuardedRun | undefined): NotedStart | Promise<NotedStart> => {
     while (guarded === undefined) {
+      const waiting = guarding.pending();
+      if (waiting !== undefined) return awayWhile(waiting).then(() => resumePiece(() => guarding.step())).then(go);
       const next = nextPiece(() => guarding.step());
       if (next instanceof Promise) return next.then(go);
       guarded = next;
@@ -363,14 +369,23 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
         const warmCap = byCgroup ? processes : undefined;
         warm = () => prewarmPool.noteUse(warmKey, spec, generation, warmCap);
       }
+      // The check's repository scans off the caller's thread (scans-ahead.ts), once the sandbox is gone.
+      let scans: ScansAhead | undefined;
+      const prepareCheck = (): Promise<void> =>
+        checkScansAhead(guarded.guard.git).then(
+          (made) => void (scans = made),
+          () => undefined,
+        );
       return osProcessOf(native, { capturesOutput: capture !== undefined, prewarmed, limitsNotEnforced }, () => {
+        const made = scans;
+        scans = undefined;
         try {
-          return checkProtectedPaths(guarded.guard);
+          return made === undefined ? checkProtectedPaths(guarded.guard) : made.use(() => checkProtectedPaths(guarded.guard));
         } finally {
           release();
           if (warm !== undefined) warmQuietly(warm);
         }
-      });
+      }, prepareCheck);
     };
     if (warmed !== null) return { os: finish(warmed, true) };
     if (byCgroup) {

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+// The repository scans of the git guard's look before a run and of its check after the run, made
+// ahead on the addon's scan thread (beneath.ts ScansAhead): each walks the whole write root (~2.5 ms for a
+// workspace of a few thousand directories, twice per run), which a burst of runs would otherwise
+// do on the caller's thread. The asks are the ones discoverGit and the check's `elsewhere` make,
+// in their order; an ask that differs is scanned by the pass itself, as before.
+import { toBytes, ScansAhead } from './beneath.js';
+import { MAX_NEW_REPOS } from './git-check.js';
+import { MAX_GIT_DIRS, MAX_SCANNED_DIRS, ScannedRoots, type GitGuard } from './git-guard.js';
+import { NESTED_CONFIG_SCAN } from '../protected-names.js';
+
+/** discoverGit's scans of `userRoots`: make them once the notes' window is open. */
+export function guardScansAhead(userRoots: readonly string[]): Promise<ScansAhead> {
+  const roots = [...new Set(userRoots.map(toBytes))].sort((x, y) => x.length - y.length);
+  return ScansAhead.make(roots, MAX_SCANNED_DIRS, MAX_GIT_DIRS, NESTED_CONFIG_SCAN, new ScannedRoots());
+}
+
+/** The after-run check's scans of `guard`'s roots: make them once every sandboxed process is gone. */
+export function checkScansAhead(guard: GitGuard): Promise<ScansAhead> {
+  const roots = Array.isArray(guard.scanRoots) ? guard.scanRoots : [];
+  return ScansAhead.make(roots, MAX_SCANNED_DIRS, MAX_NEW_REPOS, NESTED_CONFIG_SCAN, new ScannedRoots());
+}
