@@ -48,6 +48,7 @@
             "native/linux/spawn_linux.cc",
             "native/linux/spawn_pipes.cc",
             "native/linux/spawn_plan.cc",
+            "native/linux/watch_sets.cc",
             "native/linux/watched_looks.cc"
           ],
           "cflags_cc": ["-std=c++17", "-fvisibility=hidden", "-fstack-protector-strong", "-Wall", "-Wextra", "-D_FORTIFY_SOURCE=2"]

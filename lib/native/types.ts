@@ -128,6 +128,24 @@ export interface NativeBinding {
    * that could alter them, followed by how many were kept ones.
    */
   fsInspectManyWatched?(paths: string[]): Array<string | number> | null;
+  /**
+   * Linux: a watch set (native/linux/watch_sets.h) over `dirs` (every entry of each counts) and
+   * `entries` (only the entry itself counts: made, removed, renamed over or away, attributes
+   * changed; an entry may be missing, or a link to a path without links), and through them the
+   * entry leading down from every directory on the way from "/". The watches are the watched
+   * looks' (same inotify queue and budget). Its id >= 0, or -1 when one of them cannot be watched
+   * (budget, a filesystem whose changes may bypass inotify, not a directory, missing, another link)
+   * or 64 sets are live: then the caller must not remember anything on its strength.
+   */
+  fsWatchSet?(dirs: string[], entries?: string[]): number;
+  /**
+   * Takes the queued events, then true only when nothing the set asks about changed since it was
+   * made: no event on its entries or its directories' entries (file content writes are not
+   * events), no mount-table change, no events lost. False for a released or unknown id.
+   */
+  fsWatchSetQuiet?(id: number): boolean;
+  /** Frees the set (its watches stay the watched looks'). */
+  fsWatchSetRelease?(id: number): void;
   /** A regular file of at most `max` bytes, or the errno why not. */
   fsRead?(root: string, rel: string, max: number): Buffer | { errno: number } | null;
   /** At most `max` entries as [name (byte string), kind], or the errno why not. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The napi glue of the file verbs both walks offer (binding/fs_beneath.h: native/posix/ and
 // native/windows/): fsInspect, fsInspectMany, fsRead, fsList, fsRemove, fsReplace and fsMake; on
-// Linux fsInspectManyWatched too.
+// Linux fsInspectManyWatched and the watch-set verbs too.
 #include <string>
 #include <utility>
 #include <vector>
@@ -87,6 +87,58 @@ Napi::Value FsInspectMany(const Napi::CallbackInfo& info) {
     return env.Null();
   }
 }
+
+#if defined(__linux__)
+// Byte strings of an array argument; false when it is not one.
+bool ByteStrings(const Napi::Value& value, std::vector<std::string>* out) {
+  if (!value.IsArray()) return false;
+  Napi::Array in = value.As<Napi::Array>();
+  out->resize(in.Length());
+  for (uint32_t i = 0; i < in.Length(); ++i) {
+    if (!Bytes(in.Get(i), &(*out)[i])) return false;
+  }
+  return true;
+}
+
+// fsWatchSet(dirs, entries?) (linux/watch_sets.h): a set id, or -1 (bad arguments included).
+Napi::Value FsWatchSet(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  try {
+    std::vector<std::string> dirs;
+    std::vector<std::string> entries;
+    bool with_entries = info.Length() > 1 && !info[1].IsUndefined();
+    if (info.Length() < 1 || !ByteStrings(info[0], &dirs) ||
+        (with_entries && !ByteStrings(info[1], &entries)))
+      return Napi::Number::New(env, -1);
+    return Napi::Number::New(env, watched_looks::MakeSet(dirs, entries));
+  } catch (...) {
+    return Napi::Number::New(env, -1);
+  }
+}
+
+// The set id of the first argument, else -1 (an id no set has).
+int SetId(const Napi::CallbackInfo& info) {
+  if (info.Length() < 1 || !info[0].IsNumber()) return -1;
+  double id = info[0].As<Napi::Number>().DoubleValue();
+  return id >= 0 && id <= 2147483647.0 && id == static_cast<int>(id) ? static_cast<int>(id) : -1;
+}
+
+Napi::Value FsWatchSetQuiet(const Napi::CallbackInfo& info) {
+  try {
+    return Napi::Boolean::New(info.Env(), watched_looks::SetQuiet(SetId(info)));
+  } catch (...) {
+    return Napi::Boolean::New(info.Env(), false);
+  }
+}
+
+Napi::Value FsWatchSetRelease(const Napi::CallbackInfo& info) {
+  try {
+    watched_looks::ReleaseSet(SetId(info));
+  } catch (...) {
+  }
+  return info.Env().Undefined();
+}
+#endif
 
 Napi::Value FsReadBody(const Napi::CallbackInfo& info, const std::string& root,
                        const std::string& rel) {
@@ -191,6 +243,9 @@ void ExportVerbs(Napi::Env env, Napi::Object exports) {
 #if defined(__linux__)
   verb("fsInspectManyWatched",
        Napi::Function::New<FsInspectMany<true>>(env, "fsInspectManyWatched"));
+  verb("fsWatchSet", Napi::Function::New<FsWatchSet>(env, "fsWatchSet"));
+  verb("fsWatchSetQuiet", Napi::Function::New<FsWatchSetQuiet>(env, "fsWatchSetQuiet"));
+  verb("fsWatchSetRelease", Napi::Function::New<FsWatchSetRelease>(env, "fsWatchSetRelease"));
 #endif
   verb("fsRead", Napi::Function::New<Verb<FsReadBody>>(env, "fsRead"));
   verb("fsList", Napi::Function::New<Verb<FsListBody>>(env, "fsList"));

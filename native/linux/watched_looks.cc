@@ -31,6 +31,7 @@
 #include <unordered_map>
 
 #include "linux/dir_watch.h"
+#include "linux/watch_sets.h"
 #include "posix/fs_walk.h"
 
 namespace watched_looks {
@@ -64,6 +65,8 @@ struct Memo {
   std::unordered_map<int, std::vector<std::string>> paths_of;
   // Per watched directory, the paths directly in it answered missing (see OnEvent).
   std::unordered_map<std::string, std::vector<std::string>> missing_in;
+  // Watch sets (watch_sets.h) over the same watches: every event reaches them first.
+  watch_sets::Registry sets;
 };
 
 Memo& Get() {
@@ -76,6 +79,7 @@ void StartOver(Memo& m) {
   m.paths_of.clear();
   m.missing_in.clear();
   m.queue.Reset();
+  m.sets.StartOver();
 }
 
 // Forgets that the watch `wd` was taken at `path`; a watch taken nowhere else is removed.
@@ -133,6 +137,7 @@ void Unlist(Memo& m, const std::string& path) {
 }
 
 void OnEvent(Memo& m, int wd, uint32_t mask, const char* name) {
+  m.sets.OnEvent(wd, mask, name);
   auto found = m.paths_of.find(wd);
   if (found == m.paths_of.end()) return;
   std::vector<std::string> paths = found->second;
@@ -332,6 +337,49 @@ std::vector<root_walk::Listing> ListRoots(const std::vector<std::string>& paths,
     entry.listing = found[k].entries;
   }
   return out;
+}
+
+namespace {
+
+class MemoWatches : public watch_sets::Watches {
+ public:
+  explicit MemoWatches(Memo& m) : m_(m) {}
+  void WatchDown(const std::string& dir) override { watched_looks::WatchDown(m_, dir); }
+  int WatchOf(const std::string& path) override {
+    auto it = m_.entries.find(path);
+    return it == m_.entries.end() ? -1 : it->second.wd;
+  }
+
+ private:
+  Memo& m_;
+};
+
+}  // namespace
+
+// The events queued so far are taken first: a watch the memo holds is then known to be on the
+// directory its path leads to (a change since queued an event, which dropped it), and any change
+// after the set's watches were taken queues an event the set sees.
+int MakeSet(const std::vector<std::string>& dirs, const std::vector<std::string>& entries) {
+  Memo& m = Get();
+  std::lock_guard<std::mutex> hold(m.lock);
+  Begin(m);
+  MemoWatches watches(m);
+  std::unordered_map<int, watch_sets::Interest> watched;
+  if (!watch_sets::Collect(watches, dirs, entries, &watched)) return -1;
+  return m.sets.Make(std::move(watched));
+}
+
+bool SetQuiet(int id) {
+  Memo& m = Get();
+  std::lock_guard<std::mutex> hold(m.lock);
+  Begin(m);
+  return m.sets.Quiet(id);
+}
+
+void ReleaseSet(int id) {
+  Memo& m = Get();
+  std::lock_guard<std::mutex> hold(m.lock);
+  m.sets.Release(id);
 }
 
 }  // namespace watched_looks
