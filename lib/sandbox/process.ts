@@ -10,7 +10,7 @@ import type { Readable, Writable } from 'node:stream';
 import { SandboxError } from '../errors.js';
 import type { SandboxBackendName } from '../backend/types.js';
 import type { HostFacts } from '../host-facts.js';
-import type { CapturedOutput, InternalSpawnOptions, OsExit, OsProcess, PreparedRun, SandboxBackend, SandboxExit, StartIo, StdioChoice } from './contract.js';
+import type { AsyncStarter, CapturedOutput, InternalSpawnOptions, OsExit, OsProcess, PreparedRun, SandboxBackend, SandboxExit, StartIo, StdioChoice } from './contract.js';
 import { validateOptions, type SandboxCommand, type SpawnSandboxedOptions } from './options.js';
 import { currentBackend } from '../backend/current.js';
 import { nextPiece, paced } from './start-pacing.js';
@@ -365,21 +365,11 @@ async function startOnce(command: SandboxCommand, options: InternalSpawnOptions,
   // to a later turn (start-pacing.ts), as they would within the call: taken now, before their
   // hand-over lapses, and given to this start once. Without them a large policy's start would look
   // up every path of its mount plan again (1,000 write roots: some 26,000 lstat calls).
-  // Let go of once given: this function's closures live as long as the run (`forward` until its
-  // exit), and with them whatever it still holds.
-  let facts: HostFacts | undefined = prepared.takeFacts();
-  const thisStart: PreparedRun = {
-    ...prepared,
-    takeFacts: () => {
-      const given = facts ?? prepared.takeFacts();
-      facts = undefined;
-      return given;
-    },
-  };
+  // Let go of once given (factsTakenNow).
   let os: OsProcess;
   try {
     // In a burst, the start after the plan may wait for the event loop's next turn (start-pacing.ts).
-    os = await nextPiece(() => startAsync(thisStart, startIo(options), forward));
+    os = await nextPiece(startPiece(startAsync, factsTakenNow(prepared), startIo(options), forward));
   } catch (error) {
     prepared.release();
     throw error;
@@ -396,11 +386,40 @@ async function startOnce(command: SandboxCommand, options: InternalSpawnOptions,
   });
 }
 
+/**
+ * The start's piece as a closure made here: one made in startOnce would share its scope with
+ * `forward`, which lives until the exit, and keep what it holds (the prepared run, its plan).
+ */
+function startPiece(startAsync: AsyncStarter, run: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void): () => Promise<OsProcess> {
+  return () => startAsync(run, io, onExit);
+}
+
+/**
+ * `prepared` with its facts taken now and given to its start once (see startOnce), then let go of.
+ * A function of its own: the closures of startOnce live as long as the run (`forward` until its
+ * exit) and hold whatever their scope holds, never the prepared run (its plan) with them.
+ */
+function factsTakenNow(prepared: PreparedRun): PreparedRun {
+  let facts: HostFacts | undefined = prepared.takeFacts();
+  return {
+    ...prepared,
+    takeFacts: () => {
+      const given = facts ?? prepared.takeFacts();
+      facts = undefined;
+      return given;
+    },
+  };
+}
+
 /** @internal Starts a prepared run under the lifecycle; what preparing took is released when it ends. */
 export function startPrepared(prepared: PreparedRun, options: InternalSpawnOptions, backend: Pick<SandboxBackend, 'start'>): SandboxedProcess {
   try {
     const child = new SandboxedProcess(prepared, options, backend);
-    const release = () => prepared.release();
+    // The release alone is kept until the exit, not the prepared run with its plan (a run in
+    // flight holds what its closures hold). A PreparedRun's release is a closure of its own
+    // (copies made by spreading one call it too), never a method that needs its object.
+    const { release: releasePrepared } = prepared;
+    const release = (): void => releasePrepared();
     void child.exited.then(release, release);
     return child;
   } catch (error) {

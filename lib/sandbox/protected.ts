@@ -19,7 +19,7 @@ import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js
 import { checkToolConfigs, elidedNote, holdToolConfigs, noteToolConfigs, toolConfigPathFilter, type ToolConfigGuard } from './tool-configs.js';
 import { packCheck, unpackCheck, type InterruptedRunReport } from './missed-checks.js';
 import { looksNow, TopLooks, unchangedRoots } from './root-tops.js';
-import { claimMissedChecks, openNotingWindow, type NotingWindow, type SharedNotes } from './run-notes.js';
+import { claimMissedChecks, openNotingWindow, type NotingWindow, type PublishedNotes, type SharedNotes } from './run-notes.js';
 import { guardScansAhead } from './scans-ahead.js';
 
 export type { ProtectedPathViolation } from './git-check.js';
@@ -331,24 +331,31 @@ export function beginGuard(plan: SandboxPlan, offThread = false): { step(): Guar
       piece = -1;
       // The agent and editor configs' notes are held the same way: in this process
       // (tool-configs.ts), and for other processes in the published check (takeNotesOfRunsInFlight).
-      const releaseTools = holdToolConfigs(guarded.guard.tools);
-      let released = false;
-      const release = (): void => {
-        if (released) return;
-        released = true;
-        const index = inFlight.indexOf(run);
-        if (index >= 0) inFlight.splice(index, 1);
-        if (openWindows.length > 0) endedWhileNoting.push({ ...run, ended: process.hrtime.bigint() });
-        releaseTools();
-        published?.end();
-      };
-      return { ...guarded, release, started: (pid) => published?.started(pid) };
+      return { ...guarded, ...heldUntilRelease(run, published, holdToolConfigs(guarded.guard.tools)) };
     } catch (error) {
       abandon();
       throw error;
     }
   };
   return { step, pending: () => waiting, abandon };
+}
+
+/**
+ * A guarded run's `release` and `started`, made outside beginGuard: they live until the run's
+ * exit, and a closure made there would keep its whole scope (the plan) with it.
+ */
+function heldUntilRelease(run: { roots: string[]; guard: ProtectedPathGuard }, published: PublishedNotes | undefined, releaseTools: () => void): Pick<GuardedRun, 'release' | 'started'> {
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    const index = inFlight.indexOf(run);
+    if (index >= 0) inFlight.splice(index, 1);
+    if (openWindows.length > 0) endedWhileNoting.push({ ...run, ended: process.hrtime.bigint() });
+    releaseTools();
+    published?.end();
+  };
+  return { release, started: (pid) => published?.started(pid) };
 }
 
 /**

@@ -123,7 +123,9 @@ export function prepareLinux(command: SandboxCommand, options: SandboxOptions): 
     const plan = resolvePlan({ argv, options: checked, envs, commandEnv, scrubbedEnv, runtimeWriteRoots: runtime?.writeRoots ?? [], facts });
     // Remembered so that a later run refuses a workspace reached through a link planted in one.
     noteWriteRoots(plan.writeRoots.map((w) => w.root).filter((root) => root !== plan.workspace && !(runtime?.writeRoots ?? []).includes(root)));
-    return { plan, backend: 'linux-native', takeFacts: handOverFacts(facts), script: commandScript(command), envs, release: once(() => runtime?.release()) };
+    // The release is kept until the run's exit: it holds the lease's own release, not the lease
+    // (its environment) nor this scope.
+    return { plan, backend: 'linux-native', takeFacts: handOverFacts(facts), script: commandScript(command), envs, release: once(runtime?.release ?? (() => {})) };
   } catch (error) {
     runtime?.release();
     throw error;
@@ -199,6 +201,26 @@ function warmQuietly(warm: () => void): void {
   } catch {
     // the next run starts cold
   }
+}
+
+/**
+ * The first spec seen for each prewarm key, with that key. Runs of one policy build equal specs as
+ * far as the key goes (it is the spec's whole sandbox: mounts, Landlock, seccomp, namespaces; what
+ * it leaves out, the command's argv, env, cwd and limits, is given at the launch and is never read
+ * from what a run keeps), so a run keeps this copy until its exit instead of its own: a burst of
+ * 256 runs in flight held 256 specs and keys (~5 KiB of key text alone each), which every young
+ * collection of the caller's heap copied. Bounded: the oldest policy goes first.
+ */
+const sharedSpecs = new Map<string, { key: string; spec: LinuxSpec }>();
+const SHARED_SPECS_MAX = 8;
+
+function sharedSpec(key: string, spec: LinuxSpec): { key: string; spec: LinuxSpec } {
+  const known = sharedSpecs.get(key);
+  if (known !== undefined) return known;
+  const entry = { key, spec };
+  sharedSpecs.set(key, entry);
+  if (sharedSpecs.size > SHARED_SPECS_MAX) sharedSpecs.delete(sharedSpecs.keys().next().value as string);
+  return entry;
 }
 
 /** A cold start's spec: the plan's, with the pids cgroup to join, the capture and a long script. */
@@ -306,7 +328,11 @@ function specBuilder(plan: SandboxPlan, stdio: [StdioMode, StdioMode, StdioMode]
 function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void, noted: NotedStart): LinuxStart {
   const { plan } = prepared;
   const { context, guarded } = noted;
-  const { release } = guarded;
+  // The closures below live until the exit: they hold the guard's parts and the plan's network
+  // mode, not the plan (a burst's runs in flight would each keep theirs for the young collections
+  // of the caller's heap to copy).
+  const { release, guard, started } = guarded;
+  const { network } = plan;
   const capture = io.capture;
   // The facts serve the spec only: held by the builder below, which is let go of once the spec is
   // made (the closures of this call live until the exit, and with them what they hold).
@@ -322,6 +348,10 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
     let pidMax = context.isRoot && !byCgroup ? pidNamespaceMax(processes) : undefined;
     let specFor: (() => LinuxSpec) | undefined = specBuilder(guarded.plan, stdioModes(io), context, view, () => ({ byCgroup, pidMax }));
     let spec = specFor();
+    // What the run keeps until its exit (the mounts its masked reads are reported against, the
+    // spec its use notes to the prewarm pool): a copy shared by the runs of its policy once the
+    // start is decided (sharedSpec).
+    let kept = spec;
     let pids: PidsLimit | undefined;
     // The sandbox is gone (pid 1 reaped, its namespace emptied): the cgroup says whether a fork was
     // refused, else the init's own refused probe fork; the init found the private /tmp or /dev/shm full.
@@ -333,7 +363,7 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
         ...(raw.shmFull === true ? ['shmBytes'] : []),
       ];
       if (hit.length > 0) exit.limitsHit = hit;
-      const masked = maskedPaths(spec.linux.mounts, raw.maskedReads);
+      const masked = maskedPaths(kept.linux.mounts, raw.maskedReads);
       if (masked.length > 0) exit.platformDenials = masked.map(({ path, mask }) => maskedReadDenial(path, mask));
       pids?.remove();
       onExit(exit);
@@ -352,7 +382,7 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
     }
     const finish = (native: NativeSpawned, prewarmed: boolean): OsProcess => {
       // A later run waits for this sandbox to be gone before it runs a check this process missed.
-      guarded.started(native.pid);
+      started(native.pid);
       const limitsNotEnforced = context.isRoot && !byCgroup && pidMax === undefined ? ['processes'] : [];
       // The use is noted, and the next sandboxes for the plan set up, once this sandbox is gone
       // and checked: a set-up (plan, clone, mounts, Landlock, the init's exec) started beside the
@@ -367,12 +397,12 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
         const generation = capture?.prewarmGeneration ?? prewarmPool.generation;
         const warmKey = key;
         const warmCap = byCgroup ? processes : undefined;
-        warm = () => prewarmPool.noteUse(warmKey, spec, generation, warmCap);
+        warm = () => prewarmPool.noteUse(warmKey, kept, generation, warmCap);
       }
       // The check's repository scans off the caller's thread (scans-ahead.ts), once the sandbox is gone.
       let scans: ScansAhead | undefined;
       const prepareCheck = (): Promise<void> =>
-        checkScansAhead(guarded.guard.git).then(
+        checkScansAhead(guard.git).then(
           (made) => void (scans = made),
           () => undefined,
         );
@@ -380,14 +410,17 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
         const made = scans;
         scans = undefined;
         try {
-          return made === undefined ? checkProtectedPaths(guarded.guard) : made.use(() => checkProtectedPaths(guarded.guard));
+          return made === undefined ? checkProtectedPaths(guard) : made.use(() => checkProtectedPaths(guard));
         } finally {
           release();
           if (warm !== undefined) warmQuietly(warm);
         }
       }, prepareCheck);
     };
-    if (warmed !== null) return { os: finish(warmed, true) };
+    if (warmed !== null) {
+      if (key !== undefined) ({ key, spec: kept } = sharedSpec(key, spec));
+      return { os: finish(warmed, true) };
+    }
     if (byCgroup) {
       pids = createPidsLimit(processes, undefined, false);
       if (pids === undefined) {
@@ -399,8 +432,10 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
       }
     }
     specFor = undefined;
+    const cold = coldSpec(spec, pids?.fd, capture, script);
+    if (key !== undefined) ({ key, spec: kept } = sharedSpec(key, spec));
     return {
-      spec: coldSpec(spec, pids?.fd, capture, script),
+      spec: cold,
       exited,
       // The pids cgroup's descriptor stays open until the spawn has returned (the sandbox joined it).
       finish: (native) => {
@@ -411,7 +446,7 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
         release();
         pids?.closeFd();
         pids?.remove();
-        return explainSpawnFailure(error, plan);
+        return explainSpawnFailure(error, { network });
       },
     };
   } catch (error) {
