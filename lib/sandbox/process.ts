@@ -210,23 +210,26 @@ export class SandboxedProcess extends EventEmitter<SandboxedProcessEvents> {
     };
     // The sandbox is gone: from now on a timeout or an abort has nothing to kill and is not
     // reported. The host-side work after it takes turns with the starts and exits of other runs
-    // (start-pacing.ts): exits arriving together do not hold the caller's event loop together.
-    // What of the check can run off the caller's thread starts now (the sandbox is gone); the
-    // rest takes its turn once that has settled.
+    // (start-pacing.ts): exits arriving together (a burst's sandboxes end in the same poll of the
+    // event loop, each delivered by its own callback) do not hold the caller's event loop
+    // together. Two pieces: what of the check can run off the caller's thread is set going (the
+    // sandbox is gone); the rest takes its turn once that has settled.
     const onExit = (raw: OsExit): void => {
       this.#done = true;
       clearTimeout(this.#graceTimer);
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
-      let prepared: Promise<void> | undefined;
-      try {
-        prepared = this.#os.prepareCheck?.();
-      } catch {
-        prepared = undefined; // the check then does all of its work itself
-      }
-      const finish = (): void => paced(() => finishExit(raw));
-      if (prepared === undefined) finish();
-      else void prepared.then(finish, finish);
+      paced(() => {
+        let prepared: Promise<void> | undefined;
+        try {
+          prepared = this.#os.prepareCheck?.();
+        } catch {
+          prepared = undefined; // the check then does all of its work itself
+        }
+        const finish = (): void => paced(() => finishExit(raw));
+        if (prepared === undefined) finish();
+        else void prepared.then(finish, finish);
+      });
     };
     this.#os = backend.start(prepared, startIo(options), onExit);
     const started = this.#os.started;

@@ -2,13 +2,14 @@
 // A burst of runSandboxed calls made in one tick: once a slice of the caller's event loop is used
 // up, each later call's option check waits for its start's turn (start-pacing.ts) instead of running
 // in the caller's own loop, and a bad option still rejects with invalid_argument (nothing ran).
+// A burst of a thousand real runs, their exits' work taking turns too, each gets its own result.
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
 import { loadCurrentBackend } from '../../lib/backend/current.js';
 import { runSandboxed } from '../../lib/sandbox/run.js';
 import { endTurn, SLICE_MS, startTurn } from '../../lib/sandbox/start-pacing.js';
-import { rejection } from '../helpers/sandbox.js';
+import { makeTree, rejection, sandboxTest } from '../helpers/sandbox.js';
 
 /** Work on the caller's thread, as a sandbox start is. */
 function busy(ms: number): void {
@@ -40,6 +41,20 @@ test('a burst\'s option checks run in the starts\' turns, not in the caller\'s l
   const errors = await Promise.all(calls.map((call) => rejection(call)));
   assert.ok(reads >= count, `every call's options were checked in its turn (${reads} reads)`);
   for (const error of errors) assert.is(error.code, 'invalid_argument', error.message);
+});
+
+sandboxTest('a burst of 1,024 runs in one tick: every one succeeds with its own exit code and output', async () => {
+  const tree = makeTree('zs-burst-');
+  try {
+    const count = 1024;
+    const results = await Promise.all(
+      Array.from({ length: count }, (_, i) => runSandboxed(['/bin/sh', '-c', 'echo "run $1"; exit $(($1 % 7))', 'sh', String(i)], { workspace: tree.ws })),
+    );
+    const wrong = results.flatMap((result, i) => (result.exitCode === i % 7 && result.stdout === `run ${i}\n` && result.protectedPathViolations.length === 0 ? [] : [`${i}: ${result.exitCode} ${JSON.stringify(result.stdout)} ${result.stderr}`]));
+    assert.equal(wrong, [], `${wrong.length} of ${count} runs got another exit or output`);
+  } finally {
+    tree.cleanup();
+  }
 });
 
 test.run();

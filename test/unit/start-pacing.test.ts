@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 
 import { handOverFacts, HostFacts } from '../../lib/host-facts.js';
 import type { SandboxBackend } from '../../lib/sandbox/contract.js';
+import { startPrepared } from '../../lib/sandbox/process.js';
 import { runWith } from '../../lib/sandbox/run.js';
 import { awayWhile, endTurn, MAX_AWAY, nextPiece, paced, resumePiece, SLICE_MS, startTurn } from '../../lib/sandbox/start-pacing.js';
 import { preparedFromPlan } from '../fixtures/platform-dispatch.js';
@@ -282,6 +283,45 @@ test('a start deferred to a later turn after its plan still gets the facts the p
   assert.ok(taken[0]?.deferred, 'the rest of the start waited for a turn of the event loop');
   assert.is(taken[0]?.first, made[0], 'the plan\'s facts reached the deferred piece');
   assert.is.not(taken[0]?.again, made[0], 'and only once: a second ask gets fresh facts');
+});
+
+test('exits delivered together: each run\'s check is set going and finished in later turns, in the order the exits came, and each run gets its own exit', async () => {
+  await new Promise((resolve) => setImmediate(resolve));
+  const count = 12;
+  const log: string[] = [];
+  const deliver: Array<() => void> = [];
+  const prepare = (): ReturnType<typeof preparedFromPlan> => preparedFromPlan(posixPlan('/w/ws', { argv: ['/bin/fake'] }), '/tmp/none', 'macos-seatbelt');
+  const children = Array.from({ length: count }, (_, i) =>
+    startPrepared(prepare(), {}, {
+      start: (_prepared, io, onExit) => {
+        const os = exitingProcess(io, () => {});
+        deliver.push(() => onExit({ exitCode: i, signal: null }));
+        return {
+          ...os,
+          prepareCheck: () => {
+            log.push(`p${i}`);
+            busy(SLICE_MS / 2);
+            return Promise.resolve();
+          },
+          checkProtectedPaths: () => {
+            log.push(`c${i}`);
+            busy(SLICE_MS / 2);
+            return [];
+          },
+        };
+      },
+    }),
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  // As the addon delivers them: every exit in one turn of the event loop, one callback each.
+  for (const exit of deliver) exit();
+  assert.ok(log.length <= 3, `the exits' work waited for later turns (${log.join(' ')} ran within the delivery)`);
+  const exits = await Promise.all(children.map((child) => child.exited));
+  assert.equal(exits.map((exit) => exit.exitCode), Array.from({ length: count }, (_, i) => i));
+  const order = (kind: string) => log.filter((entry) => entry.startsWith(kind));
+  assert.equal(order('p'), Array.from({ length: count }, (_, i) => `p${i}`), 'checks set going in the order the exits came');
+  assert.equal(order('c'), Array.from({ length: count }, (_, i) => `c${i}`), 'checks finished in the order the exits came');
+  for (let i = 0; i < count; i++) assert.ok(log.indexOf(`p${i}`) < log.indexOf(`c${i}`), `run ${i}: its check after its scans were set going`);
 });
 
 test.run();

@@ -20,7 +20,7 @@ import { resolvePlan, resolveWorkspace } from '../../sandbox/plan.js';
 import { buildPrewarmKey, prewarmEnabled, prewarmPool } from '../../sandbox/prewarm.js';
 import { beginGuard, checkProtectedPaths, guardProtectedPaths, type GuardedRun } from '../../sandbox/protected.js';
 import { acquireRuntimeState } from '../../sandbox/runtime-state.js';
-import { awayWhile, nextPiece, resumePiece } from '../../sandbox/start-pacing.js';
+import { awayWhile, nextPiece, paced, resumePiece } from '../../sandbox/start-pacing.js';
 import type { ScansAhead } from '../../sandbox/beneath.js';
 import { checkScansAhead } from '../../sandbox/scans-ahead.js';
 import { noteWriteRoots } from '../../sandbox/earlier-roots.js';
@@ -413,7 +413,9 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
           return made === undefined ? checkProtectedPaths(guard) : made.use(() => checkProtectedPaths(guard));
         } finally {
           release();
-          if (warm !== undefined) warmQuietly(warm);
+          // A piece of its own (start-pacing.ts): at once when nothing waits, as in back-to-back
+          // use; in a burst, after the work of the exits that came before it.
+          if (warm !== undefined) paced(() => warmQuietly(warm));
         }
       }, prepareCheck);
     };
