@@ -23,10 +23,15 @@ export type { PermissionEvent } from '../policy/approval/approval.js';
 /** Answers onPermissionRequest may return (anything else is an `invalid_argument` error). */
 export type PermissionAnswer = ApprovalAnswer;
 
-/** Builds the option schemas with the given zod. */
-export function buildOptionSchemas(z: typeof Z) {
+/**
+ * Builds the option schemas with the given zod. `listsChecked`: the path lists' elements are checked
+ * by the caller (options.ts pathListsPlain, the same rule: non-empty strings), so the schema asks
+ * only that each is an array; the types and the JSON schema come from the default build.
+ */
+export function buildOptionSchemas(z: typeof Z, listsChecked = false) {
   const nonEmpty = z.string().min(1);
-  const pathList = (what: string) => z.array(nonEmpty).optional().describe(`${what} (an array of non-empty path strings)`);
+  const pathList = (what: string) =>
+    (listsChecked ? z.custom<string[]>((value) => Array.isArray(value)) : z.array(nonEmpty)).optional().describe(`${what} (an array of non-empty path strings)`);
   const positiveInt = (what: string) => z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional().describe(`${what} (a positive integer)`);
   const fn = <T>(what: string) =>
     z.custom<T>((value) => typeof value === 'function', { message: 'must be a function' }).optional().describe(what).meta({ 'x-js-type': 'function' });

@@ -85,11 +85,37 @@ export interface CheckedOptions {
 }
 
 let schemas: OptionSchemas | undefined;
+let listsCheckedSchemas: OptionSchemas | undefined;
+
+function zod(): typeof import('zod') {
+  return createRequire(import.meta.url)('zod') as typeof import('zod');
+}
 
 /** The option schemas, built on first use with zod loaded synchronously (its CommonJS build). */
 export function optionSchemas(): OptionSchemas {
-  schemas ??= buildOptionSchemas((createRequire(import.meta.url)('zod') as typeof import('zod')).z);
+  schemas ??= buildOptionSchemas(zod().z);
   return schemas;
+}
+
+/** The path lists of the options (each an array of non-empty path strings). */
+const PATH_LISTS = ['allowWrite', 'allowRead', 'denyRead', 'denyWrite'] as const;
+
+/**
+ * True when every path list given is an array of non-empty strings: the schema's rule for them
+ * (options-schema.ts pathList), checked in one loop instead of by zod per element (thousands of
+ * paths were most of the check). A hole, a non-string or an empty string is false.
+ */
+function pathListsPlain(options: Record<string, unknown>): boolean {
+  for (const name of PATH_LISTS) {
+    const list = options[name];
+    if (list === undefined) continue;
+    if (!Array.isArray(list)) return false;
+    for (let i = 0; i < list.length; i++) {
+      const item: unknown = list[i];
+      if (typeof item !== 'string' || item.length === 0) return false;
+    }
+  }
+  return true;
 }
 
 function describeValue(value: unknown): string {
@@ -158,6 +184,12 @@ function issueMessage(schema: z.ZodType, options: unknown, issue: z.core.$ZodIss
 export function validateOptions(kind: 'run' | 'spawn', options: unknown): void {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw invalid(`options must be an object (got ${describeValue(options)})`);
+  }
+  // Path lists checked here, the rest by the schema that takes them as arrays; any failure is
+  // parsed again by the full schema, whose first issue names the option.
+  if (pathListsPlain(options as Record<string, unknown>)) {
+    listsCheckedSchemas ??= buildOptionSchemas(zod().z, true);
+    if ((listsCheckedSchemas[kind] as z.ZodType).safeParse(options).success) return;
   }
   const schema = optionSchemas()[kind] as z.ZodType;
   const parsed = schema.safeParse(options);
