@@ -7,6 +7,8 @@
 import { lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { logListed, logLooked } from './sandbox/look-log.js';
+
 /** An entry of a directory: its name and what it is (symlinks not followed). */
 export interface DirEntry {
   name: string;
@@ -49,10 +51,17 @@ function listing(dir: string): { entries: DirEntry[]; names: Set<string> } | und
 
 /** The entries of a directory, or undefined when it is missing, not a directory or unlistable. */
 export function listDirEntries(dir: string): DirEntry[] | undefined {
-  return listing(dir)?.entries;
+  return logged(dir, listing(dir))?.entries;
 }
 
 /** The entry names of a directory, or undefined when it is missing, not a directory or unlistable. */
 export function listDirNames(dir: string): ReadonlySet<string> | undefined {
-  return listing(dir)?.names;
+  return logged(dir, listing(dir))?.names;
+}
+
+/** A listing as an open look log notes it (look-log.ts): its entries, or the directory's absence. */
+function logged<T>(dir: string, found: T | undefined): T | undefined {
+  if (found === undefined) logLooked(dir);
+  else logListed(dir);
+  return found;
 }

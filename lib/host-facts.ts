@@ -5,6 +5,7 @@ import { lstatSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, sep } from 'node:path';
 
 import { isAscii, isCleanAbsolute as isClean } from './path-within.js';
+import { logListed, logLooked, logUncovered, nextLookEpoch } from './sandbox/look-log.js';
 
 // process.platform: where the absence of a listed name is known to mean ENOENT (see noteListing).
 const LISTINGS_TELL_ABSENCE = process.platform === 'linux';
@@ -53,6 +54,8 @@ function recall<T>(found: Remembered<T>): T | undefined {
  * asked about before.
  */
 export class HostFacts {
+  /** When these facts began (look-log.ts): every answer they hold was looked at after it. */
+  readonly epoch = nextLookEpoch();
   readonly #lstat = new Map<string, Remembered<Stats>>();
   readonly #stat = new Map<string, Remembered<Stats>>();
   readonly #realpath = new Map<string, Remembered<string>>();
@@ -89,6 +92,7 @@ export class HostFacts {
   listedIn(dir: string): { size: number; mayHold(name: string): boolean } | undefined {
     const names = this.#listed.get(dir);
     if (names === undefined) return undefined;
+    logListed(dir);
     return { size: names.size, mayHold: (name) => !isAscii(name) || names.has(name.toLowerCase()) };
   }
 
@@ -131,11 +135,14 @@ export class HostFacts {
    * link), as `statSync` would tell; undefined for any other path.
    */
   lookedKind(path: string): 'file' | 'dir' | undefined {
-    return this.#kind.get(path);
+    const kind = this.#kind.get(path);
+    if (kind !== undefined) logLooked(path);
+    return kind;
   }
 
   /** `lstatSync(path, { throwIfNoEntry: false })`. */
   lstat(path: string): Stats | undefined {
+    logLooked(path);
     let found = this.#lstat.get(path);
     if (found === undefined) {
       found = this.#missingParent(path) || this.#unlisted(path) ? null : look(lstatSync, path);
@@ -146,6 +153,7 @@ export class HostFacts {
 
   /** `statSync(path, { throwIfNoEntry: false })`: the lstat answer unless the path is a symlink. */
   stat(path: string): Stats | undefined {
+    logLooked(path);
     let found = this.#stat.get(path);
     if (found === undefined) {
       try {
@@ -159,6 +167,8 @@ export class HostFacts {
       found = own === null || (!(own instanceof Failure) && !own.isSymbolicLink()) ? own : look(statSync, path);
       this.#stat.set(path, found);
     }
+    // A followed link: the answer is the target's, which no directory above the path vouches for.
+    if (found !== this.#lstat.get(path)) logUncovered();
     return recall(found);
   }
 
@@ -168,6 +178,7 @@ export class HostFacts {
    * of the call; links, missing paths and unclean paths take `realpathSync` itself.
    */
   realpath(path: string): string {
+    logLooked(path);
     let found = this.#realpath.get(path);
     if (found === undefined) {
       try {
@@ -193,7 +204,10 @@ export class HostFacts {
         const parent = this.realpath(dirname(path));
         return `${parent === '/' ? '' : parent}/${basename(path)}`;
       }
+      if (st === undefined && this.#lstat.get(path) === null) return realpathSync(path); // missing: ENOENT
     }
+    // A link (or a path that is not clean) resolved by the kernel: its answer is the target's.
+    logUncovered();
     return realpathSync(path);
   }
 

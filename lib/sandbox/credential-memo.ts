@@ -20,6 +20,7 @@ import { lstatSync } from 'node:fs';
 import { isAscii, isCleanAbsolute } from '../path-within.js';
 import { inspectMany, type EntryInfo } from './beneath.js';
 import { settledStamp } from './root-tops.js';
+import { lookLogOpen } from './look-log.js';
 
 /** Environments and write roots remembered at most (the oldest is dropped first). */
 const MAX_KEPT = 8;
@@ -104,6 +105,9 @@ function sameStamps(a: readonly string[], b: readonly string[]): boolean {
  * paths. The value is shared between calls: the caller copies what it hands on.
  */
 export function rememberedFor<T>(key: string, compute: (note: (path: string) => void) => T): T {
+  // A computation kept whole across runs (plan-memo.ts) writes down every look it makes: a value
+  // kept here would answer without them.
+  if (lookLogOpen()) return compute(() => {});
   const entry = kept.get(key) as Kept<T> | undefined;
   const before = entry === undefined ? undefined : stampsOf(entry.paths);
   if (entry?.stamps !== undefined && before !== undefined && sameStamps(before, entry.stamps)) {

@@ -65,6 +65,15 @@ function packageClosure(): string[] {
 }
 
 /**
+ * What ownFilesInside reads of the host besides its roots, as one string: the same string, the
+ * same answer for the same roots (the Node binary and the dependency closure are read once).
+ */
+export function ownFilesFacts(): string {
+  const binding = nativeBindingPath();
+  return `${binding === undefined ? '' : (real(binding) ?? binding)}\0${real(PACKAGE_ROOT) ?? PACKAGE_ROOT}`;
+}
+
+/**
  * zero-sandbox's own files that lie strictly inside one of `roots` (absolute, resolved): what
  * must stay read-only there. Cheap when none can: the dependency closure is only looked up when a
  * root holds the package or a node_modules directory.

@@ -21,6 +21,7 @@ import { PROTECTED_METADATA_NAMES, agentToolConfigPaths } from '../protected-nam
 import { forEachEntry, listRoots, type RootListing } from './root-walk.js';
 import { denyEntryKinds } from './deny-entry-memo.js';
 import { noteStandardSubpaths } from './standard-subpaths.js';
+import { logContent, logListed, logLooked } from './look-log.js';
 
 /** The protected metadata names of every write root (lib/protected-names.ts). */
 export const PROTECTED_NAMES = PROTECTED_METADATA_NAMES;
@@ -160,8 +161,10 @@ export function nestedGitPaths(root: string, facts: HostFacts = new HostFacts(),
   try {
     entries = readdirSync(root, { withFileTypes: true });
   } catch {
+    logLooked(root);
     return [];
   }
+  logListed(root);
   // The whole listing answers this call's other looks at names directly in the root (the
   // protected names and configs, mostly absent) without a system call each.
   facts.noteListing(root, entries.map((entry) => entry.name));
@@ -183,12 +186,15 @@ export function nestedGitPaths(root: string, facts: HostFacts = new HostFacts(),
 /** nestedGitPaths of a root (clean, its own real path) from its listing: the same paths in the same order. */
 function nestedFromListing(root: string, listing: RootListing, facts: HostFacts): string[] {
   const looked: Array<[string, string]> = [];
+  const prefix = root === sep ? sep : root + sep;
+  // The root's entries decide, and so do those of each subdirectory whose `.git` was looked at.
+  logListed(root);
   const names = forEachEntry(listing, (name, _kind, git) => {
+    if (git !== '-') logListed(prefix + name);
     if (git === 'd' || git === 'f' || git === 'x') looked.push([name, git]);
   });
   facts.noteListing(root, names);
   const out: string[] = [];
-  const prefix = root === sep ? sep : root + sep;
   for (const [name, git] of looked) {
     const child = prefix + name;
     const dotGit = `${child}${sep}.git`;
@@ -210,13 +216,13 @@ export function linkedGitPaths(root: string, facts: HostFacts = new HostFacts())
     const dotGit = join(root, '.git');
     const st = facts.lstat(dotGit);
     if (st === undefined || !st.isFile()) return [];
-    const match = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'));
+    const match = /^gitdir:\s*(.+)$/m.exec(readText(dotGit));
     if (match === null) return [];
     const gitDir = resolve(root, (match[1] as string).trim());
     const dirs = [gitDir];
     const commonFile = join(gitDir, 'commondir');
     if (facts.lstat(commonFile)?.isFile()) {
-      dirs.push(resolve(gitDir, readFileSync(commonFile, 'utf8').trim()));
+      dirs.push(resolve(gitDir, readText(commonFile).trim()));
     }
     // The .git file itself: replaced by a directory, it would bring hooks of the command's choosing.
     const out: string[] = [dotGit];
@@ -232,10 +238,24 @@ export function linkedGitPaths(root: string, facts: HostFacts = new HostFacts())
   }
 }
 
-function listDir(dir: string, facts: Looks): string[] | undefined {
+/** A small file's text, noted with what was read (look-log.ts: content is re-read, not watched). */
+function readText(path: string): string {
+  let text: string | undefined;
+  try {
+    text = readFileSync(path, 'utf8');
+  } finally {
+    logContent(path, text);
+  }
+  return text;
+}
+
+/** The names in a directory; `names` false: only whether it can be listed (its entries decide nothing). */
+function listDir(dir: string, facts: Looks, names = true): string[] | undefined {
   if (facts.lstat(dir) === undefined) return undefined;
   try {
-    return readdirSync(dir);
+    const found = readdirSync(dir);
+    if (names) logListed(dir);
+    return found;
   } catch {
     return undefined;
   }
@@ -246,11 +266,12 @@ function credentialCandidates(
   envs: ReadonlyArray<Readonly<Record<string, string | undefined>>>,
   writeRoots: string[],
   list: (dir: string) => string[] | undefined,
+  listable: (dir: string) => boolean = (dir) => list(dir) !== undefined,
 ): Set<string> {
   const candidates = new Set(envs.flatMap((env) => buildCredentialBaseline({ env, list })));
   // The protected-path notes of runs in flight where a sandbox could read them: they hold copies
   // of other workspaces' protected configs, which are no command's to read.
-  for (const notes of notesPlacesToHide()) if (list(notes) !== undefined) candidates.add(notes);
+  for (const notes of notesPlacesToHide()) if (listable(notes)) candidates.add(notes);
   // A root caller's sandbox is uid 0 on the host's files: deny what only root may read.
   // process.platform: only the Linux backend runs a root caller as root over the host's files.
   if (process.platform === 'linux' && process.getuid?.() === 0) {
@@ -377,7 +398,7 @@ function computeCredentialDenySet(
     }
     return undefined;
   };
-  for (const candidate of credentialCandidates(envs, writeRoots, list)) {
+  for (const candidate of credentialCandidates(envs, writeRoots, list, (dir) => listDir(dir, facts, false) !== undefined)) {
     // Most candidates are absent: their directory's remembered listing says so without a system
     // call per candidate. Otherwise check without throwing (exceptions are slow) before
     // resolving; one we may not even look up (EACCES) is unreadable to the command as well.

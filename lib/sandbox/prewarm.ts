@@ -62,9 +62,24 @@ function buildSeccompJson(words: BigUint64Array): string {
 export function buildPrewarmKey(spec: LinuxNativeSpec, pidsCap?: number): string {
   const { rlimits, cgroupProcsFd: _cgroup, seccomp, ...rest } = spec.linux;
   const nproc = rlimits.find((limit) => limit.resource === RLIMIT_NPROC);
-  const head = JSON.stringify({ ...rest, ...(nproc === undefined ? {} : { nproc: nproc.soft }), ...(pidsCap === undefined ? {} : { pidsCgroup: pidsCap }) });
+  const cap = pidsCap === undefined ? '' : String(pidsCap);
+  // A sandbox kept frozen by the spec memo (spec-memo.ts: deepFreeze) is the same object run after
+  // run, its content unchangeable: the JSON of its thousands of mounts and rules is made once.
+  const frozen = Object.isFrozen(spec.linux) && Object.isFrozen(spec.linux.mounts) && Object.isFrozen(spec.linux.landlockRules) && Object.isFrozen(rlimits);
+  let head = frozen ? headsOf.get(spec.linux)?.get(cap) : undefined;
+  if (head === undefined) {
+    head = JSON.stringify({ ...rest, ...(nproc === undefined ? {} : { nproc: nproc.soft }), ...(pidsCap === undefined ? {} : { pidsCgroup: pidsCap }) });
+    if (frozen) {
+      const heads = headsOf.get(spec.linux) ?? new Map<string, string>();
+      heads.set(cap, head);
+      headsOf.set(spec.linux, heads);
+    }
+  }
   return `${head === '{}' ? '{' : `${head.slice(0, -1)},`}"seccomp":${buildSeccompJson(seccomp)}}`;
 }
+
+/** The JSON head of buildPrewarmKey per frozen sandbox and process cap. */
+const headsOf = new WeakMap<object, Map<string, string>>();
 
 export class PrewarmPool {
   readonly #ready = new Map<string, WarmSandbox[]>();

@@ -183,6 +183,19 @@ export function buildLinuxSpec(
   host: HostView = hostView,
   entries: RootEntry[] = hostRootEntries(),
 ): LinuxNativeSpec {
+  return launchSpec(plan, stdio, buildLinuxSandbox(plan, context, host, entries));
+}
+
+/** A spec from the plan's launch fields (argv, env, cwd), the stdio and the sandbox itself. */
+export function launchSpec(plan: Pick<SandboxPlan, 'argv' | 'env' | 'cwd'>, stdio: [StdioMode, StdioMode, StdioMode], linux: LinuxNativeSpec['linux']): LinuxNativeSpec {
+  return { argv: plan.argv, env: Object.entries(plan.env).map(([name, value]) => `${name}=${value}`), cwd: plan.cwd, stdio, linux };
+}
+
+/** The plan fields the sandbox itself (mounts, Landlock, seccomp, limits) is built from. */
+export type SandboxFields = Pick<SandboxPlan, 'writeRoots' | 'denyRead' | 'denyWrite' | 'denyReadTree' | 'network' | 'blockUnixSockets' | 'limits'>;
+
+/** The sandbox of a plan: everything of the spec but argv, env, cwd and stdio. */
+export function buildLinuxSandbox(plan: SandboxFields, context: LinuxSpecContext, host: HostView = hostView, entries: RootEntry[] = hostRootEntries()): LinuxNativeSpec['linux'] {
   const arch = seccompArchFor(context.arch);
   if (arch === undefined) {
     throw new SandboxError('sandbox_unavailable', `no seccomp filter is defined for the ${context.arch} architecture; refusing to run unfiltered`, { layer: 'seccomp' });
@@ -193,21 +206,15 @@ export function buildLinuxSpec(
   const landlock = buildLandlockPlan(plan, { abi: context.landlockAbi, rootEntries: entries, privateTmp: mounts.privateTmp, separateRoots: mounts.separateRoots, ...(readTree === undefined ? {} : { readTree }) });
   const seccomp = buildSeccompWords({ arch, network: plan.network, blockUnixSockets: plan.blockUnixSockets });
   return {
-    argv: plan.argv,
-    env: Object.entries(plan.env).map(([name, value]) => `${name}=${value}`),
-    cwd: plan.cwd,
-    stdio,
-    linux: {
-      initPath: initHelperPath(context.bindingPath),
-      newNetwork: plan.network === 'deny',
-      mounts: mounts.ops,
-      landlockAbi: landlock.abi,
-      landlockHandledFs: landlock.handledFs,
-      landlockScoped: landlock.scoped,
-      landlockRules: landlock.rules,
-      seccomp,
-      rlimits: buildRlimits(spawnLimits(plan.limits, limits, context), context.isRoot, processesEnforcedElsewhere(context)),
-      ...(context.pidMax === undefined ? {} : { pidMax: context.pidMax }),
-    },
+    initPath: initHelperPath(context.bindingPath),
+    newNetwork: plan.network === 'deny',
+    mounts: mounts.ops,
+    landlockAbi: landlock.abi,
+    landlockHandledFs: landlock.handledFs,
+    landlockScoped: landlock.scoped,
+    landlockRules: landlock.rules,
+    seccomp,
+    rlimits: buildRlimits(spawnLimits(plan.limits, limits, context), context.isRoot, processesEnforcedElsewhere(context)),
+    ...(context.pidMax === undefined ? {} : { pidMax: context.pidMax }),
   };
 }

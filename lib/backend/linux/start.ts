@@ -16,7 +16,8 @@ import type { OsExit, OsProcess, PreparedRun, SandboxBackend, StartIo } from '..
 import { DEFAULT_PROCESSES } from '../../sandbox/default-limits.js';
 import { maskedReadDenial } from '../../sandbox/denials.js';
 import { checkOptions, commandScript, normalizeCommand, type SandboxCommand, type SandboxOptions } from '../../sandbox/options.js';
-import { resolvePlan, resolveWorkspace } from '../../sandbox/plan.js';
+import { resolveWorkspace } from '../../sandbox/plan.js';
+import { rememberedPlan } from '../../sandbox/plan-memo.js';
 import { buildPrewarmKey, prewarmEnabled, prewarmPool } from '../../sandbox/prewarm.js';
 import { beginGuard, checkProtectedPaths, guardProtectedPaths, type GuardedRun } from '../../sandbox/protected.js';
 import { acquireRuntimeState } from '../../sandbox/runtime-state.js';
@@ -27,7 +28,8 @@ import { noteWriteRoots } from '../../sandbox/earlier-roots.js';
 import { backendForPlatform } from '../platform-table.js';
 import type { BackendInfo, SandboxPlan } from '../types.js';
 import { maskedPaths } from './mounts.js';
-import { buildLinuxSpec, hostViewOf, type StdioMode } from './spec.js';
+import { hostViewOf, launchSpec, type LinuxNativeSpec, type StdioMode } from './spec.js';
+import { rememberedSandbox } from './spec-memo.js';
 
 /** The largest input handed to the addon with the launch; more goes through a stdin stream. */
 const DIRECT_INPUT_BYTES = 4096;
@@ -120,7 +122,8 @@ export function prepareLinux(command: SandboxCommand, options: SandboxOptions): 
     const scrubbedEnv: string[] = [];
     const commandEnv = buildSandboxEnv(source, { backend: 'linux-native', network: checked.network, pass: checked.envPass, tmpDir: '/tmp', overrides: runtime?.env ?? {}, scrubbed: scrubbedEnv });
     const envs = options.env === undefined ? [process.env] : [process.env, options.env];
-    const plan = resolvePlan({ argv, options: checked, envs, commandEnv, scrubbedEnv, runtimeWriteRoots: runtime?.writeRoots ?? [], facts });
+    // Kept across runs of the same policy while nothing it looked at changed (plan-memo.ts).
+    const plan = rememberedPlan({ argv, options: checked, envs, commandEnv, scrubbedEnv, runtimeWriteRoots: runtime?.writeRoots ?? [], facts });
     // Remembered so that a later run refuses a workspace reached through a link planted in one.
     noteWriteRoots(plan.writeRoots.map((w) => w.root).filter((root) => root !== plan.workspace && !(runtime?.writeRoots ?? []).includes(root)));
     // The release is kept until the run's exit: it holds the lease's own release, not the lease
@@ -176,7 +179,7 @@ function stdioModes(io: StartIo): [StdioMode, StdioMode, StdioMode] {
   return [capture.inheritStdin === true ? 0 : capture.input.length <= DIRECT_INPUT_BYTES ? capture.input : 'pipe', 'capture', 'capture'];
 }
 
-type LinuxSpec = ReturnType<typeof buildLinuxSpec>;
+type LinuxSpec = LinuxNativeSpec;
 type WarmSandbox = NonNullable<ReturnType<typeof prewarmPool.take>>;
 
 /**
@@ -310,17 +313,18 @@ function noteLinuxInPieces(prepared: PreparedRun): NotedStart | Promise<NotedSta
 }
 
 /** Builds the plan's spec for the process limit chosen when it is called. */
-function specBuilder(plan: SandboxPlan, stdio: [StdioMode, StdioMode, StdioMode], context: LinuxContext, view: ReturnType<typeof hostViewOf>, limit: () => { byCgroup: boolean; pidMax: number | undefined }): () => LinuxSpec {
+function specBuilder(plan: SandboxPlan, stdio: [StdioMode, StdioMode, StdioMode], context: LinuxContext, view: ReturnType<typeof hostViewOf>, epoch: number, limit: () => { byCgroup: boolean; pidMax: number | undefined }): () => LinuxSpec {
   return () => {
     const { byCgroup, pidMax } = limit();
-    return buildLinuxSpec(plan, stdio, {
+    // The sandbox part is kept across runs of the same plan while nothing it looked at changed (spec-memo.ts).
+    return launchSpec(plan, stdio, rememberedSandbox(plan, {
       landlockAbi: context.abi,
       isRoot: context.isRoot,
       arch: context.arch,
       bindingPath: nativeBindingPath() ?? '',
       ...(byCgroup ? { pidsCgroup: true } : {}),
       ...(pidMax === undefined ? {} : { pidMax }),
-    }, view);
+    }, view, epoch));
   };
 }
 
@@ -346,7 +350,7 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
     const processes = plan.limits.processes ?? DEFAULT_PROCESSES;
     let byCgroup = context.isRoot && pidsCgroupUsable();
     let pidMax = context.isRoot && !byCgroup ? pidNamespaceMax(processes) : undefined;
-    let specFor: (() => LinuxSpec) | undefined = specBuilder(guarded.plan, stdioModes(io), context, view, () => ({ byCgroup, pidMax }));
+    let specFor: (() => LinuxSpec) | undefined = specBuilder(guarded.plan, stdioModes(io), context, view, noted.facts.epoch, () => ({ byCgroup, pidMax }));
     let spec = specFor();
     // What the run keeps until its exit (the mounts its masked reads are reported against, the
     // spec its use notes to the prewarm pool): a copy shared by the runs of its policy once the

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+// A value computed from the file system, kept across runs while nothing it looked at can have
+// changed: the memo under the plan and the Linux spec of a repeated policy (plan-memo.ts,
+// backend/linux/spec-memo.ts). What a computation depends on besides its key is written down while
+// it runs (look-log.ts): the entries it looked at, the directories it listed, the files it read.
+//
+// Why a kept value is the value a fresh computation would give (Linux, watch-set.ts):
+// - Its key holds every input that is not the file system, compared element by element (never by
+//   identity: callers change their arrays in place).
+// - What lstat, stat or realpath says of a path, when no link is followed, changes only with an
+//   event at its entry or at an entry on the way down to it (made, removed, renamed, attributes);
+//   a listing changes only with an event in the directory listed. The watch set holds every path
+//   looked at as an entry (a missing one by the deepest directory on its way) and every directory
+//   listed, with the way down to each.
+// - A look the set cannot vouch for (a link followed, a path that is not clean) keeps the value off
+//   the memo: it is computed on every run.
+// - File content makes no event: every file read is read again on each use and compared.
+// - The order (the safe pattern): a key's first computation is only noted; the next makes the set
+//   of what it looked at; the one after, with the set quiet, computes afresh and keeps its value
+//   only when the set covers all it looked at (every look of it came after the set was made, under
+//   its watch). Later ones use that value while the set stays quiet and every file read reads the
+//   same. Any event since the set was made (also one between a look and the keeping) makes it
+//   unquiet for good.
+import { readFileSync } from 'node:fs';
+
+import { isCleanAbsolute } from '../path-within.js';
+import { nextLookEpoch, withLookLog, type LookLog } from './look-log.js';
+import { watchEntries, type WatchSet } from './watch-set.js';
+
+/** Computations made without a memo after a watch set could not be made, before trying again. */
+const UNWATCHED_RUNS = 32;
+
+/** The most computations made without a memo after sets that changed before they were used. */
+const MAX_BACKOFF_RUNS = 64;
+
+interface Entry<K, V> {
+  key: K;
+  /** Undefined when no set could be made, or while backing off: `unwatched` more runs compute without one. */
+  set: WatchSet | undefined;
+  unwatched: number;
+  /**
+   * Sets in a row that changed before a value kept under them was used (a command that writes
+   * where the policy looked, run after run): a set costs a walk of every path, so each such set
+   * doubles the runs computed without one (at most MAX_BACKOFF_RUNS); an answer resets it.
+   */
+  wasted: number;
+  /** Whether the memo answered from the current set. */
+  answered: boolean;
+  /** What the set watches. */
+  watched: Watched;
+  /** When the set was made (look-log.ts nextLookEpoch). */
+  madeAt: number;
+  /** The value, once a computation made after the set vouches for it. */
+  value?: V;
+  /** The files its computation read, with what it read. */
+  contents: Array<[string, string | undefined]>;
+}
+
+/** How often the memos answered and computed (tests count them). */
+export const watchedMemoCounts = { answered: 0, computed: 0 };
+
+/** What a set must watch for a log: the paths looked at and read as entries, the directories listed. */
+export interface Watched {
+  entries: Set<string>;
+  dirs: Set<string>;
+}
+
+/** What a set must watch for what `log` looked at; undefined when it cannot vouch for it (see the header). */
+export function watchedOf(log: LookLog): Watched | undefined {
+  if (log.uncovered) return undefined;
+  const entries = new Set([...log.looked, ...log.contents.keys()]);
+  // "/" is no entry of any directory: nothing can make, remove or rename it.
+  entries.delete('/');
+  const dirs = new Set(log.listed);
+  for (const path of entries) if (!isCleanAbsolute(path)) return undefined;
+  for (const dir of dirs) if (!isCleanAbsolute(dir)) return undefined;
+  return { entries, dirs };
+}
+
+/** True when `set` watches all that `need` asks for. */
+function covers(set: Watched, need: Watched): boolean {
+  for (const path of need.entries) if (!set.entries.has(path)) return false;
+  for (const dir of need.dirs) if (!set.dirs.has(dir)) return false;
+  return true;
+}
+
+function readNow(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Freezes a value and everything in it (arrays, plain objects, typed arrays are left as they are). */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value) || ArrayBuffer.isView(value)) return value;
+  for (const item of Object.values(value)) deepFreeze(item);
+  return Object.freeze(value);
+}
+
+/**
+ * Values kept by key across runs (see the header). `same` compares two keys element by element;
+ * `copy` makes a key the memo may keep (the caller's arrays may change after the call).
+ */
+export class WatchedMemo<K, V> {
+  readonly #entries: Array<Entry<K, V>> = [];
+
+  constructor(
+    readonly max: number,
+    readonly same: (a: K, b: K) => boolean,
+    readonly copy: (key: K) => K,
+    /** Makes a watch set (tests hand in their own). */
+    readonly watch: (entries: readonly string[], dirs: readonly string[]) => WatchSet | undefined = watchEntries,
+  ) {}
+
+  /**
+   * The value kept for `key` while it holds, else `compute()` (see the header). Kept values are
+   * frozen. `since`: the epoch of the oldest answer `compute` may use that it does not look up
+   * itself (a HostFacts gathered earlier: its epoch); a value computed from answers older than
+   * the set is not kept.
+   */
+  get(key: K, compute: () => V, since = nextLookEpoch()): V {
+    const at = this.#entries.findIndex((entry) => this.same(entry.key, key));
+    const entry = at === -1 ? undefined : this.#entries[at];
+    if (entry !== undefined) {
+      this.#entries.splice(at, 1);
+      this.#entries.push(entry);
+    }
+    // A key seen for the first time is only noted: a set costs a walk of every path it watches
+    // (hundreds of milliseconds for thousands), which a process that runs a policy once (the CLI)
+    // would pay for nothing. The second run makes the set, the third keeps its value.
+    if (entry === undefined) {
+      const value = compute();
+      if (this.#entries.length >= this.max) this.#drop(this.#entries[0]);
+      this.#entries.push({ key: this.copy(key), set: undefined, unwatched: 0, wasted: 0, answered: false, watched: { entries: new Set(), dirs: new Set() }, madeAt: 0, contents: [] });
+      return value;
+    }
+    if (entry.set === undefined && entry.unwatched > 0) {
+      entry.unwatched--;
+      return compute();
+    }
+    // Made before the looks of the computation below, when quiet now.
+    const quiet = entry?.set !== undefined && entry.set.quiet();
+    if (entry?.value !== undefined && quiet && entry.contents.every(([path, text]) => readNow(path) === text)) {
+      watchedMemoCounts.answered++;
+      entry.answered = true;
+      entry.wasted = 0;
+      return entry.value;
+    }
+    watchedMemoCounts.computed++;
+    const { value, log } = withLookLog(compute);
+    const watched = watchedOf(log);
+    if (watched === undefined) {
+      this.#drop(entry);
+      return value;
+    }
+    if (entry !== undefined && quiet && covers(entry.watched, watched)) {
+      // Answers older than the set (a start deferred in a burst while another made it) vouch for nothing.
+      if (since <= entry.madeAt) return value;
+      // This run's key kept: what it shares with the value now kept (frozen arrays) then compares by identity.
+      entry.key = this.copy(key);
+      entry.value = deepFreeze(value);
+      entry.contents = [...log.contents];
+      return value;
+    }
+    // A set that changed before anything kept under it was used: after two in a row, back off.
+    const setWasted = entry?.set !== undefined && !entry.answered;
+    const wasted = setWasted ? (entry?.wasted ?? 0) + 1 : (entry?.wasted ?? 0);
+    this.#drop(entry);
+    if (this.#entries.length >= this.max) this.#drop(this.#entries[0]);
+    const backoff = setWasted && wasted >= 2 ? Math.min(2 ** wasted, MAX_BACKOFF_RUNS) : 0;
+    const madeAt = nextLookEpoch();
+    const set = backoff > 0 ? undefined : this.watch([...watched.entries], [...watched.dirs]);
+    const unwatched = backoff > 0 ? backoff : set === undefined ? UNWATCHED_RUNS : 0;
+    this.#entries.push({ key: this.copy(key), set, unwatched, wasted, answered: false, watched, madeAt, contents: [] });
+    return value;
+  }
+
+  /** Drops every kept value and releases its set. */
+  clear(): void {
+    for (const entry of [...this.#entries]) this.#drop(entry);
+  }
+
+  #drop(entry: Entry<K, V> | undefined): void {
+    if (entry === undefined) return;
+    const at = this.#entries.indexOf(entry);
+    if (at !== -1) this.#entries.splice(at, 1);
+    entry.set?.release();
+  }
+}

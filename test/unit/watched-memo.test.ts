@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+// The rules of the memo under the kept plan and spec (watched-memo.ts), with a watch set the test
+// controls: a value is kept only from a computation made after the set and under its watch, used
+// while the set is quiet and every file read reads the same, and never from answers gathered
+// before the set was made.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { logContent, logLooked, logUncovered, nextLookEpoch } from '../../lib/sandbox/look-log.js';
+import { WatchedMemo } from '../../lib/sandbox/watched-memo.js';
+
+// process.platform: the memo takes clean POSIX paths ('/a/b'); Windows paths are not clean there.
+const posixTest = process.platform === 'win32' ? test.skip : test;
+
+interface FakeSet {
+  quiet: boolean;
+  released: boolean;
+  entries: readonly string[];
+}
+
+function memo(): { memo: WatchedMemo<string, { n: number }>; sets: FakeSet[] } {
+  const sets: FakeSet[] = [];
+  const watch = (entries: readonly string[]) => {
+    const set: FakeSet = { quiet: true, released: false, entries };
+    sets.push(set);
+    return { quiet: () => set.quiet && !set.released, release: () => void (set.released = true) };
+  };
+  return { memo: new WatchedMemo<string, { n: number }>(2, (a, b) => a === b, (k) => k, watch), sets };
+}
+
+posixTest('kept only from a computation after the set, used while it is quiet', () => {
+  const { memo: m, sets } = memo();
+  let computed = 0;
+  const compute = () => {
+    logLooked('/a/b');
+    return { n: ++computed };
+  };
+  assert.is(m.get('k', compute).n, 1);
+  assert.is(sets.length, 0, 'a key seen once makes no set');
+  assert.is(m.get('k', compute).n, 2);
+  assert.is(sets.length, 1, 'the second computation made a set');
+  assert.equal(sets[0]?.entries, ['/a/b']);
+  assert.is(m.get('k', compute).n, 3, 'the third computes, under the set');
+  assert.is(m.get('k', compute).n, 3, 'the fourth is answered');
+  assert.ok(Object.isFrozen(m.get('k', compute)), 'kept values are frozen');
+  (sets[0] as FakeSet).quiet = false;
+  assert.is(m.get('k', compute).n, 4, 'an event: computed afresh');
+  assert.ok(sets[0]?.released, 'the old set is released');
+  assert.is(m.get('k', compute).n, 5);
+  assert.is(m.get('k', compute).n, 5);
+});
+
+posixTest('answers gathered before the set, or a look the set cannot vouch for, are not kept', () => {
+  const { memo: m } = memo();
+  let computed = 0;
+  const compute = () => {
+    logLooked('/a/b');
+    return { n: ++computed };
+  };
+  const early = nextLookEpoch();
+  m.get('k', compute);
+  m.get('k', compute);
+  assert.is(m.get('k', compute, early).n, 3, 'facts older than the set');
+  assert.is(m.get('k', compute, early).n, 4, 'still not kept');
+  assert.is(m.get('k', compute).n, 5, 'fresh facts: kept');
+  assert.is(m.get('k', compute).n, 5);
+  const linked = () => {
+    logUncovered();
+    return { n: ++computed };
+  };
+  for (let i = 0; i < 3; i++) assert.is(m.get('l', linked).n, 6 + i, 'a followed link: computed every time');
+  const relative = () => {
+    logLooked('a/b');
+    return { n: ++computed };
+  };
+  for (let i = 0; i < 3; i++) assert.is(m.get('r', relative).n, 9 + i, 'a path that is not clean: computed every time');
+});
+
+posixTest('a computation that looked beyond its set makes a new one; a file read is read again on every use', () => {
+  const { memo: m, sets } = memo();
+  const dir = mkdtempSync(join(tmpdir(), 'zs-wmemo-'));
+  try {
+    const file = join(dir, 'f');
+    writeFileSync(file, 'one');
+    let computed = 0;
+    let extra = false;
+    const compute = () => {
+      logLooked('/a/b');
+      if (extra) logLooked('/a/c');
+      logContent(file, 'one');
+      return { n: ++computed };
+    };
+    m.get('k', compute);
+    m.get('k', compute);
+    extra = true;
+    assert.is(m.get('k', compute).n, 3);
+    assert.is(sets.length, 2, 'looked at /a/c too: a new set');
+    assert.is(m.get('k', compute).n, 4, 'kept now');
+    assert.is(m.get('k', compute).n, 4);
+    writeFileSync(file, 'two');
+    assert.is(m.get('k', compute).n, 5, 'the file reads otherwise: computed afresh');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+posixTest('sets that change before they are used, run after run, are made less and less often', () => {
+  const { memo: m, sets } = memo();
+  let computed = 0;
+  for (let run = 0; run < 100; run++) {
+    for (const set of sets) set.quiet = false; // the command writes where the policy looked, every run
+    assert.is(m.get('k', () => (logLooked('/a/b'), { n: ++computed })).n, computed, `run ${run} computed`);
+  }
+  assert.ok(sets.length <= 8, `${sets.length} sets for 100 runs`);
+  for (const set of sets) set.quiet = true;
+  for (let run = 0; run < 70 && m.get('k', () => (logLooked('/a/b'), { n: ++computed })).n === computed; run++);
+  const answered = computed;
+  assert.is(m.get('k', () => (logLooked('/a/b'), { n: ++computed })).n, answered, 'once quiet again it answers');
+});
+
+posixTest('at most `max` keys are kept; the oldest set is released', () => {
+  const { memo: m, sets } = memo();
+  for (const key of ['a', 'b', 'c']) for (let i = 0; i < 2; i++) m.get(key, () => (logLooked('/x'), { n: 0 }));
+  assert.ok(sets[0]?.released, 'the oldest was dropped');
+  assert.not.ok(sets[2]?.released);
+});
+
+test.run();
