@@ -207,23 +207,36 @@ function warmQuietly(warm: () => void): void {
 }
 
 /**
- * The first spec seen for each prewarm key, with that key. Runs of one policy build equal specs as
- * far as the key goes (it is the spec's whole sandbox: mounts, Landlock, seccomp, namespaces; what
- * it leaves out, the command's argv, env, cwd and limits, is given at the launch and is never read
- * from what a run keeps), so a run keeps this copy until its exit instead of its own: a burst of
- * 256 runs in flight held 256 specs and keys (~5 KiB of key text alone each), which every young
- * collection of the caller's heap copied. Bounded: the oldest policy goes first.
+ * The spec of each prewarm key that runs in flight hold, with that key. Runs of one policy build
+ * equal specs as far as the key goes (it is the spec's whole sandbox: mounts, Landlock, seccomp,
+ * namespaces; what it leaves out, the command's argv, env, cwd and limits, is given at the launch
+ * and is never read from what a run keeps), so a run keeps this copy until its exit instead of its
+ * own: a burst of 256 runs in flight held 256 specs and keys (~5 KiB of key text alone each),
+ * which every young collection of the caller's heap copied. The last run of a policy to end lets
+ * it go: a caller with no run in flight keeps no spec (a large policy's is large).
  */
-const sharedSpecs = new Map<string, { key: string; spec: LinuxSpec }>();
-const SHARED_SPECS_MAX = 8;
+const sharedSpecs = new Map<string, { key: string; spec: LinuxSpec; users: number }>();
 
-function sharedSpec(key: string, spec: LinuxSpec): { key: string; spec: LinuxSpec } {
-  const known = sharedSpecs.get(key);
-  if (known !== undefined) return known;
-  const entry = { key, spec };
-  sharedSpecs.set(key, entry);
-  if (sharedSpecs.size > SHARED_SPECS_MAX) sharedSpecs.delete(sharedSpecs.keys().next().value as string);
-  return entry;
+function shareSpec(key: string, spec: LinuxSpec): { key: string; spec: LinuxSpec; unshare: () => void } {
+  let entry = sharedSpecs.get(key);
+  if (entry === undefined) {
+    entry = { key, spec, users: 0 };
+    sharedSpecs.set(key, entry);
+  }
+  entry.users++;
+  const held = entry;
+  let done = false;
+  const unshare = (): void => {
+    if (done) return;
+    done = true;
+    if (--held.users === 0 && sharedSpecs.get(held.key) === held) sharedSpecs.delete(held.key);
+  };
+  return { key: held.key, spec: held.spec, unshare };
+}
+
+/** @internal How many policies' specs runs in flight share now (tests). */
+export function sharedSpecCount(): number {
+  return sharedSpecs.size;
 }
 
 /** A cold start's spec: the plan's, with the pids cgroup to join, the capture and a long script. */
@@ -356,6 +369,7 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
     // spec its use notes to the prewarm pool): a copy shared by the runs of its policy once the
     // start is decided (sharedSpec).
     let kept = spec;
+    let unshare = (): void => {};
     let pids: PidsLimit | undefined;
     // The sandbox is gone (pid 1 reaped, its namespace emptied): the cgroup says whether a fork was
     // refused, else the init's own refused probe fork; the init found the private /tmp or /dev/shm full.
@@ -419,12 +433,18 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
           release();
           // A piece of its own (start-pacing.ts): at once when nothing waits, as in back-to-back
           // use; in a burst, after the work of the exits that came before it.
-          if (warm !== undefined) paced(() => warmQuietly(warm));
+          if (warm === undefined) unshare();
+          else {
+            paced(() => {
+              warmQuietly(warm);
+              unshare();
+            });
+          }
         }
       }, prepareCheck);
     };
     if (warmed !== null) {
-      if (key !== undefined) ({ key, spec: kept } = sharedSpec(key, spec));
+      if (key !== undefined) ({ key, spec: kept, unshare } = shareSpec(key, spec));
       return { os: finish(warmed, true) };
     }
     if (byCgroup) {
@@ -439,7 +459,7 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
     }
     specFor = undefined;
     const cold = coldSpec(spec, pids?.fd, capture, script);
-    if (key !== undefined) ({ key, spec: kept } = sharedSpec(key, spec));
+    if (key !== undefined) ({ key, spec: kept, unshare } = shareSpec(key, spec));
     return {
       spec: cold,
       exited,
@@ -450,6 +470,7 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
       },
       fail: (error) => {
         release();
+        unshare();
         pids?.closeFd();
         pids?.remove();
         return explainSpawnFailure(error, { network });
