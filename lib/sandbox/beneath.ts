@@ -18,6 +18,7 @@ import { dirname, join } from 'node:path';
 import { loadNative } from '../native/load.js';
 import type { NativeBinding, NativeFsKind } from '../native/types.js';
 import { walkArgs } from './walk-path.js';
+import { noteLook, noteRead, noteScan, recording } from './look-record.js';
 
 export type EntryKind = 'missing' | 'file' | 'dir' | 'link' | 'other' | 'error';
 
@@ -66,12 +67,25 @@ function args(path: string): [string, string] | undefined {
 
 /** What is at `path`, without following a link anywhere on the way. */
 export function inspect(path: string): EntryInfo {
+  const info = inspectOnce(path);
+  // The guard's memo keeps a pass's answer only under what the pass looked at (look-record.ts).
+  if (recording()) noteLook(path, info);
+  return info;
+}
+
+function inspectOnce(path: string): EntryInfo {
   const binding = native();
   if (binding === undefined) return inspectFallback(path);
   const at = args(path);
   const r = at === undefined ? null : (binding.fsInspect?.(...at) ?? null);
   if (r === null) return { kind: 'error', stamp: '' };
   return { kind: KINDS[r.kind] ?? 'error', stamp: r.stamp };
+}
+
+/** The looks of a batch, for the guard's memo (look-record.ts) when a pass is recorded. */
+function noted(paths: readonly string[], found: EntryInfo[]): EntryInfo[] {
+  if (recording()) for (let i = 0; i < paths.length; i++) noteLook(paths[i] as string, found[i] as EntryInfo);
+  return found;
 }
 
 /** The path the batch walks for `path` on POSIX: "/" and what `args` gives below it. */
@@ -89,7 +103,7 @@ export function inspectMany(paths: readonly string[]): EntryInfo[] {
   const all = WINDOWS ? [...paths] : paths.map(posixWalkPath);
   const r = paths.length === 0 ? null : (native()?.fsInspectMany?.(all) ?? null);
   if (r === null || r.length !== paths.length) return paths.map(inspect);
-  return r.map((found) => ({ kind: KINDS[found[0] as NativeFsKind] ?? 'error', stamp: found.slice(1) }));
+  return noted(paths, r.map((found) => ({ kind: KINDS[found[0] as NativeFsKind] ?? 'error', stamp: found.slice(1) })));
 }
 
 /** How many paths inspectManyWatched looked at and how many it answered from its memo (tests count them). */
@@ -116,7 +130,7 @@ export function inspectManyWatched(paths: readonly string[]): EntryInfo[] {
     const found = r[i] as string;
     out[i] = { kind: KINDS[found[0] as NativeFsKind] ?? 'error', stamp: found.slice(1) };
   }
-  return out;
+  return noted(paths, out);
 }
 
 /**
@@ -161,6 +175,16 @@ export class Lookahead {
 
 /** The content of a regular file of at most `max` bytes at `path` (no link, FIFO or device). */
 export function readSmall(path: string, max: number): Buffer | undefined {
+  if (!recording()) return readSmallOnce(path, max);
+  // Recorded for the guard's memo: the file's stamp before and after the read (look-record.ts).
+  const before = inspectOnce(path);
+  const bytes = readSmallOnce(path, max);
+  if (bytes !== undefined || before.kind === 'file') noteRead(path, before, inspectOnce(path));
+  else noteLook(path, before);
+  return bytes;
+}
+
+function readSmallOnce(path: string, max: number): Buffer | undefined {
   const binding = native();
   if (binding === undefined) return readFallback(path, max);
   const at = args(path);
@@ -173,6 +197,15 @@ export function readSmall(path: string, max: number): Buffer | undefined {
  * links. Undefined when it is not a readable directory.
  */
 export function listDir(path: string, max: number): Array<[string, EntryKind]> | undefined {
+  // Recorded for the guard's memo as a look at the directory (look-record.ts): what it holds
+  // changes only with its entries.
+  const before = recording() ? inspectOnce(path) : undefined;
+  const entries = listDirOnce(path, max);
+  if (before !== undefined) noteLook(path, entries === undefined && before.kind === 'dir' ? { kind: 'error', stamp: '' } : before);
+  return entries;
+}
+
+function listDirOnce(path: string, max: number): Array<[string, EntryKind]> | undefined {
   const binding = native();
   if (binding === undefined) return listFallback(path, max);
   const at = args(path);
@@ -249,6 +282,12 @@ const NO_NAMES: ScanNames = { names: [], suffixes: [], skip: [], max: 0 };
  * inotify watch reported no change (Linux).
  */
 export function scanRepositories(root: string, maxDirs: number, maxRepos: number, names: ScanNames = NO_NAMES): RepositoryScan {
+  const scan = scanOnce(root, maxDirs, maxRepos, names);
+  if (recording()) noteScan({ root, maxDirs, maxRepos, names, scan });
+  return scan;
+}
+
+function scanOnce(root: string, maxDirs: number, maxRepos: number, names: ScanNames): RepositoryScan {
   const ahead = handing?.take(root, maxDirs, maxRepos, names);
   if (ahead !== undefined) return ahead;
   // A root that is missing or not a directory holds no repository.

@@ -45,13 +45,21 @@ class Checker {
    */
   ahead: Lookahead | undefined;
 
-  /** The write roots and the directories that had no .git, as sets (a thousand roots ask often). */
-  readonly #roots: DirectorySet;
-  readonly #noGit: ReadonlySet<string>;
+  /**
+   * The write roots and the directories that had no .git, as sets (a thousand roots ask often),
+   * made when first asked (a check that finds its watch set quiet asks about few paths).
+   */
+  #rootSet: DirectorySet | undefined;
+  #noGitSet: ReadonlySet<string> | undefined;
 
-  constructor(readonly guard: GitGuard) {
-    this.#roots = new DirectorySet(guard.roots);
-    this.#noGit = new Set(guard.noGit);
+  constructor(readonly guard: GitGuard) {}
+
+  get #roots(): DirectorySet {
+    return (this.#rootSet ??= new DirectorySet(this.guard.roots));
+  }
+
+  get #noGit(): ReadonlySet<string> {
+    return (this.#noGitSet ??= new Set(this.guard.noGit));
   }
 
   /** Whether `path` is a write root or lies inside one. */
@@ -108,10 +116,10 @@ class Checker {
    * Paths watched because they were missing: one directly in a root of `unchanged` (root-tops.ts)
    * is missing still, without a look.
    */
-  watched(unchanged: ReadonlySet<string> = new Set()): void {
+  watched(unchanged: ReadonlySet<string> = new Set(), quiet = false): void {
     // Asked once per path (a thousand nested roots watch two names each).
     const ask: Array<[string, string]> = [];
-    for (const entry of this.guard.watched) {
+    for (const entry of quiet ? contentWatched(this.guard.watched) : this.guard.watched) {
       const [path, before] = entry;
       if (unchanged.size > 0 && before.startsWith('missing:') && unchanged.has(parentOf(path))) continue;
       ask.push(entry);
@@ -123,6 +131,15 @@ class Checker {
       this.remove(path, this.#watchedReason(path, before.startsWith('missing:')));
     }
     this.ahead = undefined;
+  }
+
+  /** Indexes changed since before the run: their new gitlinks are repositories host git enters. */
+  indexes(): void {
+    for (const [worktree, stamp] of this.guard.indexStamps) {
+      const gitDir = inspect(join(worktree, '.git')).kind === 'dir' ? join(worktree, '.git') : gitFileTarget(worktree);
+      if (gitDir === undefined || inspect(join(gitDir, 'index')).stamp === stamp) continue;
+      this.newGitlinks(worktree, gitDir, 0);
+    }
   }
 
   /** Existing configs git writes: a change that could make host git run anything is undone. */
@@ -312,18 +329,40 @@ class Checker {
   }
 }
 
+/** Watched paths whose state a directory event does not show (an existing file's stamp moves with its content): per map, once. */
+const contentOnly = new WeakMap<ReadonlyMap<string, string>, Array<[string, string]>>();
+
+function contentWatched(watched: ReadonlyMap<string, string>): Array<[string, string]> {
+  let out = contentOnly.get(watched);
+  if (out === undefined) {
+    out = [...watched].filter(([, state]) => !state.startsWith('missing:') && !state.startsWith('link:') && !state.startsWith('dir:'));
+    contentOnly.set(watched, out);
+  }
+  return out;
+}
+
 /**
  * Checks and cleans up after a run: call only once every process of the sandbox is gone (a live
  * one could change what was checked). Returns what was removed, with the reason; the agent and
  * editor config entries its scan found are added to `named` (for checkToolConfigs). `unchanged`:
  * the settled roots whose stamp is as before the run (see GitGuard.settled); `known`: paths the
- * caller looked at after the run, taken while this check has changed nothing. Never throws.
+ * caller looked at after the run, taken while this check has changed nothing; `quiet`: no
+ * directory the look before the run looked in changed since (protected.ts). Never throws.
  */
-export function checkGitAfterRun(guard: GitGuard, named?: string[], unchanged: ReadonlySet<string> = new Set(), known: ReadonlyMap<string, EntryInfo> = new Map()): ProtectedPathViolation[] {
+export function checkGitAfterRun(guard: GitGuard, named?: string[], unchanged: ReadonlySet<string> = new Set(), known: ReadonlyMap<string, EntryInfo> = new Map(), quiet = false): ProtectedPathViolation[] {
   const c = new Checker(guard);
   try {
-    c.watched(unchanged);
+    c.watched(unchanged, quiet);
     c.configs();
+    if (quiet) {
+      // No directory the look before the run looked in changed (protected.ts): no .git was made
+      // where there was none, no worktree admin or module dir was added. Indexes (content) and
+      // the rest of the workspace are looked at as always.
+      c.indexes();
+      c.elsewhere();
+      named?.push(...c.named);
+      return c.violations;
+    }
     // A directory in noGit had no .git before the run; one at the top of an unchanged root has none now.
     const noGit = guard.noGit.filter((dir) => !unchanged.has(dir));
     // What the caller looked at once the sandbox was gone holds while this check changed nothing.
@@ -332,11 +371,7 @@ export function checkGitAfterRun(guard: GitGuard, named?: string[], unchanged: R
     c.ahead = new Lookahead(dotGits, (paths) => inspectPast(past, paths, inspectManyWatched));
     noGit.forEach((dir, i) => c.newWorktree(dir, true, 0, dotGits[i]));
     c.ahead = undefined;
-    for (const [worktree, stamp] of guard.indexStamps) {
-      const gitDir = inspect(join(worktree, '.git')).kind === 'dir' ? join(worktree, '.git') : gitFileTarget(worktree);
-      if (gitDir === undefined || inspect(join(gitDir, 'index')).stamp === stamp) continue;
-      c.newGitlinks(worktree, gitDir, 0);
-    }
+    c.indexes();
     for (const gitDir of guard.gitDirs) {
       if (!c.inOrIsRoot(gitDir)) continue;
       c.adminDirs(gitDir);

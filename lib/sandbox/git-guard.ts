@@ -21,6 +21,7 @@ import { isAscii, isCleanAbsolute, isWithin } from '../path-within.js';
 import { fromBytes, inspect, listDir, Lookahead, readSmall, scanRepositories, toBytes, type EntryKind } from './beneath.js';
 import { parseGitConfig, type ConfigEntry } from './git-config.js';
 import { readOutsideConfig } from './outside-config.js';
+import { noteOutside, recording } from './look-record.js';
 import { indexGitlinks } from './git-index.js';
 import { NESTED_CONFIG_SCAN } from '../protected-names.js';
 import type { TopLooks } from './root-tops.js';
@@ -102,11 +103,41 @@ function readConfig(path: string, roots: readonly string[], memo?: Map<string, C
 }
 
 function readConfigOnce(path: string, roots: readonly string[]): ConfigEntry[] | undefined {
-  if (!roots.some((root) => isWithin(root, path))) return readOutsideConfig(path);
+  if (!roots.some((root) => isWithin(root, path))) {
+    if (!recording()) return readOutsideConfig(path);
+    // For the guard's memo (guard-memo.ts): the file as found before and after the read.
+    const before = outsideState(path);
+    const entries = readOutsideConfig(path);
+    noteOutside(path, before);
+    noteOutside(path, outsideState(path));
+    return entries;
+  }
   const text = readSmall(path, MAX_CONFIG_BYTES)?.toString('latin1');
   return text === undefined ? undefined : parseGitConfig(text);
 }
 
+
+/** How long after its last change a file outside the write roots is not trusted to show a further change. */
+const OUTSIDE_RACY_NS = 2_000_000_000n;
+
+/**
+ * A file outside every write root as a pass of the guard found it (guard-memo.ts compares it on
+ * a later run): its stamp (dev, inode, size, mtime, ctime) and where its links lead, `none` when
+ * it is missing; undefined when it changed less than OUTSIDE_RACY_NS ago (a later change could
+ * land on the same clock tick and keep the stamp) or cannot be looked at. Only the host writes there.
+ */
+export function outsideState(path: string): string | undefined {
+  try {
+    const name = Buffer.from(path, 'latin1');
+    const st = statSync(name, { bigint: true, throwIfNoEntry: false });
+    if (st === undefined) return 'none';
+    const settled = BigInt(Date.now()) * 1_000_000n - OUTSIDE_RACY_NS;
+    if (st.mtimeNs >= settled || st.ctimeNs >= settled) return undefined;
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}>${realpathSync(name, { encoding: 'buffer' }).toString('latin1')}`;
+  } catch {
+    return undefined;
+  }
+}
 
 /** First line of a small pointer file (commondir, gitdir, a `.git` file), trimmed. */
 export function readPointer(path: string): string | undefined {
@@ -219,6 +250,7 @@ class Discovery {
     const files = env.GIT_CONFIG_GLOBAL ? [toBytes(env.GIT_CONFIG_GLOBAL)] : [join(xdg, 'git', 'config'), join(this.#home, '.gitconfig')];
     files.push(env.GIT_CONFIG_SYSTEM ? toBytes(env.GIT_CONFIG_SYSTEM) : '/etc/gitconfig');
     for (const file of files) {
+      if (recording()) noteOutside(file, outsideState(file));
       // Most of these do not exist: a stat without an exception first (exceptions are slow).
       if (statSync(Buffer.from(file, 'latin1'), { throwIfNoEntry: false }) === undefined) continue;
       let real = file;

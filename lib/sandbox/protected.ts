@@ -16,8 +16,9 @@ import { inspect, inspectManyWatched, Lookahead, removeEntry, toBytes, type Entr
 import { checkGitAfterRun, type ProtectedPathViolation } from './git-check.js';
 import { childOf, cleanPosix, discoverGit, parentOf, type GitGuard } from './git-guard.js';
 import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js';
-import { checkToolConfigs, elidedNote, holdToolConfigs, noteToolConfigs, toolConfigPathFilter, type ToolConfigGuard } from './tool-configs.js';
-import { packCheck, unpackCheck, type InterruptedRunReport } from './missed-checks.js';
+import { checkToolConfigs, elidedNote, holdToolConfigs, noteToolConfigsFound, toolConfigPathFilter, withToolConfigsInFlight, type ToolConfigGuard } from './tool-configs.js';
+import { lookKept, type QuietSince } from './guard-memo.js';
+import { unpackCheck, type InterruptedRunReport } from './missed-checks.js';
 import { looksNow, TopLooks, unchangedRoots } from './root-tops.js';
 import { claimMissedChecks, openNotingWindow, type NotingWindow, type PublishedNotes, type SharedNotes } from './run-notes.js';
 import { guardScansAhead } from './scans-ahead.js';
@@ -135,6 +136,13 @@ const inFlight: Array<{ roots: string[]; guard: ProtectedPathGuard }> = [];
 const openWindows: Array<{ since: bigint }> = [];
 const endedWhileNoting: Array<{ roots: string[]; guard: ProtectedPathGuard; ended: bigint }> = [];
 
+/**
+ * The watch set of a run whose notes are its own look, kept across runs (guard-memo.ts): quiet
+ * after the run, no directory that look looked in changed since before it was made. Held until
+ * the run's release.
+ */
+const quietSets = new WeakMap<ProtectedPathGuard, QuietSince>();
+
 function closeWindow(window: { since: bigint }): void {
   const index = openWindows.indexOf(window);
   if (index >= 0) openWindows.splice(index, 1);
@@ -172,6 +180,9 @@ function takeNotesOfRunsInFlight(guard: ProtectedPathGuard, roots: readonly stri
   const inMine = (bytes: string) => mine.holds(bytes);
   const earlierGitRoots = new DirectorySet(earlier.flatMap((run) => run.gitRoots));
   const underEarlier = (bytes: string) => earlierGitRoots.holds(bytes);
+  // Copies: the notes this run looked at may be kept across runs (guard-memo.ts).
+  guard.git = { ...guard.git, configs: new Map(guard.git.configs), watched: new Map(guard.git.watched) };
+  guard.tools = { ...guard.tools, notes: new Map(guard.tools.notes) };
   const { configs, watched } = guard.git;
   for (const [path] of configs) if (underEarlier(path)) configs.set(path, { bytes: undefined, state: UNKNOWN_BEFORE });
   const entries = new Map(guard.ownEntries.filter((e) => !underEarlier(toBytes(e.path))).map((e) => [e.path, e]));
@@ -275,6 +286,8 @@ export function beginGuard(plan: SandboxPlan, offThread = false): { step(): Guar
   let waiting: Promise<void> | undefined;
   let piece = user.length === 0 ? 2 : 0;
   const abandon = (): void => {
+    scanned?.quiet?.release();
+    scanned = undefined;
     window?.abandon();
     if (local !== undefined) closeWindow(local);
     window = undefined;
@@ -321,13 +334,15 @@ export function beginGuard(plan: SandboxPlan, offThread = false): { step(): Guar
         return undefined;
       }
       const guarded = noteRest(plan, user, window, scanned ?? scanNoted(plan, user));
-      const published = window?.publish({ ...notesOf(roots, guarded.guard), after: packCheck(guarded.guard) });
+      const { git, ownEntries, tools, since } = guarded.guard;
+      const published = window?.publish({ ...notesOf(roots, guarded.guard), check: { git, ownEntries, tools, since } });
       if (interrupted.length > 0) guarded.guard.interrupted = interrupted;
       const run = { roots, guard: guarded.guard };
       inFlight.push(run);
       if (local !== undefined) closeWindow(local);
       window = undefined;
       local = undefined;
+      scanned = undefined; // its watch set is the run's now (released with it)
       piece = -1;
       // The agent and editor configs' notes are held the same way: in this process
       // (tool-configs.ts), and for other processes in the published check (takeNotesOfRunsInFlight).
@@ -353,6 +368,7 @@ function heldUntilRelease(run: { roots: string[]; guard: ProtectedPathGuard }, p
     if (index >= 0) inFlight.splice(index, 1);
     if (openWindows.length > 0) endedWhileNoting.push({ ...run, ended: process.hrtime.bigint() });
     releaseTools();
+    quietSets.get(run.guard)?.release();
     published?.end();
   };
   return { release, started: (pid) => published?.started(pid) };
@@ -408,13 +424,34 @@ function nestedRootStamps(roots: readonly string[]): { stamps: Map<string, Entry
   };
 }
 
-/** What the look at the repositories found, for the rest of the notes (noteRest). */
+/**
+ * What the look before the run found, for the rest of the notes (noteRest): the repositories'
+ * guard, the nested roots' stamps and the agent and editor configs (before the notes of this
+ * process's runs in flight are taken over them). Kept across runs (guard-memo.ts): never changed
+ * once made. `quiet`: the watch set that shows whether anything it depends on changed since.
+ */
 interface Scanned {
   git: GitGuard;
   stamps: Map<string, EntryInfo>;
+  tools: ToolConfigGuard;
+  quiet?: QuietSince;
 }
 
+/** The look before a run, kept across runs for the same write roots while nothing it depends on changed (guard-memo.ts). */
 function scanNoted(plan: SandboxPlan, user: WritableRoot[]): Scanned {
+  const look = (): Scanned => {
+    const { git, stamps } = scanRepositoriesNoted(plan, user);
+    return { git, stamps, tools: noteToolConfigsFound(user.map((w) => w.root), git.named, git.namesCovered, stamps) };
+  };
+  // process.platform: only Linux has the watch sets the kept look rests on.
+  if (process.platform !== 'linux') return look();
+  // A look that was refused (truncated) is made again by every run.
+  const { value, quiet } = lookKept({ writeRoots: plan.writeRoots, user }, look, (v) => !v.git.truncated);
+  if (value.git.truncated) quiet?.release();
+  return quiet === undefined ? value : { ...value, quiet };
+}
+
+function scanRepositoriesNoted(plan: SandboxPlan, user: WritableRoot[]): { git: GitGuard; stamps: Map<string, EntryInfo> } {
   // A git dir the command creates itself is checked as new after the run (git init must work):
   // only paths whose directory exists now are watched as they are.
   // The agent and editor configs have a check of their own (tool-configs.ts), with its reasons.
@@ -447,24 +484,40 @@ function scanNoted(plan: SandboxPlan, user: WritableRoot[]): Scanned {
   return { git, stamps };
 }
 
-function noteRest(plan: SandboxPlan, user: WritableRoot[], window: NotingWindow | undefined, { git, stamps }: Scanned): { plan: SandboxPlan; guard: ProtectedPathGuard } {
+function noteRest(plan: SandboxPlan, user: WritableRoot[], window: NotingWindow | undefined, { git, tools: found, quiet }: Scanned): { plan: SandboxPlan; guard: ProtectedPathGuard } {
   const roots = user.map((w) => w.root);
-  // The agent and editor configs, those the scan found below the top of the roots included.
-  const tools = noteToolConfigs(roots, git.named, git.namesCovered, stamps);
+  // The agent and editor configs (those the scan found below the top of the roots included), with
+  // the notes of this process's runs in flight taken over them.
+  const tools = withToolConfigsInFlight(found);
+  const guard: ProtectedPathGuard = { git, ownEntries: noteOwnEntries(roots, plan.workspace), tools, since: window?.since ?? process.hrtime.bigint() };
+  takeNotesOfRunsInFlight(guard, roots, window?.take(roots) ?? []);
+  // The check asks the look's watch set only while the notes are this run's own look (see checkProtectedPaths).
+  if (quiet !== undefined && guard.git === git && guard.tools === found) quietSets.set(guard, quiet);
+  else quiet?.release();
+  return { plan: { ...plan, writeRoots: guardedRoots(plan.writeRoots, git, tools.readOnly) }, guard };
+}
+
+/** guardedRoots' answers by the plan's write roots, while its look and the tool configs' read-only paths are the same objects (a kept look). */
+const guardedRootsMade = new WeakMap<readonly WritableRoot[], { git: GitGuard; toolsReadOnly: readonly string[]; writeRoots: WritableRoot[] }>();
+
+/** The plan's write roots with the read-only paths the look found added, and the configs git writes left writable. */
+function guardedRoots(planRoots: readonly WritableRoot[], git: GitGuard, toolsReadOnly: readonly string[]): WritableRoot[] {
+  const made = guardedRootsMade.get(planRoots);
+  if (made !== undefined && made.git === git && made.toolsReadOnly === toolsReadOnly) return made.writeRoots;
   // Each path goes to the innermost write root holding it (the mount plan pins from there): its
   // ancestors asked against the roots, whatever their number.
-  const holders = new DirectorySet(plan.writeRoots.map((w) => w.root));
+  const holders = git.readOnly.length + toolsReadOnly.length === 0 ? undefined : new DirectorySet(planRoots.map((w) => w.root));
   const extra = new Map<string, string[]>();
-  for (const paths of [git.readOnly, tools.readOnly]) {
+  for (const paths of holders === undefined ? [] : [git.readOnly, toolsReadOnly]) {
     for (const path of paths) {
-      const owner = holders.holderOf(path);
+      const owner = holders?.holderOf(path);
       if (owner === undefined) continue;
       const theirs = extra.get(owner);
       if (theirs === undefined) extra.set(owner, [path]);
       else theirs.push(path);
     }
   }
-  const writeRoots = plan.writeRoots.map((w) => {
+  const writeRoots = planRoots.map((w) => {
     const theirs = extra.get(w.root);
     let more: string[] = [];
     if (theirs !== undefined) {
@@ -475,9 +528,8 @@ function noteRest(plan: SandboxPlan, user: WritableRoot[], window: NotingWindow 
     const kept = git.configs.size === 0 ? w.readOnlySubpaths : w.readOnlySubpaths.filter((path) => !git.configs.has(toBytes(path)));
     return more.length === 0 && kept.length === w.readOnlySubpaths.length ? w : { ...w, readOnlySubpaths: [...kept, ...more] };
   });
-  const guard: ProtectedPathGuard = { git, ownEntries: noteOwnEntries(roots, plan.workspace), tools, since: window?.since ?? process.hrtime.bigint() };
-  takeNotesOfRunsInFlight(guard, roots, window?.take(roots) ?? []);
-  return { plan: { ...plan, writeRoots }, guard };
+  guardedRootsMade.set(planRoots, { git, toolsReadOnly, writeRoots });
+  return writeRoots;
 }
 
 /** What a backend reports once its sandbox is gone (see checkProtectedPaths). */
@@ -502,6 +554,9 @@ export function protectedExit(guard: ProtectedPathGuard, exitCode: number | null
   };
 }
 
+/** How many after-run checks found the look's watch set quiet (tests count them). */
+export const quietCheckCounts = { quiet: 0 };
+
 /**
  * After a run, once every process of the sandbox is gone: removes what the command created at
  * protected paths or left for host git to run, and says what and why. Never throws.
@@ -511,6 +566,23 @@ export function checkProtectedPaths(guard: ProtectedPathGuard): ProtectedPathVio
   const out: ProtectedPathViolation[] = [...(guard.interrupted ?? [])];
   // The agent and editor config entries the git check's scan finds (the same walk).
   const named: string[] = [];
+  // No directory the look before the run looked in has changed since before that look (its watch
+  // set is quiet, guard-memo.ts; every process of the sandbox is gone, so whatever it did is
+  // queued): every entry it found missing, a link or a directory is so still, and no .git, hooks
+  // directory or config was made beside them. What remains is what a directory event does not
+  // show (the content of configs, indexes and agent and editor configs) and the repositories and
+  // configs the scan of the whole workspace finds.
+  if (quietSets.get(guard)?.quiet() === true) {
+    quietCheckCounts.quiet++;
+    try {
+      out.push(...checkGitAfterRun(guard.git, named, undefined, undefined, true));
+    } catch (error) {
+      out.push({ path: '', reason: `the protected-path check failed: ${error instanceof Error ? error.message : String(error)}` });
+    }
+    out.push(...checkOwnEntries(guard.ownEntries));
+    out.push(...checkToolConfigs(guard.tools, undefined, named, undefined, true));
+    return out;
+  }
   // The nested roots' stamps now, read once for both checks below: a root whose stamp is as before
   // the run had no entry made at its top (root-tops.ts; a record of another version holds none).
   const settled = Array.isArray(guard.git.settled) ? guard.git.settled.filter((e) => Array.isArray(e) && typeof e[0] === 'string' && typeof e[1] === 'string') : [];

@@ -34,12 +34,12 @@
 // pid 1 finishes exiting only after every other process of it is gone); while that sandbox is
 // still there, the run's r. counts as in flight. Elsewhere the command may outlive its
 // supervisor, so nothing can tell when it is gone: a dead owner's notes are removed as before.
-import { closeSync, constants, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync, writevSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { rootsOverlap } from '../path-within.js';
 import { ensureDir, forgetCheckedDir, refuse, runNotesDir, shmNotesDir } from './run-notes-dir.js';
-import { decode, encode, secondName, type SharedNotes } from './run-notes-file.js';
+import { decode, encodeParts, secondName, type PublishedNotesBody, type SharedNotes } from './run-notes-file.js';
 import { buildOwnerName, currentOwner, ownerAlive, parseOwnerName, processStart } from './runtime-lease.js';
 
 export type { SharedNotes } from './run-notes-file.js';
@@ -241,9 +241,26 @@ export interface NotingWindow {
    * Publishes this run's notes (the marker, written, renamed in one step) and ends the window.
    * Call before the sandbox starts. Throws `protected_path` when they cannot be written.
    */
-  publish(notes: SharedNotes): PublishedNotes;
+  publish(notes: PublishedNotesBody): PublishedNotes;
   /** Ends the window without publishing (the run does not start). Never throws. */
   abandon(): void;
+}
+
+/** Writes every byte of `parts` at the descriptor's position, past short writes. */
+function writeAll(fd: number, parts: readonly Buffer[]): void {
+  let rest = parts.filter((part) => part.length > 0);
+  while (rest.length > 0) {
+    let done = writevSync(fd, rest);
+    const next: Buffer[] = [];
+    for (const part of rest) {
+      if (done >= part.length) done -= part.length;
+      else {
+        next.push(done === 0 ? part : part.subarray(done));
+        done = 0;
+      }
+    }
+    rest = next;
+  }
 }
 
 /** Opens a window: call before noting anything. Throws `protected_path` when the directory is unusable. */
@@ -287,8 +304,8 @@ export function openNotingWindow(given?: string): NotingWindow {
       const live = join(dir, `r.${id}`);
       const check = join(dir, `c.${id}`);
       try {
-        const text = encode(notes);
-        writeFileSync(fd as number, text, 'utf8'); // to the end, past short writes
+        const text = encodeParts(notes);
+        writeAll(fd as number, text);
         closeSync(fd as number);
         fd = undefined;
         // process.platform: only Linux runs a missed check (see the header).

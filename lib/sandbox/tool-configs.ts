@@ -318,7 +318,7 @@ function elidable(covered: readonly string[], stamps: ReadonlyMap<string, EntryI
  * without a link) has the check look at each protected path there as at the top of any root.
  * A thousand `dist` roots under the workspace's `packages/` so cost a look each, not one per name.
  */
-export function noteToolConfigs(roots: readonly string[], named: readonly string[] = [], covered: readonly string[] = [], stamps: ReadonlyMap<string, EntryInfo> = new Map()): ToolConfigGuard {
+export function noteToolConfigsFound(roots: readonly string[], named: readonly string[] = [], covered: readonly string[] = [], stamps: ReadonlyMap<string, EntryInfo> = new Map()): ToolConfigGuard {
   const bytesRoots = [...new Set(roots.map(toBytes))];
   const elided = elidable(covered, stamps);
   const skipped = new Set(elided.map(([root]) => root));
@@ -343,16 +343,34 @@ export function noteToolConfigs(roots: readonly string[], named: readonly string
       if (note.env !== true && note.states.length === parts.length && note.states[parts.length - 1] === 'dir' && toBytes(fromBytes(path)) === path) readOnly.push(fromBytes(path));
     }
   }
+  return { roots: bytesRoots, notes, readOnly, ...(elided.length > 0 ? { elided } : {}) };
+}
+
+/**
+ * noteToolConfigs: what this run found (noteToolConfigsFound), with the notes of the runs of this
+ * process in flight taken over it (withToolConfigsInFlight).
+ */
+export function noteToolConfigs(roots: readonly string[], named: readonly string[] = [], covered: readonly string[] = [], stamps: ReadonlyMap<string, EntryInfo> = new Map()): ToolConfigGuard {
+  return withToolConfigsInFlight(noteToolConfigsFound(roots, named, covered, stamps));
+}
+
+/**
+ * `found` (left unchanged: it may be a look kept across runs, guard-memo.ts) with, for each path,
+ * the note of the oldest run of this process in flight that has one instead.
+ */
+export function withToolConfigsInFlight(found: ToolConfigGuard): ToolConfigGuard {
+  if (inFlight.length === 0) return found;
+  let notes: Map<string, ToolConfigNote> | undefined;
   // The oldest run in flight with a note of the path (asked in turn: a burst holds hundreds).
-  for (const [path] of notes) {
+  for (const [path, note] of found.notes) {
     for (const run of inFlight) {
       const earlier = run.notes.get(path) ?? elidedNote(run, path);
       if (earlier === undefined) continue;
-      notes.set(path, earlier);
+      if (earlier !== note) (notes ??= new Map(found.notes)).set(path, earlier);
       break;
     }
   }
-  return { roots: bytesRoots, notes, readOnly, ...(elided.length > 0 ? { elided } : {}) };
+  return notes === undefined ? found : { ...found, notes };
 }
 
 /**
@@ -459,15 +477,39 @@ function elidedNotes(guard: ToolConfigGuard, seen: Set<string>, all: boolean, kn
   return out;
 }
 
+/** Notes whose state a directory event does not show (a file's content): per map, once. */
+const contentOnly = new WeakMap<ReadonlyMap<string, ToolConfigNote>, ToolConfigNote[]>();
+
+/**
+ * The notes of `notes` that a check must look at although no directory on their way changed since
+ * they were taken: those that reached an existing file (or other non-directory) at their end.
+ * Where a directory, a link or nothing was, the same is there while no entry changed.
+ */
+function contentNotes(notes: ReadonlyMap<string, ToolConfigNote>): ToolConfigNote[] {
+  let out = contentOnly.get(notes);
+  if (out === undefined) {
+    out = [];
+    for (const note of notes.values()) {
+      const last = note.states.length === note.parts.length ? note.states[note.states.length - 1] : undefined;
+      if (last !== undefined && last !== 'dir' && last !== 'missing' && !last.startsWith('link:')) out.push(note);
+    }
+    contentOnly.set(notes, out);
+  }
+  return out;
+}
+
 /**
  * The notes of the check: those taken before the run, and for each entry the scan after it found
  * (`named`) a note of every protected path below it that was not noted: it was not there before
  * the run (the scan before it would have reported it), so whatever is there now is the command's.
  */
-function notesToCheck(guard: ToolConfigGuard, named: readonly string[], stamps?: ReadonlyMap<string, EntryInfo>): ToolConfigNote[] {
-  const out = [...guard.notes.values()];
+function notesToCheck(guard: ToolConfigGuard, named: readonly string[], stamps?: ReadonlyMap<string, EntryInfo>, quiet = false): readonly ToolConfigNote[] {
+  // The same array while the notes are kept (guard-memo.ts): read, never changed.
+  if (quiet && named.length === 0) return contentNotes(guard.notes);
+  const out = quiet ? [...contentNotes(guard.notes)] : [...guard.notes.values()];
   const seen = new Set(guard.notes.keys());
-  out.push(...elidedNotes(guard, seen, false, stamps));
+  if (!quiet) out.push(...elidedNotes(guard, seen, false, stamps));
+  if (named.length === 0) return out;
   const roots = new DirectorySet(guard.roots);
   for (const entry of named) {
     for (const { root, parts, env } of pathsOfEntry(entry, roots)) {
@@ -484,20 +526,21 @@ function notesToCheck(guard: ToolConfigGuard, named: readonly string[], stamps?:
  * After a run, once every process of the sandbox is gone: removes or puts back what the command
  * created or changed among the protected files (`named`: the config entries the scan after the run
  * found, see checkGitAfterRun), says what and why, and ends the run's hold on its notes. `stamps`:
- * the elided roots' stamps read after the run, when the caller read them already. Never throws.
+ * the elided roots' stamps read after the run, when the caller read them already; `quiet`: no
+ * directory the look before the run looked in changed since (protected.ts). Never throws.
  */
-export function checkToolConfigs(guard: ToolConfigGuard, release?: () => void, named: readonly string[] = [], stamps?: ReadonlyMap<string, EntryInfo>): ProtectedPathViolation[] {
+export function checkToolConfigs(guard: ToolConfigGuard, release?: () => void, named: readonly string[] = [], stamps?: ReadonlyMap<string, EntryInfo>, quiet = false): ProtectedPathViolation[] {
   const out: ProtectedPathViolation[] = [];
   try {
-    const elided = new Set((guard.elided ?? []).map(([root]) => root));
-    const dirs = new Dirs(guard.roots.filter((root) => !elided.has(root)));
-    let notes: ToolConfigNote[];
+    // quiet: no directory the look before the run looked in changed (protected.ts), so only files are looked at.
+    const elided = quiet ? undefined : new Set((guard.elided ?? []).map(([root]) => root));
+    const dirs = new Dirs(elided === undefined ? [] : guard.roots.filter((root) => !elided.has(root)));
+    let notes: readonly ToolConfigNote[];
     try {
-      notes = notesToCheck(guard, named, stamps);
+      notes = notesToCheck(guard, named, stamps, quiet);
     } catch (error) {
       out.push({ path: '', reason: `the check of agent or editor configs found after the run failed: ${error instanceof Error ? error.message : String(error)}` });
-      notes = [...guard.notes.values()];
-      notes.push(...elidedNotes(guard, new Set(guard.notes.keys()), true));
+      notes = [...guard.notes.values(), ...elidedNotes(guard, new Set(guard.notes.keys()), true)];
     }
     for (const note of notes) {
       try {

@@ -1,0 +1,123 @@
+// The guard's look before a run, kept across runs (guard-memo.ts lookKept): a look is kept only
+// when made after its watch set (the second one), given again while the set is quiet and every
+// file it read keeps its stamp, and made afresh once anything it depends on changed: an entry made
+// where it found none, an entry removed, a file it read written in place (no directory event), a
+// directory above renamed. Each case changes the host between two calls and checks that the next
+// call looks again and answers what a look gives now.
+import { appendFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as assert from 'uvu/assert';
+import { test } from 'uvu';
+
+import { inspect, readSmall, toBytes } from '../../lib/sandbox/beneath.js';
+import { forgetKeptLooks, guardMemoCounts, lookKept, type LookAsked } from '../../lib/sandbox/guard-memo.js';
+import type { WritableRoot } from '../../lib/backend/types.js';
+import { makeTree, type Tree } from '../helpers/sandbox.js';
+
+// process.platform: only Linux has the watch sets (inotify).
+const linuxTest = process.platform === 'linux' ? test : test.skip;
+
+/** Settled: changed more than two seconds ago (a file changed later is never kept; no call sets a ctime back). */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 2200));
+
+/** A root with a settled config file and a missing `.zero`. */
+async function tree(): Promise<{ t: Tree; root: string; asked: LookAsked }> {
+  const t = makeTree();
+  const root = join(t.ws, 'pkg');
+  mkdirSync(join(root, '.git'), { recursive: true });
+  writeFileSync(join(root, '.git', 'config'), '[core]\n');
+  await settle();
+  const w: WritableRoot = { root, readOnlySubpaths: [], protectedNames: ['.zero'] };
+  return { t, root, asked: { writeRoots: [w], user: [w] } };
+}
+
+/** What the guard would ask: `.zero` missing or not, `.git` a directory, the config's content. */
+function look(root: string): () => string {
+  return () => `${inspect(toBytes(join(root, '.zero'))).kind} ${inspect(toBytes(join(root, '.git'))).kind} ${readSmall(toBytes(join(root, '.git', 'config')), 1 << 20)?.toString() ?? 'none'}`;
+}
+
+/** Three calls: the set is made, the look kept, then given again. */
+function warm(asked: LookAsked, root: string): void {
+  forgetKeptLooks();
+  assert.is(lookKept(asked, look(root)).quiet, undefined, 'the first look made the set: not kept');
+  const second = lookKept(asked, look(root));
+  assert.ok(second.quiet !== undefined, 'the second look, made after the set, is kept');
+  second.quiet?.release();
+  const reused = guardMemoCounts.reused;
+  const third = lookKept(asked, look(root));
+  assert.is(guardMemoCounts.reused, reused + 1, 'the third is the kept one');
+  assert.ok(third.quiet?.quiet() === true);
+  third.quiet?.release();
+}
+
+/** The next call looks again and gives what a look gives now. */
+function looksAgain(asked: LookAsked, root: string, what: string): void {
+  const reused = guardMemoCounts.reused;
+  const next = lookKept(asked, look(root));
+  assert.is(guardMemoCounts.reused, reused, `${what}: looked again`);
+  assert.is(next.value, look(root)(), `${what}: the answer of a look now`);
+  next.quiet?.release();
+}
+
+linuxTest('an entry made where the look found none: looked at again', async () => {
+  const { t, root, asked } = await tree();
+  try {
+    warm(asked, root);
+    mkdirSync(join(root, '.zero'));
+    looksAgain(asked, root, '.zero made');
+  } finally {
+    forgetKeptLooks();
+    t.cleanup();
+  }
+});
+
+linuxTest('a file the look read written in place (no directory event): looked at again', async () => {
+  const { t, root, asked } = await tree();
+  try {
+    warm(asked, root);
+    appendFileSync(join(root, '.git', 'config'), '\tfsmonitor = x\n');
+    looksAgain(asked, root, 'config appended to');
+  } finally {
+    forgetKeptLooks();
+    t.cleanup();
+  }
+});
+
+linuxTest('a directory the look found removed, or one above it renamed: looked at again', async () => {
+  const { t, root, asked } = await tree();
+  try {
+    warm(asked, root);
+    rmSync(join(root, '.git'), { recursive: true });
+    looksAgain(asked, root, '.git removed');
+    mkdirSync(join(root, '.git'));
+    writeFileSync(join(root, '.git', 'config'), '[core]\n');
+    await settle();
+    warm(asked, root);
+    renameSync(t.ws, `${t.ws}-away`);
+    mkdirSync(root, { recursive: true });
+    looksAgain(asked, root, 'workspace renamed');
+  } finally {
+    forgetKeptLooks();
+    t.cleanup();
+  }
+});
+
+linuxTest('a kept look is given to one root set only; a file changed in the last two seconds is never kept', async () => {
+  const { t, root, asked } = await tree();
+  try {
+    warm(asked, root);
+    const other: WritableRoot = { root: join(t.ws, 'other'), readOnlySubpaths: [], protectedNames: ['.zero'] };
+    mkdirSync(other.root);
+    const reused = guardMemoCounts.reused;
+    lookKept({ writeRoots: [other], user: [other] }, look(other.root)).quiet?.release();
+    assert.is(guardMemoCounts.reused, reused, 'another root set looks');
+    writeFileSync(join(root, '.git', 'config'), '[core]\n\tbare = false\n');
+    forgetKeptLooks();
+    for (let i = 0; i < 8; i++) assert.is(lookKept(asked, look(root)).quiet, undefined, 'a config changed just now is not kept');
+  } finally {
+    forgetKeptLooks();
+    t.cleanup();
+  }
+});
+
+test.run();
