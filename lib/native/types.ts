@@ -139,6 +139,11 @@ export interface NativeBinding {
    */
   fsWatchSet?(dirs: string[], entries?: string[]): number;
   /**
+   * A new set over the same watches as the set `id`, made only while that set is quiet (what
+   * fsWatchSet of the same paths would watch, without looking at them again); else -1.
+   */
+  fsWatchSetAgain?(id: number): number;
+  /**
    * Takes the queued events, then true only when nothing the set asks about changed since it was
    * made: no event on its entries or its directories' entries (file content writes are not
    * events), no mount-table change, no events lost. False for a released or unknown id.

@@ -3,11 +3,17 @@
 // cost, so during a burst of commands with the same policy the next sandbox is set up ahead of time
 // on the thread pool. Each is used at most once, only for a command whose freshly computed plan
 // (mounts, Landlock rules, seccomp program, network, process cap) is identical, and is killed after
-// being idle.
+// being idle. A sandbox's mounts and Landlock rules were taken by path when it was set up and stay
+// on what the paths led to then: when a path is replaced afterwards (a rename over a denied file,
+// a write root removed and made again), a sandbox set up before would hide or grant the old file
+// and not the new one. So each is set up under a watch set of every path its spec names (made
+// before its set-up starts) and handed out only while that set is quiet.
+import { isWithin } from '../path-within.js';
 import type { LinuxNativeSpec } from '../backend/linux/spec.js';
 import { callNative } from '../native/load.js';
 import type { NativeExit, PreparedWarmSpec } from '../native/types.js';
 import { createPidsLimit, type PidsLimit } from './cgroup.js';
+import { watchEntries, type WatchSet } from './watch-set.js';
 
 /** An idle prewarmed sandbox is killed after this long. */
 export const PREWARM_IDLE_MS = 5000;
@@ -28,6 +34,8 @@ export interface WarmSandbox {
    * owned by the run that takes the sandbox; the pool hands it back when the sandbox dies unused.
    */
   pids: PidsLimit | undefined;
+  /** Watches every path the sandbox's set-up took, from before the set-up: see specPaths. */
+  watch: WatchSet | undefined;
 }
 
 // The JSON of recently seen seccomp programs (a few distinct ones per process), by content.
@@ -81,25 +89,75 @@ export function buildPrewarmKey(spec: LinuxNativeSpec, pidsCap?: number): string
 /** The JSON head of buildPrewarmKey per frozen sandbox and process cap. */
 const headsOf = new WeakMap<object, Map<string, string>>();
 
+/**
+ * The host paths a sandbox's set-up takes by path: each mount target and each Landlock rule opened
+ * before the mounts (those opened after them are the sandbox's own /tmp, /dev and /proc). The
+ * sandbox's own /proc and /dev are left out: what the spec names there are kernel objects and
+ * devices, not files the host replaces, and on most hosts /dev and /proc cannot be watched.
+ */
+export function specPaths(spec: LinuxNativeSpec): string[] {
+  const paths = new Set<string>();
+  const add = (path: string) => {
+    if (!isWithin('/proc', path, '/') && !isWithin('/dev', path, '/')) paths.add(path);
+  };
+  for (const op of spec.linux.mounts) add(op.path);
+  for (const rule of spec.linux.landlockRules) if (!rule.afterMounts) add(rule.path);
+  return [...paths];
+}
+
+/** What the pool keeps per policy: the addon's parsed spec, its paths and their watch set. */
+interface WarmPolicy {
+  handle: PreparedWarmSpec;
+  paths: string[];
+  watch: WatchSet | undefined;
+  /** When its paths could not all be watched, last. */
+  unwatchedAt: number | undefined;
+}
+
+/**
+ * A watch set over a policy's paths for one sandbox. The policy keeps one set of its own: while
+ * that is quiet, nothing the paths depend on has changed, and the sandbox's set is made from it
+ * without looking at every path again (the cost of a set is then per directory watched, in C++).
+ */
+function watchAgain(policy: WarmPolicy): WatchSet | undefined {
+  const again = policy.watch?.again();
+  if (again !== undefined) return again;
+  policy.watch?.release();
+  // Paths that could not all be watched are not looked at again for a while (each try looks at
+  // every path; its refills come three at a time).
+  const now = Date.now();
+  if (policy.unwatchedAt !== undefined && now - policy.unwatchedAt < PREWARM_IDLE_MS) return undefined;
+  policy.watch = watchEntries(policy.paths);
+  policy.unwatchedAt = policy.watch === undefined ? now : undefined;
+  return policy.watch?.again();
+}
+
 export class PrewarmPool {
   readonly #ready = new Map<string, WarmSandbox[]>();
   readonly #pending = new Map<string, number>();
   readonly #lastUse = new Map<string, number>();
   /** The addon's parsed spec per key, so refills do not convert the same spec again. */
-  readonly #prepared = new Map<string, PreparedWarmSpec>();
+  readonly #prepared = new Map<string, WarmPolicy>();
   /** Bumped by clear(): a sandbox still being set up for an older generation is killed on arrival. */
   #generation = 0;
 
-  /** A ready sandbox for exactly this key, removed from the pool; undefined when there is none. */
+  /**
+   * A ready sandbox for exactly this key, removed from the pool; undefined when there is none. One
+   * whose paths may have changed since its set-up began (its watch set is not quiet) is killed.
+   */
   take(key: string): WarmSandbox | undefined {
     const list = this.#ready.get(key);
     while (list !== undefined && list.length > 0) {
       const entry = list.shift() as WarmSandbox;
       clearTimeout(entry.timer);
-      if (!entry.dead) {
-        if (list.length === 0) this.#ready.delete(key);
-        return entry;
+      if (entry.dead) continue;
+      if (entry.watch?.quiet() !== true) {
+        this.#kill(entry);
+        continue;
       }
+      entry.watch.release();
+      if (list.length === 0) this.#ready.delete(key);
+      return entry;
     }
     this.#ready.delete(key);
     return undefined;
@@ -129,6 +187,7 @@ export class PrewarmPool {
     for (const list of this.#ready.values()) for (const entry of list) this.#kill(entry);
     this.#ready.clear();
     this.#lastUse.clear();
+    for (const prepared of this.#prepared.values()) prepared.watch?.release();
     this.#prepared.clear();
   }
 
@@ -158,7 +217,7 @@ export class PrewarmPool {
 
   #start(key: string, spec: LinuxNativeSpec, pidsCap: number | undefined): void {
     const generation = this.#generation;
-    const entry: WarmSandbox = { key, pid: -1, dead: false, listener: undefined, timer: undefined, pids: undefined };
+    const entry: WarmSandbox = { key, pid: -1, dead: false, listener: undefined, timer: undefined, pids: undefined, watch: undefined };
     const remove = () => {
       const list = this.#ready.get(key);
       const index = list?.indexOf(entry) ?? -1;
@@ -169,6 +228,7 @@ export class PrewarmPool {
     };
     const onExit = (exit: NativeExit) => {
       entry.dead = true;
+      entry.watch?.release();
       remove();
       clearTimeout(entry.timer);
       // A run that took the sandbox owns its cgroup (and hands it back); else it goes back here.
@@ -177,23 +237,35 @@ export class PrewarmPool {
     };
     let started: Promise<{ pid: number }>;
     try {
-      if (pidsCap !== undefined) {
-        entry.pids = createPidsLimit(pidsCap, undefined, false);
-        if (entry.pids === undefined) return; // a cold start finds out why, or falls back
-      }
       let prepared = this.#prepared.get(key);
       if (prepared === undefined) {
         const { cgroupProcsFd: _cgroup, ...linux } = spec.linux;
         const warmSpec: LinuxNativeSpec = { ...spec, linux, stdio: ['ignore', 'ignore', 'ignore'] };
-        prepared = callNative((binding) => binding.prepareWarm(warmSpec));
+        prepared = { handle: callNative((binding) => binding.prepareWarm(warmSpec)), paths: specPaths(spec), watch: undefined, unwatchedAt: undefined };
         this.#prepared.set(key, prepared);
         // Bounded like the pool: the oldest policy's handle goes first.
-        if (this.#prepared.size > PREWARM_MAX_KEYS) this.#prepared.delete(this.#prepared.keys().next().value as string);
+        if (this.#prepared.size > PREWARM_MAX_KEYS) {
+          const oldest = this.#prepared.keys().next().value as string;
+          this.#prepared.get(oldest)?.watch?.release();
+          this.#prepared.delete(oldest);
+        }
       }
-      const handle = prepared;
+      // The watch comes before the set-up: a path replaced after it took the path is an event.
+      // Paths that cannot all be watched are never prewarmed (every run starts cold).
+      entry.watch = watchAgain(prepared);
+      if (entry.watch === undefined) return;
+      if (pidsCap !== undefined) {
+        entry.pids = createPidsLimit(pidsCap, undefined, false);
+        if (entry.pids === undefined) {
+          entry.watch.release();
+          return; // a cold start finds out why, or falls back
+        }
+      }
+      const { handle } = prepared;
       const fd = entry.pids?.fd;
       started = callNative((binding) => binding.spawnWarm(handle, onExit, fd));
     } catch {
+      entry.watch?.release();
       entry.pids?.closeFd();
       entry.pids?.remove();
       return; // prewarming is an optimisation: the cold path keeps working
@@ -225,6 +297,7 @@ export class PrewarmPool {
       },
       () => {
         settle();
+        entry.watch?.release();
         entry.pids?.remove(); // nothing joined it
       },
     );
@@ -232,6 +305,7 @@ export class PrewarmPool {
 
   #kill(entry: WarmSandbox): void {
     clearTimeout(entry.timer);
+    entry.watch?.release();
     if (!entry.dead && entry.pid > 0) callNative((binding) => binding.kill(entry.pid, 9));
   }
 }

@@ -13,11 +13,16 @@ import { toBytes } from './beneath.js';
 export interface WatchSet {
   /** True only when nothing the set watches has changed since it was made (false once released). */
   quiet(): boolean;
+  /**
+   * A new set over the same paths, made without looking at them again; only while this one is
+   * quiet (then the paths still lead where they did), else undefined.
+   */
+  again(): WatchSet | undefined;
   /** Frees the set: the live sets are bounded. */
   release(): void;
 }
 
-type Verbs = Required<Pick<NativeBinding, 'fsWatchSet' | 'fsWatchSetQuiet' | 'fsWatchSetRelease'>>;
+type Verbs = Required<Pick<NativeBinding, 'fsWatchSet' | 'fsWatchSetAgain' | 'fsWatchSetQuiet' | 'fsWatchSetRelease'>>;
 
 let verbs: Verbs | null | undefined;
 
@@ -25,28 +30,31 @@ function watchVerbs(): Verbs | null {
   if (verbs !== undefined) return verbs;
   try {
     const binding = loadNative();
-    const { fsWatchSet, fsWatchSetQuiet, fsWatchSetRelease } = binding;
-    verbs = fsWatchSet === undefined || fsWatchSetQuiet === undefined || fsWatchSetRelease === undefined ? null : { fsWatchSet, fsWatchSetQuiet, fsWatchSetRelease };
+    const { fsWatchSet, fsWatchSetAgain, fsWatchSetQuiet, fsWatchSetRelease } = binding;
+    verbs = fsWatchSet === undefined || fsWatchSetAgain === undefined || fsWatchSetQuiet === undefined || fsWatchSetRelease === undefined ? null : { fsWatchSet, fsWatchSetAgain, fsWatchSetQuiet, fsWatchSetRelease };
   } catch {
     verbs = null;
   }
   return verbs;
 }
 
-function make(dirs: readonly string[], entries: readonly string[] | undefined): WatchSet | undefined {
-  const v = watchVerbs();
-  if (v === null) return undefined;
-  const id = v.fsWatchSet(dirs.map(toBytes), entries?.map(toBytes));
+function wrap(v: Verbs, id: number): WatchSet | undefined {
   if (typeof id !== 'number' || id < 0) return undefined;
   let released = false;
   return {
     quiet: () => !released && v.fsWatchSetQuiet(id),
+    again: () => (released ? undefined : wrap(v, v.fsWatchSetAgain(id))),
     release: () => {
       if (released) return;
       released = true;
       v.fsWatchSetRelease(id);
     },
   };
+}
+
+function make(dirs: readonly string[], entries: readonly string[] | undefined): WatchSet | undefined {
+  const v = watchVerbs();
+  return v === null ? undefined : wrap(v, v.fsWatchSet(dirs.map(toBytes), entries?.map(toBytes)));
 }
 
 /**

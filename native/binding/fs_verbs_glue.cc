@@ -123,6 +123,15 @@ int SetId(const Napi::CallbackInfo& info) {
   return id >= 0 && id <= 2147483647.0 && id == static_cast<int>(id) ? static_cast<int>(id) : -1;
 }
 
+// fsWatchSetAgain(id): a new set like the quiet set `id`, else -1.
+Napi::Value FsWatchSetAgain(const Napi::CallbackInfo& info) {
+  try {
+    return Napi::Number::New(info.Env(), watched_looks::SetAgain(SetId(info)));
+  } catch (...) {
+    return Napi::Number::New(info.Env(), -1);
+  }
+}
+
 Napi::Value FsWatchSetQuiet(const Napi::CallbackInfo& info) {
   try {
     return Napi::Boolean::New(info.Env(), watched_looks::SetQuiet(SetId(info)));
@@ -244,6 +253,7 @@ void ExportVerbs(Napi::Env env, Napi::Object exports) {
   verb("fsInspectManyWatched",
        Napi::Function::New<FsInspectMany<true>>(env, "fsInspectManyWatched"));
   verb("fsWatchSet", Napi::Function::New<FsWatchSet>(env, "fsWatchSet"));
+  verb("fsWatchSetAgain", Napi::Function::New<FsWatchSetAgain>(env, "fsWatchSetAgain"));
   verb("fsWatchSetQuiet", Napi::Function::New<FsWatchSetQuiet>(env, "fsWatchSetQuiet"));
   verb("fsWatchSetRelease", Napi::Function::New<FsWatchSetRelease>(env, "fsWatchSetRelease"));
 #endif

@@ -13,8 +13,6 @@
 #include <climits>
 #include <utility>
 
-#include "posix/fs_walk.h"
-
 namespace watch_sets {
 
 // A case-insensitive directory (ext4, f2fs or tmpfs casefolding, set per directory) finds an entry
@@ -32,20 +30,27 @@ std::string Registry::Fold(const std::string& name) {
 }
 
 int Registry::Make(std::unordered_map<int, Interest> watched) {
+  for (auto& [wd, interest] : watched) {
+    // A name that folds to nothing certain matches every name (see Fold).
+    if (interest.names.count(std::string()) != 0) interest.every = true;
+    if (interest.every) interest.names.clear();
+  }
+  return Add(std::make_shared<const Watched>(std::move(watched)));
+}
+
+int Registry::Again(int id) {
+  if (!Quiet(id)) return -1;
+  return Add(sets_.at(id).watched);
+}
+
+int Registry::Add(std::shared_ptr<const Watched> watched) {
   if (sets_.size() >= kMaxSets) return -1;
   do {
     next_ = next_ == INT_MAX ? 0 : next_ + 1;
   } while (sets_.count(next_) != 0);
   int id = next_;
-  Set& set = sets_[id];
-  set.wds.reserve(watched.size());
-  for (auto& [wd, interest] : watched) {
-    // A name that folds to nothing certain matches every name (see Fold).
-    if (interest.names.count(std::string()) != 0) interest.every = true;
-    if (interest.every) interest.names.clear();
-    set.wds.push_back(wd);
-    uses_[wd].push_back(Use{id, std::move(interest)});
-  }
+  for (const auto& [wd, interest] : *watched) uses_[wd].push_back(Use{id, &interest});
+  sets_[id].watched = std::move(watched);
   return id;
 }
 
@@ -57,13 +62,13 @@ bool Registry::Quiet(int id) const {
 void Registry::Release(int id) {
   auto found = sets_.find(id);
   if (found == sets_.end()) return;
-  for (int wd : found->second.wds) {
+  for (const auto& [wd, interest] : *found->second.watched) {
     auto uses = uses_.find(wd);
     if (uses == uses_.end()) continue;
     std::vector<Use>& list = uses->second;
     for (size_t i = 0; i < list.size(); ++i) {
       if (list[i].set != id) continue;
-      list[i] = std::move(list.back());
+      list[i] = list.back();
       list.pop_back();
       break;
     }
@@ -80,7 +85,7 @@ void Registry::OnEvent(int wd, uint32_t mask, const char* name) {
   bool self = *name == '\0' || (mask & (IN_IGNORED | IN_UNMOUNT)) != 0;
   std::string folded = self ? std::string() : Fold(name);
   for (const Use& use : uses->second) {
-    if (self || use.interest.every || folded.empty() || use.interest.names.count(folded) != 0) {
+    if (self || use.interest->every || folded.empty() || use.interest->names.count(folded) != 0) {
       auto set = sets_.find(use.set);
       if (set != sets_.end()) set->second.changed = true;
     }
@@ -91,18 +96,13 @@ void Registry::OnEvent(int wd, uint32_t mask, const char* name) {
 
 void Registry::StartOver() {
   uses_.clear();
-  for (auto& [id, set] : sets_) {
-    set.changed = true;
-    set.wds.clear();
-  }
+  for (auto& [id, set] : sets_) set.changed = true;
 }
 
 }  // namespace watch_sets
 
 namespace watch_sets {
 namespace {
-
-namespace walk = fs_beneath::walk;
 
 // "/" followed by the components of `path`, "." and empty ones dropped; false for a relative
 // path or one with "..".
@@ -119,66 +119,84 @@ bool CleanComponents(const std::string& path, std::vector<std::string>* parts) {
   return true;
 }
 
-std::string Join(const std::vector<std::string>& parts, size_t count) {
-  std::string out;
-  for (size_t i = 0; i < count; ++i) out += "/" + parts[i];
-  return out.empty() ? "/" : out;
-}
+// What one Collect has found: the watch of each directory already met (paths share most of their
+// directories: each is looked up in the memo once), and the interests.
+struct Collector {
+  Watches& w;
+  std::unordered_map<int, Interest>* out;
+  std::unordered_map<std::string, int> seen;
 
-// One path of a set (see Collect); `follow`: a link at the entry may be followed once.
-bool Chain(Watches& w, const std::string& path, bool dir, bool follow,
-           std::unordered_map<int, Interest>* out) {
-  std::vector<std::string> parts;
-  if (!CleanComponents(path, &parts)) return false;
-  // An entry needs the directories above it only; a directory itself too.
-  size_t deepest = dir || parts.empty() ? parts.size() : parts.size() - 1;
-  w.WatchDown(Join(parts, deepest));
-  // Level k: the directory of the first k components.
-  size_t k = 0;
-  for (; k <= deepest; ++k) {
-    int wd = w.WatchOf(Join(parts, k));
-    if (wd < 0) break;
-    Interest& interest = (*out)[wd];
-    if (k < parts.size())
-      interest.names.insert(Registry::Fold(parts[k]));
-    else if (dir)
-      interest.every = true;
+  // The watch of the directory `dir`, else -1.
+  int WatchOf(const std::string& dir) {
+    auto found = seen.find(dir);
+    if (found != seen.end()) return found->second;
+    int wd = w.WatchOf(dir);
+    if (wd >= 0) seen.emplace(dir, wd);
+    return wd;
   }
-  if (k == 0) return false;
-  if (k > deepest) {
-    if (dir || parts.empty()) return true;
-  } else if (dir) {
-    return false;
+
+  // One path of a set (see Collect); `follow`: a link at the entry may be followed once.
+  bool Chain(const std::string& path, bool dir, bool follow) {
+    std::vector<std::string> parts;
+    if (!CleanComponents(path, &parts)) return false;
+    // Level k: the directory of the first k components, prefix(k) its path.
+    std::string clean;
+    std::vector<size_t> ends(1, 1);
+    for (const std::string& part : parts) {
+      clean += "/" + part;
+      ends.push_back(clean.size());
+    }
+    if (clean.empty()) clean = "/";
+    auto prefix = [&](size_t k) { return clean.substr(0, ends[k]); };
+    // An entry needs the directories above it only; a directory itself too.
+    size_t deepest = dir || parts.empty() ? parts.size() : parts.size() - 1;
+    // A directory watched has every directory above it watched (see WatchDown).
+    if (WatchOf(prefix(deepest)) < 0) w.WatchDown(prefix(deepest));
+    size_t k = 0;
+    for (; k <= deepest; ++k) {
+      int wd = WatchOf(prefix(k));
+      if (wd < 0) break;
+      Interest& interest = (*out)[wd];
+      if (k < parts.size())
+        interest.names.insert(Registry::Fold(parts[k]));
+      else if (dir)
+        interest.every = true;
+    }
+    if (k == 0) return false;
+    if (k > deepest) {
+      if (dir || parts.empty()) return true;
+    } else if (dir) {
+      return false;
+    }
+    bool last = k == parts.size();
+    // An entry: what is at level k, looked at by path. Every directory on the way is watched, so
+    // if the way changed since it was watched an event names it and the set is not quiet anyway.
+    std::string at = prefix(k);
+    struct stat st;
+    if (fstatat(AT_FDCWD, at.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return errno == ENOENT;
+    if (S_ISDIR(st.st_mode)) return last;   // not watched: a filesystem or budget refused it
+    if (!S_ISLNK(st.st_mode)) return true;  // a file: nothing below it (ENOTDIR)
+    if (!last || !follow) return false;
+    // The link's text, read after its directory was watched: changing the link is an event there.
+    char text[4096];
+    ssize_t n = readlinkat(AT_FDCWD, at.c_str(), text, sizeof text);
+    if (n <= 0 || static_cast<size_t>(n) >= sizeof text) return false;
+    std::string target(text, static_cast<size_t>(n));
+    if (target[0] != '/') target = prefix(k - 1) + "/" + target;
+    return Chain(target, false, false);
   }
-  bool last = k == parts.size();
-  // An entry: what is at level k, below the watched level k - 1 (an event there names it now).
-  int err = 0;
-  walk::Fd above(fs_beneath::OpenDirectory(Join(parts, k - 1), &err));
-  if (above.get() < 0) return false;
-  struct stat st;
-  if (fstatat(above.get(), parts[k - 1].c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-    return errno == ENOENT;
-  if (S_ISDIR(st.st_mode)) return last;   // not watched: a filesystem or budget refused it
-  if (!S_ISLNK(st.st_mode)) return true;  // a file: nothing below it (ENOTDIR)
-  if (!last || !follow) return false;
-  // The link's text, read after its directory was watched: changing the link is an event there.
-  char text[4096];
-  ssize_t n = readlinkat(above.get(), parts[k - 1].c_str(), text, sizeof text);
-  if (n <= 0 || static_cast<size_t>(n) >= sizeof text) return false;
-  std::string target(text, static_cast<size_t>(n));
-  if (target[0] != '/') target = Join(parts, k - 1) + "/" + target;
-  return Chain(w, target, false, false, out);
-}
+};
 
 }  // namespace
 
 bool Collect(Watches& watches, const std::vector<std::string>& dirs,
              const std::vector<std::string>& entries, std::unordered_map<int, Interest>* out) {
+  Collector collector{watches, out, {}};
   for (const std::string& dir : dirs) {
-    if (!Chain(watches, dir, true, false, out)) return false;
+    if (!collector.Chain(dir, true, false)) return false;
   }
   for (const std::string& entry : entries) {
-    if (!Chain(watches, entry, false, true, out)) return false;
+    if (!collector.Chain(entry, false, true)) return false;
   }
   return true;
 }

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -50,6 +51,9 @@ class Registry {
  public:
   // A new set over `watched` (watch id -> interest); its id, or -1 when kMaxSets are live.
   int Make(std::unordered_map<int, Interest> watched);
+  // A new set over the same watches and interests as the set `id`, when that set is quiet: what
+  // collecting them again would find, since nothing they depend on has changed. Else -1.
+  int Again(int id);
   // Whether nothing the set asks about changed since it was made (false for an unknown id).
   bool Quiet(int id) const;
   void Release(int id);
@@ -63,14 +67,16 @@ class Registry {
   static std::string Fold(const std::string& name);
 
  private:
+  using Watched = std::unordered_map<int, Interest>;
   struct Use {
     int set;
-    Interest interest;
+    const Interest* interest;
   };
   struct Set {
-    std::vector<int> wds;
+    std::shared_ptr<const Watched> watched;
     bool changed = false;
   };
+  int Add(std::shared_ptr<const Watched> watched);
   std::unordered_map<int, std::vector<Use>> uses_;
   std::unordered_map<int, Set> sets_;
   int next_ = 0;

@@ -369,6 +369,13 @@ int MakeSet(const std::vector<std::string>& dirs, const std::vector<std::string>
   return m.sets.Make(std::move(watched));
 }
 
+int SetAgain(int id) {
+  Memo& m = Get();
+  std::lock_guard<std::mutex> hold(m.lock);
+  Begin(m);
+  return m.sets.Again(id);
+}
+
 bool SetQuiet(int id) {
   Memo& m = Get();
   std::lock_guard<std::mutex> hold(m.lock);

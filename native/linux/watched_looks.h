@@ -28,6 +28,8 @@ std::vector<root_walk::Listing> ListRoots(const std::vector<std::string>& paths,
 // A watch set (watch_sets.h) over `dirs` and `entries`, taking the memo's watches: its id, or -1
 // when one of them cannot be watched or kMaxSets are live.
 int MakeSet(const std::vector<std::string>& dirs, const std::vector<std::string>& entries);
+// Takes the queued events, then a set like `id` (watch_sets::Registry::Again), or -1.
+int SetAgain(int id);
 // Takes the queued events, then whether nothing the set asks about changed since it was made.
 bool SetQuiet(int id);
 void ReleaseSet(int id);

@@ -147,6 +147,33 @@ linuxTest('sets are independent; a released or unknown id answers false', () => 
   }
 });
 
+linuxTest('again() gives a set over the same paths only while the first is quiet', () => {
+  const t = tree();
+  try {
+    const first = made(watchEntries([join(t.dir, 'f')], [join(t.ws, 'x')]));
+    const second = made(first.again());
+    first.release();
+    assert.ok(second.quiet(), 'the second while nothing changed');
+    const third = made(second.again());
+    writeFileSync(join(t.ws, 'x', 'new'), '');
+    assert.not.ok(second.quiet(), 'a change to a directory of the set');
+    assert.not.ok(third.quiet(), 'the same change seen by the set made again');
+    assert.is(second.again(), undefined, 'not made from a set that changed');
+    second.release();
+    third.release();
+    const fourth = made(watchEntries([join(t.dir, 'f')]));
+    const fifth = made(fourth.again());
+    writeFileSync(join(t.dir, 'g.new'), 'x');
+    renameSync(join(t.dir, 'g.new'), join(t.dir, 'f'));
+    assert.not.ok(fifth.quiet(), 'the entry replaced by rename');
+    fourth.release();
+    fifth.release();
+    assert.is(fifth.again(), undefined, 'not made from a released set');
+  } finally {
+    t.cleanup();
+  }
+});
+
 linuxTest('a set that cannot be watched completely is refused', () => {
   const t = tree();
   try {

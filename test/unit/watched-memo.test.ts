@@ -26,7 +26,7 @@ function memo(): { memo: WatchedMemo<string, { n: number }>; sets: FakeSet[] } {
   const watch = (entries: readonly string[]) => {
     const set: FakeSet = { quiet: true, released: false, entries };
     sets.push(set);
-    return { quiet: () => set.quiet && !set.released, release: () => void (set.released = true) };
+    return { quiet: () => set.quiet && !set.released, again: () => undefined, release: () => void (set.released = true) };
   };
   return { memo: new WatchedMemo<string, { n: number }>(2, (a, b) => a === b, (k) => k, watch), sets };
 }
