@@ -90,9 +90,14 @@ bool Queue::DrainWith(void* ctx, void (*each)(void*, int, uint32_t, const char*)
   if (!Ready()) return false;
   bool complete = true;
   // The mount table reports a change as POLLERR | POLLPRI, once per change (it is always readable).
+  // A signal (a profiler's timer, SIGCHLD) can interrupt even a poll that does not wait, and an
+  // interrupted poll says nothing about the table: it is asked again, not taken as a change.
   struct pollfd mounts = {mounts_, POLLPRI, 0};
-  if (poll(&mounts, 1, 0) < 0 || (mounts.revents & (POLLERR | POLLPRI | POLLNVAL)) != 0)
-    complete = false;
+  int polled;
+  do {
+    polled = poll(&mounts, 1, 0);
+  } while (polled < 0 && errno == EINTR);
+  if (polled < 0 || (mounts.revents & (POLLERR | POLLPRI | POLLNVAL)) != 0) complete = false;
   alignas(struct inotify_event) char buf[65536];
   for (;;) {
     ssize_t n = read(fd_, buf, sizeof buf);

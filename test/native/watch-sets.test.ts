@@ -275,4 +275,32 @@ linuxTest('a file system mounted anywhere counts as a change', () => {
   }
 });
 
+// A child with a CPU profiler sampling every 10 us: its timer signal interrupts the addon's
+// system calls. Asks one set, over a directory nobody changes, whether it is quiet many times.
+const SIGNALLED = `
+const { Session } = require('node:inspector');
+const addon = require(process.argv[1]);
+const id = addon.fsWatchSet([process.argv[2]]);
+const session = new Session();
+session.connect();
+session.post('Profiler.enable', () => session.post('Profiler.setSamplingInterval', { interval: 10 }, () => session.post('Profiler.start', () => {
+  let asked = 0;
+  while (asked < 20000 && addon.fsWatchSetQuiet(id)) asked++;
+  console.log(JSON.stringify({ id, asked }));
+})));
+`;
+
+linuxTest('a signal interrupting the look at the mount table is no change (a set stays quiet under a profiler)', () => {
+  const t = tree();
+  try {
+    const r = spawnSync(process.execPath, ['-e', SIGNALLED, nativeBindingPath() as string, t.dir], { encoding: 'utf8' });
+    assert.is(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { id: number; asked: number };
+    assert.ok(out.id >= 0, r.stdout);
+    assert.is(out.asked, 20000, 'quiet every time');
+  } finally {
+    t.cleanup();
+  }
+});
+
 test.run();
