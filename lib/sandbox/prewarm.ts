@@ -71,23 +71,30 @@ export function buildPrewarmKey(spec: LinuxNativeSpec, pidsCap?: number): string
   const { rlimits, cgroupProcsFd: _cgroup, seccomp, ...rest } = spec.linux;
   const nproc = rlimits.find((limit) => limit.resource === RLIMIT_NPROC);
   const cap = pidsCap === undefined ? '' : String(pidsCap);
+  const filter = buildSeccompJson(seccomp);
   // A sandbox kept frozen by the spec memo (spec-memo.ts: deepFreeze) is the same object run after
-  // run, its content unchangeable: the JSON of its thousands of mounts and rules is made once.
+  // run, its content unchangeable (the seccomp words, a typed array, are compared above): its key
+  // is made once and the same string given again, so the pool's lookups hash it once and compare
+  // it by identity, not the JSON of thousands of mounts and rules on every run.
   const frozen = Object.isFrozen(spec.linux) && Object.isFrozen(spec.linux.mounts) && Object.isFrozen(spec.linux.landlockRules) && Object.isFrozen(rlimits);
-  let head = frozen ? headsOf.get(spec.linux)?.get(cap) : undefined;
-  if (head === undefined) {
-    head = JSON.stringify({ ...rest, ...(nproc === undefined ? {} : { nproc: nproc.soft }), ...(pidsCap === undefined ? {} : { pidsCgroup: pidsCap }) });
-    if (frozen) {
-      const heads = headsOf.get(spec.linux) ?? new Map<string, string>();
-      heads.set(cap, head);
-      headsOf.set(spec.linux, heads);
-    }
+  const known = frozen ? keysOf.get(spec.linux)?.get(cap) : undefined;
+  if (known !== undefined && known.filter === filter) return known.key;
+  prewarmKeyCounts.built++;
+  const head = JSON.stringify({ ...rest, ...(nproc === undefined ? {} : { nproc: nproc.soft }), ...(pidsCap === undefined ? {} : { pidsCgroup: pidsCap }) });
+  const key = `${head === '{}' ? '{' : `${head.slice(0, -1)},`}"seccomp":${filter}}`;
+  if (frozen) {
+    const keys = keysOf.get(spec.linux) ?? new Map<string, { filter: string; key: string }>();
+    keys.set(cap, { filter, key });
+    keysOf.set(spec.linux, keys);
   }
-  return `${head === '{}' ? '{' : `${head.slice(0, -1)},`}"seccomp":${buildSeccompJson(seccomp)}}`;
+  return key;
 }
 
-/** The JSON head of buildPrewarmKey per frozen sandbox and process cap. */
-const headsOf = new WeakMap<object, Map<string, string>>();
+/** How often buildPrewarmKey made a key's JSON (tests count them). */
+export const prewarmKeyCounts = { built: 0 };
+
+/** buildPrewarmKey's answer per frozen sandbox and process cap, with the seccomp JSON it was made with. */
+const keysOf = new WeakMap<object, Map<string, { filter: string; key: string }>>();
 
 /**
  * The host paths a sandbox's set-up takes by path: each mount target and each Landlock rule opened

@@ -9,7 +9,8 @@ import { buildSeccompProgram, buildSeccompWords, encodeSeccompProgram, type Secc
 import type { LinuxNativeSpec } from '../../lib/backend/linux/spec.js';
 import { buildCredentialBaseline } from '../../lib/credentials.js';
 import { SENSITIVE_ENV_NAMES, buildSandboxEnv, isSensitiveEnvName } from '../../lib/env.js';
-import { buildPrewarmKey } from '../../lib/sandbox/prewarm.js';
+import { buildPrewarmKey, prewarmKeyCounts } from '../../lib/sandbox/prewarm.js';
+import { deepFreeze } from '../../lib/sandbox/watched-memo.js';
 import { buildRuntimeLayout } from '../../lib/sandbox/runtime-state.js';
 
 const ALL_OPTIONS: SeccompOptions[] = [];
@@ -95,6 +96,29 @@ test('prewarm key: a program that differs in one word gives another key', () => 
   assert.is.not(buildPrewarmKey(fakeSpec(changed)), before);
   assert.is(buildPrewarmKey(fakeSpec(changed)), plainKey(fakeSpec(changed)));
   assert.is(buildPrewarmKey(fakeSpec(words)), before);
+});
+
+test("prewarm key: a frozen sandbox's key is made once, and again when its seccomp words change in place", () => {
+  const words = buildSeccompWords({ arch: 'x86_64', network: 'deny', blockUnixSockets: true });
+  const spec = fakeSpec(words.slice());
+  spec.linux = deepFreeze(spec.linux);
+  const built = prewarmKeyCounts.built;
+  const first = buildPrewarmKey(spec);
+  assert.is(buildPrewarmKey(spec), first);
+  assert.is(buildPrewarmKey(spec), plainKey(spec));
+  assert.is(prewarmKeyCounts.built, built + 1, 'made once for the same frozen sandbox');
+  assert.is.not(buildPrewarmKey(spec, 64), first, 'another cap, another key');
+  // The words are a typed array (not frozen): a change in place is a new key.
+  spec.linux.seccomp[spec.linux.seccomp.length - 1] = 0n;
+  assert.is.not(buildPrewarmKey(spec), first);
+  assert.is(buildPrewarmKey(spec), plainKey(spec));
+  // A sandbox that is not frozen may change: its key is made on every call.
+  const open = fakeSpec(words.slice());
+  const before = prewarmKeyCounts.built;
+  buildPrewarmKey(open);
+  open.linux.mounts.push({ kind: 'attach', path: '/v', slot: 1 });
+  assert.is(buildPrewarmKey(open), plainKey(open));
+  assert.is(prewarmKeyCounts.built, before + 2);
 });
 
 test('env: remembered verdicts match the rules, call after call', () => {
