@@ -151,7 +151,19 @@ export interface LookAsked {
 interface Inputs {
   env: string;
   roots: string[];
-  user: Array<{ root: string; names: readonly string[]; standard: number; rest: readonly string[] }>;
+  user: Array<{ root: string; names: readonly string[]; standard: number; rest: readonly string[]; same: WritableRoot | undefined }>;
+  /** The plan's write roots when frozen (the plan memo's, given run after run): the same array, the same roots. */
+  same: readonly WritableRoot[] | undefined;
+}
+
+/** An array of roots frozen, each root too (its `root` cannot change). */
+function frozenRoots(roots: readonly WritableRoot[]): boolean {
+  return Object.isFrozen(roots) && roots.every((w) => Object.isFrozen(w));
+}
+
+/** A root frozen with its arrays (the plan memo's): its content is what it was when it was kept. */
+function frozenRoot(w: WritableRoot): boolean {
+  return Object.isFrozen(w) && Object.isFrozen(w.readOnlySubpaths) && Object.isFrozen(w.protectedNames);
 }
 
 /** The environment naming the user's git configs (discoverGit reads these). */
@@ -179,29 +191,36 @@ function standardCount(w: WritableRoot): number {
 }
 
 function inputsOf(asked: LookAsked, env: string): Inputs {
+  const { writeRoots } = asked;
   return {
     env,
-    roots: asked.writeRoots.map((w) => w.root),
+    roots: writeRoots.map((w) => w.root),
     user: asked.user.map((w) => {
       const standard = standardCount(w);
-      return { root: w.root, names: [...w.protectedNames], standard, rest: w.readOnlySubpaths.slice(standard) };
+      return { root: w.root, names: [...w.protectedNames], standard, rest: w.readOnlySubpaths.slice(standard), same: frozenRoot(w) ? w : undefined };
     }),
+    same: frozenRoots(writeRoots) ? writeRoots : undefined,
   };
 }
 
 function sameInputs(inputs: Inputs, asked: LookAsked, env: string): boolean {
   const { writeRoots, user } = asked;
   if (inputs.env !== env || inputs.roots.length !== writeRoots.length || inputs.user.length !== user.length) return false;
-  for (let i = 0; i < writeRoots.length; i++) if ((writeRoots[i] as WritableRoot).root !== inputs.roots[i]) return false;
+  // The frozen arrays and roots kept by the plan memo, given again: compared by identity.
+  if (writeRoots !== inputs.same) for (let i = 0; i < writeRoots.length; i++) if ((writeRoots[i] as WritableRoot).root !== inputs.roots[i]) return false;
   for (let i = 0; i < user.length; i++) {
     const w = user[i] as WritableRoot;
     const k = inputs.user[i] as Inputs['user'][number];
+    if (w === k.same) continue;
     if (w.root !== k.root || !sameList(w.protectedNames, k.names)) return false;
     // A standard subpath is the root, a separator and a fixed relative path: the same root, the same strings.
     const standard = standardCount(w);
     if (standard !== k.standard || w.readOnlySubpaths.length - standard !== k.rest.length) return false;
     for (let j = 0; j < k.rest.length; j++) if (w.readOnlySubpaths[standard + j] !== k.rest[j]) return false;
+    // Equal and frozen: the next run's (the same object, when the plan memo answers) compares by identity.
+    if (frozenRoot(w)) k.same = w;
   }
+  if (writeRoots !== inputs.same && frozenRoots(writeRoots)) inputs.same = writeRoots;
   return true;
 }
 

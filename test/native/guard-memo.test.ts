@@ -11,6 +11,7 @@ import { test } from 'uvu';
 
 import { inspect, readSmall, toBytes } from '../../lib/sandbox/beneath.js';
 import { forgetKeptLooks, guardMemoCounts, lookKept, type LookAsked } from '../../lib/sandbox/guard-memo.js';
+import { deepFreeze } from '../../lib/sandbox/watched-memo.js';
 import type { WritableRoot } from '../../lib/backend/types.js';
 import { makeTree, type Tree } from '../helpers/sandbox.js';
 
@@ -114,6 +115,38 @@ linuxTest('a kept look is given to one root set only; a file changed in the last
     writeFileSync(join(root, '.git', 'config'), '[core]\n\tbare = false\n');
     forgetKeptLooks();
     for (let i = 0; i < 8; i++) assert.is(lookKept(asked, look(root)).quiet, undefined, 'a config changed just now is not kept');
+  } finally {
+    forgetKeptLooks();
+    t.cleanup();
+  }
+});
+
+linuxTest('frozen roots given again are the same roots; a root in the middle or its protected names changed is looked at again', async () => {
+  const { t, root } = await tree();
+  try {
+    const roots = ['a', 'b', 'c'].map((name) => join(t.ws, name));
+    for (const r of roots) mkdirSync(r);
+    const rootOf = (path: string, names = ['.zero']): WritableRoot => ({ root: path, readOnlySubpaths: [], protectedNames: names });
+    const list = deepFreeze([rootOf(root), ...roots.map((r) => rootOf(r))]);
+    const asked: LookAsked = { writeRoots: list, user: list.filter(() => true) };
+    warm(asked, root);
+    // The plan memo's frozen roots again, in a new filtered array: given again.
+    let reused = guardMemoCounts.reused;
+    lookKept({ writeRoots: list, user: list.filter(() => true) }, look(root)).quiet?.release();
+    assert.is(guardMemoCounts.reused, reused + 1, 'the same frozen roots: kept');
+    // The same first and last root (the key), another root between: looked at again.
+    mkdirSync(join(t.ws, 'd'));
+    const middle = deepFreeze([rootOf(root), rootOf(roots[0] as string), rootOf(join(t.ws, 'd')), rootOf(roots[2] as string)]);
+    warm(asked, root);
+    reused = guardMemoCounts.reused;
+    lookKept({ writeRoots: middle, user: middle.filter(() => true) }, look(root)).quiet?.release();
+    assert.is(guardMemoCounts.reused, reused, 'another root in the middle: looked at again');
+    // The same frozen array of write roots, one root's protected names changed (another frozen root): looked at again.
+    warm(asked, root);
+    reused = guardMemoCounts.reused;
+    const names = list.map((w, i) => (i === 2 ? deepFreeze(rootOf(w.root, ['.zero', '.other'])) : w));
+    lookKept({ writeRoots: list, user: names }, look(root)).quiet?.release();
+    assert.is(guardMemoCounts.reused, reused, 'protected names changed: looked at again');
   } finally {
     forgetKeptLooks();
     t.cleanup();
