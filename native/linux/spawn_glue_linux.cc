@@ -9,7 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "binding/args.h"
@@ -169,10 +172,15 @@ namespace {
 // the JavaScript thread, which only registers the result.
 class WarmWorker : public Napi::AsyncWorker {
  public:
-  WarmWorker(Napi::Env env, State* state, args::ParsedSpawn parsed, Napi::Function on_exit)
+  // `source`: the parsed spec, shared with the prepareWarm handle it may come from (never changed
+  // once made); the worker copies it on its own thread. `cgroup_procs_fd`, when given, replaces the
+  // spec's.
+  WarmWorker(Napi::Env env, State* state, std::shared_ptr<const args::ParsedSpawn> source,
+             std::optional<int> cgroup_procs_fd, Napi::Function on_exit)
       : Napi::AsyncWorker(env),
         state_(state),
-        parsed_(std::move(parsed)),
+        source_(std::move(source)),
+        cgroup_procs_fd_(cgroup_procs_fd),
         deferred_(Napi::Promise::Deferred::New(env)),
         on_exit_(Napi::Persistent(on_exit)) {}
 
@@ -191,14 +199,20 @@ class WarmWorker : public Napi::AsyncWorker {
     }
     parent_control_ = pair[0];
     child_control_ = pair[1];
-    parsed_.spec.control_fd = child_control_;
-    parsed_.spec.linux_spec.mask_watch_fd = state_->registry.MaskWatchFd();
-    for (int& fd : parsed_.spec.stdio) fd = -1;
+    mask_watch_fd_ = state_->registry.MaskWatchFd();
     return true;
   }
 
+  // The copy of a policy's spec (thousands of mounts and rules for a large one) is made here, on
+  // the pool's thread, not on the caller's.
   void Execute() override {
-    if (status_.ok()) status_ = backend::Spawn(parsed_.spec, &result_);
+    if (!status_.ok()) return;
+    parsed_ = *source_;
+    parsed_.spec.control_fd = child_control_;
+    parsed_.spec.linux_spec.mask_watch_fd = mask_watch_fd_;
+    if (cgroup_procs_fd_.has_value()) parsed_.spec.linux_spec.cgroup_procs_fd = *cgroup_procs_fd_;
+    for (int& fd : parsed_.spec.stdio) fd = -1;
+    status_ = backend::Spawn(parsed_.spec, &result_);
   }
 
   void OnOK() override {
@@ -221,6 +235,9 @@ class WarmWorker : public Napi::AsyncWorker {
 
  private:
   State* state_;
+  std::shared_ptr<const args::ParsedSpawn> source_;
+  std::optional<int> cgroup_procs_fd_;
+  int mask_watch_fd_ = -1;
   args::ParsedSpawn parsed_;
   Napi::Promise::Deferred deferred_;
   Napi::FunctionReference on_exit_;
@@ -294,9 +311,10 @@ Napi::Value PrepareWarm(const Napi::CallbackInfo& info, State*) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsObject())
     throw Napi::TypeError::New(env, "prepareWarm(spec) expects an object");
-  auto* parsed = new args::ParsedSpawn(args::ParseSpawnSpec(info[0].As<Napi::Object>()));
-  return Napi::External<args::ParsedSpawn>::New(env, parsed,
-                                                [](Napi::Env, args::ParsedSpawn* p) { delete p; });
+  using Shared = std::shared_ptr<const args::ParsedSpawn>;
+  auto* parsed = new Shared(
+      std::make_shared<args::ParsedSpawn>(args::ParseSpawnSpec(info[0].As<Napi::Object>())));
+  return Napi::External<Shared>::New(env, parsed, [](Napi::Env, Shared* p) { delete p; });
 }
 
 Napi::Value SpawnWarm(const Napi::CallbackInfo& info, State* state) {
@@ -307,16 +325,20 @@ Napi::Value SpawnWarm(const Napi::CallbackInfo& info, State* state) {
                                "spawnWarm(specOrHandle, onExit, cgroupProcsFd?) expects a spec or "
                                "a prepareWarm handle, a function and an optional descriptor");
   }
-  // A handle from prepareWarm is copied (the worker owns its copy); a spec is converted here.
-  args::ParsedSpawn parsed = info[0].IsExternal()
-                                 ? *info[0].As<Napi::External<args::ParsedSpawn>>().Data()
-                                 : args::ParseSpawnSpec(info[0].As<Napi::Object>());
+  // A handle from prepareWarm is shared with the worker (which copies it on its thread); a spec is
+  // converted here.
+  std::shared_ptr<const args::ParsedSpawn> source =
+      info[0].IsExternal()
+          ? *info[0].As<Napi::External<std::shared_ptr<const args::ParsedSpawn>>>().Data()
+          : std::make_shared<args::ParsedSpawn>(args::ParseSpawnSpec(info[0].As<Napi::Object>()));
   // The sandbox's own pids cgroup (one per prewarmed sandbox): its first process joins it before
   // anything else, as in a cold start. The caller keeps the descriptor open until the promise
   // settles.
+  std::optional<int> cgroup_procs_fd;
   if (info.Length() > 2 && info[2].IsNumber())
-    parsed.spec.linux_spec.cgroup_procs_fd = info[2].As<Napi::Number>().Int32Value();
-  WarmWorker* worker = new WarmWorker(env, state, std::move(parsed), info[1].As<Napi::Function>());
+    cgroup_procs_fd = info[2].As<Napi::Number>().Int32Value();
+  WarmWorker* worker =
+      new WarmWorker(env, state, std::move(source), cgroup_procs_fd, info[1].As<Napi::Function>());
   Napi::Promise promise = worker->Promise();
   worker->Prepare();
   worker->Queue();
