@@ -41,8 +41,11 @@ export function isAscii(text: string): boolean {
 /** An absolute path with no empty, `.` or `..` component and no trailing separator (`/` itself is clean). */
 export function isCleanAbsolute(path: string): boolean {
   if (path === sep) return true;
-  if (!hasPrefix(path, sep) || path.endsWith(sep)) return false;
-  return !(path.includes(EMPTY_PART) || path.includes(DOT_PART) || path.endsWith(DOT) || path.includes(DOTS_PART) || path.endsWith(DOTS));
+  if (!hasPrefix(path, sep) || path.endsWith(sep) || path.includes(EMPTY_PART)) return false;
+  // Every `.` or `..` component follows a separator: a path with no separator before a dot has none
+  // (most paths: one search instead of four).
+  if (!path.includes(DOT)) return true;
+  return !(path.includes(DOT_PART) || path.endsWith(DOT) || path.includes(DOTS_PART) || path.endsWith(DOTS));
 }
 
 /**

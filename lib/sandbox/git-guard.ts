@@ -475,6 +475,10 @@ function parseGitlinks(gitDir: string): string[] {
   return out.filter((link) => link !== '' && !link.startsWith('/') && !link.split('/').some((part) => part === '' || part === '.' || part === '..'));
 }
 
+/** Up to this many scanned roots and git dirs, coverage compares each with the path (no walk up its levels). */
+const FEW_SCANNED = 16;
+const SLASH = 0x2f;
+
 /**
  * The roots already scanned for repositories. The scan walks every directory below a root
  * except `.git` directories and git dirs, so a root lying below a scanned one was walked with it
@@ -510,7 +514,7 @@ export class ScannedRoots {
     // some levels deep); elsewhere dirname and basename, which know every separator of the OS.
     // With ASCII names to match only: a name folds to an ASCII name only when it is as long (the
     // one character whose fold is longer folds to a character outside ASCII).
-    if (cleanPosix(root) && skip.every(isAscii)) return this.#coverageCut(root, skip);
+    if (cleanPosix(root) && skip.every(isAscii)) return this.#roots.size + this.#notEntered.size <= FEW_SCANNED ? this.#coverageFew(root, skip) : this.#coverageCut(root, skip);
     let skipped = false;
     for (let dir = root; dirname(dir) !== dir; ) {
       const name = basename(dir).toLowerCase();
@@ -520,6 +524,38 @@ export class ScannedRoots {
       if (this.#roots.has(dir)) return skipped ? 'walked' : 'named';
     }
     return 'no';
+  }
+
+  /**
+   * #coverageCut's answer from the few scanned roots and git dirs themselves (a clean POSIX root,
+   * ASCII names to skip): the walk up stops at the nearest scanned root strictly above `root`, and
+   * answers 'no' when a directory it passes on the way (from `root` itself up to below that one) is
+   * named `.git` (folded) or is a git dir not entered; each such directory is a prefix of `root`
+   * ending at a slash of it. No string is cut but names of four characters.
+   */
+  #coverageFew(root: string, skip: readonly string[]): 'no' | 'walked' | 'named' {
+    if (root === '/') return 'no';
+    // The nearest scanned root above: the longest one that `root` continues with a slash.
+    let above = -1;
+    for (const scanned of this.#roots) {
+      const length = scanned === '/' ? 0 : scanned.length;
+      if (length > above && length < root.length && (scanned === '/' || (scanned !== '' && root.startsWith(scanned) && root.charCodeAt(length) === SLASH))) above = length;
+    }
+    if (above === -1) return 'no';
+    for (const gitDir of this.#notEntered) {
+      if (gitDir.length > above && root.startsWith(gitDir) && (gitDir.length === root.length || root.charCodeAt(gitDir.length) === SLASH)) return 'no';
+    }
+    // The names passed: root[above + 1, end) split at its slashes.
+    let skipped = false;
+    for (let start = above + 1; start < root.length; ) {
+      let end = root.indexOf('/', start);
+      if (end === -1) end = root.length;
+      const length = end - start;
+      if (length === 4 && root.slice(start, end).toLowerCase() === '.git') return 'no';
+      if (!skipped && skip.some((s) => s.length === length && s.toLowerCase() === root.slice(start, end).toLowerCase())) skipped = true;
+      start = end + 1;
+    }
+    return skipped ? 'walked' : 'named';
   }
 
   #coverageCut(root: string, skip: readonly string[]): 'no' | 'walked' | 'named' {

@@ -39,6 +39,12 @@ test('coverage answers as covers(root) and covers(root, skip) by their definitio
     { roots: ['/a'], gitDirs: ['/a/dist'] },
     { roots: ['/a', '/dist/a'], gitDirs: ['/a/x.git', '/dist/a/\u00e9'] },
     { roots: ['/node_modules', '/\u00c4b/.gi'], gitDirs: ['/node_modules/a'] },
+    // A scanned root that is also a git dir (only directories below it count), and one nested in it.
+    { roots: ['/a', '/a/dist/a'], gitDirs: ['/a', '/a/dist'] },
+    // Not clean ones (never a directory a clean path passes) beside clean ones.
+    { roots: ['/a/', '', '/dist', '//a'], gitDirs: ['/dist/', '/', '', '/dist//a', '/dist/.git/x'] },
+    // More than a few scanned roots and git dirs: the walk up each path's levels.
+    { roots: ['/a', ...NAMES.map((name) => `/dist/${name}`)], gitDirs: NAMES.map((name) => `/a/${name}/a`) },
   ];
   for (const { roots, gitDirs } of setups) {
     const scanned = new ScannedRoots();
