@@ -7,7 +7,7 @@ import { join } from 'node:path';
 
 import { REPO_ROOT } from '../test/helpers/cli.js';
 import { benchSandbox, type BenchLine } from './sandbox.js';
-import { benchScaling } from './scaling.js';
+import { benchBurstsAlone, benchScaling } from './scaling.js';
 
 function printLine(line: BenchLine): void {
   const value = Number.isNaN(line.value) ? '' : line.value < 10 ? line.value.toFixed(3) : line.value.toFixed(1);
@@ -31,6 +31,12 @@ if (want('scaling') && process.platform === 'linux') {
   // Printed line by line: under load the whole bench takes many minutes.
   process.stdout.write('\nScaling with policy size and load (Linux native; each against its baseline in this run)\n');
   await benchScaling(undefined, undefined, printLine);
+}
+
+// Only the burst rows of the scaling bench (not part of a plain run: scaling has them).
+if (only.includes('bursts') && process.platform === 'linux') {
+  process.stdout.write('\nBursts (Linux native; against the same burst of child_process.spawn in this run)\n');
+  await benchBurstsAlone(undefined, printLine);
 }
 
 // Standalone benchmarks run in their own process, so each measures one core from a cold start.

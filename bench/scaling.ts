@@ -2,18 +2,16 @@
 // How the cost of a run grows with the policy and the load, each figure against its baseline
 // measured in the same run (samples alternated, so both see the same machine):
 // - 100 and 1,000 write roots, denyRead and denyWrite entries: milliseconds added to a plain run;
-// - 256 concurrent runs against 256 concurrent child_process.spawn, the caller's event-loop delay
-//   during each burst (perf_hooks.monitorEventLoopDelay, and the time the caller's thread was held
-//   less its wait for a CPU, from the scheduler's count), 1,024 concurrent runs all succeeding
-//   and the caller's memory growth during them;
+// - 256 concurrent runs against 256 concurrent child_process.spawn, and what each burst does to
+//   the caller's event loop (burst-watch.ts: delay, holds less the CPU wait, collections), 1,024
+//   concurrent runs all succeeding, the same rows for them and the caller's memory growth;
 // - a caller with a 2 GiB heap against a small one (two caller processes, rounds alternated);
 // - the resource caps (the size-capped private /tmp and /dev/shm, the process cap) against the
 //   same launch without them.
 import { fork, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
 import { HostFacts } from '../lib/host-facts.js';
@@ -26,6 +24,7 @@ import { guardProtectedPaths } from '../lib/sandbox/protected.js';
 import { runSandboxed } from '../lib/sandbox/run.js';
 import type { RunOptions } from '../lib/sandbox/options.js';
 import type { BenchLine } from './sandbox.js';
+import { watchBurst, type BurstWatch } from './burst-watch.js';
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -60,60 +59,6 @@ function spawnTrue(): Promise<void> {
     child.on('error', reject);
     child.on('close', () => resolve());
   });
-}
-
-/**
- * The caller's thread's time on a CPU and waiting for one, in milliseconds, from the scheduler's
- * own count (/proc/thread-self/schedstat); undefined where the kernel does not keep it.
- */
-function threadSchedule(): { run: number; wait: number } | undefined {
-  try {
-    const [run, wait] = readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ').map(Number);
-    return run === undefined || wait === undefined ? undefined : { run: run / 1e6, wait: wait / 1e6 };
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Wall time of a burst, the caller's longest event-loop delay during it (1 ms resolution), and
- * the longest the caller's thread was held between two turns of a 1 ms timer less the time it
- * waited for a CPU (on a loaded machine the delay is mostly other processes' turns; this part is
- * the work on the thread and the system calls it blocked in). Also what of that hold was garbage
- * collection: the longest pause of the caller's heap during the burst (wall time, a wait for a CPU
- * included) and how many turns held the thread over 10 ms.
- */
-async function burst(start: () => Promise<unknown>, count: number): Promise<{ ms: number; maxDelay: number; maxHeld: number; longHolds: number; maxGc: number; results: unknown[] }> {
-  const delay = monitorEventLoopDelay({ resolution: 1 });
-  delay.enable();
-  let maxGc = 0;
-  const collections = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) maxGc = Math.max(maxGc, entry.duration);
-  });
-  collections.observe({ entryTypes: ['gc'] });
-  let longHolds = 0;
-  let last = { at: performance.now(), ...threadSchedule() };
-  let maxHeld = 0;
-  const sampler = setInterval(() => {
-    const now = { at: performance.now(), ...threadSchedule() };
-    if (now.wait !== undefined && last.wait !== undefined) {
-      const held = now.at - last.at - (now.wait - last.wait) - 1;
-      maxHeld = Math.max(maxHeld, held);
-      if (held > 10) longHolds++;
-    }
-    last = now;
-  }, 1);
-  // The histogram measures from its first tick on: a block before it would go unseen.
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  const started = performance.now();
-  const results = await Promise.all(Array.from({ length: count }, start));
-  const ms = performance.now() - started;
-  delay.disable();
-  clearInterval(sampler);
-  // Entries are delivered on a later turn: take those of the burst's last collections too.
-  await new Promise((resolve) => setImmediate(resolve));
-  collections.disconnect();
-  return { ms, maxDelay: delay.max / 1e6, maxHeld, longHolds, maxGc, results };
 }
 
 /** Per-run milliseconds of a caller with a small heap and one with a 2 GiB heap, rounds alternated. */
@@ -256,48 +201,7 @@ export async function benchScaling(runs = 9, rounds = 3, onLine: (line: BenchLin
       row(`${n} allowWrite + ${n} denyRead + ${n} denyWrite vs none, default options (prewarm on for both)`, await added(workspace, policy, runs, { prewarm: true }), n === 100 ? 1 : 5);
     }
 
-    // Bursts alternated with their baseline, round by round.
-    const ratios: number[] = [];
-    const delays: number[] = [];
-    const spawnDelays: number[] = [];
-    const held: number[] = [];
-    const spawnHeld: number[] = [];
-    const gcPauses: number[] = [];
-    const longHolds: number[] = [];
-    let ok = 0;
-    for (let round = 0; round < rounds; round++) {
-      const spawned = await burst(spawnTrue, 256);
-      const sandboxed = await burst(() => runSandboxed(['/bin/true'], { workspace }), 256);
-      ratios.push(sandboxed.ms / spawned.ms);
-      delays.push(sandboxed.maxDelay);
-      spawnDelays.push(spawned.maxDelay);
-      held.push(sandboxed.maxHeld);
-      spawnHeld.push(spawned.maxHeld);
-      gcPauses.push(sandboxed.maxGc);
-      longHolds.push(sandboxed.longHolds);
-      ok += (sandboxed.results as Array<{ exitCode: number | null }>).filter((r) => r.exitCode === 0).length;
-    }
-    const ratio = median(ratios);
-    add({ name: `256 concurrent runSandboxed / 256 spawn, wall (rounds: ${ratios.map(x).join(' ')})`, value: ratio, unit: 'x', target: '<= 1.5', ok: ratio <= 1.5 });
-    add({ name: `256 concurrent runSandboxed: succeeded (${rounds} rounds)`, value: ok, unit: `of ${256 * rounds}`, target: 'all', ok: ok === 256 * rounds });
-    const worst = Math.max(...delays);
-    add({ name: `caller event-loop delay during a burst, max (spawn burst: ${Math.max(...spawnDelays).toFixed(1)} ms)`, value: worst, unit: 'ms', target: '<= 10', ok: worst <= 10 });
-    const worstHeld = Math.max(...held);
-    add({ name: `caller thread held during a burst less its CPU wait, max (spawn burst: ${Math.max(...spawnHeld).toFixed(1)} ms)`, value: worstHeld, unit: 'ms', target: '<= 10', ok: worstHeld <= 10 });
-    add({ name: `of which: the caller's longest garbage-collection pause during a burst (rounds: ${gcPauses.map((v) => v.toFixed(1)).join(' ')}; wall, a wait for a CPU included)`, value: Math.max(...gcPauses), unit: 'ms' });
-    add({ name: `turns of a burst that held the caller's thread over 10 ms less its CPU wait (rounds: ${longHolds.join(' ')})`, value: Math.max(...longHolds), unit: 'turns, max' });
-
-    const rssBefore = process.memoryUsage().rss;
-    let rssPeak = rssBefore;
-    const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 20);
-    const many = await burst(() => runSandboxed(['/bin/true'], { workspace }).then((r) => r.exitCode === 0, () => false), 1024);
-    clearInterval(sampler);
-    const okMany = many.results.filter(Boolean).length;
-    add({ name: '1024 concurrent runSandboxed: succeeded', value: okMany, unit: 'of 1024', target: '1024', ok: okMany === 1024 });
-    add({ name: '1024 concurrent runSandboxed: caller RSS growth, peak', value: (rssPeak - rssBefore) / 1024 / 1024, unit: 'MiB' });
-    add({ name: '1024 concurrent runSandboxed: caller event-loop delay, max', value: many.maxDelay, unit: 'ms', target: '<= 10', ok: many.maxDelay <= 10 });
-    add({ name: '1024 concurrent runSandboxed: caller thread held less its CPU wait, max', value: many.maxHeld, unit: 'ms', target: '<= 10', ok: many.maxHeld <= 10 });
-    add({ name: `1024 concurrent runSandboxed: the caller's longest garbage-collection pause (turns held over 10 ms: ${many.longHolds})`, value: many.maxGc, unit: 'ms' });
+    await benchBursts(workspace, rounds, add);
 
     const heap = await heapCost(workspace, rounds, runs);
     add({ name: `run with a ${(heap.heapBytes / 2 ** 30).toFixed(1)} GiB caller heap / small heap (${heap.big.toFixed(1)} / ${heap.small.toFixed(1)} ms)`, value: heap.big / heap.small, unit: 'x', target: '<= 1.05', ok: heap.big / heap.small <= 1.05 });
@@ -306,6 +210,68 @@ export async function benchScaling(runs = 9, rounds = 3, onLine: (line: BenchLin
     add({ name: `launch with resource caps / without (${caps.capped.toFixed(1)} / ${caps.uncapped.toFixed(1)} ms)`, value: caps.capped / caps.uncapped, unit: 'x' });
     add({ name: 'load average (1 min) at the end', value: loadavg()[0] ?? Number.NaN, unit: '' });
     return lines;
+  } finally {
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+const ms = (values: number[]) => values.map((v) => v.toFixed(1)).join(' ');
+
+/**
+ * The burst rows: 256 concurrent runs against 256 concurrent child_process.spawn of the same
+ * command, alternated round by round, then 1,024 concurrent runs. Each row of what a burst does to
+ * the caller's event loop (burst-watch.ts) has the spawn burst's figure beside it: spawn makes the
+ * child on the caller's thread, so its burst holds the loop for all of its forks.
+ */
+export async function benchBursts(workspace: string, rounds: number, add: (line: BenchLine) => void): Promise<void> {
+  const runs: Array<BurstWatch<unknown>> = [];
+  const spawns: Array<BurstWatch<unknown>> = [];
+  for (let round = 0; round < rounds; round++) {
+    spawns.push(await watchBurst(spawnTrue, 256));
+    runs.push(await watchBurst(() => runSandboxed(['/bin/true'], { workspace }), 256));
+  }
+  const worst = (list: Array<BurstWatch<unknown>>, pick: (w: BurstWatch<unknown>) => number) => Math.max(...list.map(pick));
+  const ratios = runs.map((run, i) => run.ms / (spawns[i] as BurstWatch<unknown>).ms);
+  const ratio = median(ratios);
+  add({ name: `256 concurrent runSandboxed / 256 spawn, wall (rounds: ${ratios.map(x).join(' ')})`, value: ratio, unit: 'x', target: '<= 1.5', ok: ratio <= 1.5 });
+  const ok = runs.reduce((n, run) => n + (run.results as Array<{ exitCode: number | null }>).filter((r) => r.exitCode === 0).length, 0);
+  add({ name: `256 concurrent runSandboxed: succeeded (${rounds} rounds)`, value: ok, unit: `of ${256 * rounds}`, target: 'all', ok: ok === 256 * rounds });
+  const loopRows = (label: string, list: Array<BurstWatch<unknown>>, baseline: Array<BurstWatch<unknown>> | undefined) => {
+    const beside = (pick: (w: BurstWatch<unknown>) => number) => (baseline === undefined ? '' : ` (spawn burst: ${worst(baseline, pick).toFixed(1)} ms)`);
+    const delay = worst(list, (w) => w.maxDelay);
+    add({ name: `${label}: caller event-loop delay, max (rounds: ${ms(list.map((w) => w.maxDelay))})${beside((w) => w.maxDelay)}`, value: delay, unit: 'ms', target: '<= 10', ok: delay <= 10 });
+    const hold = worst(list, (w) => w.maxHold);
+    add({ name: `${label}: caller thread held less its CPU wait, max (rounds: ${ms(list.map((w) => w.maxHold))})${beside((w) => w.maxHold)}`, value: hold, unit: 'ms', target: '<= 10', ok: hold <= 10 });
+    add({ name: `${label}:   of those holds, the longest no collection overlapped${beside((w) => w.maxHoldNoGc)}`, value: worst(list, (w) => w.maxHoldNoGc), unit: 'ms' });
+    add({ name: `${label}:   the caller thread's longest time on a CPU between two turns${beside((w) => w.maxCpu)}`, value: worst(list, (w) => w.maxCpu), unit: 'ms' });
+    add({ name: `${label}:   longest scavenge pause, wall (rounds: ${ms(list.map((w) => w.gc.scavenge))}; ${list.map((w) => w.gc.scavenges).join(' ')} scavenges)${beside((w) => w.gc.scavenge)}`, value: worst(list, (w) => w.gc.scavenge), unit: 'ms' });
+    add({ name: `${label}:   longest mark-compact pause, wall (rounds: ${ms(list.map((w) => w.gc.markCompact))}; ${list.map((w) => w.gc.markCompacts).join(' ')} full collections)${beside((w) => w.gc.markCompact)}`, value: worst(list, (w) => w.gc.markCompact), unit: 'ms' });
+    add({ name: `${label}:   turns held over 10 ms less the CPU wait (rounds: ${list.map((w) => w.longHolds).join(' ')})`, value: worst(list, (w) => w.longHolds), unit: 'turns, max' });
+    add({ name: `${label}:   caller thread CPU, median (rounds: ${list.map((w) => w.cpu.toFixed(0)).join(' ')})${baseline === undefined ? '' : ` (spawn burst: ${median(baseline.map((w) => w.cpu)).toFixed(0)} ms)`}`, value: median(list.map((w) => w.cpu)), unit: 'ms' });
+  };
+  loopRows('256 burst', runs, spawns);
+
+  const rssBefore = process.memoryUsage().rss;
+  let rssPeak = rssBefore;
+  const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 20);
+  const many = await watchBurst(() => runSandboxed(['/bin/true'], { workspace }).then((r) => r.exitCode === 0, () => false), 1024);
+  clearInterval(sampler);
+  const okMany = many.results.filter(Boolean).length;
+  add({ name: '1024 concurrent runSandboxed: succeeded', value: okMany, unit: 'of 1024', target: '1024', ok: okMany === 1024 });
+  add({ name: '1024 concurrent runSandboxed: caller RSS growth, peak', value: (rssPeak - rssBefore) / 1024 / 1024, unit: 'MiB' });
+  loopRows('1024 burst', [many], undefined);
+}
+
+/** The burst rows alone (`node dist/bench/main.js bursts`), in a workspace of their own. */
+export async function benchBurstsAlone(rounds = 3, onLine: (line: BenchLine) => void = () => {}): Promise<void> {
+  const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'zs-bench-bursts-')));
+  try {
+    onLine({ name: 'load average (1 min) at the start', value: loadavg()[0] ?? Number.NaN, unit: '' });
+    // See benchScaling: the repository scan trusts a directory once it is over 2 s old.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    for (let i = 0; i < 3; i++) await once(workspace, {});
+    await benchBursts(workspace, rounds, onLine);
+    onLine({ name: 'load average (1 min) at the end', value: loadavg()[0] ?? Number.NaN, unit: '' });
   } finally {
     rmSync(workspace, { recursive: true, force: true });
   }
