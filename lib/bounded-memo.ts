@@ -14,12 +14,19 @@ export class BoundedMemo<V> {
 
   /** The remembered value for `key`, or `build()`'s, which is then remembered. */
   get(key: string, build: () => V): V {
-    let value = this.#entries.get(key);
-    if (value === undefined) {
-      value = build();
-      if (this.#entries.size >= this.limit) this.#entries.delete(this.#entries.keys().next().value as string);
-      this.#entries.set(key, value);
-    }
+    const value = this.#entries.get(key);
+    return value === undefined ? this.keep(key, build()) : value;
+  }
+
+  /** The remembered value for `key`, if any (no closure to make: for look-ups on a hot path). */
+  find(key: string): V | undefined {
+    return this.#entries.get(key);
+  }
+
+  /** Remembers `value` for `key` (dropping the oldest entry past the limit) and returns it. */
+  keep(key: string, value: V): V {
+    if (!this.#entries.has(key) && this.#entries.size >= this.limit) this.#entries.delete(this.#entries.keys().next().value as string);
+    this.#entries.set(key, value);
     return value;
   }
 }

@@ -70,12 +70,16 @@ const EXACT = new Set(SENSITIVE_ENV_NAMES.map((name) => name.toUpperCase()));
 const OAUTH_CLIENT_SECRET = /^ZERO_OAUTH_.*_CLIENT_SECRET$/;
 
 // Verdicts by name: a pure function of the name, and an environment holds the same few names
-// call after call. Bounded, so a caller inventing names cannot grow it without limit.
+// call after call. Bounded, so a caller inventing names cannot grow it without limit. Looked up
+// with find/keep, not get: every run asks once per variable, and a closure per question was
+// most of what a run's environment scrub allocated.
 const verdicts = new BoundedMemo<boolean>(4096);
 const valueChecked = new BoundedMemo<boolean>(4096);
-// Verdicts by name and value: an environment passes the same values call after call, and the
-// value patterns cost far more than a look-up. Bounded like the others.
-const valueVerdicts = new BoundedMemo<boolean>(1024);
+// The verdict on the value a name last had: an environment passes the same values call after
+// call, and the value patterns cost far more than a look-up. Kept per name with the value it was
+// given for and compared by content (a variable read again is a new string of the same text), so
+// a question allocates nothing; a name whose value changes is judged again. Bounded like the others.
+const valueVerdicts = new BoundedMemo<{ value: string; sensitive: boolean }>(1024);
 
 function judgeEnvName(name: string): boolean {
   const upper = name.toUpperCase();
@@ -87,7 +91,7 @@ function judgeEnvName(name: string): boolean {
 
 /** True when a variable of this name must not cross into the sandbox, whatever its value. */
 export function isSensitiveEnvName(name: string): boolean {
-  return verdicts.get(name, () => judgeEnvName(name));
+  return verdicts.find(name) ?? verdicts.keep(name, judgeEnvName(name));
 }
 
 /** A value that looks like a secret: 12+ characters, no blanks, not a path, mixed character classes. */
@@ -99,12 +103,15 @@ function looksSecret(value: string): boolean {
 /** True when this variable must not cross into the sandbox, judged by its name and its value. */
 export function isSensitiveEnv(name: string, value: string): boolean {
   if (isSensitiveEnvName(name)) return true;
-  return valueVerdicts.get(`${name}\0${value}`, () => judgeValue(name, value));
+  const last = valueVerdicts.find(name);
+  if (last !== undefined && last.value === value) return last.sensitive;
+  return valueVerdicts.keep(name, { value, sensitive: judgeValue(name, value) }).sensitive;
 }
 
 function judgeValue(name: string, value: string): boolean {
   const upper = name.toUpperCase();
-  if (valueChecked.get(upper, () => SECRET_IF_VALUE_LOOKS.some((pattern) => pattern.test(upper))) && looksSecret(value)) return true;
+  const named = valueChecked.find(upper) ?? valueChecked.keep(upper, SECRET_IF_VALUE_LOOKS.some((pattern) => pattern.test(upper)));
+  if (named && looksSecret(value)) return true;
   return SECRET_VALUE.test(value);
 }
 

@@ -3,7 +3,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { buildCredentialBaseline, isSshPublicEntry } from '../../lib/credentials.js';
-import { buildSandboxEnv, isSensitiveEnvName } from '../../lib/env.js';
+import { BoundedMemo } from '../../lib/bounded-memo.js';
+import { buildSandboxEnv, isSensitiveEnv, isSensitiveEnvName } from '../../lib/env.js';
 import { checkOptions, normalizeCommand, normalizeNetwork, validateOptions } from '../../lib/sandbox/options.js';
 
 test('sensitive names: the Go Zero CLI list, provider keys and the suffix patterns, case-insensitively', () => {
@@ -22,6 +23,37 @@ test('the sandbox env drops secrets, keeps the rest, sets defaults, temp and mar
     KEEP: '1', NPM_TOKEN: 'npm', ZERO_SANDBOXED: '1', ZERO_SANDBOX_BACKEND: 'linux-native', ZERO_SANDBOX_NETWORK: 'deny',
     PATH: '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin', TERM: 'dumb', TMPDIR: '/tmp', TMP: '/tmp', TEMP: '/tmp',
   });
+});
+
+test('a value verdict follows the value: a variable that turns into a secret is scrubbed at the next build, and kept again after', () => {
+  const build = (value: string) => {
+    const scrubbed: string[] = [];
+    const env = buildSandboxEnv({ BUILD_LABEL: value }, { backend: 'linux-native', network: 'deny', scrubbed });
+    return { kept: env.BUILD_LABEL, scrubbed };
+  };
+  assert.equal(build('nightly'), { kept: 'nightly', scrubbed: [] });
+  // The same text as a new string (as process.env hands out on every read) answers the same.
+  assert.equal(build(['night', 'ly'].join('')), { kept: 'nightly', scrubbed: [] });
+  const token = `ghp_${'a1B2'.repeat(6)}`;
+  assert.equal(build(token), { kept: undefined, scrubbed: ['BUILD_LABEL'] });
+  assert.equal(build('nightly'), { kept: 'nightly', scrubbed: [] });
+  assert.ok(isSensitiveEnv('OTHER_LABEL', token));
+  assert.not.ok(isSensitiveEnv('OTHER_LABEL', 'plain'));
+});
+
+test('bounded memo: find and keep; past the limit the oldest entry goes, keeping a known key drops none', () => {
+  const memo = new BoundedMemo<number>(2);
+  assert.is(memo.find('a'), undefined);
+  assert.is(memo.keep('a', 1), 1);
+  memo.keep('b', 2);
+  memo.keep('a', 3); // known key: replaced, nothing dropped
+  assert.is(memo.find('a'), 3);
+  assert.is(memo.find('b'), 2);
+  memo.keep('c', 4); // over the limit: the oldest ('a', first kept) goes
+  assert.is(memo.find('a'), undefined);
+  assert.is(memo.get('b', () => 9), 2);
+  assert.is(memo.get('d', () => 5), 5);
+  assert.is(memo.find('b'), undefined);
 });
 
 test('credential baseline: the Go Zero CLI list, overrides used literally, SSH private keys only', () => {

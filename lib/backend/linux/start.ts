@@ -113,17 +113,21 @@ export function explainSpawnFailure(error: unknown, plan: Pick<SandboxPlan, 'net
 export function prepareLinux(command: SandboxCommand, options: SandboxOptions): PreparedRun {
   const argv = normalizeCommand(command, options.shell);
   const checked = checkOptions(options);
-  const source = options.env ?? process.env;
+  // process.env read once into a plain object: each read of it makes new strings of every name and
+  // value, and the scrub below and the plan's key would each read all of it (a tenth of what a run
+  // allocated). The same answers: both are taken at this moment either way.
+  const callerEnv = { ...process.env };
+  const source = options.env ?? callerEnv;
   const facts = new HostFacts();
   // Refused before any state is made for it (the plan below checks it again, from the memo).
   resolveWorkspace(checked.workspace, facts);
-  const runtime = acquireRuntimeState(checked.workspace ?? process.cwd(), { argv, lingerMs: 3000, facts });
+  const runtime = acquireRuntimeState(checked.workspace ?? process.cwd(), { argv, lingerMs: 3000, facts, env: callerEnv });
   try {
     const scrubbedEnv: string[] = [];
     const commandEnv = buildSandboxEnv(source, { backend: 'linux-native', network: checked.network, pass: checked.envPass, tmpDir: '/tmp', overrides: runtime?.env ?? {}, scrubbed: scrubbedEnv });
     const envs = options.env === undefined ? [process.env] : [process.env, options.env];
     // Kept across runs of the same policy while nothing it looked at changed (plan-memo.ts).
-    const plan = rememberedPlan({ argv, options: checked, envs, commandEnv, scrubbedEnv, runtimeWriteRoots: runtime?.writeRoots ?? [], facts });
+    const plan = rememberedPlan({ argv, options: checked, envs: options.env === undefined ? [callerEnv] : [callerEnv, options.env], commandEnv, scrubbedEnv, runtimeWriteRoots: runtime?.writeRoots ?? [], facts });
     // Remembered so that a later run refuses a workspace reached through a link planted in one.
     noteWriteRoots(plan.writeRoots.map((w) => w.root).filter((root) => root !== plan.workspace && !(runtime?.writeRoots ?? []).includes(root)));
     // The release is kept until the run's exit: it holds the lease's own release, not the lease
