@@ -40,6 +40,7 @@
             "native/linux/child_setup.cc",
             "native/linux/masks.cc",
             "native/linux/link_window.cc",
+            "native/linux/mount_templates.cc",
             "native/linux/dir_watch.cc",
             "native/linux/exit_watcher.cc",
             "native/linux/net_holders.cc",

@@ -118,7 +118,8 @@ struct SpawnResult {
   int report_fd = -1;      // Linux: read end of the init helper's report pipe
   int net_userns_fd = -1;  // Linux, network deny: the reusable namespace holder it ran in
   int net_netns_fd = -1;
-  std::vector<int> mask_wds;       // Linux: the watch of each file mask, in mount order (-1: none)
+  int template_id = -1;       // Linux: the mount template its mounts were copied from (-1: none)
+  std::vector<int> mask_wds;  // Linux: the watch of each file mask, in mount order (-1: none)
   void* process_handle = nullptr;  // Windows: process handle (job object owns the tree)
   void* job_handle = nullptr;      // Windows: job object with kill-on-close
 };

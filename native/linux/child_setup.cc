@@ -37,8 +37,11 @@ namespace {
 }
 
 // Returns 0 or -1 with errno set, like the system calls it wraps.
-int WriteWhole(const char* path, const char* data) {
-  int fd = open(path, O_WRONLY | O_CLOEXEC);
+int WriteWhole(const char* path, const char* data, int proc_fd = -1) {
+  // Through the host's /proc (a path from "/proc/"): a template's copy has its /proc read-only.
+  int fd = proc_fd >= 0 && strncmp(path, "/proc/", 6) == 0
+               ? openat(proc_fd, path + 6, O_WRONLY | O_CLOEXEC)
+               : open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0) return -1;
   size_t len = strlen(data);
   ssize_t n = write(fd, data, len);
@@ -168,6 +171,48 @@ int StepWindow(const ChildPlan* plan, int index, LinkWindow* window, MaskState* 
   return 0;
 }
 
+// Node's handlers must never run here: reset every disposition (signals stay blocked).
+void ResetSignals() {
+  for (int sig = 1; sig < 65; ++sig) {
+    if (sig == SIGKILL || sig == SIGSTOP) continue;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigaction(sig, &sa, nullptr);  // glibc-internal signals refuse; that is fine
+  }
+}
+
+// Applies the plan's mount steps in order, through the link window (a failure does not return).
+// The link window is closed and its snapshot taken away at the end; the masks' staging stays.
+void ApplyMounts(ChildPlan* plan, MaskState* masks) {
+  LinkWindow window;
+  for (int i = 0; i < plan->mount_count; ++i) {
+    const MountStep& step = plan->mounts[i];
+    // A snapshot serves the pins right after it; nothing else may find it at the staging place.
+    bool keeps = step.kind == kMountPin || step.kind == kMountSnapshot;
+    if ((!keeps && DropSnapshot(masks) != 0) || StepWindow(plan, i, &window, masks) != 0 ||
+        ApplyMount(plan, step, masks, window) != 0) {
+      // The failing step's index travels in the high bits so the parent can name the path.
+      Fail(plan, kStageMount | ((i + 1) << 8), errno);
+    }
+  }
+  if (CloseLinkWindow(plan, &window) != 0 || DropReadonlySnapshot(&window, masks) != 0)
+    Fail(plan, kStageMount, errno);
+}
+
+void FinishMount(ChildPlan* plan, MaskState* masks) {
+  if (FinishMasks(masks) != 0) Fail(plan, kStageMount, errno);
+}
+
+// Whether no event is queued on the watch queue and none was taken since the template was found
+// unchanged: an event queued before the copy was made is then still there to see. The count is
+// bumped before any read of the queue, so an event read away meanwhile changes it.
+bool QueueUntouched(const ChildPlan* plan) {
+  int queued = 0;
+  if (ioctl(plan->queue_fd, FIONREAD, &queued) != 0 || queued != 0) return false;
+  return plan->queue_takes != nullptr && plan->queue_takes->load() == plan->queue_seen;
+}
+
 int AddLandlockRule(int ruleset, const LandlockStep& step) {
   int fd = open(step.path, O_PATH | O_CLOEXEC);
   if (fd < 0) return errno == ENOENT ? 0 : -1;  // absent path: no rule, so no access
@@ -246,9 +291,9 @@ int DropCapabilities(int cap_last) {
 }
 
 int WriteMaps(const ChildPlan* plan) {
-  if (WriteWhole("/proc/self/setgroups", "deny") != 0) return -1;
-  if (WriteWhole("/proc/self/uid_map", plan->uid_map) != 0) return -1;
-  return WriteWhole("/proc/self/gid_map", plan->gid_map);
+  if (WriteWhole("/proc/self/setgroups", "deny", plan->proc_fd) != 0) return -1;
+  if (WriteWhole("/proc/self/uid_map", plan->uid_map, plan->proc_fd) != 0) return -1;
+  return WriteWhole("/proc/self/gid_map", plan->gid_map, plan->proc_fd);
 }
 
 }  // namespace
@@ -256,33 +301,70 @@ int WriteMaps(const ChildPlan* plan) {
 int EnterNetwork(void* arg) {
   ChildPlan* plan = static_cast<ChildPlan*>(arg);
   NetEntry* net = plan->net;
-  bool joined_user = net->userns_fd >= 0 && setns(net->userns_fd, CLONE_NEWUSER) == 0;
-  if (!joined_user) {
-    if (unshare(CLONE_NEWUSER) != 0 || WriteMaps(plan) != 0) Fail(plan, kStageNetHolder, errno);
-    net->created_userns_fd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+  // Without a template to join, a holder of its own user namespace serves as well.
+  bool own = net->own_userns_fd >= 0 && setns(net->own_userns_fd, CLONE_NEWUSER) == 0;
+  if (!own && net->template_mntns_fd >= 0) Fail(plan, kStageTemplate, errno);
+  if (net->network) {
+    // In our own user namespace a holder of it is joined (one of another is refused: created).
+    bool joined_user = own || (net->userns_fd >= 0 && setns(net->userns_fd, CLONE_NEWUSER) == 0);
+    if (!joined_user) {
+      if (unshare(CLONE_NEWUSER) != 0 || WriteMaps(plan) != 0) Fail(plan, kStageNetHolder, errno);
+      net->created_userns_fd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+    }
+    bool joined_net = joined_user && net->netns_fd >= 0 && setns(net->netns_fd, CLONE_NEWNET) == 0;
+    if (!joined_net) {
+      if (unshare(CLONE_NEWNET) != 0) Fail(plan, kStageNetHolder, errno);
+      if (loopback::BringUp() != 0) Fail(plan, kStageLoopback, errno);
+      net->created_netns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+      if (own) net->created_userns_fd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+    }
   }
-  bool joined_net = joined_user && net->netns_fd >= 0 && setns(net->netns_fd, CLONE_NEWNET) == 0;
-  if (!joined_net) {
-    if (unshare(CLONE_NEWNET) != 0) Fail(plan, kStageNetHolder, errno);
-    if (loopback::BringUp() != 0) Fail(plan, kStageLoopback, errno);
-    net->created_netns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-  }
+  // Last: the sandbox's mount namespace is then a copy of the template's.
+  if (net->template_mntns_fd >= 0 && setns(net->template_mntns_fd, CLONE_NEWNS) != 0)
+    Fail(plan, kStageTemplate, errno);
   long pid = clone(Run, net->stack_top, net->clone_flags, plan);
   net->sandbox_pid = pid < 0 ? -errno : pid;
   _exit(0);
 }
 
+int BuildTemplate(void* arg) {
+  ChildPlan* plan = static_cast<ChildPlan*>(arg);
+  ResetSignals();
+  if (setns(plan->net->own_userns_fd, CLONE_NEWUSER) != 0 || unshare(CLONE_NEWNS) != 0)
+    Fail(plan, kStageTemplate, errno);
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    Fail(plan, kStageMountPrivate, errno);
+  }
+  MaskState masks;
+  ApplyMounts(plan, &masks);
+  // Each run mounts a /proc of its own over the host's, which the kernel allows in a namespace
+  // whose /proc is not locked read-only any more than the new one (the host's is writable).
+  if (SetAttr(AT_FDCWD, "/proc", AT_SYMLINK_NOFOLLOW, 0, MOUNT_ATTR_RDONLY) != 0)
+    Fail(plan, kStageTemplate, errno);
+  // The one file of the file masks and their staging directory, kept for each run's Landlock
+  // rule on the file's inode and its watch of their opens (by name).
+  if (masks.staging >= 0) {
+    plan->template_file_fd = openat(masks.staging, masks.first, O_PATH | O_CLOEXEC);
+    plan->template_staging_fd = fcntl(masks.staging, F_DUPFD_CLOEXEC, 3);
+    if (plan->template_file_fd < 0 || plan->template_staging_fd < 0) Fail(plan, kStageMount, errno);
+  }
+  FinishMount(plan, &masks);
+  plan->template_mntns_fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+  if (plan->template_mntns_fd < 0) Fail(plan, kStageTemplate, errno);
+  _exit(0);
+}
+
+int MakeUserNamespace(void* arg) {
+  ChildPlan* plan = static_cast<ChildPlan*>(arg);
+  if (unshare(CLONE_NEWUSER) != 0 || WriteMaps(plan) != 0) _exit(125);
+  plan->created_userns_fd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+  _exit(plan->created_userns_fd < 0 ? 125 : 0);
+}
+
 int Run(void* arg) {
   ChildPlan* plan = static_cast<ChildPlan*>(arg);
 
-  // Node's handlers must never run here: reset every disposition (signals stay blocked).
-  for (int sig = 1; sig < 65; ++sig) {
-    if (sig == SIGKILL || sig == SIGSTOP) continue;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    sigaction(sig, &sa, nullptr);  // glibc-internal signals refuse; that is fine
-  }
+  ResetSignals();
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) Fail(plan, kStageSignals, errno);
 
   // Join the run's pids cgroup before anything can fork, then hide the host's cgroup paths.
@@ -293,7 +375,8 @@ int Run(void* arg) {
   // We are pid 1 of a new PID namespace whose user namespace we hold every capability in: the
   // sysctl addresses this namespace's own pid_max (whichever /proc it is opened through), so no
   // more than pid_max - 1 processes besides us can exist in it, whoever's uid they run as.
-  if (plan->pid_max != nullptr && WriteWhole("/proc/sys/kernel/pid_max", plan->pid_max) != 0) {
+  if (plan->pid_max != nullptr &&
+      WriteWhole("/proc/sys/kernel/pid_max", plan->pid_max, plan->proc_fd) != 0) {
     Fail(plan, kStagePidMax, errno);
   }
 
@@ -301,22 +384,11 @@ int Run(void* arg) {
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
     Fail(plan, kStageMountPrivate, errno);
   }
+  // A copy of a template: nothing may have changed at its paths since it was found unchanged.
+  if (plan->queue_fd >= 0 && !QueueUntouched(plan)) Fail(plan, kStageTemplateStale, 0);
   MaskState masks;
-  LinkWindow window;
-  for (int i = 0; i < plan->mount_count; ++i) {
-    const MountStep& step = plan->mounts[i];
-    // A snapshot serves the pins right after it; nothing else may find it at the staging place.
-    bool keeps = step.kind == kMountPin || step.kind == kMountSnapshot;
-    if ((!keeps && DropSnapshot(&masks) != 0) || StepWindow(plan, i, &window, &masks) != 0 ||
-        ApplyMount(plan, step, &masks, window) != 0) {
-      // The failing step's index travels in the high bits so the parent can name the path.
-      Fail(plan, kStageMount | ((i + 1) << 8), errno);
-    }
-  }
-  if (CloseLinkWindow(plan, &window) != 0 || DropReadonlySnapshot(&window, &masks) != 0 ||
-      FinishMasks(&masks) != 0) {
-    Fail(plan, kStageMount, errno);
-  }
+  ApplyMounts(plan, &masks);
+  FinishMount(plan, &masks);
 
   if (plan->new_network && loopback::BringUp() != 0) Fail(plan, kStageLoopback, errno);
 

@@ -5,6 +5,8 @@
 
 #include <linux/filter.h>
 #include <stdint.h>
+
+#include <atomic>
 #include <sys/resource.h>
 
 #include "linux/init_wire.h"
@@ -31,6 +33,8 @@ enum Stage : int32_t {
   kStageCgroup,
   kStageNetHolder,
   kStagePidMax,
+  kStageTemplate,       // joining the process's user namespace or a mount template
+  kStageTemplateStale,  // a copy of a template made while an event was queued: set up afresh
 };
 
 // Mount operation kinds, mirrored by lib/backend/linux/mounts.ts.
@@ -88,6 +92,12 @@ struct Rlimit {
 // reusable holder (net_holders.h) or created one. Filled in by the parent; `created_*` and
 // `sandbox_pid` are written back by the intermediate through the shared memory.
 struct NetEntry {
+  // The process's own user namespace (mount_templates.h) to join first, or -1: then a holder's
+  // user namespace is joined or a new one created. Holders created in it are owned by it.
+  int own_userns_fd;
+  // A mount template's namespace to join last (the sandbox's mount namespace is a copy), or -1.
+  int template_mntns_fd;
+  bool network;   // join or create a network namespace (network deny)
   int userns_fd;  // holder to join, -1: create one
   int netns_fd;
   int created_userns_fd;  // nsfs descriptors of namespaces created by the intermediate, or -1
@@ -135,14 +145,46 @@ struct ChildPlan {
   int mask_watch_fd;
   int* mask_wds;
   int mask_count;
+  // A mount template's build (BuildTemplate): no Landlock rule and no watch is added (each run adds
+  // them on the inodes kept here), and the masks' inodes are kept open: the one file of the file
+  // masks (-1: none) and the root of each directory mask, in order (template_dir_fds has room for
+  // template_dir_count, template_dir_used of them filled).
+  bool template_build;
+  int template_file_fd;
+  int* template_dir_fds;
+  int template_dir_count;
+  int template_dir_used;
+  int template_mntns_fd;    // the built namespace (written by BuildTemplate)
+  int template_staging_fd;  // the file masks' staging directory (their names' watch), or -1
+  int created_userns_fd;    // MakeUserNamespace's namespace
+  // A run from a template copy: before anything of the command runs, the watch queue must hold no
+  // event and its count of takes be what it was when the template was found quiet (else
+  // kStageTemplateStale). queue_fd -1: no copy.
+  int queue_fd;
+  // The host's /proc (O_PATH), which the ID maps and pid_max are written through in a copy, where
+  // every mount (the host's /proc too) is read-only; -1: by path.
+  int proc_fd;
+  const std::atomic<uint64_t>* queue_takes;
+  uint64_t queue_seen;
 };
 
 // The clone() entry point. Never returns: execs the init helper or _exits with code 125.
 int Run(void* plan);
 
-// The intermediate's clone() entry point (network deny): joins or creates the holder's user and
-// network namespaces, clones Run into the rest, records its pid in plan->net, and _exits.
+// The intermediate's clone() entry point (network deny, or a mount template): joins the process's
+// own user namespace, joins or creates the holder's user and network namespaces, joins the
+// template's mount namespace, clones Run into the rest, records its pid in plan->net, and _exits.
 // Shares the caller's descriptor table (CLONE_FILES), so created nsfs descriptors reach it.
 int EnterNetwork(void* plan);
+
+// A mount template's build, on the parent's memory and descriptor table (CLONE_VM|CLONE_VFORK|
+// CLONE_FILES): joins net->own_userns_fd, makes a new mount namespace, applies the plan's mount
+// steps (those that do not depend on the run), opens the namespace into template_mntns_fd and
+// _exits (0, or 125 with a record on the error pipe).
+int BuildTemplate(void* plan);
+
+// The process's own user namespace (CLONE_VM|CLONE_VFORK|CLONE_FILES): unshares one, writes the
+// plan's ID maps, opens it into created_userns_fd and _exits (125 on failure).
+int MakeUserNamespace(void* plan);
 
 }  // namespace child_setup

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -98,6 +99,10 @@ bool Queue::DrainWith(void* ctx, void (*each)(void*, int, uint32_t, const char*)
     polled = poll(&mounts, 1, 0);
   } while (polled < 0 && errno == EINTR);
   if (polled < 0 || (mounts.revents & (POLLERR | POLLPRI | POLLNVAL)) != 0) complete = false;
+  // Nothing queued: no read, so no take to count (a sandbox copying a template checks both).
+  int queued = 0;
+  if (ioctl(fd_, FIONREAD, &queued) == 0 && queued == 0) return complete;
+  takes_.fetch_add(1);
   alignas(struct inotify_event) char buf[65536];
   for (;;) {
     ssize_t n = read(fd_, buf, sizeof buf);
@@ -124,6 +129,7 @@ bool Queue::DrainWith(void* ctx, void (*each)(void*, int, uint32_t, const char*)
 }
 
 void Queue::Reset() {
+  takes_.fetch_add(1);
   if (fd_ >= 0) close(fd_);
   if (mounts_ >= 0) close(mounts_);
   fd_ = mounts_ = -1;

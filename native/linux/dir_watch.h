@@ -9,6 +9,7 @@
 // watched and every remembered directory is looked at as before. No napi here.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <unordered_set>
@@ -37,6 +38,12 @@ class Queue {
   }
   // Drops every watch (what was remembered starts over).
   void Reset();
+  // The inotify descriptor (-1 before the first watch), and a count bumped before any read that
+  // takes events from it (and at a reset): a process that saw the queue empty and the count
+  // unchanged since a drain knows no event queued meanwhile was taken unseen. Read without the
+  // memo's lock by a sandbox's first process (see mount_templates.h).
+  int fd() const { return fd_; }
+  const std::atomic<uint64_t>* takes() const { return &takes_; }
 
  private:
   bool Ready();
@@ -49,6 +56,7 @@ class Queue {
   std::unordered_set<int> live_;
   size_t budget_ = 0;
   bool failed_ = false;
+  std::atomic<uint64_t> takes_{0};
 };
 
 // The repository scan's queue (git_scan.cc): the ids of watches that saw a change are appended

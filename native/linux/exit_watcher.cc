@@ -17,6 +17,7 @@
 #include <string>
 
 #include "linux/init_wire.h"
+#include "linux/mount_templates.h"
 
 #ifndef SYS_pidfd_send_signal
 #define SYS_pidfd_send_signal 424
@@ -386,8 +387,11 @@ void Registry::Finish(Watch* watch) {
   close(watch->pidfd);
   if (watch->control_fd >= 0) close(watch->control_fd);
   watch->control_fd = -1;
-  // Init has been reaped, so every process of the sandbox is gone: its network namespace is free.
+  // Init has been reaped, so every process of the sandbox is gone: its network namespace is free,
+  // and so is its mount template (the opens of its masks were taken above).
   net_holders::Release(watch->holder);
+  if (watch->template_id >= 0) mount_templates::Return(watch->template_id);
+  watch->template_id = -1;
   watch->holder = net_holders::Holder();
   CloseCaptures(watch);
   watches_.erase(watch->pid);

@@ -61,6 +61,7 @@ struct Watch {
   int report_fd = -1;
   int control_fd = -1;   // prewarmed sandboxes: our end of the launch socket until used
   int mount_ns_fd = -1;  // the sandbox's mount namespace, held until its exit is delivered
+  int template_id = -1;  // the mount template it was copied from, returned once it is gone
   bool delivered = false;
   bool reaped = false;
   int open_handles = 0;

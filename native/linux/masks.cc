@@ -48,6 +48,8 @@ int MakeDetachedTmpfs(const char* mode) {
 // a Landlock rule on that inode, never looked up by path again. A path could by then lead to the
 // hidden file itself, if the host replaced it by a rename (a rename carries a mount away).
 int AllowReading(const ChildPlan* plan, int fd) {
+  // A template's masks: each run adds the rule to its own ruleset (the inode is kept open).
+  if (plan->template_build) return 0;
   struct landlock_path_beneath_attr_compat attr;
   attr.allowed_access = kLandlockReadFile;
   attr.parent_fd = fd;
@@ -207,8 +209,18 @@ int MaskDirectory(ChildPlan* plan, MaskState* masks, const MountStep& step) {
   if (rc == 0) rc = AllowReading(plan, mnt);
   if (rc == 0) rc = SetAttr(mnt, "", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_RDONLY, 0);
   if (rc == 0) rc = MoveOnto(mnt, step.path);
+  // A template's directory mask: its root is kept for each run's Landlock rule.
+  bool kept = false;
+  if (rc == 0 && plan->template_build) {
+    kept = plan->template_dir_used < plan->template_dir_count;
+    if (kept) plan->template_dir_fds[plan->template_dir_used++] = mnt;
+    if (!kept) {
+      errno = E2BIG;
+      rc = -1;
+    }
+  }
   int saved = errno;
-  close(mnt);
+  if (!kept) close(mnt);
   errno = saved;
   if (rc != 0) return -1;
   for (const char* c = names; NextName(&c, name, sizeof name);) {

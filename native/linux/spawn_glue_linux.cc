@@ -87,6 +87,7 @@ class ColdStart {
     exit_watcher::Watch* watch = state->registry.Add(result_.pid, result_.pidfd, result_.report_fd,
                                                      HolderOf(result_), on_exit);
     watch->mask_wds = std::move(result_.mask_wds);
+    watch->template_id = result_.template_id;
     state->registry.StartCapture(watch, pipes_.capture_ends, parsed_.max_buffer,
                                  parsed_.overflow_kill, parsed_.spill_fd);
     pipes_.capture_ends[0] = pipes_.capture_ends[1] = -1;
@@ -227,6 +228,7 @@ class WarmWorker : public Napi::AsyncWorker {
         state_->registry.Add(result_.pid, result_.pidfd, result_.report_fd, HolderOf(result_),
                              on_exit_.Value(), parent_control_);
     watch->mask_wds = std::move(result_.mask_wds);
+    watch->template_id = result_.template_id;
     parent_control_ = -1;
     Napi::Object out = Napi::Object::New(env);
     out.Set("pid", Napi::Number::New(env, static_cast<double>(result_.pid)));

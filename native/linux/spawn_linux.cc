@@ -11,11 +11,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <memory>
 #include <string>
 #include <utility>
 
 #include "binding/backend.h"
 #include "linux/child_setup.h"
+#include "linux/mount_templates.h"
 #include "linux/net_holders.h"
 #include "linux/spawn_plan.h"
 
@@ -88,16 +90,25 @@ const char* StageName(int32_t stage) {
       return "unshare(CLONE_NEWUSER|CLONE_NEWNET) for the network holder";
     case kStagePidMax:
       return "write(/proc/sys/kernel/pid_max) in the sandbox's PID namespace";
+    case kStageTemplate:
+      return "setns(mount template)";
+    case kStageTemplateStale:
+      return "copy of a mount template";
     default:
       return "sandbox setup";
   }
 }
 
 // Maps a child-side failure onto the error code and layer a caller can act on.
-status::Status ChildFailure(int32_t raw_stage, int err, const SpawnSpec& spec) {
+status::Status ChildFailure(int32_t raw_stage, int err, const SpawnSpec& spec,
+                            const spawn_plan::Plan& plan) {
   using namespace child_setup;
   int32_t stage = raw_stage & 0xff;
   int index = (raw_stage >> 8) - 1;
+  // From a template: the step's index in the run's own steps.
+  if (index >= 0 && !plan.step_origin.empty()) {
+    index = index < static_cast<int>(plan.step_origin.size()) ? plan.step_origin[index] : -1;
+  }
   std::string call = StageName(stage);
   std::string path;
   const char* code = "spawn_failed";
@@ -182,7 +193,8 @@ struct Cloned {
 // Clones the sandbox's first process from the plan on `stack` (two of kChildStackSize); with
 // network deny, through an intermediate that joins (or creates) a reusable holder (net_holders.h),
 // which takes the second stack.
-Cloned CloneSandbox(bool new_network, char* stack, spawn_plan::Plan* plan) {
+Cloned CloneSandbox(bool new_network, char* stack, spawn_plan::Plan* plan,
+                    const mount_templates::Lease* lease) {
   Cloned out;
   char* first_stack_top = stack + kChildStackSize;
   child_setup::ChildPlan& child = plan->child;
@@ -190,11 +202,16 @@ Cloned CloneSandbox(bool new_network, char* stack, spawn_plan::Plan* plan) {
   // The cgroup namespace is unshared by the child once it has joined its pids cgroup.
   int flags = CLONE_VM | CLONE_VFORK | SIGCHLD | CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
               CLONE_NEWIPC | CLONE_NEWUTS;
-  child_setup::NetEntry net = {-1, -1, -1, -1, -ECHILD, nullptr, 0};
-  if (new_network) {
-    out.holder = net_holders::Acquire();
+  child_setup::NetEntry net = {-1, -1, false, -1, -1, -1, -1, -ECHILD, nullptr, 0};
+  if (new_network || lease != nullptr) {
+    if (new_network) out.holder = net_holders::Acquire();
+    net.network = new_network;
     net.userns_fd = out.holder.userns_fd;
     net.netns_fd = out.holder.netns_fd;
+    // Holders are made in the process's own user namespace, where a copy of a template can join
+    // them (a holder of another user namespace is one it cannot).
+    net.own_userns_fd = lease != nullptr ? lease->userns_fd : mount_templates::UserNamespace();
+    if (lease != nullptr) net.template_mntns_fd = lease->mntns_fd;
     net.stack_top = first_stack_top + kChildStackSize;
     net.clone_flags = flags | CLONE_PARENT;
     child.net = &net;
@@ -241,7 +258,8 @@ Cloned CloneSandbox(bool new_network, char* stack, spawn_plan::Plan* plan) {
 
 // The child has exec'd the init (the error pipe closed on exec) or failed (a record, then exit).
 // A failure is reaped and becomes the Status of its stage; Ok means the sandbox is running.
-status::Status AwaitSetup(const SpawnSpec& spec, spawn_plan::Plan* plan, Cloned* cloned) {
+status::Status AwaitSetup(const SpawnSpec& spec, spawn_plan::Plan* plan, Cloned* cloned,
+                          int32_t* stage) {
   close(plan->error_write.release());
   int32_t record[2] = {0, 0};
   ssize_t n;
@@ -253,29 +271,59 @@ status::Status AwaitSetup(const SpawnSpec& spec, spawn_plan::Plan* plan, Cloned*
   if (cloned->pid > 0) Reap(cloned->pid);
   if (n != static_cast<ssize_t>(sizeof record))
     return status::Fail("spawn_failed", EIO, "spawn", "the sandbox setup ended without a report");
-  return ChildFailure(record[0], record[1], spec);
+  *stage = record[0] & 0xff;
+  return ChildFailure(record[0], record[1], spec, *plan);
+}
+
+// One attempt: from `lease` (a mount template), or setting every mount up (nullptr). *stage: the
+// stage a child-side failure reported, else 0.
+status::Status SpawnOnce(const SpawnSpec& spec, const mount_templates::Lease* lease, Cloned* cloned,
+                         spawn_plan::Plan* plan, int32_t* stage) {
+  status::Status built = spawn_plan::Build(spec, plan, lease);
+  if (!built.ok()) return built;
+
+  char* stack = child_stacks.Get();
+  if (stack == nullptr) return status::Fail("spawn_failed", errno, "mmap(child stack)");
+  *cloned = CloneSandbox(spec.linux_spec.new_network, stack, plan, lease);
+  if (cloned->pid < 0) {
+    net_holders::Discard(cloned->holder);
+    cloned->holder = net_holders::Holder();
+    const char* code = cloned->clone_errno == EPERM || cloned->clone_errno == ENOSPC
+                           ? "userns_denied"
+                           : "spawn_failed";
+    return status::Fail(code, cloned->clone_errno,
+                        "clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID|...)",
+                        "could not create the sandbox namespaces", "userns");
+  }
+  return AwaitSetup(spec, plan, cloned, stage);
 }
 
 }  // namespace
 
 status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
-  spawn_plan::Plan plan;
-  status::Status built = spawn_plan::Build(spec, &plan);
-  if (!built.ok()) return built;
-
-  char* stack = child_stacks.Get();
-  if (stack == nullptr) return status::Fail("spawn_failed", errno, "mmap(child stack)");
-  Cloned cloned = CloneSandbox(spec.linux_spec.new_network, stack, &plan);
-  if (cloned.pid < 0) {
-    net_holders::Discard(cloned.holder);
-    const char* code = cloned.clone_errno == EPERM || cloned.clone_errno == ENOSPC ? "userns_denied"
-                                                                                   : "spawn_failed";
-    return status::Fail(code, cloned.clone_errno,
-                        "clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID|...)",
-                        "could not create the sandbox namespaces", "userns");
+  mount_templates::Lease lease;
+  bool templated = mount_templates::Take(spec.linux_spec, &lease);
+  auto plan = std::make_unique<spawn_plan::Plan>();
+  Cloned cloned;
+  int32_t stage = 0;
+  status::Status setup = SpawnOnce(spec, templated ? &lease : nullptr, &cloned, plan.get(), &stage);
+  if (templated && !setup.ok()) {
+    // The template could not serve: this run sets its mounts up itself, as without templates. An
+    // event queued meanwhile may be anyone's (the next run finds out whether it was the
+    // template's paths'). A template that cannot be joined goes, and so does one of a policy
+    // whose sandboxes cannot start anyway (nothing is held for it).
+    templated = false;
+    auto fresh = std::make_unique<spawn_plan::Plan>();
+    Cloned again;
+    int32_t fresh_stage = 0;
+    setup = SpawnOnce(spec, nullptr, &again, fresh.get(), &fresh_stage);
+    if (stage == child_setup::kStageTemplate || !setup.ok()) mount_templates::Discard(lease.id);
+    mount_templates::Return(lease.id);
+    plan = std::move(fresh);
+    cloned = again;
   }
-  status::Status setup = AwaitSetup(spec, &plan, &cloned);
   if (!setup.ok()) return setup;
+  if (!templated) mount_templates::Started(lease);
 
   pid_t pid = cloned.pid;
   int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
@@ -284,14 +332,16 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
     net_holders::Discard(cloned.holder);
     kill(pid, SIGKILL);
     Reap(pid);
+    if (templated) mount_templates::Return(lease.id);
     return status::Fail("spawn_failed", err, "pidfd_open");
   }
   out->pid = pid;
   out->pidfd = pidfd;
-  out->report_fd = plan.report_read.release();
+  out->report_fd = plan->report_read.release();
   out->net_userns_fd = cloned.holder.userns_fd;
   out->net_netns_fd = cloned.holder.netns_fd;
-  out->mask_wds = std::move(plan.mask_wds);  // written by the child through the shared memory
+  out->mask_wds = std::move(plan->mask_wds);  // written by the child through the shared memory
+  out->template_id = templated ? lease.id : -1;
   return status::Ok();
 }
 

@@ -40,6 +40,22 @@ int ReadCapLast() {
   return cap_last;
 }
 
+// The pipe a failing child writes {stage, errno} to (close-on-exec: exec closes it).
+status::Status MakeErrorPipe(Plan* plan) {
+  int err_pipe[2];
+  if (pipe2(err_pipe, O_CLOEXEC) != 0)
+    return status::Fail("spawn_failed", errno, "pipe2(error pipe)");
+  plan->error_read.fd = err_pipe[0];
+  plan->error_write.fd = err_pipe[1];
+  return status::Ok();
+}
+
+// The host's /proc, opened once (O_PATH; -1 when it cannot be).
+int HostProc() {
+  static const int fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  return fd;
+}
+
 status::Status LandlockFail(int err, const std::string& call, const std::string& path) {
   status::Status s = status::Fail("landlock_unsupported", err, call, "", "landlock");
   s.path = path;
@@ -220,8 +236,8 @@ void PlanLinkWindow(const std::vector<MountOp>& ops, Plan* plan) {
 
 // Mount steps, post-mount Landlock rules, resource limits and the BPF program, as the child reads
 // them.
-status::Status BuildSteps(const LinuxSpec& ls, Plan* plan) {
-  for (const MountOp& op : ls.mounts) {
+status::Status BuildMountSteps(const std::vector<MountOp>& ops, Plan* plan) {
+  for (const MountOp& op : ops) {
     int32_t kind = MountKindCode(op.kind);
     if (kind == 0)
       return status::Fail("invalid_argument", EINVAL, "spawn", "unknown mount kind " + op.kind);
@@ -233,6 +249,12 @@ status::Status BuildSteps(const LinuxSpec& ls, Plan* plan) {
     step.flags = 0;
     plan->mounts.push_back(step);
   }
+  return status::Ok();
+}
+
+status::Status BuildSteps(const LinuxSpec& ls, Plan* plan, bool templated) {
+  status::Status mounts = BuildMountSteps(templated ? plan->run_ops : ls.mounts, plan);
+  if (!mounts.ok()) return mounts;
   int mask_count = 0;
   for (const MountOp& op : ls.mounts) {
     if (op.kind == "mask_file") mask_count += 1;
@@ -302,11 +324,18 @@ void FillChild(const SpawnSpec& spec, Plan* plan) {
   c.mask_watch_fd = ls.mask_watch_fd;
   c.mask_wds = plan->mask_wds.data();
   c.mask_count = static_cast<int>(plan->mask_wds.size());
+  c.template_build = false;
+  c.template_file_fd = -1;
+  c.template_staging_fd = -1;
+  c.template_mntns_fd = -1;
+  c.created_userns_fd = -1;
+  c.queue_fd = -1;
+  c.proc_fd = -1;
 }
 
 }  // namespace
 
-status::Status Build(const SpawnSpec& spec, Plan* plan) {
+status::Status Build(const SpawnSpec& spec, Plan* plan, const mount_templates::Lease* lease) {
   const LinuxSpec& ls = spec.linux_spec;
   if (spec.argv.empty()) return status::Fail("invalid_argument", EINVAL, "spawn", "argv is empty");
   if (ls.seccomp_program.empty() || ls.seccomp_program.size() > 4096) {
@@ -332,14 +361,23 @@ status::Status Build(const SpawnSpec& spec, Plan* plan) {
            static_cast<unsigned>(geteuid()));
   snprintf(plan->gid_map, sizeof plan->gid_map, "%u %u 1", static_cast<unsigned>(getegid()),
            static_cast<unsigned>(getegid()));
-  status::Status steps = BuildSteps(ls, plan);
+  if (lease != nullptr) {
+    std::vector<bool> run = mount_templates::RunSteps(ls.mounts);
+    for (size_t i = 0; i < ls.mounts.size(); ++i) {
+      if (!run[i]) continue;
+      plan->run_ops.push_back(ls.mounts[i]);
+      plan->step_origin.push_back(static_cast<int>(i));
+    }
+  }
+  status::Status steps = BuildSteps(ls, plan, lease != nullptr);
   if (!steps.ok()) return steps;
+  if (lease != nullptr) {
+    status::Status masks = mount_templates::AddMasks(ls, *lease, plan->ruleset.fd, &plan->mask_wds);
+    if (!masks.ok()) return masks;
+  }
 
-  int err_pipe[2];
-  if (pipe2(err_pipe, O_CLOEXEC) != 0)
-    return status::Fail("spawn_failed", errno, "pipe2(error pipe)");
-  plan->error_read.fd = err_pipe[0];
-  plan->error_write.fd = err_pipe[1];
+  status::Status pipe = MakeErrorPipe(plan);
+  if (!pipe.ok()) return pipe;
   int report_pipe[2];
   if (pipe2(report_pipe, O_CLOEXEC) != 0)
     return status::Fail("spawn_failed", errno, "pipe2(report pipe)");
@@ -347,7 +385,42 @@ status::Status Build(const SpawnSpec& spec, Plan* plan) {
   plan->report_write.fd = report_pipe[1];
 
   FillChild(spec, plan);
-  PlanLinkWindow(ls.mounts, plan);
+  PlanLinkWindow(lease != nullptr ? plan->run_ops : ls.mounts, plan);
+  if (lease != nullptr) {
+    plan->child.queue_fd = lease->mark.fd;
+    plan->child.queue_takes = lease->mark.takes;
+    plan->child.queue_seen = lease->mark.seen;
+    plan->child.proc_fd = HostProc();
+  }
+  return status::Ok();
+}
+
+status::Status BuildTemplate(const std::vector<MountOp>& ops, int dir_masks, Plan* plan) {
+  status::Status steps = BuildMountSteps(ops, plan);
+  if (!steps.ok()) return steps;
+  status::Status pipe = MakeErrorPipe(plan);
+  if (!pipe.ok()) return pipe;
+  plan->template_dir_fds.assign(static_cast<size_t>(dir_masks), -1);
+  child_setup::ChildPlan& c = plan->child;
+  memset(&c, 0, sizeof c);
+  c.error_fd = plan->error_write.fd;
+  c.mounts = plan->mounts.data();
+  c.mount_count = static_cast<int>(plan->mounts.size());
+  c.readonly_snapshot_last = -1;
+  for (int i = 0; i < child_setup::kMountSlots; ++i) c.mount_slots[i] = -1;
+  for (int i = 0; i < child_setup::kWatchSlots; ++i) c.watch_fds[i] = -1;
+  c.landlock_fd = -1;
+  c.mask_watch_fd = -1;
+  c.template_build = true;
+  c.template_file_fd = -1;
+  c.template_staging_fd = -1;
+  c.template_mntns_fd = -1;
+  c.created_userns_fd = -1;
+  c.template_dir_fds = plan->template_dir_fds.data();
+  c.template_dir_count = dir_masks;
+  c.queue_fd = -1;
+  c.proc_fd = -1;
+  PlanLinkWindow(ops, plan);
   return status::Ok();
 }
 

@@ -13,6 +13,7 @@
 
 #include "binding/backend.h"
 #include "linux/child_setup.h"
+#include "linux/mount_templates.h"
 
 namespace spawn_plan {
 
@@ -53,6 +54,12 @@ struct Plan {
   char gid_map[64];
   char pid_max[16];
   std::vector<child_setup::MountStep> mounts;
+  // From a template: the run's own mount operations (what `mounts` points into), and the index in
+  // the spec's of each (to name a failing one).
+  std::vector<backend::MountOp> run_ops;
+  std::vector<int> step_origin;
+  // A template build: the roots of its directory masks (child_setup::ChildPlan::template_dir_fds).
+  std::vector<int> template_dir_fds;
   std::vector<child_setup::LandlockStep> landlock_after;
   std::vector<child_setup::Rlimit> rlimits;
   std::vector<struct sock_filter> filter;
@@ -66,6 +73,13 @@ struct Plan {
 
 // Checks the spec and fills `plan` (which must be fresh); a failure leaves nothing open once
 // `plan` is destroyed.
-status::Status Build(const backend::SpawnSpec& spec, Plan* plan);
+// With `lease` (a mount template, see mount_templates.h): only the run's own mount steps, the
+// template's masks allowed by the ruleset and watched by the addon.
+status::Status Build(const backend::SpawnSpec& spec, Plan* plan,
+                     const mount_templates::Lease* lease = nullptr);
+
+// The plan of a template's build: the mount steps of `ops` (which must outlive the plan), no
+// Landlock rule, no watch, room for `dir_masks` directory masks' roots.
+status::Status BuildTemplate(const std::vector<backend::MountOp>& ops, int dir_masks, Plan* plan);
 
 }  // namespace spawn_plan

@@ -383,6 +383,16 @@ bool SetQuiet(int id) {
   return m.sets.Quiet(id);
 }
 
+bool SetQuietMarked(int id, QueueMark* mark) {
+  Memo& m = Get();
+  std::lock_guard<std::mutex> hold(m.lock);
+  Begin(m);
+  mark->fd = m.queue.fd();
+  mark->takes = m.queue.takes();
+  mark->seen = mark->takes->load();
+  return mark->fd >= 0 && m.sets.Quiet(id);
+}
+
 void ReleaseSet(int id) {
   Memo& m = Get();
   std::lock_guard<std::mutex> hold(m.lock);

@@ -8,7 +8,9 @@
 // the kind of its first subdirectories' .git). Linux only; no napi here.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -33,5 +35,15 @@ int SetAgain(int id);
 // Takes the queued events, then whether nothing the set asks about changed since it was made.
 bool SetQuiet(int id);
 void ReleaseSet(int id);
+
+// SetQuiet, and with it (in the same hold of the memo's lock, after the events were taken) where a
+// process that must know of any event queued later looks: the queue's descriptor and its count of
+// takes (dir_watch::Queue::takes) with its value now.
+struct QueueMark {
+  int fd = -1;
+  const std::atomic<uint64_t>* takes = nullptr;
+  uint64_t seen = 0;
+};
+bool SetQuietMarked(int id, QueueMark* mark);
 
 }  // namespace watched_looks

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: MIT
+// The process's mount templates (see mount_templates.h): their registry, their builds, and the
+// process's own user namespace that owns them. Spawns run on the JavaScript thread and on the
+// thread pool (prewarming), hence the lock.
+#include "linux/mount_templates.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <unordered_set>
+
+#include "linux/child_setup.h"
+#include "linux/kernel_compat.h"
+#include "linux/spawn_plan.h"
+
+namespace mount_templates {
+namespace {
+
+using backend::MountOp;
+
+constexpr size_t kMaxTemplates = 4;  // a few policies, or two sandboxes of one at once
+constexpr size_t kMaxSeen = 16;      // policies seen once, remembered for their second run
+constexpr int kMaxDirMasks = 64;     // each holds a descriptor while the template lives
+constexpr size_t kStackSize = 256 * 1024;
+
+struct Template {
+  int id = -1;
+  size_t hash = 0;
+  std::vector<MountOp> ops;
+  int set = -1;
+  int mntns_fd = -1;
+  int file_fd = -1;
+  int staging_fd = -1;
+  std::vector<int> dir_fds;
+  bool busy = false;
+  bool discarded = false;
+  uint64_t used = 0;
+  ~Template() {
+    for (int fd : {mntns_fd, file_fd, staging_fd})
+      if (fd >= 0) close(fd);
+    for (int fd : dir_fds) close(fd);
+    if (set >= 0) watched_looks::ReleaseSet(set);
+  }
+};
+
+struct State {
+  std::mutex lock;
+  int userns_fd = -2;  // -2: not made yet; -1: cannot be
+  std::vector<std::unique_ptr<Template>> all;
+  std::vector<size_t> seen;
+  int next_id = 0;
+  uint64_t clock = 0;
+};
+
+State& Get() {
+  static auto* state = new State();
+  return *state;
+}
+
+bool Within(std::string_view root, std::string_view path) {
+  return path.size() >= root.size() && path.compare(0, root.size(), root) == 0 &&
+         (path.size() == root.size() || path[root.size()] == '/' || root == "/");
+}
+
+size_t FirstPerRun(const std::vector<MountOp>& ops) {
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].kind == "proc") return i;
+  return ops.size();
+}
+
+bool SameOp(const MountOp& a, const MountOp& b) {
+  return a.kind == b.kind && a.path == b.path && a.source == b.source && a.data == b.data;
+}
+
+bool SameOps(const std::vector<MountOp>& a, const std::vector<MountOp>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!SameOp(a[i], b[i])) return false;
+  return true;
+}
+
+// The template's steps of a spec, or false when its mounts cannot be split so: a step inside the
+// run's own /tmp (outside a write root made there) or /dev/shm, no /proc step, or too many
+// directory masks. A write root inside the private /tmp is attached at its own path in the
+// template (what is mounted in it is mounted there); each run clones it into its new /tmp.
+bool TemplateOps(const std::vector<MountOp>& ops, std::vector<MountOp>* out, int* dir_masks) {
+  if (ops.empty()) return false;
+  bool private_tmp = false;
+  std::vector<std::string_view> tmp_roots;
+  for (const MountOp& op : ops) {
+    private_tmp = private_tmp || (op.kind == "tmpfs" && op.path == "/tmp");
+    if (op.kind == "mkdirs") tmp_roots.push_back(op.path);
+  }
+  *dir_masks = 0;
+  bool has_proc = false;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const MountOp& op = ops[i];
+    has_proc = has_proc || op.kind == "proc";
+    if (has_proc || op.kind == "tmpfs" || op.kind == "mkdirs") continue;
+    if (Within("/dev/shm", op.path)) return false;
+    if (private_tmp && Within("/tmp", op.path)) {
+      bool in_root = false;
+      for (std::string_view root : tmp_roots) in_root = in_root || Within(root, op.path);
+      if (!in_root) return false;
+    }
+    if (op.kind == "mask_dir" && ++*dir_masks > kMaxDirMasks) return false;
+    out->push_back(op);
+  }
+  return has_proc && !out->empty();
+}
+
+size_t Hash(const std::vector<MountOp>& ops) {
+  size_t h = ops.size();
+  std::hash<std::string> hs;
+  for (const MountOp& op : ops) {
+    for (const std::string* s : {&op.kind, &op.path, &op.source, &op.data})
+      h = h * 1000003u ^ hs(*s);
+  }
+  return h;
+}
+
+// Runs `entry` on a stack of its own, on our memory and descriptor table, every signal blocked;
+// true when it exited 0.
+bool RunChild(int (*entry)(void*), child_setup::ChildPlan* plan) {
+  void* stack = mmap(nullptr, kStackSize, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) return false;
+  sigset_t all;
+  sigset_t previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  pid_t pid = clone(entry, static_cast<char*>(stack) + kStackSize,
+                    CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, plan);
+  int st = 0;
+  if (pid > 0) {
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  munmap(stack, kStackSize);
+  return pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+// The process's own user namespace (made once, with the caller's IDs mapped to themselves), or
+// -1. Under the state's lock.
+int OwnUserNamespace(State& s) {
+  if (s.userns_fd != -2) return s.userns_fd;
+  child_setup::ChildPlan plan;
+  memset(&plan, 0, sizeof plan);
+  char uid_map[64];
+  char gid_map[64];
+  snprintf(uid_map, sizeof uid_map, "%u %u 1", static_cast<unsigned>(geteuid()),
+           static_cast<unsigned>(geteuid()));
+  snprintf(gid_map, sizeof gid_map, "%u %u 1", static_cast<unsigned>(getegid()),
+           static_cast<unsigned>(getegid()));
+  plan.uid_map = uid_map;
+  plan.gid_map = gid_map;
+  plan.error_fd = -1;
+  plan.proc_fd = -1;
+  plan.created_userns_fd = -1;
+  bool ok = RunChild(child_setup::MakeUserNamespace, &plan);
+  if (!ok && plan.created_userns_fd >= 0) close(plan.created_userns_fd);
+  s.userns_fd = ok ? plan.created_userns_fd : -1;
+  return s.userns_fd;
+}
+
+// Applies the template's steps in a new mount namespace of `userns`; false when any fails (then
+// nothing of it is left open).
+bool Build(Template* t, int userns, int dir_masks) {
+  spawn_plan::Plan plan;
+  if (!spawn_plan::BuildTemplate(t->ops, dir_masks, &plan).ok()) return false;
+  child_setup::NetEntry net;
+  memset(&net, 0, sizeof net);
+  net.own_userns_fd = userns;
+  plan.child.net = &net;
+  bool ok = RunChild(child_setup::BuildTemplate, &plan.child);
+  const child_setup::ChildPlan& c = plan.child;
+  // The build shared our descriptor table: the write roots' clones it opened are ours to close
+  // (attached, or never), whether it finished or not.
+  for (int fd : c.mount_slots)
+    if (fd >= 0) close(fd);
+  for (int i = 0; i < c.template_dir_used; ++i) t->dir_fds.push_back(c.template_dir_fds[i]);
+  t->mntns_fd = c.template_mntns_fd;
+  t->file_fd = c.template_file_fd;
+  t->staging_fd = c.template_staging_fd;
+  return ok && t->mntns_fd >= 0;
+}
+
+void Lend(Template* t, int userns, Lease* out) {
+  t->busy = true;
+  t->used = ++Get().clock;
+  out->id = t->id;
+  out->userns_fd = userns;
+  out->mntns_fd = t->mntns_fd;
+  out->file_fd = t->file_fd;
+  out->staging_fd = t->staging_fd;
+  out->dir_fds = t->dir_fds;
+}
+
+// Drops templates no sandbox uses beyond kMaxTemplates, least recently used first.
+void Trim(State& s) {
+  while (s.all.size() > kMaxTemplates) {
+    size_t oldest = s.all.size();
+    for (size_t i = 0; i < s.all.size(); ++i) {
+      if (s.all[i]->busy) continue;
+      if (oldest == s.all.size() || s.all[i]->used < s.all[oldest]->used) oldest = i;
+    }
+    if (oldest == s.all.size()) return;
+    s.all.erase(s.all.begin() + static_cast<long>(oldest));
+  }
+}
+
+}  // namespace
+
+std::vector<bool> RunSteps(const std::vector<MountOp>& ops) {
+  std::vector<bool> run(ops.size(), false);
+  std::unordered_set<std::string_view> tmp_roots;
+  for (const MountOp& op : ops)
+    if (op.kind == "mkdirs") tmp_roots.insert(op.path);
+  bool after_proc = false;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const MountOp& op = ops[i];
+    after_proc = after_proc || op.kind == "proc";
+    bool tmp_root =
+        (op.kind == "detach_clone" || op.kind == "attach") && tmp_roots.count(op.path) != 0;
+    run[i] = after_proc || op.kind == "tmpfs" || op.kind == "mkdirs" || tmp_root;
+  }
+  return run;
+}
+
+// The masks' rules and watches are the run's own: its ruleset and the addon's watch instance.
+status::Status AddMasks(const backend::LinuxSpec& ls, const Lease& lease, int ruleset,
+                        std::vector<int>* mask_wds) {
+  auto allow = [&](int fd) {
+    struct landlock_path_beneath_attr_compat beneath;
+    beneath.allowed_access = 1ULL << 2;  // LANDLOCK_ACCESS_FS_READ_FILE
+    beneath.parent_fd = fd;
+    return syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &beneath, 0) == 0;
+  };
+  if (lease.file_fd >= 0 && !allow(lease.file_fd))
+    return status::Fail("landlock_unsupported", errno, "landlock_add_rule(mask)", "", "landlock");
+  for (int fd : lease.dir_fds) {
+    if (!allow(fd))
+      return status::Fail("landlock_unsupported", errno, "landlock_add_rule(mask)", "", "landlock");
+  }
+  int watch = ls.mask_watch_fd;
+  if (watch < 0) return status::Ok();
+  char path[4096];
+  int files_wd = -1;
+  if (lease.staging_fd >= 0) {
+    snprintf(path, sizeof path, "/proc/self/fd/%d", lease.staging_fd);
+    files_wd = inotify_add_watch(watch, path, IN_OPEN);
+  }
+  size_t slot = 0;
+  size_t dir = 0;
+  for (const MountOp& op : ls.mounts) {
+    if (op.kind == "mask_file" && slot < (*mask_wds).size()) (*mask_wds)[slot++] = files_wd;
+    if (op.kind != "mask_dir") continue;
+    int fd = dir < lease.dir_fds.size() ? lease.dir_fds[dir] : -1;
+    ++dir;
+    for (size_t start = 0; !op.data.empty() && start <= op.data.size();) {
+      size_t end = op.data.find('/', start);
+      if (end == std::string::npos) end = op.data.size();
+      std::string name = op.data.substr(start, end - start);
+      start = end + 1;
+      if (slot >= (*mask_wds).size() || fd < 0) continue;
+      snprintf(path, sizeof path, "/proc/self/fd/%d/%s", fd, name.c_str());
+      (*mask_wds)[slot++] = inotify_add_watch(watch, path, IN_OPEN);
+    }
+  }
+  return status::Ok();
+}
+
+int UserNamespace() {
+  State& s = Get();
+  std::lock_guard<std::mutex> hold(s.lock);
+  return OwnUserNamespace(s);
+}
+
+bool Take(const backend::LinuxSpec& spec, Lease* out) {
+  std::vector<MountOp> ops;
+  int dir_masks = 0;
+  if (!TemplateOps(spec.mounts, &ops, &dir_masks)) return false;
+  size_t hash = Hash(ops);
+  out->key = hash;
+  out->templatable = true;
+  State& s = Get();
+  std::unique_lock<std::mutex> hold(s.lock);
+  bool known = false;
+  for (size_t i = 0; i < s.all.size();) {
+    Template* t = s.all[i].get();
+    if (t->hash != hash || t->discarded || !SameOps(t->ops, ops)) {
+      ++i;
+      continue;
+    }
+    known = true;
+    if (t->busy) {
+      ++i;
+      continue;
+    }
+    if (watched_looks::SetQuietMarked(t->set, &out->mark)) {
+      Lend(t, s.userns_fd, out);
+      return true;
+    }
+    s.all.erase(s.all.begin() + static_cast<long>(i));  // the host changed since its build
+  }
+  bool seen = false;
+  for (size_t h : s.seen) seen = seen || h == hash;
+  if (!known && !seen) return false;
+  int userns = OwnUserNamespace(s);
+  if (userns < 0) return false;
+  auto t = std::make_unique<Template>();
+  t->id = s.next_id++;
+  t->hash = hash;
+  t->ops = std::move(ops);
+  hold.unlock();
+  // The set before the build: a path changed after the build took it is an event.
+  std::vector<std::string> entries;
+  std::unordered_set<std::string_view> added;
+  for (const MountOp& op : t->ops) {
+    if (Within("/proc", op.path) || Within("/dev", op.path) || !added.insert(op.path).second)
+      continue;
+    entries.push_back(op.path);
+  }
+  t->set = watched_looks::MakeSet({}, entries);
+  if (t->set < 0 || !Build(t.get(), userns, dir_masks)) return false;
+  if (!watched_looks::SetQuietMarked(t->set, &out->mark)) return false;
+  hold.lock();
+  Lend(t.get(), userns, out);
+  s.all.push_back(std::move(t));
+  Trim(s);
+  return true;
+}
+
+void Started(const Lease& declined) {
+  if (!declined.templatable) return;
+  State& s = Get();
+  std::lock_guard<std::mutex> hold(s.lock);
+  for (size_t h : s.seen)
+    if (h == declined.key) return;
+  s.seen.push_back(declined.key);
+  if (s.seen.size() > kMaxSeen) s.seen.erase(s.seen.begin());
+}
+
+void Return(int id) {
+  State& s = Get();
+  std::lock_guard<std::mutex> hold(s.lock);
+  for (size_t i = 0; i < s.all.size(); ++i) {
+    if (s.all[i]->id != id) continue;
+    s.all[i]->busy = false;
+    if (s.all[i]->discarded) s.all.erase(s.all.begin() + static_cast<long>(i));
+    break;
+  }
+  Trim(s);
+}
+
+void Discard(int id) {
+  State& s = Get();
+  std::lock_guard<std::mutex> hold(s.lock);
+  for (auto& t : s.all)
+    if (t->id == id) t->discarded = true;
+}
+
+int Count() {
+  State& s = Get();
+  std::lock_guard<std::mutex> hold(s.lock);
+  return static_cast<int>(s.all.size());
+}
+
+}  // namespace mount_templates
