@@ -32,9 +32,12 @@ namespace {
 
 using backend::MountOp;
 
-constexpr size_t kMaxTemplates = 4;  // a few policies, or two sandboxes of one at once
-constexpr size_t kMaxSeen = 16;      // policies seen once, remembered for their second run
-constexpr int kMaxDirMasks = 64;     // each holds a descriptor while the template lives
+constexpr size_t kMaxTemplates = 4;  // idle ones kept (least recently used go first)
+// Per policy at once: its prewarmed sandboxes and the run using one hold a template each; a start
+// beyond that (a burst) sets its mounts up without one instead of building one more.
+constexpr size_t kMaxPerPolicy = 4;
+constexpr size_t kMaxSeen = 16;   // policies seen once, remembered for their second run
+constexpr int kMaxDirMasks = 64;  // each holds a descriptor while the template lives
 constexpr size_t kStackSize = 256 * 1024;
 
 struct Template {
@@ -211,15 +214,19 @@ void Lend(Template* t, int userns, Lease* out) {
   out->dir_fds = t->dir_fds;
 }
 
-// Drops templates no sandbox uses beyond kMaxTemplates, least recently used first.
+// Drops idle templates beyond kMaxTemplates, least recently used first. Busy ones do not count:
+// each belongs to a live sandbox (at most kMaxPerPolicy per policy), and counting them dropped a
+// template as soon as it came back whenever two policies had prewarmed sandboxes.
 void Trim(State& s) {
-  while (s.all.size() > kMaxTemplates) {
+  for (;;) {
+    size_t idle = 0;
     size_t oldest = s.all.size();
     for (size_t i = 0; i < s.all.size(); ++i) {
       if (s.all[i]->busy) continue;
+      ++idle;
       if (oldest == s.all.size() || s.all[i]->used < s.all[oldest]->used) oldest = i;
     }
-    if (oldest == s.all.size()) return;
+    if (idle <= kMaxTemplates) return;
     s.all.erase(s.all.begin() + static_cast<long>(oldest));
   }
 }
@@ -301,6 +308,7 @@ bool Take(const backend::LinuxSpec& spec, Lease* out) {
   State& s = Get();
   std::unique_lock<std::mutex> hold(s.lock);
   bool known = false;
+  size_t busy = 0;
   for (size_t i = 0; i < s.all.size();) {
     Template* t = s.all[i].get();
     if (t->hash != hash || t->discarded || !SameOps(t->ops, ops)) {
@@ -309,6 +317,7 @@ bool Take(const backend::LinuxSpec& spec, Lease* out) {
     }
     known = true;
     if (t->busy) {
+      ++busy;
       ++i;
       continue;
     }
@@ -320,7 +329,7 @@ bool Take(const backend::LinuxSpec& spec, Lease* out) {
   }
   bool seen = false;
   for (size_t h : s.seen) seen = seen || h == hash;
-  if (!known && !seen) return false;
+  if ((!known && !seen) || busy >= kMaxPerPolicy) return false;
   int userns = OwnUserNamespace(s);
   if (userns < 0) return false;
   auto t = std::make_unique<Template>();
