@@ -40,31 +40,20 @@ async function once(workspace: string, options: RunOptions): Promise<number> {
   return performance.now() - start;
 }
 
-/** Median time of a plain run and of one with `options`, alternated run by run. */
-async function added(workspace: string, options: RunOptions, runs: number, baseOptions: RunOptions = {}): Promise<{ base: number; with: number }> {
-  const base: number[] = [];
-  const with_: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    base.push(await once(workspace, baseOptions));
-    with_.push(await once(workspace, options));
-  }
-  return { base: median(base), with: median(with_) };
-}
-
 /**
- * Median time of a plain run and of one with `options` as a caller repeating one policy sees it:
- * blocks of `block` runs of each back to back (the first five of a block, the switch from the other
- * policy while its memos, mount template and prewarmed sandboxes are made again, not counted),
- * blocks alternated.
+ * Median time of a plain run and of one with `options`, in blocks of `block` runs of each back to
+ * back, blocks alternated (run by run with the default block of one). A caller repeating one policy
+ * is measured with blocks of 20 and `skip` 5: the first five of a block, the switch from the other
+ * policy while its memos, mount template and prewarmed sandboxes are made again, are not counted.
  */
-async function addedInBlocks(workspace: string, options: RunOptions, runs: number, baseOptions: RunOptions, block = 20): Promise<{ base: number; with: number }> {
+async function added(workspace: string, options: RunOptions, runs: number, baseOptions: RunOptions = {}, block = 1, skip = 0): Promise<{ base: number; with: number }> {
   const base: number[] = [];
   const with_: number[] = [];
   for (let done = 0; done < runs; done += block) {
     for (const [opts, into] of [[baseOptions, base], [options, with_]] as const) {
-      for (let i = 0; i < block + 5; i++) {
+      for (let i = 0; i < block + skip; i++) {
         const ms = await once(workspace, opts);
-        if (i >= 5) into.push(ms);
+        if (i >= skip) into.push(ms);
       }
     }
   }
@@ -224,7 +213,7 @@ export async function benchScaling(runs = 9, rounds = 3, onLine: (line: BenchLin
     // run's own time grows with the big policy's refills). A caller repeating one policy back to back:
     for (const n of [100, 1000]) {
       const policy = { allowWrite: dirs.slice(0, n), denyRead: files.slice(0, n), denyWrite: files.slice(0, n), prewarm: true };
-      row(`${n} allowWrite + ${n} denyRead + ${n} denyWrite vs none, default options, each back to back in blocks of 20`, await addedInBlocks(workspace, policy, runs, { prewarm: true }), n === 100 ? 1 : 5);
+      row(`${n} allowWrite + ${n} denyRead + ${n} denyWrite vs none, default options, each back to back in blocks of 20`, await added(workspace, policy, runs, { prewarm: true }, 20, 5), n === 100 ? 1 : 5);
     }
 
     await benchBursts(workspace, rounds, add);

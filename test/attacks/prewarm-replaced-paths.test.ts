@@ -9,7 +9,7 @@
 // after a prewarmed sandbox served the policy at least once (so that the pool was full of
 // sandboxes set up before the change). A policy whose paths cannot all be watched is not
 // prewarmed at all.
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -17,6 +17,7 @@ import * as assert from 'uvu/assert';
 import { prewarmPool } from '../../lib/sandbox/prewarm.js';
 import { runSandboxed } from '../../lib/sandbox/run.js';
 import type { RunOptions } from '../../lib/sandbox/options.js';
+import { renameOnHost, replacedLockedStaysReadOnly, replacedSecretStaysHidden, type ReplacedPathCase } from '../helpers/replaced-paths.js';
 import { makeTree, sandboxTest } from '../helpers/sandbox.js';
 
 async function untilWarm(): Promise<void> {
@@ -35,48 +36,18 @@ async function warmUp(script: string, options: RunOptions): Promise<void> {
   assert.ok(prewarmPool.size >= 1, 'sandboxes set up before the change are waiting');
 }
 
-sandboxTest('a denied file replaced by rename on the host stays hidden from the next commands', async () => {
-  const t = makeTree();
-  try {
-    const secret = join(t.ws, 'secret.env');
-    writeFileSync(secret, 'OLD-SECRET\n');
-    const options: RunOptions = { workspace: t.ws, denyRead: [secret], prewarm: true };
-    const read = 'cat secret.env; echo done';
-    await warmUp(read, options);
-    writeFileSync(join(t.ws, 'secret.new'), 'NEW-SECRET\n');
-    renameSync(join(t.ws, 'secret.new'), secret);
-    for (let i = 0; i < 5; i++) {
-      const r = await runSandboxed(['/bin/sh', '-c', read], options);
-      assert.match(r.stdout, /done/, r.stderr);
-      assert.not.match(r.stdout, /SECRET/, `run ${i} (prewarmed: ${r.prewarmed}) read the file`);
-    }
-  } finally {
-    prewarmPool.clear();
-    t.cleanup();
-  }
-});
+const prewarmed: ReplacedPathCase = {
+  options: { prewarm: true },
+  runs: 5,
+  warmUp,
+  label: (r) => `prewarmed: ${r.prewarmed}`,
+  after: () => prewarmPool.clear(),
+};
 
-sandboxTest('a write-protected file replaced by rename on the host stays read-only', async () => {
-  const t = makeTree();
-  try {
-    const locked = join(t.ws, 'locked.txt');
-    writeFileSync(locked, 'original\n');
-    const options: RunOptions = { workspace: t.ws, denyWrite: [locked], prewarm: true };
-    const write = 'echo evil > locked.txt; echo done';
-    await warmUp(write, options);
-    assert.is(readFileSync(locked, 'utf8'), 'original\n');
-    writeFileSync(join(t.ws, 'locked.new'), 'host-new\n');
-    renameSync(join(t.ws, 'locked.new'), locked);
-    for (let i = 0; i < 5; i++) {
-      const r = await runSandboxed(['/bin/sh', '-c', write], options);
-      assert.match(r.stdout, /done/, r.stderr);
-      assert.is(readFileSync(locked, 'utf8'), 'host-new\n', `run ${i} (prewarmed: ${r.prewarmed}) wrote the file`);
-    }
-  } finally {
-    prewarmPool.clear();
-    t.cleanup();
-  }
-});
+sandboxTest('a denied file replaced by rename on the host stays hidden from the next commands', () =>
+  replacedSecretStaysHidden(prewarmed, async (_ws, secret) => renameOnHost(secret, 'NEW-SECRET\n')));
+
+sandboxTest('a write-protected file replaced by rename on the host stays read-only', () => replacedLockedStaysReadOnly(prewarmed));
 
 sandboxTest('a write root removed and made again on the host is writable by the next commands', async () => {
   const t = makeTree();
