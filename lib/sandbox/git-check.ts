@@ -12,7 +12,9 @@ import { basename, dirname, join, resolve, sep } from 'node:path';
 import { DirectorySet } from '../path-within.js';
 import { fromBytes, inspect, inspectManyWatched, inspectPast, listDir, Lookahead, readSmall, removeEntry, replaceFile, scanRepositories, type EntryInfo, type EntryKind } from './beneath.js';
 import { riskyConfigChange, riskyEntriesAdded, unsafeConfigKeys } from './git-config.js';
-import { MAX_CONFIG_BYTES, MAX_GIT_DIRS, MAX_LISTED, MAX_SCANNED_DIRS, childOf, gitFileTarget, isGitDirLike, parentOf, readGitlinks, readPointer, ScannedRoots, type GitGuard } from './git-guard.js';
+import { MAX_CONFIG_BYTES, MAX_GIT_DIRS, MAX_LISTED, MAX_SCANNED_DIRS, gitFileTarget, isGitDirLike, readPointer, type GitGuard } from './git-guard.js';
+import { readGitlinks } from './git-index.js';
+import { childOf, parentOf, ScannedRoots } from './scanned-roots.js';
 import { NESTED_CONFIG_SCAN } from '../protected-names.js';
 
 /** One thing a command left that would have made host git run code; it has been removed. */

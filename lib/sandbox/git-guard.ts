@@ -17,17 +17,15 @@ import { readlinkSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
-import { isAscii, isCleanAbsolute, isWithin } from '../path-within.js';
+import { isWithin } from '../path-within.js';
 import { fromBytes, inspect, listDir, Lookahead, readSmall, scanRepositories, toBytes, type EntryKind } from './beneath.js';
 import { parseGitConfig, type ConfigEntry } from './git-config.js';
 import { readOutsideConfig } from './outside-config.js';
 import { noteOutside, recording } from './look-record.js';
-import { indexGitlinks } from './git-index.js';
+import { readGitlinks } from './git-index.js';
+import { childOf, cleanPosix, parentOf, ScannedRoots } from './scanned-roots.js';
 import { NESTED_CONFIG_SCAN } from '../protected-names.js';
 import type { TopLooks } from './root-tops.js';
-
-// process.platform: paths are cut at their slashes only where that is the one separator.
-const POSIX = process.platform !== 'win32';
 
 /** Git dirs (each with its worktrees, modules and gitlinks) looked at per run, at most. */
 export const MAX_GIT_DIRS = 256;
@@ -37,8 +35,6 @@ export const MAX_SCANNED_DIRS = 2_000_000;
 export const MAX_LISTED = 1024;
 /** Largest config or pointer file read (git's own are a few KB). */
 export const MAX_CONFIG_BYTES = 1 << 20;
-/** Largest index read for gitlinks (a 64 MB index is a repository of about half a million files). */
-export const MAX_INDEX_BYTES = 64 << 20;
 const MAX_INCLUDE_DEPTH = 8;
 const MAX_MODULE_DEPTH = 6;
 
@@ -400,31 +396,6 @@ class Discovery {
   }
 }
 
-/**
- * Whether `path` is a clean absolute POSIX path: its parent and its children by a plain name
- * (childOf) are clean too, so a walk over them asks once (`clean` below).
- */
-export function cleanPosix(path: string): boolean {
-  return POSIX && isCleanAbsolute(path);
-}
-
-/**
- * join(dir, name): by concatenation when `dir` is a clean POSIX path and `name` a plain component
- * (a thousand roots a run ask this for their `.git` and protected names). `clean`: cleanPosix(dir),
- * when the caller knows it.
- */
-export function childOf(dir: string, name: string, clean = cleanPosix(dir)): string {
-  if (!clean || name === '' || name === '.' || name === '..' || name.includes('/')) return join(dir, name);
-  return dir === '/' ? `/${name}` : `${dir}/${name}`;
-}
-
-/** dirname(path): cut at the last slash when `path` is a clean POSIX path (`clean`: cleanPosix(path), when known). */
-export function parentOf(path: string, clean = cleanPosix(path)): string {
-  if (!clean) return dirname(path);
-  const at = path.lastIndexOf('/');
-  return at <= 0 ? '/' : path.slice(0, at);
-}
-
 /** Whether a program word names a file by path (git for Windows takes `\\` there too). */
 function hasDirectory(word: string): boolean {
   return word.includes('/') || word.includes(sep);
@@ -437,142 +408,6 @@ function state(kind: EntryKind, stamp: string): string {
 /** A directory git would take for a git dir (HEAD present), as opposed to a modules/ path prefix. */
 export function isGitDirLike(dir: string): boolean {
   return inspect(join(dir, 'HEAD')).kind !== 'missing';
-}
-
-/**
- * Gitlinks per index identity (dev:ino:size:mtime:ctime), so a large index is parsed once, not at
- * every run: git replaces an index by renaming a new file over it (a new inode), and no process
- * can set a ctime, so an unchanged stamp is an unchanged file.
- */
-const gitlinkMemo = new Map<string, string[]>();
-const GITLINK_MEMO_LIMIT = 32;
-
-/** Gitlink paths of a git dir's index (and of its shared index, for a split index). */
-export function readGitlinks(gitDir: string): string[] {
-  const stamp = inspect(join(gitDir, 'index')).stamp;
-  const key = `${gitDir}\0${stamp}`;
-  const known = stamp === '' ? undefined : gitlinkMemo.get(key);
-  if (known !== undefined) return known;
-  const links = parseGitlinks(gitDir);
-  if (stamp !== '' && inspect(join(gitDir, 'index')).stamp === stamp) {
-    if (gitlinkMemo.size >= GITLINK_MEMO_LIMIT) gitlinkMemo.delete(gitlinkMemo.keys().next().value as string);
-    gitlinkMemo.set(key, links);
-  }
-  return links;
-}
-
-function parseGitlinks(gitDir: string): string[] {
-  const buf = readSmall(join(gitDir, 'index'), MAX_INDEX_BYTES);
-  if (buf === undefined) return [];
-  const parsed = indexGitlinks(buf);
-  if (parsed === undefined) return [];
-  const out = [...parsed.gitlinks];
-  if (parsed.sharedIndex !== undefined) {
-    const shared = readSmall(join(gitDir, `sharedindex.${parsed.sharedIndex}`), MAX_INDEX_BYTES);
-    if (shared !== undefined) out.push(...(indexGitlinks(shared)?.gitlinks ?? []));
-  }
-  // A path git would never check out (absolute, dot segments) is not entered by it either.
-  return out.filter((link) => link !== '' && !link.startsWith('/') && !link.split('/').some((part) => part === '' || part === '.' || part === '..'));
-}
-
-/** Up to this many scanned roots and git dirs, coverage compares each with the path (no walk up its levels). */
-const FEW_SCANNED = 16;
-const SLASH = 0x2f;
-
-/**
- * The roots already scanned for repositories. The scan walks every directory below a root
- * except `.git` directories and git dirs, so a root lying below a scanned one was walked with it
- * unless a `.git` or a git dir lies between them (then it is scanned itself).
- */
-export class ScannedRoots {
-  readonly #roots = new Set<string>();
-  readonly #notEntered = new Set<string>();
-
-  /** Notes a scanned root and the git dirs its scan found (and did not enter). */
-  add(root: string, gitDirs: readonly string[]): void {
-    this.#roots.add(root);
-    for (const gitDir of gitDirs) this.#notEntered.add(gitDir);
-  }
-
-  /**
-   * Whether a scan of an earlier root walked `root` already; with `skip` (names compared case-folded,
-   * as a folding volume would), also whether it reported the named entries of `root` and below: no
-   * directory so named lies between them.
-   */
-  covers(root: string, skip?: readonly string[]): boolean {
-    const found = this.coverage(root, skip ?? []);
-    return skip === undefined ? found !== 'no' : found === 'named';
-  }
-
-  /**
-   * covers(root) and covers(root, skip) in one walk up from `root`: 'no' when no scan walked it,
-   * 'walked' when one did but a directory named in `skip` lies between them, 'named' when one
-   * did and none does.
-   */
-  coverage(root: string, skip: readonly string[]): 'no' | 'walked' | 'named' {
-    // POSIX and a clean path: the walk cuts the path at its slashes (a thousand roots a run, each
-    // some levels deep); elsewhere dirname and basename, which know every separator of the OS.
-    // With ASCII names to match only: a name folds to an ASCII name only when it is as long (the
-    // one character whose fold is longer folds to a character outside ASCII).
-    if (cleanPosix(root) && skip.every(isAscii)) return this.#roots.size + this.#notEntered.size <= FEW_SCANNED ? this.#coverageFew(root, skip) : this.#coverageCut(root, skip);
-    let skipped = false;
-    for (let dir = root; dirname(dir) !== dir; ) {
-      const name = basename(dir).toLowerCase();
-      if (name === '.git' || this.#notEntered.has(dir)) return 'no';
-      if (skip.some((s) => s.toLowerCase() === name)) skipped = true;
-      dir = dirname(dir);
-      if (this.#roots.has(dir)) return skipped ? 'walked' : 'named';
-    }
-    return 'no';
-  }
-
-  /**
-   * #coverageCut's answer from the few scanned roots and git dirs themselves (a clean POSIX root,
-   * ASCII names to skip): the walk up stops at the nearest scanned root strictly above `root`, and
-   * answers 'no' when a directory it passes on the way (from `root` itself up to below that one) is
-   * named `.git` (folded) or is a git dir not entered; each such directory is a prefix of `root`
-   * ending at a slash of it. No string is cut but names of four characters.
-   */
-  #coverageFew(root: string, skip: readonly string[]): 'no' | 'walked' | 'named' {
-    if (root === '/') return 'no';
-    // The nearest scanned root above: the longest one that `root` continues with a slash.
-    let above = -1;
-    for (const scanned of this.#roots) {
-      const length = scanned === '/' ? 0 : scanned.length;
-      if (length > above && length < root.length && (scanned === '/' || (scanned !== '' && root.startsWith(scanned) && root.charCodeAt(length) === SLASH))) above = length;
-    }
-    if (above === -1) return 'no';
-    for (const gitDir of this.#notEntered) {
-      if (gitDir.length > above && root.startsWith(gitDir) && (gitDir.length === root.length || root.charCodeAt(gitDir.length) === SLASH)) return 'no';
-    }
-    // The names passed: root[above + 1, end) split at its slashes.
-    let skipped = false;
-    for (let start = above + 1; start < root.length; ) {
-      let end = root.indexOf('/', start);
-      if (end === -1) end = root.length;
-      const length = end - start;
-      if (length === 4 && root.slice(start, end).toLowerCase() === '.git') return 'no';
-      if (!skipped && skip.some((s) => s.length === length && s.toLowerCase() === root.slice(start, end).toLowerCase())) skipped = true;
-      start = end + 1;
-    }
-    return skipped ? 'walked' : 'named';
-  }
-
-  #coverageCut(root: string, skip: readonly string[]): 'no' | 'walked' | 'named' {
-    let skipped = false;
-    // dir is root[0, end); its name root[start + 1, end).
-    for (let end = root.length; end > 1; ) {
-      const start = root.lastIndexOf('/', end - 1);
-      const dir = end === root.length ? root : root.slice(0, end);
-      const length = end - start - 1;
-      // Names are compared folded only when their length could match (no string made otherwise).
-      if ((length === 4 && root.slice(start + 1, end).toLowerCase() === '.git') || this.#notEntered.has(dir)) return 'no';
-      if (!skipped && skip.some((s) => s.length === length && s.toLowerCase() === root.slice(start + 1, end).toLowerCase())) skipped = true;
-      end = start === 0 ? 1 : start;
-      if (this.#roots.has(start === 0 ? '/' : root.slice(0, end))) return skipped ? 'walked' : 'named';
-    }
-    return 'no';
-  }
 }
 
 /**

@@ -4,6 +4,13 @@
 // nested repositories whose config and hooks matter. Reads index versions 2-4 with SHA-1 or
 // SHA-256 object names; a file it cannot read is one git cannot read either.
 
+import { join } from 'node:path';
+
+import { inspect, readSmall } from './beneath.js';
+
+/** Largest index read for gitlinks (a 64 MB index is a repository of about half a million files). */
+export const MAX_INDEX_BYTES = 64 << 20;
+
 const HEADER = 12;
 /** ctime, mtime (8 each), dev, ino, mode, uid, gid, size (4 each). */
 const STAT_BYTES = 40;
@@ -74,4 +81,40 @@ function parseWith(buf: Buffer, hashBytes: number): IndexLinks | undefined {
     pos += 8 + size;
   }
   return pos === end ? out : undefined;
+}
+
+/**
+ * Gitlinks per index identity (dev:ino:size:mtime:ctime), so a large index is parsed once, not at
+ * every run: git replaces an index by renaming a new file over it (a new inode), and no process
+ * can set a ctime, so an unchanged stamp is an unchanged file.
+ */
+const gitlinkMemo = new Map<string, string[]>();
+const GITLINK_MEMO_LIMIT = 32;
+
+/** Gitlink paths of a git dir's index (and of its shared index, for a split index). */
+export function readGitlinks(gitDir: string): string[] {
+  const stamp = inspect(join(gitDir, 'index')).stamp;
+  const key = `${gitDir}\0${stamp}`;
+  const known = stamp === '' ? undefined : gitlinkMemo.get(key);
+  if (known !== undefined) return known;
+  const links = parseGitlinks(gitDir);
+  if (stamp !== '' && inspect(join(gitDir, 'index')).stamp === stamp) {
+    if (gitlinkMemo.size >= GITLINK_MEMO_LIMIT) gitlinkMemo.delete(gitlinkMemo.keys().next().value as string);
+    gitlinkMemo.set(key, links);
+  }
+  return links;
+}
+
+function parseGitlinks(gitDir: string): string[] {
+  const buf = readSmall(join(gitDir, 'index'), MAX_INDEX_BYTES);
+  if (buf === undefined) return [];
+  const parsed = indexGitlinks(buf);
+  if (parsed === undefined) return [];
+  const out = [...parsed.gitlinks];
+  if (parsed.sharedIndex !== undefined) {
+    const shared = readSmall(join(gitDir, `sharedindex.${parsed.sharedIndex}`), MAX_INDEX_BYTES);
+    if (shared !== undefined) out.push(...(indexGitlinks(shared)?.gitlinks ?? []));
+  }
+  // A path git would never check out (absolute, dot segments) is not entered by it either.
+  return out.filter((link) => link !== '' && !link.startsWith('/') && !link.split('/').some((part) => part === '' || part === '.' || part === '..'));
 }

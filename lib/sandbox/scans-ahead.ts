@@ -6,7 +6,8 @@
 // in their order; an ask that differs is scanned by the pass itself, as before.
 import { toBytes, ScansAhead } from './beneath.js';
 import { MAX_NEW_REPOS } from './git-check.js';
-import { MAX_GIT_DIRS, MAX_SCANNED_DIRS, ScannedRoots, type GitGuard } from './git-guard.js';
+import { MAX_GIT_DIRS, MAX_SCANNED_DIRS, type GitGuard } from './git-guard.js';
+import { ScannedRoots } from './scanned-roots.js';
 import { NESTED_CONFIG_SCAN } from '../protected-names.js';
 
 /** discoverGit's scans of `userRoots`: make them once the notes' window is open. */

@@ -8,7 +8,8 @@ import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
 import { removeEntry, scanRepositories, scanRepositoriesAsync, ScansAhead, toBytes } from '../../lib/sandbox/beneath.js';
-import { ScannedRoots, discoverGit } from '../../lib/sandbox/git-guard.js';
+import { discoverGit } from '../../lib/sandbox/git-guard.js';
+import { ScannedRoots } from '../../lib/sandbox/scanned-roots.js';
 import { NESTED_CONFIG_SCAN } from '../../lib/protected-names.js';
 import { makeTree } from '../helpers/sandbox.js';
 

@@ -6,7 +6,7 @@ import { basename, dirname, join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
-import { childOf, cleanPosix, parentOf, ScannedRoots } from '../../lib/sandbox/git-guard.js';
+import { childOf, cleanPosix, parentOf, ScannedRoots } from '../../lib/sandbox/scanned-roots.js';
 
 /** The walk by its definition: up from `root` through dirname until a scanned root, as before. */
 function coversByDefinition(roots: Set<string>, notEntered: Set<string>, root: string, skip?: readonly string[]): boolean {
