@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
-import { checkToolConfigs, holdToolConfigs, noteToolConfigs, toolConfigPathFilter, toolConfigPathTest } from '../../lib/sandbox/tool-configs.js';
+import { checkToolConfigs, holdToolConfigs, noteToolConfigs } from '../../lib/sandbox/tool-configs.js';
+import { toolConfigPathFilter, toolConfigPathTest } from '../../lib/sandbox/tool-config-paths.js';
 import { AGENT_TOOL_CONFIG_DIRS, AGENT_TOOL_CONFIG_FILES, agentToolConfigPaths } from '../../lib/protected-names.js';
 import { inspectMany, toBytes } from '../../lib/sandbox/beneath.js';
 
