@@ -2,7 +2,8 @@
 // A per-run pids cgroup: the process limit for a root caller, whom the kernel exempts from
 // RLIMIT_NPROC. Found from /proc/self/cgroup and the mount table (cgroup v1 `pids`, or a v2
 // cgroup whose subtree already delegates `pids`); created before the run, removed after it.
-import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmdir, rmdirSync, writeFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { release } from 'node:os';
 import { join } from 'node:path';
 
@@ -163,7 +164,9 @@ function refusedForks(dir: string): number {
 }
 
 // Emptied cgroups kept for the next run of the same cap: creating and removing one costs more
-// than a sandbox start on a loaded machine. Bounded; removed when the process exits.
+// than a sandbox start on a loaded machine. Bounded; removed when the process exits. Those made
+// ahead for starts that wait for one (pidsLimitMade) are kept here too, over the bound: each has a
+// start waiting for it.
 const IDLE_LIMIT = 8;
 const idle = new Map<string, Array<{ dir: string; refused: number }>>();
 let exitHook = false;
@@ -206,6 +209,65 @@ function takeIdle(key: string): { dir: string; refused: number } | undefined {
   return undefined;
 }
 
+/** A new cgroup's path under `parent` (removing other processes' orphans the first time). */
+function nextDir(parent: string): string {
+  if (counter === 0) removeOrphans(parent);
+  return join(parent, `zero-sandbox-${process.pid}-${++counter}`);
+}
+
+// Cgroups are made ahead off the caller's thread, one at a time (cgroup creation and removal take
+// one lock of the whole kernel, which a burst's sandboxes joining their cgroups hold too: a mkdir
+// on the caller's thread waited milliseconds for it, holding the event loop): how many are wanted
+// per cap, and the starts waiting for them.
+const making = new Map<string, Array<() => void>>();
+
+/**
+ * Undefined when createPidsLimit(max) has a kept cgroup to take now (or there is no pids
+ * hierarchy); else a promise settled once one has been made for it off the caller's thread, or
+ * the making failed (createPidsLimit then makes one itself, or refuses, as it would have). A start
+ * waits for it before the turn that decides it, so that no burst's mkdir blocks the event loop.
+ */
+export function pidsLimitMade(max: number, parent = pidsCgroupParent()): Promise<void> | undefined {
+  if (parent === undefined) return undefined;
+  const key = `${parent}\0${max}`;
+  if ((idle.get(key)?.length ?? 0) > 0) return undefined;
+  return new Promise((resolve) => {
+    const waiting = making.get(key);
+    if (waiting !== undefined) {
+      waiting.push(resolve);
+      return;
+    }
+    const queue = [resolve];
+    making.set(key, queue);
+    void makeAhead(key, parent, max, queue);
+  });
+}
+
+/** Makes cgroups of one cap until no start waits (see pidsLimitMade); a failure lets every waiter go. */
+async function makeAhead(key: string, parent: string, max: number, queue: Array<() => void>): Promise<void> {
+  try {
+    while (queue.length > 0) {
+      const dir = nextDir(parent);
+      await mkdir(dir, { mode: 0o755 });
+      try {
+        await writeFile(join(dir, 'pids.max'), `${max}\n`);
+      } catch (error) {
+        rmdir(dir, () => {});
+        throw error;
+      }
+      const dirs = idle.get(key) ?? [];
+      dirs.push({ dir, refused: 0 });
+      idle.set(key, dirs);
+      removeIdleOnExit();
+      (queue.shift() as () => void)();
+    }
+  } catch {
+    for (const resolve of queue.splice(0)) resolve();
+  } finally {
+    making.delete(key);
+  }
+}
+
 function unavailable(): SandboxError {
   return new SandboxError(
     'sandbox_unavailable',
@@ -230,8 +292,7 @@ export function createPidsLimit(max: number, parent = pidsCgroupParent(), requir
   let fd = -1;
   try {
     if (dir === undefined) {
-      if (counter === 0) removeOrphans(parent);
-      dir = join(parent, `zero-sandbox-${process.pid}-${++counter}`);
+      dir = nextDir(parent);
       mkdirSync(dir, { mode: 0o755 });
       writeFileSync(join(dir, 'pids.max'), `${max}\n`);
     }
@@ -261,19 +322,19 @@ export function createPidsLimit(max: number, parent = pidsCgroupParent(), requir
     refusedAfter = refusedForks(cgroup);
     return refusedAfter > refusedBefore;
   };
-  const remove = (attempt = 0): void => {
+  // Off the caller's thread (the kernel-wide lock of pidsLimitMade), retried while still busy.
+  const removeDir = (attempt: number): void =>
+    rmdir(cgroup, (error) => {
+      if (error?.code === 'EBUSY' && attempt < 100) setTimeout(() => removeDir(attempt + 1), 10).unref();
+    });
+  const remove = (): void => {
     const dirs = idle.get(key) ?? [];
     if (dirs.length < IDLE_LIMIT) {
       dirs.push({ dir: cgroup, refused: refusedAfter });
       idle.set(key, dirs);
       return;
     }
-    try {
-      rmdirSync(cgroup);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EBUSY' && attempt < 100) setTimeout(() => remove(attempt + 1), 10).unref();
-    }
+    removeDir(0);
   };
   return { fd, dir: cgroup, closeFd, hit, remove: () => remove() };
 }

@@ -1,4 +1,4 @@
-// Which write roots a scan of an outer one already walked (ScannedRoots, git-guard.ts), asked for a
+// Which write roots a scan of an outer one already walked (ScannedRoots, scanned-roots.ts), asked for a
 // thousand nested roots per run before it and after it, and the path helpers both passes use: held
 // to the definitions they replace (dirname, basename and join, names folded as a case-folding
 // volume would), on every kind of name a byte-string path can hold.

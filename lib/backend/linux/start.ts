@@ -11,7 +11,7 @@ import { handOverFacts, HostFacts } from '../../host-facts.js';
 import { callNative, callNativeAsync, nativeBindingPath } from '../../native/load.js';
 import type { NativeExit, NativeSpawned } from '../../native/types.js';
 import { layersDisabledForTesting, probeSync, type LayerName, type ProbeReport } from '../../probe.js';
-import { createPidsLimit, pidNamespaceMax, pidsCgroupUsable, type PidsLimit } from '../../sandbox/cgroup.js';
+import { createPidsLimit, pidNamespaceMax, pidsCgroupUsable, pidsLimitMade, type PidsLimit } from '../../sandbox/cgroup.js';
 import type { OsExit, OsProcess, PreparedRun, SandboxBackend, StartIo } from '../../sandbox/contract.js';
 import { DEFAULT_PROCESSES } from '../../sandbox/default-limits.js';
 import { maskedReadDenial } from '../../sandbox/denials.js';
@@ -511,7 +511,7 @@ export async function startLinuxAsync(prepared: PreparedRun, io: StartIo, onExit
   // In a burst, the spec and the clone may wait for the event loop's next turn (start-pacing.ts);
   // the notes stay published meanwhile, as they do while the clone runs. The addon's synchronous
   // part of the spawn (the plan read from the spec, the pipes) belongs to that piece.
-  const deciding = nextPiece(() => {
+  const decide = () => {
     const start = decideLinux(prepared, io, onExit, noted);
     if ('os' in start) return { start };
     try {
@@ -519,7 +519,11 @@ export async function startLinuxAsync(prepared: PreparedRun, io: StartIo, onExit
     } catch (error) {
       throw start.fail(error);
     }
-  });
+  };
+  // A root caller's pids cgroup, when none is kept for its cap, is made off the caller's thread
+  // first: in a burst a mkdir there waited milliseconds for the kernel's cgroup lock.
+  const made = noted.context.isRoot && pidsCgroupUsable() ? pidsLimitMade(prepared.plan.limits.processes ?? DEFAULT_PROCESSES) : undefined;
+  const deciding = made === undefined ? nextPiece(decide) : awayWhile(made).then(() => resumePiece(decide));
   const decided = deciding instanceof Promise ? await deciding : deciding;
   const { start, spawning } = decided;
   if ('os' in start) return start.os;

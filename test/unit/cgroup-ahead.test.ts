@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+// Pids cgroups made ahead off the caller's thread (pidsLimitMade): a start that would otherwise
+// mkdir one on the event loop's thread waits for one made on the thread pool, then takes it. Run
+// against a plain directory standing in for a cgroup parent (mkdir and the pids.max write behave
+// the same there; the cgroup's own pids.current is written by the test).
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+import { createPidsLimit, pidsLimitMade } from '../../lib/sandbox/cgroup.js';
+
+function parentDir(): string {
+  return mkdtempSync(join(tmpdir(), 'zs-cgroup-ahead-'));
+}
+
+/** The cgroups made under `parent`, each given the empty pids.current a real cgroup has. */
+function madeUnder(parent: string): string[] {
+  const dirs = readdirSync(parent).filter((name) => name.startsWith(`zero-sandbox-${process.pid}-`));
+  for (const name of dirs) writeFileSync(join(parent, name, 'pids.current'), '0\n');
+  return dirs;
+}
+
+test('a start with no kept cgroup waits for one made ahead, with its cap, and then takes it', async () => {
+  const parent = parentDir();
+  try {
+    const made = pidsLimitMade(77, parent);
+    assert.ok(made instanceof Promise, 'nothing kept: the cgroup is made ahead');
+    await made;
+    const dirs = madeUnder(parent);
+    assert.is(dirs.length, 1);
+    assert.is(readFileSync(join(parent, dirs[0] as string, 'pids.max'), 'utf8'), '77\n');
+    assert.is(pidsLimitMade(77, parent), undefined, 'the made cgroup is kept for the start');
+    const limit = createPidsLimit(77, parent);
+    assert.ok(limit !== undefined);
+    assert.is(limit.dir, join(parent, dirs[0] as string), 'the start took the cgroup made ahead');
+    assert.is(madeUnder(parent).length, 1, 'and made none of its own');
+    limit.closeFd();
+    limit.remove();
+  } finally {
+    rmSync(parent, { recursive: true, force: true });
+  }
+});
+
+test('starts waiting together get one cgroup each, for their own cap only', async () => {
+  const parent = parentDir();
+  try {
+    const waits = [pidsLimitMade(31, parent), pidsLimitMade(31, parent), pidsLimitMade(31, parent)];
+    assert.ok(waits.every((w) => w instanceof Promise));
+    await Promise.all(waits);
+    const dirs = madeUnder(parent);
+    assert.is(dirs.length, 3);
+    assert.ok(pidsLimitMade(32, parent) instanceof Promise, 'another cap has none kept');
+    const taken = [createPidsLimit(31, parent), createPidsLimit(31, parent), createPidsLimit(31, parent)];
+    assert.is(new Set(taken.map((l) => l?.dir)).size, 3, 'three distinct cgroups');
+    for (const l of taken) assert.ok(dirs.includes((l?.dir ?? '').slice(parent.length + 1)));
+    for (const l of taken) l?.closeFd();
+  } finally {
+    rmSync(parent, { recursive: true, force: true });
+  }
+});
+
+test('a failed making lets the start go on, which then refuses as before', async () => {
+  const parent = join(parentDir(), 'gone');
+  const made = pidsLimitMade(16, parent);
+  assert.ok(made instanceof Promise);
+  await made;
+  assert.not.ok(existsSync(parent));
+  assert.throws(() => createPidsLimit(16, parent), (error: unknown) => (error as { code?: string }).code === 'sandbox_unavailable');
+  assert.is(createPidsLimit(16, parent, false), undefined, 'the default cap reports no cgroup instead');
+});
+
+test.run();
