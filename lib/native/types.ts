@@ -70,6 +70,9 @@ export interface NativeSpawned {
   stderr?: number;
 }
 
+/** What preparePolicy returns: the addon's parsed copy of a policy's mounts and Landlock rules. */
+export type PreparedPolicy = { readonly __preparedPolicy: unique symbol };
+
 /** What prepareWarm returns: the addon's parsed copy of a spec, usable only by spawnWarm. */
 export type PreparedWarmSpec = { readonly __preparedWarmSpec: unique symbol };
 
@@ -82,6 +85,11 @@ export interface NativeBinding {
    * the pipes made within the call, the rest does not hold the JavaScript thread (Linux).
    */
   spawnAsync?(spec: object, onExit: (exit: NativeExit) => void): Promise<NativeSpawned>;
+  /**
+   * Converts a kept policy's mounts and Landlock rules once: the handle goes in a cold spawn's
+   * spec as `linux.prepared`, in place of both fields (Linux's spec; absent from older builds).
+   */
+  preparePolicy?(policy: { mounts: readonly unknown[]; landlockRules: readonly unknown[] }): PreparedPolicy;
   /** Converts a spec once, for the refills of a prewarm pool (an opaque handle for spawnWarm). */
   prepareWarm(spec: object): PreparedWarmSpec;
   /**

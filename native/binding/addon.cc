@@ -5,6 +5,7 @@
 // process listing (run_members.h).
 #include <napi.h>
 
+#include "binding/args.h"
 #include "binding/backend.h"
 #include "binding/fs_glue.h"
 #include "binding/hangup_watch.h"
@@ -70,6 +71,7 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod("spawn", &Addon::Spawn),
                              InstanceMethod("spawnAsync", &Addon::SpawnAsync),
                              InstanceMethod("prepareWarm", &Addon::PrepareWarm),
+                             InstanceMethod("preparePolicy", &Addon::PreparePolicy),
                              InstanceMethod("spawnWarm", &Addon::SpawnWarm),
                              InstanceMethod("launch", &Addon::Launch),
                              InstanceMethod("kill", &Addon::Kill),
@@ -93,6 +95,7 @@ class Addon : public Napi::Addon<Addon> {
     return spawn_glue::SpawnAsync(info, spawn_state_);
   }
   Napi::Value Kill(const Napi::CallbackInfo& info) { return spawn_glue::Kill(info, spawn_state_); }
+  Napi::Value PreparePolicy(const Napi::CallbackInfo& info) { return args::PreparePolicy(info); }
   Napi::Value PrepareWarm(const Napi::CallbackInfo& info) {
     return spawn_glue::PrepareWarm(info, spawn_state_);
   }

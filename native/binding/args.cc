@@ -140,13 +140,13 @@ std::vector<backend::ResourceLimit> ParseRlimits(const Napi::Object& obj, const 
   return out;
 }
 
-void ParseLinux(const Napi::Object& obj, backend::LinuxSpec* out) {
-  const std::string w = "spec.linux";
-  out->init_path = String(obj, "initPath", w);
-  out->new_network = Bool(obj, "newNetwork", w);
-  out->landlock_abi = static_cast<int>(Number(obj, "landlockAbi", w));
-  out->landlock_handled_fs = static_cast<uint64_t>(Number(obj, "landlockHandledFs", w));
-  out->landlock_scoped = static_cast<uint64_t>(Number(obj, "landlockScoped", w));
+using SharedPolicy = std::shared_ptr<const PreparedPolicy>;
+// Tells the handles of preparePolicy from any other External.
+const napi_type_tag kPolicyTag = {0x7a65726f73616e64ULL, 0x706f6c6963793031ULL};
+
+// A spec's mounts and Landlock rules (under `w`).
+void ParsePolicy(const Napi::Object& obj, const std::string& w, std::vector<backend::MountOp>* ops,
+                 std::vector<backend::LandlockRule>* rule_list) {
   Napi::Array mounts = Array(obj, "mounts", w);
   for (uint32_t i = 0; i < mounts.Length(); ++i) {
     Napi::Object m = ObjectAt(mounts, i, w + ".mounts");
@@ -183,7 +183,7 @@ void ParseLinux(const Napi::Object& obj, backend::LinuxSpec* out) {
         op.data += name;
       }
     }
-    out->mounts.push_back(op);
+    ops->push_back(op);
   }
   Napi::Array rules = Array(obj, "landlockRules", w);
   for (uint32_t i = 0; i < rules.Length(); ++i) {
@@ -192,7 +192,28 @@ void ParseLinux(const Napi::Object& obj, backend::LinuxSpec* out) {
     rule.path = String(r, "path", w + ".landlockRules[]");
     rule.access = static_cast<uint64_t>(Number(r, "access", w + ".landlockRules[]"));
     rule.after_mounts = Bool(r, "afterMounts", w + ".landlockRules[]");
-    out->landlock_rules.push_back(rule);
+    rule_list->push_back(rule);
+  }
+}
+
+void ParseLinux(const Napi::Object& obj, backend::LinuxSpec* out, SharedPolicy* policy) {
+  const std::string w = "spec.linux";
+  out->init_path = String(obj, "initPath", w);
+  out->new_network = Bool(obj, "newNetwork", w);
+  out->landlock_abi = static_cast<int>(Number(obj, "landlockAbi", w));
+  out->landlock_handled_fs = static_cast<uint64_t>(Number(obj, "landlockHandledFs", w));
+  out->landlock_scoped = static_cast<uint64_t>(Number(obj, "landlockScoped", w));
+  Napi::Value prepared = obj.Get("prepared");
+  if (prepared.IsUndefined()) {
+    ParsePolicy(obj, w, &out->mounts, &out->landlock_rules);
+  } else {
+    // A handle of preparePolicy (checked by its tag) stands for both fields, which are then absent.
+    if (!prepared.IsExternal() ||
+        !prepared.As<Napi::External<SharedPolicy>>().CheckTypeTag(&kPolicyTag))
+      throw Napi::TypeError::New(obj.Env(), w + ".prepared must be a preparePolicy handle");
+    if (!obj.Get("mounts").IsUndefined() || !obj.Get("landlockRules").IsUndefined())
+      throw Napi::TypeError::New(obj.Env(), w + ".prepared replaces mounts and landlockRules");
+    *policy = *prepared.As<Napi::External<SharedPolicy>>().Data();
   }
   Napi::Value prog = Field(obj, "seccomp", w);
   if (!prog.IsTypedArray() ||
@@ -250,7 +271,8 @@ ParsedSpawn ParseSpawnSpec(const Napi::Object& obj) {
     parsed.script.assign(reinterpret_cast<const char*>(bytes.Data()), bytes.ByteLength());
   }
   Napi::Value linux_spec = obj.Get("linux");
-  if (linux_spec.IsObject()) ParseLinux(linux_spec.As<Napi::Object>(), &parsed.spec.linux_spec);
+  if (linux_spec.IsObject())
+    ParseLinux(linux_spec.As<Napi::Object>(), &parsed.spec.linux_spec, &parsed.prepared);
   return parsed;
 }
 
@@ -264,6 +286,26 @@ ParsedLaunch ParseLaunchSpec(const Napi::Object& obj) {
   if (parsed.rlimits.size() > 8)
     throw Napi::TypeError::New(obj.Env(), "launch.rlimits has more than 8 entries");
   return parsed;
+}
+
+Napi::Value PreparePolicy(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsObject())
+    throw Napi::TypeError::New(env, "preparePolicy(policy) expects an object");
+  auto policy = std::make_shared<PreparedPolicy>();
+  ParsePolicy(info[0].As<Napi::Object>(), "policy", &policy->mounts, &policy->landlock_rules);
+  auto* held = new SharedPolicy(std::move(policy));
+  Napi::External<SharedPolicy> handle =
+      Napi::External<SharedPolicy>::New(env, held, [](Napi::Env, SharedPolicy* p) { delete p; });
+  handle.TypeTag(&kPolicyTag);
+  return handle;
+}
+
+void TakePrepared(ParsedSpawn* parsed) {
+  if (parsed->prepared == nullptr) return;
+  parsed->spec.linux_spec.mounts = parsed->prepared->mounts;
+  parsed->spec.linux_spec.landlock_rules = parsed->prepared->landlock_rules;
+  parsed->prepared = nullptr;
 }
 
 }  // namespace args

@@ -4,6 +4,7 @@
 
 #include <napi.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,14 @@ struct StdioMode {
 // The most bytes a kInput stream may carry: one page, which every pipe holds without a reader.
 constexpr size_t kMaxDirectInput = 4096;
 
+// The policy part of a Linux spec (its mounts and Landlock rules: thousands for a large policy),
+// parsed once by preparePolicy and shared, never changed, by the cold spawns that name it, so that
+// a run of a kept policy does not convert it again on the JavaScript thread.
+struct PreparedPolicy {
+  std::vector<backend::MountOp> mounts;
+  std::vector<backend::LandlockRule> landlock_rules;
+};
+
 struct ParsedSpawn {
   backend::SpawnSpec spec;
   StdioMode stdio[3];
@@ -30,7 +39,17 @@ struct ParsedSpawn {
   int spill_fd = -1;        // also every captured byte to this file (a descriptor of the caller's)
   bool has_script = false;  // the command's script, handed over as its fd 4 (cold spawns only)
   std::string script;
+  // spec.linux.prepared: the mounts and Landlock rules to copy in (TakePrepared) before spawning.
+  std::shared_ptr<const PreparedPolicy> prepared;
 };
+
+// preparePolicy({mounts, landlockRules}) => an opaque handle for spec.linux.prepared (a cold spawn
+// then gives neither field itself). Throws Napi::TypeError naming the offending field.
+Napi::Value PreparePolicy(const Napi::CallbackInfo& info);
+
+// Copies the prepared policy named by the spec into it: on the thread that spawns, not the
+// JavaScript thread when that is another.
+void TakePrepared(ParsedSpawn* parsed);
 
 // Throws Napi::TypeError naming the offending field.
 ParsedSpawn ParseSpawnSpec(const Napi::Object& obj);

@@ -76,7 +76,9 @@ class ColdStart {
     parsed_.spec.linux_spec.mask_watch_fd = state->registry.MaskWatchFd();
   }
 
+  // On the thread pool for spawnAsync: the copy of a prepared policy's parts is made here too.
   void Run() {
+    args::TakePrepared(&parsed_);
     if (status_.ok()) status_ = backend::Spawn(parsed_.spec, &result_);
   }
 

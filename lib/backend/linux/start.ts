@@ -29,6 +29,7 @@ import { backendForPlatform } from '../platform-table.js';
 import type { BackendInfo, SandboxPlan } from '../types.js';
 import { maskedPaths } from './mounts.js';
 import { hostViewOf, launchSpec, type LinuxNativeSpec, type StdioMode } from './spec.js';
+import { withPreparedPolicy } from './prepared-policy.js';
 import { rememberedSandbox } from './spec-memo.js';
 
 /** The largest input handed to the addon with the launch; more goes through a stdin stream. */
@@ -245,9 +246,10 @@ export function sharedSpecCount(): number {
 
 /** A cold start's spec: the plan's, with the pids cgroup to join, the capture and a long script. */
 function coldSpec(spec: LinuxSpec, cgroupFd: number | undefined, capture: StartIo['capture'], script: PreparedRun['script']): object {
+  const linux = withPreparedPolicy(spec.linux);
   return {
     ...spec,
-    ...(cgroupFd === undefined ? {} : { linux: { ...spec.linux, cgroupProcsFd: cgroupFd } }),
+    linux: cgroupFd === undefined ? linux : { ...linux, cgroupProcsFd: cgroupFd },
     ...(capture === undefined ? {} : { maxBuffer: capture.maxBuffer, overflowKill: capture.overflowKill === true }),
     ...(capture?.spill === undefined ? {} : { spill: capture.spill }),
     ...(script === undefined ? {} : { script }),
