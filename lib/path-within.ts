@@ -113,13 +113,31 @@ export class DirectorySet {
   }
 }
 
+/** The sets of frozen lists of directories (this OS's separator), made once each. */
+const setsOfFrozen = new WeakMap<readonly string[], DirectorySet>();
+
+/**
+ * A DirectorySet of `dirs`: the one made earlier for the same frozen list (whose content cannot
+ * have changed), else a new one. A list asked about many times (the write roots of a run against
+ * every other run's) is best frozen.
+ */
+export function directorySetOf(dirs: readonly string[], separator: string = sep): DirectorySet {
+  if (separator !== sep || !Object.isFrozen(dirs)) return new DirectorySet(dirs, separator);
+  let set = setsOfFrozen.get(dirs);
+  if (set === undefined) {
+    set = new DirectorySet(dirs);
+    setsOfFrozen.set(dirs, set);
+  }
+  return set;
+}
+
 /**
  * Whether two lists of directories overlap: one of `a` is one of `b`, or lies beneath one, or the
  * other way round (isWithin for some pair), asked through the sets, not pair by pair.
  */
 export function rootsOverlap(a: readonly string[], b: readonly string[], separator: string = sep): boolean {
-  const inB = new DirectorySet(b, separator);
+  const inB = directorySetOf(b, separator);
   if (a.some((x) => inB.holds(x))) return true;
-  const inA = new DirectorySet(a, separator);
+  const inA = directorySetOf(a, separator);
   return b.some((y) => inA.holds(y));
 }

@@ -167,12 +167,27 @@ function readNotes(dir: string, name: string): SharedNotes | undefined {
  * own. Another process's burst of 500 runs would otherwise have each run read and parse 500
  * files (the whole-notes cache holds 256).
  */
-const rootsByName = new Map<string, string[]>();
+const rootsByName = new Map<string, readonly string[]>();
 
-/** The notes of `name` when their roots overlap `roots` (all when undefined), else undefined. */
-function overlappingNotes(dir: string, name: string, roots: readonly string[] | undefined): SharedNotes | undefined {
+/**
+ * Per remembered list of roots, the roots it was last compared with (joined) and the answer: a
+ * missed check whose roots no run here overlaps (its workspace gone, say) waits in the directory
+ * for good, and each run of the same roots would compare them again.
+ */
+const lastOverlap = new WeakMap<readonly string[], { with: string; overlaps: boolean }>();
+
+/**
+ * The notes of `name` when their roots overlap `roots` (all when undefined), else undefined.
+ * `joined`: `roots` joined with NUL (no path holds one), the key of the answer kept per list.
+ */
+function overlappingNotes(dir: string, name: string, roots: readonly string[] | undefined, joined?: string): SharedNotes | undefined {
   const known = rootsByName.get(name);
-  if (known !== undefined && roots !== undefined && !rootsOverlap(known, roots)) return undefined;
+  if (known !== undefined && roots !== undefined) {
+    const last = lastOverlap.get(known);
+    const overlaps = joined !== undefined && last?.with === joined ? last.overlaps : rootsOverlap(known, roots);
+    if (joined !== undefined) lastOverlap.set(known, { with: joined, overlaps });
+    if (!overlaps) return undefined;
+  }
   const notes = readNotes(dir, name);
   if (notes === undefined) return undefined;
   if (known === undefined) rememberRoots(name, notes.roots);
@@ -181,7 +196,8 @@ function overlappingNotes(dir: string, name: string, roots: readonly string[] | 
 
 function rememberRoots(name: string, roots: string[]): void {
   if (rootsByName.size >= 8192) rootsByName.delete(rootsByName.keys().next().value as string);
-  rootsByName.set(name, roots);
+  // Frozen: asked about at every run while its owner's check waits, its set is made once.
+  rootsByName.set(name, Object.freeze([...roots]));
 }
 
 /**
@@ -209,11 +225,13 @@ function aliveOnce(): (owner: string) => boolean {
  */
 function overlapOnce(roots: readonly string[]): (other: readonly string[]) => boolean {
   const answers = new Map<string, boolean>();
+  // Frozen: its set is made once for the listing, not for each distinct list it is compared with.
+  const ours = Object.isFrozen(roots) ? roots : Object.freeze([...roots]);
   return (other) => {
     const key = JSON.stringify(other);
     let answer = answers.get(key);
     if (answer === undefined) {
-      answer = rootsOverlap(other, roots);
+      answer = rootsOverlap(other, ours);
       answers.set(key, answer);
     }
     return answer;
@@ -376,6 +394,9 @@ export function claimMissedChecks(roots: readonly string[] | undefined, given?: 
   // runs lists hundreds of them in every run.
   const ownCheck = `c.${me}.`;
   const alive = aliveOnce();
+  // Frozen, so that its set is made once for every other run's roots it is compared with.
+  const ours = roots === undefined || Object.isFrozen(roots) ? roots : Object.freeze([...roots]);
+  const joined = ours?.join('\0');
   for (const name of names) {
     if (name.startsWith(ownCheck)) continue;
     const entry = parseEntry(name);
@@ -383,7 +404,7 @@ export function claimMissedChecks(roots: readonly string[] | undefined, given?: 
     ids.add(entry.id);
     if (entry.kind !== 'c' && entry.kind !== 'k') continue;
     if (alive(entry.kind === 'k' ? (entry.claimer as string) : entry.owner)) continue;
-    const notes = overlappingNotes(dir, name, roots);
+    const notes = overlappingNotes(dir, name, ours, joined);
     if (notes === undefined) continue;
     for (const deadline = Date.now() + waitMs; sandboxAlive(dir, entry.id); ) {
       if (Date.now() >= deadline) break;
@@ -450,7 +471,7 @@ function takeNotes(dir: string, names: readonly string[], start: bigint, marker:
     }
     // This realm's own runs are its in-process notes (protected.ts).
     if (mine || (entry.kind !== 'r' && entry.kind !== 'k' && !(entry.kind === 'e' && entry.at >= start))) continue;
-    if (rootsByName.has(name) && !overlaps(rootsByName.get(name) as string[])) continue;
+    if (rootsByName.has(name) && !overlaps(rootsByName.get(name) as readonly string[])) continue;
     let notes = readNotes(dir, name);
     if (notes === undefined && (entry.kind === 'r' || entry.kind === 'k')) {
       // It ended meanwhile: its notes are under an e. name, kept while our marker is there.

@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { DirectorySet, enclosingPaths, hasPrefix, isWithin, rootsOverlap } from '../../lib/path-within.js';
+import { directorySetOf, DirectorySet, enclosingPaths, hasPrefix, isWithin, rootsOverlap } from '../../lib/path-within.js';
 
 const POSIX_DIRS = ['/', '/a', '/a/b', '/ab', '/a/b/c/d', '/x/y', '/x/yz'];
 const POSIX_PATHS = ['/', '/a', '/a/', '/a/b', '/a/bc', '/ab', '/abc', '/a/b/c', '/a/b/c/d/e', '/x', '/x/y', '/x/y/z', '/x/yz', '/x/y z', '/q/r/s', ''];
@@ -71,6 +71,19 @@ test('rootsOverlap agrees with isWithin over every pair, either way round', () =
       }
     }
   }
+});
+
+test('a frozen list of directories has one set made for it; any other list a new one, with the same answers', () => {
+  const frozen = Object.freeze(['/a/b', '/c']);
+  assert.is(directorySetOf(frozen, '/'), directorySetOf(frozen, '/'), 'made once for a frozen list');
+  const open = ['/a/b', '/c'];
+  assert.is.not(directorySetOf(open, '/'), directorySetOf(open, '/'), 'made again for a list that could have changed');
+  for (const path of ['/a/b', '/a/b/x', '/a', '/c/d', '/cd', '/']) {
+    assert.is(directorySetOf(frozen, '/').holds(path), new DirectorySet(frozen, '/').holds(path), path);
+  }
+  // Frozen lists in either position give the pairwise answer too.
+  assert.ok(rootsOverlap(frozen, Object.freeze(['/a/b/c/d']), '/'));
+  assert.not.ok(rootsOverlap(Object.freeze(['/a/bc']), frozen, '/'));
 });
 
 test.run();
