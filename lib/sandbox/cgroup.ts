@@ -2,8 +2,7 @@
 // A per-run pids cgroup: the process limit for a root caller, whom the kernel exempts from
 // RLIMIT_NPROC. Found from /proc/self/cgroup and the mount table (cgroup v1 `pids`, or a v2
 // cgroup whose subtree already delegates `pids`); created before the run, removed after it.
-import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmdir, rmdirSync, writeFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { accessSync, closeSync, constants, existsSync, mkdir, mkdirSync, openSync, readFileSync, readdirSync, rmdir, rmdirSync, writeFile, writeFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { join } from 'node:path';
 
@@ -243,14 +242,19 @@ export function pidsLimitMade(max: number, parent = pidsCgroupParent()): Promise
   });
 }
 
+/** fs.mkdir and fs.writeFile as promises (node:fs/promises is not loaded for this: a CLI run does without it). */
+function onPool(call: (done: (error: NodeJS.ErrnoException | null) => void) => void): Promise<void> {
+  return new Promise((resolve, reject) => call((error) => (error === null ? resolve() : reject(error))));
+}
+
 /** Makes cgroups of one cap until no start waits (see pidsLimitMade); a failure lets every waiter go. */
 async function makeAhead(key: string, parent: string, max: number, queue: Array<() => void>): Promise<void> {
   try {
     while (queue.length > 0) {
       const dir = nextDir(parent);
-      await mkdir(dir, { mode: 0o755 });
+      await onPool((done) => mkdir(dir, { mode: 0o755 }, done));
       try {
-        await writeFile(join(dir, 'pids.max'), `${max}\n`);
+        await onPool((done) => writeFile(join(dir, 'pids.max'), `${max}\n`, done));
       } catch (error) {
         rmdir(dir, () => {});
         throw error;

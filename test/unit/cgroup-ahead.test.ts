@@ -51,7 +51,9 @@ test('starts waiting together get one cgroup each, for their own cap only', asyn
     await Promise.all(waits);
     const dirs = madeUnder(parent);
     assert.is(dirs.length, 3);
-    assert.ok(pidsLimitMade(32, parent) instanceof Promise, 'another cap has none kept');
+    const other = pidsLimitMade(32, parent);
+    assert.ok(other instanceof Promise, 'another cap has none kept');
+    await other;
     const taken = [createPidsLimit(31, parent), createPidsLimit(31, parent), createPidsLimit(31, parent)];
     assert.is(new Set(taken.map((l) => l?.dir)).size, 3, 'three distinct cgroups');
     for (const l of taken) assert.ok(dirs.includes((l?.dir ?? '').slice(parent.length + 1)));
