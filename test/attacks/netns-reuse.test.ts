@@ -29,21 +29,25 @@ const PROBE = [
 
 sandboxTest('attack: a listener left behind by one sandbox is not reachable from the next (namespace reuse)', async () => {
   const t = makeTree();
+  // Cold starts: each takes the holder the last one gave back, so the next run lands in the first
+  // one's namespace whatever the load (prewarmed sandboxes take theirs while earlier runs still
+  // hold theirs, and under load may never be handed the first one's).
+  const cold = { prewarm: false };
   try {
     // The listener is a background process: the sandbox's end kills it.
-    const first = await py(t, `import os, subprocess, sys, time\nprint(os.readlink("/proc/self/ns/net"))\nsubprocess.Popen([sys.executable, "-c", ${JSON.stringify(LISTEN_AND_WAIT)}])\ntime.sleep(0.5)\nprint("LEFT")`);
+    const first = await py(t, `import os, subprocess, sys, time\nprint(os.readlink("/proc/self/ns/net"))\nsubprocess.Popen([sys.executable, "-c", ${JSON.stringify(LISTEN_AND_WAIT)}])\ntime.sleep(0.5)\nprint("LEFT")`, cold);
     assert.match(first.stdout, /LISTENING\nLEFT\n$/, first.stderr);
     const firstNs = first.stdout.split('\n')[0];
     let reused = 0;
     // Several runs, so that some of them land in the namespace the first one used.
     for (let i = 0; i < 6; i++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
-      const next = await py(t, PROBE);
+      const next = await py(t, PROBE, cold);
       const [ns, verdict] = next.stdout.trim().split('\n');
       if (ns === firstNs) reused++;
       assert.is(verdict, 'REFUSED ECONNREFUSED', `run ${i}: ${next.stdout}${next.stderr}`);
       // The port is free for a server of its own.
-      const own = await py(t, `import socket\ns = socket.socket()\ns.bind(("127.0.0.1", ${PORT}))\ns.listen()\nprint("BOUND")`);
+      const own = await py(t, `import socket\ns = socket.socket()\ns.bind(("127.0.0.1", ${PORT}))\ns.listen()\nprint("BOUND")`, cold);
       assert.is(own.stdout.trim(), 'BOUND', own.stderr);
     }
     assert.ok(reused > 0, 'the first sandbox\'s network namespace was handed to a later one (the premise of this test)');
