@@ -5,14 +5,12 @@
 // removed (without following links) and reported when it ends, so nothing persists to run later.
 // The git side (every config, hook and pointer file host git would read, and repositories the
 // command creates) is git-guard.ts before the run and git-check.ts after it.
-import { readlinkSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import type { SandboxPlan, WritableRoot } from '../backend/types.js';
 import { DirectorySet, rootsOverlap } from '../path-within.js';
-import { HostFacts } from '../host-facts.js';
 import { SandboxError } from '../errors.js';
-import { inspect, inspectManyWatched, Lookahead, removeEntry, toBytes, type EntryInfo, type ScansAhead } from './beneath.js';
+import { inspectManyWatched, Lookahead, toBytes, type EntryInfo, type ScansAhead } from './beneath.js';
 import { checkGitAfterRun, type ProtectedPathViolation } from './git-check.js';
 import { discoverGit, type GitGuard } from './git-guard.js';
 import { childOf, cleanPosix, parentOf } from './scanned-roots.js';
@@ -26,88 +24,6 @@ import { claimMissedChecks, openNotingWindow, type NotingWindow, type PublishedN
 import { guardScansAhead } from './scans-ahead.js';
 
 export type { ProtectedPathViolation } from './git-check.js';
-
-/** How many links of a chain are followed to find where a dangling protected link points. */
-const MAX_LINK_HOPS = 8;
-
-/**
- * Where a dangling symlink at a protected path (planted on the host, e.g. by a checkout) points:
- * the missing path a command could create to fill `.zero` through the link. Undefined when `path`
- * is not a dangling link.
- */
-function danglingTarget(path: string, facts: HostFacts): string | undefined {
-  let current = path;
-  for (let hop = 0; hop < MAX_LINK_HOPS; hop++) {
-    let st;
-    try {
-      st = facts.lstat(current);
-    } catch {
-      return undefined;
-    }
-    if (st === undefined) return current === path ? undefined : current;
-    if (!st.isSymbolicLink()) return undefined; // it resolves: the spec makes it read-only
-    try {
-      current = resolve(dirname(current), readlinkSync(current));
-    } catch {
-      return undefined;
-    }
-  }
-  return undefined;
-}
-
-/**
- * The protected paths that are absent now and would matter if created. `facts` are this call's,
- * shared with the plan and the spec (see host-facts.ts); by default every path is looked up afresh.
- */
-export function missingProtectedPaths(roots: readonly WritableRoot[], facts: HostFacts = new HostFacts()): string[] {
-  const out: string[] = [];
-  const exists = (path: string) => facts.lstat(path) !== undefined;
-  for (const root of roots) {
-    for (const name of root.protectedNames) {
-      const path = join(root.root, name);
-      if (!exists(path)) out.push(path);
-      else {
-        // A dangling link there: what the command creates where it points becomes .zero/.agents.
-        const target = danglingTarget(path, facts);
-        if (target !== undefined) out.push(target);
-      }
-    }
-    // A repository the command creates itself is its own; only git dirs that exist are guarded.
-    const gitDirs = new Set<string>();
-    for (const sub of root.readOnlySubpaths) {
-      if (!/\/(hooks|config)$/.test(sub)) continue;
-      const dir = dirname(sub);
-      if (!facts.lstat(dir)?.isDirectory()) continue;
-      gitDirs.add(dir);
-      if (!exists(sub)) out.push(sub);
-    }
-    // A planted commondir would point git at a config and hooks dir of the command's choosing.
-    for (const dir of gitDirs) {
-      const commondir = join(dir, 'commondir');
-      if (!exists(commondir)) out.push(commondir);
-    }
-  }
-  return out;
-}
-
-/**
- * Removes whichever of `paths` now exist (descriptor walk, no link followed, any tree shape);
- * returns those it found. Call only once every process of the sandbox is gone. Never throws.
- */
-export function removeCreatedProtectedPaths(paths: readonly string[]): string[] {
-  const removed: string[] = [];
-  for (const path of paths) {
-    try {
-      const bytes = toBytes(path);
-      if (inspect(bytes).kind === 'missing') continue;
-      removeEntry(bytes);
-      removed.push(path);
-    } catch {
-      removed.push(path);
-    }
-  }
-  return removed;
-}
 
 /** What a run's protected-path check needs: noted before the command starts. */
 export interface ProtectedPathGuard {

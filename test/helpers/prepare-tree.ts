@@ -2,15 +2,15 @@
 // A host tree for the preparation-equivalence test (repositories nested and linked, symlinks,
 // credentials in a fake home) and a snapshot of everything the Linux preparation derives from it.
 import { createHash } from 'node:crypto';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 
 import { buildLinuxSpec, hostViewOf, type LinuxNativeSpec } from '../../lib/backend/linux/spec.js';
 import type { RootEntry } from '../../lib/backend/linux/landlock.js';
-import type { SandboxPlan } from '../../lib/backend/types.js';
+import type { SandboxPlan, WritableRoot } from '../../lib/backend/types.js';
+import { HostFacts } from '../../lib/host-facts.js';
 import { buildPrewarmKey } from '../../lib/sandbox/prewarm.js';
 import { prepareLinux } from '../../lib/backend/linux/start.js';
-import { missingProtectedPaths } from '../../lib/sandbox/protected.js';
 import type { SandboxOptions } from '../../lib/sandbox/options.js';
 
 /** A fixed view of `/` so the snapshot does not depend on the machine. */
@@ -92,6 +92,69 @@ export interface PrepareSnapshot {
 function plain(plan: SandboxPlan, spec: LinuxNativeSpec): { plan: unknown; spec: unknown } {
   const mounts = spec.linux.mounts.filter((op) => !(op.kind === 'readonly_bind' && op.path.startsWith('/proc/')));
   return { plan, spec: { ...spec, linux: { ...spec.linux, mounts, seccomp: Array.from(spec.linux.seccomp, (w) => w.toString(16)) } } };
+}
+
+/** How many links of a chain are followed to find where a dangling protected link points. */
+const MAX_LINK_HOPS = 8;
+
+/**
+ * Where a dangling symlink at a protected path (planted on the host, e.g. by a checkout) points:
+ * the missing path a command could create to fill `.zero` through the link. Undefined when `path`
+ * is not a dangling link.
+ */
+function danglingTarget(path: string, facts: HostFacts): string | undefined {
+  let current = path;
+  for (let hop = 0; hop < MAX_LINK_HOPS; hop++) {
+    let st;
+    try {
+      st = facts.lstat(current);
+    } catch {
+      return undefined;
+    }
+    if (st === undefined) return current === path ? undefined : current;
+    if (!st.isSymbolicLink()) return undefined; // it resolves: the spec makes it read-only
+    try {
+      current = resolve(dirname(current), readlinkSync(current));
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The protected paths that are absent now and would matter if created. `facts` are this call's,
+ * shared with the plan and the spec (see host-facts.ts); by default every path is looked up afresh.
+ */
+function missingProtectedPaths(roots: readonly WritableRoot[], facts: HostFacts = new HostFacts()): string[] {
+  const out: string[] = [];
+  const exists = (path: string) => facts.lstat(path) !== undefined;
+  for (const root of roots) {
+    for (const name of root.protectedNames) {
+      const path = join(root.root, name);
+      if (!exists(path)) out.push(path);
+      else {
+        // A dangling link there: what the command creates where it points becomes .zero/.agents.
+        const target = danglingTarget(path, facts);
+        if (target !== undefined) out.push(target);
+      }
+    }
+    // A repository the command creates itself is its own; only git dirs that exist are guarded.
+    const gitDirs = new Set<string>();
+    for (const sub of root.readOnlySubpaths) {
+      if (!/\/(hooks|config)$/.test(sub)) continue;
+      const dir = dirname(sub);
+      if (!facts.lstat(dir)?.isDirectory()) continue;
+      gitDirs.add(dir);
+      if (!exists(sub)) out.push(sub);
+    }
+    // A planted commondir would point git at a config and hooks dir of the command's choosing.
+    for (const dir of gitDirs) {
+      const commondir = join(dir, 'commondir');
+      if (!exists(commondir)) out.push(commondir);
+    }
+  }
+  return out;
 }
 
 /**
