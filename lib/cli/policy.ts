@@ -2,7 +2,7 @@
 // `zero-sandbox policy [--json] [--effective]`: the policy from config, the backend, what it
 // enforces natively and what it cannot (then runs are refused, never weakened).
 import { probeSync } from '../probe.js';
-import { existingCredentialPaths } from '../sandbox/plan.js';
+import { existingCredentialPaths } from '../sandbox/credential-deny.js';
 import { buildCredentialListJson } from '../credentials.js';
 import { buildSandboxEnv } from '../env.js';
 import { openCliEngine } from '../policy/output/cli-support.js';

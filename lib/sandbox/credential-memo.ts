@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The credential deny set of a plan (plan.ts) is the same run after run: the same environment,
+// The credential deny set of a plan (credential-deny.ts) is the same run after run: the same environment,
 // the same write roots, the same few directories listed and paths looked up (the home directory,
 // ~/.config, /etc/ssh, ...). This keeps it across the runs of this process, under the stamps of
 // every path it looked at, and gives it again while those stamps are the same.

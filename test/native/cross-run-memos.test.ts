@@ -11,7 +11,7 @@ import { test } from 'uvu';
 import { HostFacts } from '../../lib/host-facts.js';
 import { credentialMemoClock, credentialMemoCounts } from '../../lib/sandbox/credential-memo.js';
 import { outsideConfigClock, outsideConfigCounts, readOutsideConfig } from '../../lib/sandbox/outside-config.js';
-import { credentialDenySet } from '../../lib/sandbox/plan.js';
+import { credentialDenySet } from '../../lib/sandbox/credential-deny.js';
 import { makeTree, sh } from '../helpers/sandbox.js';
 import { linuxSandboxTestsEnabled } from '../helpers/probe.js';
 
