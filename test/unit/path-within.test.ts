@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // DirectorySet answers exactly what isWithin over every directory of the set answers (POSIX and
 // Windows separators, roots, siblings sharing a prefix), whatever the number of directories.
+import { sep } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
@@ -74,16 +75,18 @@ test('rootsOverlap agrees with isWithin over every pair, either way round', () =
 });
 
 test('a frozen list of directories has one set made for it; any other list a new one, with the same answers', () => {
-  const frozen = Object.freeze(['/a/b', '/c']);
-  assert.is(directorySetOf(frozen, '/'), directorySetOf(frozen, '/'), 'made once for a frozen list');
-  const open = ['/a/b', '/c'];
-  assert.is.not(directorySetOf(open, '/'), directorySetOf(open, '/'), 'made again for a list that could have changed');
-  for (const path of ['/a/b', '/a/b/x', '/a', '/c/d', '/cd', '/']) {
-    assert.is(directorySetOf(frozen, '/').holds(path), new DirectorySet(frozen, '/').holds(path), path);
+  // This OS's separator: the kept sets are those of the paths this OS gives.
+  const p = (...parts: string[]) => sep + parts.join(sep);
+  const frozen = Object.freeze([p('a', 'b'), p('c')]);
+  assert.is(directorySetOf(frozen), directorySetOf(frozen), 'made once for a frozen list');
+  const open = [p('a', 'b'), p('c')];
+  assert.is.not(directorySetOf(open), directorySetOf(open), 'made again for a list that could have changed');
+  for (const path of [p('a', 'b'), p('a', 'b', 'x'), p('a'), p('c', 'd'), p('cd'), sep]) {
+    assert.is(directorySetOf(frozen).holds(path), new DirectorySet(frozen).holds(path), path);
   }
   // Frozen lists in either position give the pairwise answer too.
-  assert.ok(rootsOverlap(frozen, Object.freeze(['/a/b/c/d']), '/'));
-  assert.not.ok(rootsOverlap(Object.freeze(['/a/bc']), frozen, '/'));
+  assert.ok(rootsOverlap(frozen, Object.freeze([p('a', 'b', 'c', 'd')])));
+  assert.not.ok(rootsOverlap(Object.freeze([p('a', 'bc')]), frozen));
 });
 
 test.run();
