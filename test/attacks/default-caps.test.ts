@@ -116,10 +116,11 @@ const capped = { workspace: ${JSON.stringify(t.ws)}, limits: { processes: 64 }, 
 for (let i = 0; i < 2; i++) {
   if (i === 1) {
     // Two quick uses of the plan warm the next sandbox for it once the second is gone: the second
-    // storm runs prewarmed (a set-up can take seconds on a loaded host).
+    // storm runs prewarmed (a set-up can take seconds on a loaded host: in CI beside a cross
+    // compile of the addon, more than ten).
     await runSandboxed(['true'], capped);
     await runSandboxed(['true'], capped);
-    for (let j = 0; j < 1000 && prewarmPool.size === 0; j++) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let j = 0; j < 3000 && prewarmPool.size === 0; j++) await new Promise((resolve) => setTimeout(resolve, 10));
   }
   const r = await runSandboxed(['python3', '-c', ${JSON.stringify(FORK_AND_HOLD)}], capped);
   process.stdout.write('prewarmed=' + r.prewarmed + ' hit=' + JSON.stringify(r.limitsHit ?? []) + ' ' + r.stdout + r.stderr);
@@ -130,7 +131,7 @@ const d = await runSandboxed(['/bin/sh', '-c', 'echo "default-nproc=$(ulimit -p)
 process.stdout.write(d.stdout + d.stderr);`;
     // 100 processes of the same user on the host first: they must not count against the sandbox.
     const out = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'sh', '-c', 'for i in $(seq 100); do sleep 30 & done; node --input-type=module -e "$1"; kill $(jobs -p)', 'sh', script], {
-      encoding: 'utf8', cwd: t.ws, env: { PATH: process.env.PATH, HOME: t.outside }, timeout: 90_000,
+      encoding: 'utf8', cwd: t.ws, env: { PATH: process.env.PATH, HOME: t.outside }, timeout: 150_000,
     });
     const refused = [...out.stdout.matchAll(/refused (\d+) EAGAIN/g)].map((m) => Number(m[1]));
     assert.is(refused.length, 2, out.stdout + out.stderr);
