@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { preferBaselineWebAssembly } from '../bash/parse.js';
 import { processIo, type CliIo } from './io.js';
 import { runRun } from './run.js';
+import { declareOneRun } from '../sandbox/one-run.js';
 import { runSubcommand } from './subcommand.js';
 
 /** Runs `zero-sandbox run` with the arguments after `run` and returns the exit code. */
@@ -19,6 +20,8 @@ const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pat
 if (invokedDirectly && process.argv[2] === 'run') {
   // A command-line run must not spend seconds of CPU optimizing the shell parser it uses once.
   preferBaselineWebAssembly();
+  // This process runs one command and exits: nothing is kept for a later run (one-run.ts).
+  declareOneRun();
   void mainRun(process.argv.slice(3)).then((code) => {
     process.exitCode = code;
   });

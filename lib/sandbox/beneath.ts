@@ -19,6 +19,7 @@ import { loadNative } from '../native/load.js';
 import type { NativeBinding, NativeFsKind } from '../native/types.js';
 import { walkArgs } from './walk-path.js';
 import { noteLook, noteRead, noteScan, recording } from './look-record.js';
+import { oneRun } from './one-run.js';
 
 export type EntryKind = 'missing' | 'file' | 'dir' | 'link' | 'other' | 'error';
 
@@ -118,7 +119,7 @@ export const watchedLookCounts = { looked: 0, answered: 0 };
  * looked at every time. Without the addon's verb, every path is looked at.
  */
 export function inspectManyWatched(paths: readonly string[]): EntryInfo[] {
-  const verb = WINDOWS || paths.length === 0 ? undefined : native()?.fsInspectManyWatched;
+  const verb = WINDOWS || paths.length === 0 || oneRun() ? undefined : native()?.fsInspectManyWatched;
   if (verb === undefined) return inspectMany(paths);
   const r = verb(paths.map(posixWalkPath));
   if (r === null || r.length !== paths.length + 1) return inspectMany(paths);

@@ -21,6 +21,7 @@ import { isAscii, isCleanAbsolute } from '../path-within.js';
 import { inspectMany, type EntryInfo } from './beneath.js';
 import { settledStamp } from './root-tops.js';
 import { lookLogOpen } from './look-log.js';
+import { oneRun } from './one-run.js';
 
 /** Environments and write roots remembered at most (the oldest is dropped first). */
 const MAX_KEPT = 8;
@@ -107,7 +108,8 @@ function sameStamps(a: readonly string[], b: readonly string[]): boolean {
 export function rememberedFor<T>(key: string, compute: (note: (path: string) => void) => T): T {
   // A computation kept whole across runs (plan-memo.ts) writes down every look it makes: a value
   // kept here would answer without them.
-  if (lookLogOpen()) return compute(() => {});
+  // A process that runs once (one-run.ts) has no later run to keep it for: the paths are not noted.
+  if (lookLogOpen() || oneRun()) return compute(() => {});
   const entry = kept.get(key) as Kept<T> | undefined;
   const before = entry === undefined ? undefined : stampsOf(entry.paths);
   if (entry?.stamps !== undefined && before !== undefined && sameStamps(before, entry.stamps)) {

@@ -42,6 +42,7 @@ import { outsideState } from './git-guard.js';
 import { recordLooks, type LookRecord, type RecordedScan } from './look-record.js';
 import { RACY_NANOS } from './root-tops.js';
 import { standardSubpaths } from './standard-subpaths.js';
+import { oneRun } from './one-run.js';
 import { watchEntries, type WatchSet } from './watch-set.js';
 
 /** Root sets kept at most (each holds a watch set: the oldest is released first). */
@@ -91,6 +92,11 @@ export interface QuietSince {
  * came from: quiet after the run, none of them changed during it.
  */
 export function lookKept<T>(asked: LookAsked, look: () => T, keep: (value: T) => boolean = () => true): { value: T; quiet?: QuietSince } {
+  // A process that runs once never asks again: the look is made, not recorded or watched.
+  if (oneRun()) {
+    guardMemoCounts.looked++;
+    return { value: look() };
+  }
   const env = envOf();
   const key = keyOf(asked, env);
   // Another root set under the same key: dropped, the look is made and kept for this one.

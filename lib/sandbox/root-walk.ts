@@ -10,6 +10,7 @@
 import { loadNative } from '../native/load.js';
 import { isCleanAbsolute } from '../path-within.js';
 import { fromBytes, toBytes } from './beneath.js';
+import { oneRun } from './one-run.js';
 
 /** What `.git` is directly in a subdirectory: d directory, f file, m missing, o other or link, x unknown (ask node:fs). */
 export type GitKind = 'd' | 'f' | 'm' | 'o' | 'x';
@@ -46,9 +47,10 @@ export function listRoots(paths: readonly string[], maxLooks: number): Array<Roo
   const asked = paths.filter((_, i) => clean[i]);
   // Linux: listings of roots whose watches reported no change since are kept ones (see
   // native/linux/watched_looks.cc); their count follows the listings.
-  const found = asked.length === 0 ? null : verb(asked.map(toBytes), maxLooks, WATCHED);
-  if (found === null || found.length !== asked.length + (WATCHED ? 1 : 0)) return none();
-  if (WATCHED) {
+  const watched = WATCHED && !oneRun();
+  const found = asked.length === 0 ? null : verb(asked.map(toBytes), maxLooks, watched);
+  if (found === null || found.length !== asked.length + (watched ? 1 : 0)) return none();
+  if (watched) {
     const answered = found.pop() as number;
     rootListingCounts.answered += answered;
     rootListingCounts.listed += asked.length - answered;

@@ -92,8 +92,21 @@ export function withMutex<T>(dir: string, fn: () => T, timeoutMs = 10_000): T {
     try {
       return fn();
     } finally {
-      rmSync(path, { force: true });
+      unlinkIfThere(path);
     }
+  }
+}
+
+/**
+ * Removes a file or symlink, nothing there being fine: what rmSync with `force` does for one,
+ * without the recursive remover rmSync loads on its first call (a builtin compiled then, on
+ * every start of the CLI).
+ */
+function unlinkIfThere(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
 }
 
@@ -155,7 +168,7 @@ export function writeLease(root: string, note = '', owner: LeaseOwner = currentO
 
 /** Removes this process's lease file for `root`. */
 export function removeLease(root: string, owner: LeaseOwner = currentOwner()): void {
-  rmSync(join(leaseDirOf(root), buildOwnerName(owner)), { force: true });
+  unlinkIfThere(join(leaseDirOf(root), buildOwnerName(owner)));
 }
 
 /** The live leases on `root`; lease files of dead processes are deleted on the way. */

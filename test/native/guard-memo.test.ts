@@ -13,24 +13,10 @@ import { inspect, readSmall, toBytes } from '../../lib/sandbox/beneath.js';
 import { forgetKeptLooks, guardMemoCounts, lookKept, type LookAsked } from '../../lib/sandbox/guard-memo.js';
 import { deepFreeze } from '../../lib/sandbox/watched-memo.js';
 import type { WritableRoot } from '../../lib/backend/types.js';
-import { makeTree, type Tree } from '../helpers/sandbox.js';
+import { guardRoot, settle } from '../helpers/guard-root.js';
 
 // process.platform: only Linux has the watch sets (inotify).
 const linuxTest = process.platform === 'linux' ? test : test.skip;
-
-/** Settled: changed more than two seconds ago (a file changed later is never kept; no call sets a ctime back). */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 2200));
-
-/** A root with a settled config file and a missing `.zero`. */
-async function tree(): Promise<{ t: Tree; root: string; asked: LookAsked }> {
-  const t = makeTree();
-  const root = join(t.ws, 'pkg');
-  mkdirSync(join(root, '.git'), { recursive: true });
-  writeFileSync(join(root, '.git', 'config'), '[core]\n');
-  await settle();
-  const w: WritableRoot = { root, readOnlySubpaths: [], protectedNames: ['.zero'] };
-  return { t, root, asked: { writeRoots: [w], user: [w] } };
-}
 
 /** What the guard would ask: `.zero` missing or not, `.git` a directory, the config's content. */
 function look(root: string): () => string {
@@ -61,7 +47,7 @@ function looksAgain(asked: LookAsked, root: string, what: string): void {
 }
 
 linuxTest('an entry made where the look found none: looked at again', async () => {
-  const { t, root, asked } = await tree();
+  const { t, root, asked } = await guardRoot();
   try {
     warm(asked, root);
     mkdirSync(join(root, '.zero'));
@@ -73,7 +59,7 @@ linuxTest('an entry made where the look found none: looked at again', async () =
 });
 
 linuxTest('a file the look read written in place (no directory event): looked at again', async () => {
-  const { t, root, asked } = await tree();
+  const { t, root, asked } = await guardRoot();
   try {
     warm(asked, root);
     appendFileSync(join(root, '.git', 'config'), '\tfsmonitor = x\n');
@@ -85,7 +71,7 @@ linuxTest('a file the look read written in place (no directory event): looked at
 });
 
 linuxTest('a directory the look found removed, or one above it renamed: looked at again', async () => {
-  const { t, root, asked } = await tree();
+  const { t, root, asked } = await guardRoot();
   try {
     warm(asked, root);
     rmSync(join(root, '.git'), { recursive: true });
@@ -104,7 +90,7 @@ linuxTest('a directory the look found removed, or one above it renamed: looked a
 });
 
 linuxTest('a kept look is given to one root set only; a file changed in the last two seconds is never kept', async () => {
-  const { t, root, asked } = await tree();
+  const { t, root, asked } = await guardRoot();
   try {
     warm(asked, root);
     const other: WritableRoot = { root: join(t.ws, 'other'), readOnlySubpaths: [], protectedNames: ['.zero'] };
@@ -122,7 +108,7 @@ linuxTest('a kept look is given to one root set only; a file changed in the last
 });
 
 linuxTest('frozen roots given again are the same roots; a root in the middle or its protected names changed is looked at again', async () => {
-  const { t, root } = await tree();
+  const { t, root } = await guardRoot();
   try {
     const roots = ['a', 'b', 'c'].map((name) => join(t.ws, name));
     for (const r of roots) mkdirSync(r);
