@@ -43,6 +43,7 @@
             "native/linux/mount_templates.cc",
             "native/linux/dir_watch.cc",
             "native/linux/exit_watcher.cc",
+            "native/linux/namespace_release.cc",
             "native/linux/net_holders.cc",
             "native/linux/probe_linux.cc",
             "native/linux/spawn_glue_linux.cc",

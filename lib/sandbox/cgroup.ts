@@ -208,6 +208,28 @@ function takeIdle(key: string): { dir: string; refused: number } | undefined {
   return undefined;
 }
 
+/**
+ * Whether createPidsLimit(max) finds a kept cgroup of this cap to take now, with no mkdir: one whose
+ * processes are all gone (a kept one may still count the last processes of its run for a moment).
+ * That one is put first, for createPidsLimit to take.
+ */
+export function pidsLimitKept(max: number, parent = pidsCgroupParent()): boolean {
+  if (parent === undefined) return false;
+  const dirs = idle.get(`${parent}\0${max}`);
+  if (dirs === undefined) return false;
+  for (let i = 0; i < dirs.length; i++) {
+    const entry = dirs[i] as { dir: string; refused: number };
+    if (isEmpty(entry.dir)) {
+      if (i > 0) {
+        dirs.splice(i, 1);
+        dirs.unshift(entry);
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
 /** A new cgroup's path under `parent` (removing other processes' orphans the first time). */
 function nextDir(parent: string): string {
   if (counter === 0) removeOrphans(parent);
@@ -228,8 +250,8 @@ const making = new Map<string, Array<() => void>>();
  */
 export function pidsLimitMade(max: number, parent = pidsCgroupParent()): Promise<void> | undefined {
   if (parent === undefined) return undefined;
+  if (pidsLimitKept(max, parent)) return undefined;
   const key = `${parent}\0${max}`;
-  if ((idle.get(key)?.length ?? 0) > 0) return undefined;
   return new Promise((resolve) => {
     const waiting = making.get(key);
     if (waiting !== undefined) {

@@ -12,7 +12,7 @@ import { isWithin } from '../path-within.js';
 import type { LinuxNativeSpec } from '../backend/linux/spec.js';
 import { callNative } from '../native/load.js';
 import type { NativeExit, PreparedWarmSpec } from '../native/types.js';
-import { createPidsLimit, type PidsLimit } from './cgroup.js';
+import { createPidsLimit, pidsLimitKept, pidsLimitMade, type PidsLimit } from './cgroup.js';
 import { watchEntries, type WatchSet } from './watch-set.js';
 
 /** An idle prewarmed sandbox is killed after this long. */
@@ -219,7 +219,29 @@ export class PrewarmPool {
       for (const entry of oldest) this.#kill(entry);
     }
     const have = (this.#ready.get(key)?.length ?? 0) + (this.#pending.get(key) ?? 0);
-    for (let i = have; i < PREWARM_DEPTH; i++) this.#start(key, spec, pidsCap);
+    for (let i = have; i < PREWARM_DEPTH; i++) this.#startWithCgroup(key, spec, pidsCap);
+  }
+
+  /**
+   * #start, once a pids cgroup is kept for it when it needs one: none kept, one is made off the
+   * caller's thread first (pidsLimitMade), as for a cold start, and the start counts as being set
+   * up meanwhile. A mkdir on the caller's thread waits for the kernel's cgroup lock, which the
+   * sandboxes of a burst hold in turn.
+   */
+  #startWithCgroup(key: string, spec: LinuxNativeSpec, pidsCap: number | undefined): void {
+    const made = pidsCap === undefined || pidsLimitKept(pidsCap) ? undefined : pidsLimitMade(pidsCap);
+    if (made === undefined) {
+      this.#start(key, spec, pidsCap);
+      return;
+    }
+    const generation = this.#generation;
+    this.#pending.set(key, (this.#pending.get(key) ?? 0) + 1);
+    void made.then(() => {
+      const left = (this.#pending.get(key) ?? 1) - 1;
+      if (left > 0) this.#pending.set(key, left);
+      else this.#pending.delete(key);
+      if (generation === this.#generation) this.#start(key, spec, pidsCap);
+    });
   }
 
   #start(key: string, spec: LinuxNativeSpec, pidsCap: number | undefined): void {

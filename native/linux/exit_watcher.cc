@@ -57,30 +57,15 @@ int MaskSlotOf(const struct inotify_event* event) {
 // it too, so this changes nothing there; what it changes is who tears it down. Without it the
 // init's exit unmounts every mount of the sandbox (and waits for an RCU grace period) before the
 // kernel reports the exit; with it the init's exit only drops a reference, the exit is reported
-// sooner, and the unmounts happen when this descriptor is closed, on the thread pool, once the
-// exit is known (ReleaseMountNamespace). Which processes exist is not affected: the namespace
-// holds mounts, not processes, and nothing can enter it but through this descriptor.
+// sooner, and the unmounts happen when this descriptor is closed, off the event loop's thread,
+// once the exit is known (ReleaseMountNamespace). Which processes exist is not affected: the
+// namespace holds mounts, not processes, and nothing can enter it but through this descriptor.
 int HoldMountNamespace(int pidfd, long long pid) {
   int fd = ioctl(pidfd, PIDFD_GET_MNT_NAMESPACE, 0);
   if (fd >= 0) return fd;
   // Before Linux 6.11: the init is our unreaped child, so its pid still names it.
   const std::string path = "/proc/" + std::to_string(pid) + "/ns/mnt";
   return open(path.c_str(), O_RDONLY | O_CLOEXEC);
-}
-
-// A mount namespace closed on the thread pool: the close unmounts what the sandbox mounted.
-struct NamespaceRelease {
-  uv_work_t req;
-  int fd;
-  std::shared_ptr<int> releasing;
-};
-
-void CloseNamespace(uv_work_t* req) { close(static_cast<NamespaceRelease*>(req->data)->fd); }
-
-void NamespaceClosed(uv_work_t* req, int) {
-  NamespaceRelease* release = static_cast<NamespaceRelease*>(req->data);
-  --*release->releasing;
-  delete release;
 }
 
 }  // namespace
@@ -398,23 +383,11 @@ void Registry::Finish(Watch* watch) {
   uv_close(reinterpret_cast<uv_handle_t*>(&watch->pid_poll), OnClosed);
 }
 
-// Closes the held mount namespace on the thread pool (closed here when the pool refuses it).
+// Closes the held mount namespace off the event loop's thread (namespace_release.h).
 void Registry::ReleaseMountNamespace(Watch* watch) {
   int fd = watch->mount_ns_fd;
   watch->mount_ns_fd = -1;
-  if (fd < 0) return;
-  uv_loop_t* loop = nullptr;
-  napi_get_uv_event_loop(env_, &loop);
-  NamespaceRelease* release = new NamespaceRelease();
-  release->req.data = release;
-  release->fd = fd;
-  release->releasing = releasing_;
-  ++*releasing_;
-  if (loop == nullptr || uv_queue_work(loop, &release->req, CloseNamespace, NamespaceClosed) != 0) {
-    --*releasing_;
-    close(fd);
-    delete release;
-  }
+  namespace_release::Release(fd);
 }
 
 void Registry::OnClosed(uv_handle_t* handle) { Release(static_cast<Watch*>(handle->data)); }

@@ -4,8 +4,8 @@
 // namespace means every other process in it has been killed and reaped; the init is then reaped
 // with waitid and its exit status is the command's. What the sandbox wrote (the init's report
 // pipe, captured output) is read only after that and cannot end a run, keep it going, or stop a
-// kill. No threads of its own: the thread pool only closes a sandbox's mount namespace once its
-// exit is known (exit_watcher.cc, HoldMountNamespace).
+// kill. No threads of its own: one closing thread (namespace_release.h) only closes a sandbox's
+// mount namespace once its exit is known (exit_watcher.cc, HoldMountNamespace).
 #pragma once
 
 #include <napi.h>
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "linux/capture_buffer.h"
+#include "linux/namespace_release.h"
 #include "linux/net_holders.h"
 
 namespace exit_watcher {
@@ -102,7 +103,7 @@ class Registry {
   // Sends a signal through the pidfd (immune to pid reuse). False once the init has been reaped.
   bool Signal(long long pid, int sig);
   // Live watches, and mount namespaces of delivered sandboxes still being let go of.
-  size_t Size() const { return watches_.size() + static_cast<size_t>(*releasing_); }
+  size_t Size() const { return watches_.size() + namespace_release::Pending(); }
 
  private:
   static void OnPidfd(uv_poll_t* handle, int status, int events);
@@ -120,9 +121,6 @@ class Registry {
   void ReleaseMountNamespace(Watch* watch);
 
   Napi::Env env_;
-  // Mount namespaces handed to the thread pool and not closed yet (shared with each request, which
-  // may complete after this registry is gone).
-  std::shared_ptr<int> releasing_ = std::make_shared<int>(0);
   std::map<long long, Watch*> watches_;
   int mask_watch_fd_ = -2;  // -2: not created yet
   // Opens seen, until their sandbox is delivered: {watch, slot} (MaskSlotOf), slot -1 for a

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { createPidsLimit, pidsLimitMade } from '../../lib/sandbox/cgroup.js';
+import { createPidsLimit, pidsLimitKept, pidsLimitMade } from '../../lib/sandbox/cgroup.js';
 
 function parentDir(): string {
   return mkdtempSync(join(tmpdir(), 'zs-cgroup-ahead-'));
@@ -71,6 +71,33 @@ test('a failed making lets the start go on, which then refuses as before', async
   assert.not.ok(existsSync(parent));
   assert.throws(() => createPidsLimit(16, parent), (error: unknown) => (error as { code?: string }).code === 'sandbox_unavailable');
   assert.is(createPidsLimit(16, parent, false), undefined, 'the default cap reports no cgroup instead');
+});
+
+test('a kept cgroup still counting processes is not one to take: the start makes one ahead instead', async () => {
+  const parent = parentDir();
+  try {
+    assert.not.ok(pidsLimitKept(45, parent), 'none kept yet');
+    await pidsLimitMade(45, parent);
+    await pidsLimitMade(45, parent);
+    const [first, second] = madeUnder(parent) as [string, string];
+    writeFileSync(join(parent, first, 'pids.current'), '1\n');
+    writeFileSync(join(parent, second, 'pids.current'), '1\n');
+    assert.not.ok(pidsLimitKept(45, parent), 'both kept ones still count a process');
+    const made = pidsLimitMade(45, parent);
+    assert.ok(made instanceof Promise, 'so one is made ahead rather than by the start itself');
+    await made;
+    const third = (madeUnder(parent).find((name) => name !== first && name !== second)) as string;
+    writeFileSync(join(parent, first, 'pids.current'), '1\n');
+    writeFileSync(join(parent, second, 'pids.current'), '0\n');
+    writeFileSync(join(parent, third, 'pids.current'), '1\n');
+    assert.ok(pidsLimitKept(45, parent), 'the second kept one has emptied');
+    const limit = createPidsLimit(45, parent);
+    assert.is(limit?.dir, join(parent, second), 'the start takes the emptied one, not a mkdir of its own');
+    assert.is(madeUnder(parent).length, 3, 'no cgroup was made by the start');
+    limit?.closeFd();
+  } finally {
+    rmSync(parent, { recursive: true, force: true });
+  }
 });
 
 test.run();

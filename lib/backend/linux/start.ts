@@ -11,7 +11,7 @@ import { handOverFacts, HostFacts } from '../../host-facts.js';
 import { callNative, callNativeAsync, nativeBindingPath } from '../../native/load.js';
 import type { NativeExit, NativeSpawned } from '../../native/types.js';
 import { layersDisabledForTesting, probeSync, type LayerName, type ProbeReport } from '../../probe.js';
-import { createPidsLimit, pidNamespaceMax, pidsCgroupUsable, pidsLimitMade, type PidsLimit } from '../../sandbox/cgroup.js';
+import { createPidsLimit, pidNamespaceMax, pidsCgroupUsable, pidsLimitKept, pidsLimitMade, type PidsLimit } from '../../sandbox/cgroup.js';
 import type { OsExit, OsProcess, PreparedRun, SandboxBackend, StartIo } from '../../sandbox/contract.js';
 import { DEFAULT_PROCESSES } from '../../sandbox/default-limits.js';
 import { maskedReadDenial } from '../../sandbox/denials.js';
@@ -523,10 +523,19 @@ export async function startLinuxAsync(prepared: PreparedRun, io: StartIo, onExit
     }
   };
   // A root caller's pids cgroup, when none is kept for its cap, is made off the caller's thread
-  // first: in a burst a mkdir there waited milliseconds for the kernel's cgroup lock.
-  const made = noted.context.isRoot && pidsCgroupUsable() ? pidsLimitMade(prepared.plan.limits.processes ?? DEFAULT_PROCESSES) : undefined;
-  const deciding = made === undefined ? nextPiece(decide) : awayWhile(made).then(() => resumePiece(decide));
-  const decided = deciding instanceof Promise ? await deciding : deciding;
+  // first: in a burst a mkdir there waited milliseconds for the kernel's cgroup lock. The kept one
+  // seen now may be taken by another start of the burst before this one's turn: the turn looks
+  // again and, finding none, waits for one made ahead once more (then decides whatever it finds).
+  const cap = noted.context.isRoot && pidsCgroupUsable() ? (prepared.plan.limits.processes ?? DEFAULT_PROCESSES) : undefined;
+  const made = cap === undefined ? undefined : pidsLimitMade(cap);
+  const decideIfKept = () => (cap === undefined || pidsLimitKept(cap) ? decide() : undefined);
+  const deciding = made === undefined ? nextPiece(decideIfKept) : awayWhile(made).then(() => resumePiece(decide));
+  let decided = deciding instanceof Promise ? await deciding : deciding;
+  if (decided === undefined) {
+    const again = pidsLimitMade(cap as number);
+    const redeciding = again === undefined ? nextPiece(decide) : awayWhile(again).then(() => resumePiece(decide));
+    decided = redeciding instanceof Promise ? await redeciding : redeciding;
+  }
   const { start, spawning } = decided;
   if ('os' in start) return start.os;
   let native: NativeSpawned;
