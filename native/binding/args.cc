@@ -167,6 +167,10 @@ void ParsePolicy(const Napi::Object& obj, const std::string& w, std::vector<back
     }
     Napi::Value from = m.Get("from");
     if (from.IsString()) op.data = from.As<Napi::String>().Utf8Value();
+    // mask_file of a denyWrite entry: any data marks it (masks.cc refuses a link at its path).
+    Napi::Value real = m.Get("real");
+    if (op.kind == "mask_file" && real.IsBoolean() && real.As<Napi::Boolean>().Value())
+      op.data = "real";
     Napi::Value names = m.Get("names");
     if (names.IsArray()) {
       // mask_dir: the regular files it shows as empty stand-ins, '/'-separated (a name never

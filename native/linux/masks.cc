@@ -192,6 +192,14 @@ int MaskFile(ChildPlan* plan, MaskState* masks, const MountStep& step) {
   // directory: the target path is looked up once, by this call. A link at its end is followed:
   // the mask then lies over the file the link leads to, which is what the path shows.
   if (mount(name, step.path, nullptr, MS_BIND, nullptr) != 0) return -1;
+  // A denyWrite entry too (step.data set): planned as a real path, so a link found at its end now
+  // is refused, not masked where it leads (which would leave the link free to be replaced). Told
+  // not to follow it, mount_setattr finds no mount root on a link and fails. The flags are the
+  // mask's own already (a clone of the read-only top).
+  if (step.data != nullptr && SetAttr(AT_FDCWD, step.path, AT_SYMLINK_NOFOLLOW,
+                                      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0) != 0) {
+    return -1;
+  }
   // The host's inotify instance learns of every open of the mask (the path now resolves to it):
   // the command reading a hidden file is reported as a denial naming that file.
   if (masks->watch >= 0 && slot < plan->mask_count) plan->mask_wds[slot] = masks->watch;

@@ -19,8 +19,8 @@ import { SandboxError } from '../../lib/errors.js';
 import { makeTree, sandboxTest, type Tree } from '../helpers/sandbox.js';
 
 /** Plans `script` with `denyWrite`, lets `swap` change the host, then starts the planned sandbox. */
-async function startAfterSwap(t: Tree, script: string, denyWrite: string[], swap: () => void): Promise<unknown> {
-  const prepared = prepareLinux(['/bin/sh', '-c', script], { workspace: t.ws, denyWrite });
+async function startAfterSwap(t: Tree, script: string, denyWrite: string[], swap: () => void, denyRead: string[] = []): Promise<unknown> {
+  const prepared = prepareLinux(['/bin/sh', '-c', script], { workspace: t.ws, denyWrite, denyRead });
   try {
     const context = assertEnforceable(prepared.plan);
     const spec = buildLinuxSpec(prepared.plan, ['ignore', 'ignore', 'ignore'], { landlockAbi: context.abi, isRoot: context.isRoot, arch: context.arch, bindingPath: nativeBindingPath() ?? '' }, hostViewOf(new HostFacts()));
@@ -38,7 +38,8 @@ async function startAfterSwap(t: Tree, script: string, denyWrite: string[], swap
   }
 }
 
-sandboxTest('a denyWrite file swapped for a link after planning: the setup refuses, the host file is unchanged', async () => {
+/** A denyWrite file (`masked`: denyRead too) swapped for a link to a host file after planning. */
+async function fileSwapRefused(masked: boolean): Promise<void> {
   const t = makeTree();
   try {
     const outside = join(t.outside, 'host.txt');
@@ -48,7 +49,7 @@ sandboxTest('a denyWrite file swapped for a link after planning: the setup refus
     const error = await startAfterSwap(t, `echo evil > ${file}; echo evil > ${outside}; echo ran > ${t.ws}/ran`, [file], () => {
       renameSync(file, join(t.ws, 'keep.old'));
       symlinkSync(outside, file);
-    });
+    }, masked ? [file] : []);
     assert.instance(error, SandboxError);
     assert.is((error as SandboxError).code, 'mount_failed');
     assert.not.ok(existsSync(join(t.ws, 'ran')), 'nothing ran');
@@ -57,7 +58,12 @@ sandboxTest('a denyWrite file swapped for a link after planning: the setup refus
   } finally {
     t.cleanup();
   }
-});
+}
+
+sandboxTest('a denyWrite file swapped for a link after planning: the setup refuses, the host file is unchanged', () => fileSwapRefused(false));
+
+// Such a file gets its read mask alone (no read-only bind beneath it): the mask refuses the link.
+sandboxTest('a file both denyRead and denyWrite swapped for a link after planning: the setup refuses, the host file is unchanged', () => fileSwapRefused(true));
 
 sandboxTest('a directory pinned from a snapshot, swapped for a link after planning: the setup refuses', async () => {
   const t = makeTree();

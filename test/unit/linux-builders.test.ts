@@ -200,6 +200,14 @@ test('mount plan: directories shared by many read-only targets are pinned once e
   assert.equal(inRoot.ops.filter((op) => op.kind === 'mask_file').map((op) => op.path), ['/tmp/r/secret'], 'masked inside a write root under /tmp only');
 });
 
+test('mount plan: a file both denyRead and denyWrite gets its mask only (marked real), its pins stay; a denyWrite-only sibling keeps its read-only bind', () => {
+  const both = '/w/pkg/p1/secret.env';
+  const only = '/w/pkg/p1/lock';
+  const { ops } = buildMountPlan({ writeRoots: [buildWritableRoot('/w')], denyRead: [both, '/home/u/.npmrc'], denyWrite: [both, only] }, host({ '/w/pkg': 'dir', '/w/pkg/p1': 'dir', [both]: 'file', [only]: 'file', '/home/u/.npmrc': 'file' }));
+  const shown = ops.filter((op) => (op.path === '/w' || op.path.startsWith('/w/') || op.path.startsWith('/home/'))).map((op) => `${op.kind} ${op.path}${op.real === true ? ' real' : ''}`);
+  assert.equal(shown, ['detach_clone /w', 'attach /w', 'pin /w/pkg', 'pin /w/pkg/p1', `readonly_real ${only}`, `mask_file ${both} real`, 'mask_file /home/u/.npmrc']);
+});
+
 test('mount plan: a hidden directory gets sorted stand-ins for its files, at most MASK_DIR_STANDINS', () => {
   const files = (path: string): string[] => (path === '/home/u/.aws' ? ['credentials', 'config'] : path === '/home/u/big' ? Array.from({ length: 100 }, (_, i) => `f${String(i).padStart(3, '0')}`) : []);
   const view: HostView = { kind: (path) => (path.startsWith('/home/u/') ? 'dir' : 'missing'), procReadonly: [], files };

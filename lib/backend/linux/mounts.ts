@@ -37,6 +37,11 @@ export interface MountOp {
   names?: string[];
   /** pin: the directory relative to its write root, bound from the snapshot taken before. */
   from?: string;
+  /**
+   * mask_file: the path is a denyWrite entry too (a real path): a link found at its end at mount
+   * time is refused, as the read-only bind the mask stands in for refuses it.
+   */
+  real?: true;
 }
 
 /** What the host looks like, as far as the mount plan needs to know (injected for tests). */
@@ -197,19 +202,32 @@ export function buildMountPlan(
     if (byRoot[i - 1]?.root !== root) ops.push({ kind: 'snapshot', path: root });
     ops.push({ kind: 'pin', path: dir, from: dir.slice(root.length + 1) });
   });
-  for (const path of targets) ops.push({ kind: real.has(path) ? 'readonly_real' : 'readonly_bind', path });
+  // A denyWrite file that is also denyRead gets its mask only: the mask is a read-only mount over
+  // the same path, so the read-only bind beneath it would never be reached, and each mount costs
+  // every run twice (copied with the namespace at the start, torn down at the exit). Its pins
+  // above stay: renaming a parent must not carry the mask away and free the path for a file of
+  // the command's choosing; and its mask refuses a link at its end as the bind did (`real`).
+  const maskedFiles = new Set<string>();
+  const masks: MountOp[] = [];
   for (const path of plan.denyRead) {
     // (The file masks are also staged in the sandbox's own /dev/shm while they are made.)
     if (hostHidden(path)) continue;
     const kind = host.kind(path);
-    if (kind === 'file') ops.push({ kind: 'mask_file', path });
-    else if (kind === 'dir') {
+    if (kind === 'file') {
+      masks.push(real.has(path) ? { kind: 'mask_file', path, real: true } : { kind: 'mask_file', path });
+      maskedFiles.add(path);
+    } else if (kind === 'dir') {
       // Its files get empty stand-ins, so that reading one is seen and reported as a file mask's
       // open is; the directory itself cannot be listed (mode 0111), so the names stay unlisted.
       const names = (host.files?.(path) ?? []).filter((name) => name.length <= 255 && !name.includes('/')).sort().slice(0, MASK_DIR_STANDINS);
-      ops.push(names.length > 0 ? { kind: 'mask_dir', path, names } : { kind: 'mask_dir', path });
+      masks.push(names.length > 0 ? { kind: 'mask_dir', path, names } : { kind: 'mask_dir', path });
     }
   }
+  for (const path of targets) {
+    if (!real.has(path)) ops.push({ kind: 'readonly_bind', path });
+    else if (!maskedFiles.has(path)) ops.push({ kind: 'readonly_real', path });
+  }
+  ops.push(...masks);
   ops.push({ kind: 'proc', path: '/proc' });
   for (const path of host.procReadonly) ops.push({ kind: 'readonly_bind', path });
   ops.push({ kind: 'devpts', path: '/dev/pts' });
