@@ -79,12 +79,6 @@ bool Within(std::string_view root, std::string_view path) {
          (path.size() == root.size() || path[root.size()] == '/' || root == "/");
 }
 
-size_t FirstPerRun(const std::vector<MountOp>& ops) {
-  for (size_t i = 0; i < ops.size(); ++i)
-    if (ops[i].kind == "proc") return i;
-  return ops.size();
-}
-
 bool SameOp(const MountOp& a, const MountOp& b) {
   return a.kind == b.kind && a.path == b.path && a.source == b.source && a.data == b.data;
 }
