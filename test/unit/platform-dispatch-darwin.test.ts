@@ -296,7 +296,10 @@ contract('run: the unified-log refusals of this run (tagged deny rules) become s
   const fakeLog = join(base, 'fake-log');
   const predicateFile = join(base, 'predicate.txt');
   writeFakeLogTool(fakeLog, predicateFile, ['Sandbox: cat(41) deny(1) file-read-data /Users/dev/.aws/credentials %s']);
-  const result = await runOnPlatform(['/bin/sh', '-c', 'exit 1'], { workspace: ws, env }, { ...deps, logTool: fakeLog });
+  // The command ends once the stand-in has printed (at most ~20 s): on a loaded machine the log
+  // tool can start later than the command's end plus the monitor's grace for late lines.
+  const waitPrinted = 'i=0; while [ ! -e "$1" ] && [ $i -lt 1000 ]; do sleep 0.02; i=$((i+1)); done; exit 1';
+  const result = await runOnPlatform(['/bin/sh', '-c', waitPrinted, 'sh', `${predicateFile}.printed`], { workspace: ws, env }, { ...deps, logTool: fakeLog });
   const tag = /zsdeny[0-9a-f]{24}/.exec(readFileSync(predicateFile, 'utf8'))?.[0];
   assert.ok(tag !== undefined);
   // The tag the log was filtered on is the one every deny rule of this run's profile carries.
