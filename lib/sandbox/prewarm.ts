@@ -12,7 +12,7 @@ import { isWithin } from '../path-within.js';
 import type { LinuxNativeSpec } from '../backend/linux/spec.js';
 import { callNative } from '../native/load.js';
 import type { NativeExit, PreparedWarmSpec } from '../native/types.js';
-import { createPidsLimit, pidsLimitKept, pidsLimitMade, type PidsLimit } from './cgroup.js';
+import { createPidsLimit, pidsLimitMade, type PidsLimit } from './cgroup.js';
 import { watchEntries, type WatchSet } from './watch-set.js';
 
 /** An idle prewarmed sandbox is killed after this long. */
@@ -229,7 +229,8 @@ export class PrewarmPool {
    * sandboxes of a burst hold in turn.
    */
   #startWithCgroup(key: string, spec: LinuxNativeSpec, pidsCap: number | undefined): void {
-    const made = pidsCap === undefined || pidsLimitKept(pidsCap) ? undefined : pidsLimitMade(pidsCap);
+    // pidsLimitMade looks for a kept one itself (undefined when there is one).
+    const made = pidsCap === undefined ? undefined : pidsLimitMade(pidsCap);
     if (made === undefined) {
       this.#start(key, spec, pidsCap);
       return;
