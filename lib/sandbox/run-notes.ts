@@ -394,9 +394,17 @@ export function claimMissedChecks(roots: readonly string[] | undefined, given?: 
   // runs lists hundreds of them in every run.
   const ownCheck = `c.${me}.`;
   const alive = aliveOnce();
-  // Frozen, so that its set is made once for every other run's roots it is compared with.
-  const ours = roots === undefined || Object.isFrozen(roots) ? roots : Object.freeze([...roots]);
-  const joined = ours?.join('\0');
+  // Made at the first dead owner's check (most listings have none): frozen, so that its set is
+  // made once for every other run's roots it is compared with, and joined, the key of the answers.
+  let ours: { roots: readonly string[]; joined: string } | undefined;
+  const ourRoots = () => {
+    if (roots === undefined) return undefined;
+    if (ours === undefined) {
+      const frozen = Object.isFrozen(roots) ? roots : Object.freeze([...roots]);
+      ours = { roots: frozen, joined: frozen.join('\0') };
+    }
+    return ours;
+  };
   for (const name of names) {
     if (name.startsWith(ownCheck)) continue;
     const entry = parseEntry(name);
@@ -404,7 +412,8 @@ export function claimMissedChecks(roots: readonly string[] | undefined, given?: 
     ids.add(entry.id);
     if (entry.kind !== 'c' && entry.kind !== 'k') continue;
     if (alive(entry.kind === 'k' ? (entry.claimer as string) : entry.owner)) continue;
-    const notes = overlappingNotes(dir, name, ours, joined);
+    const compared = ourRoots();
+    const notes = overlappingNotes(dir, name, compared?.roots, compared?.joined);
     if (notes === undefined) continue;
     for (const deadline = Date.now() + waitMs; sandboxAlive(dir, entry.id); ) {
       if (Date.now() >= deadline) break;
