@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: MIT
 // The tree-sitter-bash wrapper (WebAssembly, through web-tree-sitter): loads the parser on demand, parses under size/time/depth limits, and
 // copies the tree into plain objects so the analysis never calls into the native parser again.
-import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 
 import { BoundedMemo } from '../bounded-memo.js';
-import { PACKAGE_ROOT } from '../native/load.js';
 import { fastParse, fastStream } from './fast-parse.js';
 import { pastDeadline, startDeadline, type Deadline } from './parse-clock.js';
+import { firstLine, GRAMMAR_PATH, installProblem } from './parser-files.js';
 import { scriptCuts } from './split.js';
 import type { ShNode } from './tree.js';
 
 export type { ShNode } from './tree.js';
+export { GRAMMAR_PATH } from './parser-files.js';
 
 /** The outcome of parsing: a tree (possibly with recovered errors) or a reason there is none. */
 export type ParseResult =
@@ -72,9 +72,6 @@ interface WebTreeSitter {
   Language: { load(bytes: Uint8Array): Promise<{ abiVersion: number }> };
 }
 
-/** Where the bash grammar (tree-sitter-bash compiled to WebAssembly) ships inside the package. */
-export const GRAMMAR_PATH = join(PACKAGE_ROOT, 'dist', 'lib', 'bash', 'tree-sitter-bash.wasm');
-
 /** How to restore the analyzer when the parser does not load (doctor prints it). */
 export const PARSER_FIX =
   'reinstall zero-sandbox (npm install zero-sandbox) so that its web-tree-sitter dependency and ' +
@@ -94,10 +91,6 @@ let wanted = 0;
 
 /** Whether the parser is ready, still to be loaded, or could not be loaded (with the reason). */
 export type ParserStatus = { state: 'ready' } | { state: 'not_loaded' } | { state: 'failed'; reason: string };
-
-function firstLine(error: unknown): string {
-  return error instanceof Error ? (error.message.split('\n')[0] ?? 'unknown error') : String(error);
-}
 
 /** Whether the process was started with its own choice of V8's WebAssembly tiering flags. */
 const TIERING_BY_USER = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((arg) => /liftoff|wasm-tier|wasm-dynamic-tiering/.test(arg));
@@ -159,35 +152,6 @@ export function loadShellParser(): Promise<ParserStatus> {
 
 let installChecked = false;
 
-/** Throws unless `path` starts like a WebAssembly module (its magic number and version 1). */
-function assertWasm(path: string): void {
-  const head = Buffer.alloc(8);
-  const fd = openSync(path, 'r');
-  try {
-    if (readSync(fd, head, 0, 8, 0) !== 8 || head.readUInt32BE(0) !== 0x0061736d || head.readUInt32LE(4) !== 1) {
-      throw new Error(`${path} is not a WebAssembly module`);
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * The directory of the web-tree-sitter package that `require('web-tree-sitter')` from here loads:
- * the first of Node's lookup directories (the node_modules of each ancestor, then the global ones)
- * that holds web-tree-sitter/package.json. One stat per directory instead of require.resolve,
- * whose first call in a process loads Node's package-exports resolver: about 4 ms of every CLI
- * start, most of which never parse. Where no lookup directory has it, require.resolve answers (and
- * throws Node's own error).
- */
-function treeSitterDir(require: NodeJS.Require): string {
-  for (const dir of require.resolve.paths('web-tree-sitter') ?? []) {
-    const candidate = join(dir, 'web-tree-sitter');
-    if (statSync(join(candidate, 'package.json'), { throwIfNoEntry: false })?.isFile() === true) return candidate;
-  }
-  return dirname(require.resolve('web-tree-sitter'));
-}
-
 /**
  * Checks once per process, synchronously and without loading anything, that the parser's two
  * WebAssembly files (web-tree-sitter's runtime and the bash grammar) are installed. Most commands
@@ -198,12 +162,7 @@ function treeSitterDir(require: NodeJS.Require): string {
 function checkInstalled(): void {
   if (installChecked) return;
   installChecked = true;
-  try {
-    assertWasm(join(treeSitterDir(createRequire(import.meta.url)), 'tree-sitter.wasm'));
-    assertWasm(GRAMMAR_PATH);
-  } catch (error) {
-    loadError ??= firstLine(error);
-  }
+  loadError ??= installProblem();
 }
 
 /**
