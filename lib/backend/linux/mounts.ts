@@ -187,11 +187,12 @@ export function buildMountPlan(
     }
   }
   // Root by root (a pin never lies in another separate root); outer pins first (a pin mounted
-  // later would hide one inside it), then in a fixed order. A root with many pins takes them from
-  // a snapshot of itself made before the first (see Snapshot in native/linux/masks.h): a pin bound
-  // from the root itself costs the kernel a look at every pin before it.
+  // later would hide one inside it), then in code-unit order (the same whatever the locale, and no
+  // collation per comparison). A root with many pins takes them from a snapshot of itself made
+  // before the first (see Snapshot in native/linux/masks.h): a pin bound from the root itself costs
+  // the kernel a look at every pin before it.
   const byRoot = [...pins].map(([dir, root]) => ({ dir, root, depth: depthOf(dir) }));
-  byRoot.sort((a, b) => (a.root < b.root ? -1 : a.root > b.root ? 1 : a.depth - b.depth || a.dir.localeCompare(b.dir)));
+  byRoot.sort((a, b) => (a.root < b.root ? -1 : a.root > b.root ? 1 : a.depth - b.depth || (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0)));
   const counts = new Map<string, number>();
   for (const { root } of byRoot) counts.set(root, (counts.get(root) ?? 0) + 1);
   byRoot.forEach(({ dir, root }, i) => {
