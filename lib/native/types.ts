@@ -178,8 +178,11 @@ export interface NativeBinding {
    * calls while inotify reports no change that could alter them, and how many follows the listings.
    */
   fsListRoots?(paths: string[], maxLooks: number, watched?: boolean): Array<string | number> | null;
-  /** Every repository under root: directories with a `.git`, and git dirs themselves (bare). */
-  fsScanGit?(root: string, rel: '', maxDirs: number, maxRepos: number, names?: readonly string[], suffixes?: readonly string[], skip?: readonly string[], maxNamed?: number): NativeGitScan | { kind: string; errno: number } | null;
+  /**
+   * Every repository under root: directories with a `.git`, and git dirs themselves (bare).
+   * ifFree: while another thread walks, {kind: 'e', errno: EBUSY} at once instead of waiting.
+   */
+  fsScanGit?(root: string, rel: '', maxDirs: number, maxRepos: number, names?: readonly string[], suffixes?: readonly string[], skip?: readonly string[], maxNamed?: number, ifFree?: boolean): NativeGitScan | { kind: string; errno: number } | null;
   /**
    * fsScanGit's walk on a thread of its own: resolves with what fsScanGit would answer when the walk
    * runs (never rejects; null for an internal fault). Bad arguments may answer at once, unwrapped.

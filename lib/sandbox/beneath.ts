@@ -11,23 +11,18 @@
 //
 // Paths here are byte strings (one char code per byte, see `toBytes`), so that every name a file
 // system can hold, valid UTF-8 or not, round-trips from a listing to a removal.
-import { lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { constants } from 'node:os';
-import { dirname, join } from 'node:path';
 
+import { inspectFallback, listFallback, makeFallback, readFallback, removeFallback, replaceFallback, scanFallback } from './beneath-fallback.js';
+import type { EntryInfo, EntryKind, RepositoryScan, ScanNames } from './beneath-types.js';
 import { loadNative } from '../native/load.js';
 import type { NativeBinding, NativeFsKind } from '../native/types.js';
 import { walkArgs } from './walk-path.js';
 import { noteLook, noteRead, noteScan, recording } from './look-record.js';
 import { oneRun } from './one-run.js';
 
-export type EntryKind = 'missing' | 'file' | 'dir' | 'link' | 'other' | 'error';
-
-export interface EntryInfo {
-  kind: EntryKind;
-  /** dev:ino:size:mtime:ctime: equal stamps mean the entry was not changed in between. */
-  stamp: string;
-}
+export type { EntryInfo, EntryKind, RepositoryScan, ScanNames } from './beneath-types.js';
+export { sameGitName } from './beneath-fallback.js';
 
 const KINDS: Record<NativeFsKind, EntryKind> = { m: 'missing', f: 'file', d: 'dir', l: 'link', o: 'other', e: 'error' };
 
@@ -43,10 +38,6 @@ export function toBytes(path: string): string {
 /** A byte string back to a JS string for people (invalid UTF-8 shows as U+FFFD). */
 export function fromBytes(name: string): string {
   return NOT_ASCII.test(name) ? Buffer.from(name, 'latin1').toString('utf8') : name;
-}
-
-function fsPath(path: string): Buffer {
-  return Buffer.from(path, 'latin1');
 }
 
 function native(): NativeBinding | undefined {
@@ -249,30 +240,6 @@ export function makeEntry(path: string, mode: number, linkTarget?: string): bool
   return r !== null && r.ok;
 }
 
-/** Repositories inside a directory tree (see scanRepositories). */
-export interface RepositoryScan {
-  /** Directories holding a `.git` entry. */
-  worktrees: string[];
-  /** Directories that are git dirs themselves (HEAD, objects, refs of any kind): bare repositories. */
-  gitDirs: string[];
-  /** Entries (of any kind) named as `ScanNames` asks: absolute byte strings. */
-  named: string[];
-  /** A limit was reached or the root could not be read: the answer is incomplete. */
-  incomplete: boolean;
-}
-
-/**
- * Entries the scan reports besides repositories, found in the same walk: named one of `names` or
- * ending in one of `suffixes` (case-folded where the file system folds case: macOS, Windows),
- * except in directories below one named in `skip`. At most `max`, else the scan is incomplete.
- */
-export interface ScanNames {
-  names: readonly string[];
-  suffixes: readonly string[];
-  skip: readonly string[];
-  max: number;
-}
-
 const NO_NAMES: ScanNames = { names: [], suffixes: [], skip: [], max: 0 };
 
 /**
@@ -294,7 +261,7 @@ function scanOnce(root: string, maxDirs: number, maxRepos: number, names: ScanNa
   // A root that is missing or not a directory holds no repository.
   if (holdsNothing(root)) return { worktrees: [], gitDirs: [], named: [], incomplete: false };
   const binding = native();
-  if (binding?.fsScanGit === undefined) return scanFallback(root, maxDirs, maxRepos, names);
+  if (binding?.fsScanGit === undefined) return scanFallback(root, maxDirs, maxRepos, names, listDir);
   return fromNativeScan(binding.fsScanGit(root, '', maxDirs, maxRepos, names.names, names.suffixes, names.skip, names.max), names);
 }
 
@@ -316,14 +283,60 @@ function fromNativeScan(r: ReturnType<NonNullable<NativeBinding['fsScanGit']>>, 
  * listings is shared). Where the addon has no such verb, the scan runs on this thread. Never rejects.
  */
 export async function scanRepositoriesAsync(root: string, maxDirs: number, maxRepos: number, names: ScanNames = NO_NAMES): Promise<RepositoryScan> {
-  if (holdsNothing(root)) return { worktrees: [], gitDirs: [], named: [], incomplete: false };
+  return (await scanOffThread(root, maxDirs, maxRepos, names)).scan;
+}
+
+/** scanRepositoriesAsync, with how many directories the walk looked at (Infinity when unknown). */
+async function scanOffThread(root: string, maxDirs: number, maxRepos: number, names: ScanNames): Promise<{ scan: RepositoryScan; dirs: number }> {
+  if (holdsNothing(root)) return { scan: { worktrees: [], gitDirs: [], named: [], incomplete: false }, dirs: 0 };
   const verb = native()?.fsScanGitAsync;
-  if (verb === undefined) return scanRepositories(root, maxDirs, maxRepos, names);
+  if (verb === undefined) return { scan: scanRepositories(root, maxDirs, maxRepos, names), dirs: Infinity };
   try {
-    return fromNativeScan(await verb(root, '', maxDirs, maxRepos, names.names, names.suffixes, names.skip, names.max), names);
+    const r = await verb(root, '', maxDirs, maxRepos, names.names, names.suffixes, names.skip, names.max);
+    return { scan: fromNativeScan(r, names), dirs: r !== null && 'dirs' in r ? r.dirs : Infinity };
   } catch {
-    return { worktrees: [], gitDirs: [], named: [], incomplete: true };
+    return { scan: { worktrees: [], gitDirs: [], named: [], incomplete: true }, dirs: Infinity };
   }
+}
+
+/**
+ * A tree of at most this many directories is walked on the caller's thread when its scan is made
+ * ahead: the walk of a small remembered tree (a stat or less per directory) costs less than the
+ * hop to the scan thread and back (a wake-up of each thread and a turn of the event loop, twice
+ * per run).
+ */
+const CALLER_THREAD_SCAN_DIRS = 64;
+
+/** Roots (byte strings) whose last scan looked at no more than CALLER_THREAD_SCAN_DIRS directories; at most SMALL_ROOTS. */
+const smallRoots = new Set<string>();
+const SMALL_ROOTS = 1024;
+
+/** How many scans made ahead ran on the caller's thread and how many on the scan thread (tests count them). */
+export const aheadScanCounts = { here: 0, offThread: 0 };
+
+/**
+ * The scan of a root last seen small, on this thread: undefined when the tree has grown past
+ * CALLER_THREAD_SCAN_DIRS (the walk stops there, and it is made on the scan thread instead) or the
+ * scan thread is walking (this thread never waits for it). A complete answer under the lower
+ * directory limit is the answer under the higher one: the same walk, in the same order.
+ */
+function scanHere(root: string, maxDirs: number, maxRepos: number, names: ScanNames): RepositoryScan | undefined {
+  const verb = native()?.fsScanGit;
+  if (verb === undefined || maxDirs <= 0) return undefined;
+  if (holdsNothing(root)) return { worktrees: [], gitDirs: [], named: [], incomplete: false };
+  const r = verb(root, '', Math.min(maxDirs, CALLER_THREAD_SCAN_DIRS), maxRepos, names.names, names.suffixes, names.skip, names.max, true);
+  if (r === null || !('worktrees' in r) || r.truncated) {
+    if (r === null || 'worktrees' in r) smallRoots.delete(root); // not a busy answer: grown, or a fault
+    return undefined;
+  }
+  return fromNativeScan(r, names);
+}
+
+/** Notes how many directories the scan of `root` looked at, for the next scan made ahead of it. */
+function noteSize(root: string, scan: RepositoryScan, dirs: number): void {
+  if (scan.incomplete || dirs > CALLER_THREAD_SCAN_DIRS) return void smallRoots.delete(root);
+  if (smallRoots.size >= SMALL_ROOTS && !smallRoots.has(root)) smallRoots.delete(smallRoots.values().next().value as string);
+  smallRoots.add(root);
 }
 
 /** Which roots a pass scans, in its order: one walked with an earlier root's scan is not scanned again. */
@@ -337,7 +350,8 @@ let handing: ScansAhead | undefined;
 
 /**
  * The repository scans of a synchronous pass (the git guard's look before a run, the check after
- * it), made before it on the addon's scan thread, so that the caller's thread does not walk the tree. Make
+ * it), made before it on the addon's scan thread, so that the caller's thread does not walk the
+ * tree (a tree last seen small is walked here: see CALLER_THREAD_SCAN_DIRS). Make
  * them where the pass's own scans would be right (the notes' window is open; the sandbox is gone):
  * each answer is then the one the pass would have had at that moment, from a look at no other
  * moment than one the pass itself could have made it at. Within `use`, each is handed once to the
@@ -352,7 +366,14 @@ export class ScansAhead {
     const ahead = new ScansAhead();
     for (const root of roots) {
       if (cover.covers(root)) continue;
-      const scan = await scanRepositoriesAsync(root, maxDirs, maxRepos, names);
+      let scan = smallRoots.has(root) ? scanHere(root, maxDirs, maxRepos, names) : undefined;
+      if (scan !== undefined) aheadScanCounts.here++;
+      else {
+        const off = await scanOffThread(root, maxDirs, maxRepos, names);
+        aheadScanCounts.offThread++;
+        noteSize(root, off.scan, off.dirs);
+        scan = off.scan;
+      }
       cover.add(root, scan.gitDirs);
       ahead.#ready.set(root, { maxDirs, maxRepos, names, scan });
     }
@@ -382,141 +403,5 @@ export class ScansAhead {
   /** Something changed: no answer is handed out any more. */
   drop(): void {
     this.#ready.clear();
-  }
-}
-
-// Without the addon's walk (an addon that failed to load, or an older build without the file
-// verbs): the closest node:fs equivalents, never throwing. A link or junction on the way stops
-// each of them as it stops the walk (node:fs would follow it): every directory above the path is
-// looked at without following it first. These run once every process of the sandbox is gone, so
-// nothing of that run can swap a directory between the look and the use; a run of the same
-// workspace still in flight could (see the README), which only the walk rules out.
-
-/** Whether a directory above `path` is a link (or junction), or cannot be looked at. */
-function linkOnTheWay(path: string): boolean {
-  const above: string[] = [];
-  for (let dir = dirname(path); dirname(dir) !== dir; dir = dirname(dir)) above.push(dir);
-  for (const dir of above.reverse()) {
-    try {
-      const st = lstatSync(fsPath(dir), { throwIfNoEntry: false });
-      if (st === undefined) return false; // missing from here on: nothing below it to reach
-      if (st.isSymbolicLink() || !st.isDirectory()) return true;
-    } catch {
-      return true;
-    }
-  }
-  return false;
-}
-
-/**
- * Whether a listed name is `wanted` for the file system: on Windows (NTFS, and the case-insensitive
- * volumes of macOS) `.GIT` is what host git opens as `.git`; elsewhere a false match only guards
- * more. The one name comparison of the fallback scan.
- */
-export function sameGitName(name: string, wanted: string, foldCase: boolean): boolean {
-  return name === wanted || (foldCase && name.length === wanted.length && name.toLowerCase() === wanted.toLowerCase());
-}
-
-// process.platform: Windows file names are case-insensitive (the scan below runs there).
-const FOLD_CASE = WINDOWS || process.platform === 'darwin';
-
-function inspectFallback(path: string): EntryInfo {
-  if (linkOnTheWay(path)) return { kind: 'error', stamp: '' };
-  try {
-    const st = lstatSync(fsPath(path), { throwIfNoEntry: false, bigint: true });
-    if (st === undefined) return { kind: 'missing', stamp: '' };
-    const kind: EntryKind = st.isFile() ? 'file' : st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'link' : 'other';
-    return { kind, stamp: `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` };
-  } catch {
-    return { kind: 'error', stamp: '' };
-  }
-}
-
-function makeFallback(path: string, mode: number, linkTarget: string | undefined): boolean {
-  try {
-    if (linkTarget !== undefined) symlinkSync(fsPath(linkTarget), fsPath(path));
-    else mkdirSync(fsPath(path), { mode });
-    return true;
-  } catch (error) {
-    return linkTarget === undefined && (error as NodeJS.ErrnoException).code === 'EEXIST' && inspectFallback(path).kind === 'dir';
-  }
-}
-
-function replaceFallback(path: string, data: Buffer, mode: number): boolean {
-  if (linkOnTheWay(path)) return false;
-  try {
-    rmSync(fsPath(path), { recursive: true, force: true });
-    writeFileSync(fsPath(path), data, { mode, flag: 'wx' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Whether a listed name is one `names` asks for (suffixes match a longer name's end). */
-function isNamed(name: string, names: ScanNames): boolean {
-  if (names.names.some((wanted) => sameGitName(name, wanted, FOLD_CASE))) return true;
-  return names.suffixes.some((suffix) => name.length > suffix.length && sameGitName(name.slice(-suffix.length), suffix, FOLD_CASE));
-}
-
-function scanFallback(root: string, maxDirs: number, maxRepos: number, names: ScanNames): RepositoryScan {
-  const out: RepositoryScan = { worktrees: [], gitDirs: [], named: [], incomplete: false };
-  const stack: Array<[string, boolean]> = [[root, false]];
-  let dirs = 0;
-  while (stack.length > 0) {
-    const [dir, skip] = stack.pop() as [string, boolean];
-    if (++dirs > maxDirs) return { ...out, incomplete: true };
-    // Through the walk where the addon has it (Windows: it has no native scan), else node:fs.
-    const entries = listDir(dir, Number.MAX_SAFE_INTEGER);
-    if (entries === undefined) continue; // unreadable or missing: host git cannot enter it either
-    const kindOf = (wanted: string): EntryKind | undefined => entries.find(([name]) => sameGitName(name, wanted, FOLD_CASE))?.[1];
-    for (const [name] of skip ? [] : entries) {
-      if (sameGitName(name, '.git', FOLD_CASE) || !isNamed(name, names)) continue;
-      if (out.named.length >= names.max) return { ...out, incomplete: true };
-      out.named.push(join(dir, name));
-    }
-    if (kindOf('.git') !== undefined) out.worktrees.push(dir);
-    // As the addon: objects and refs of any kind make a git dir (git follows links there, and
-    // on Windows does not test the execute bit); only real directories stop the walk.
-    const gitDir = kindOf('HEAD') !== undefined && kindOf('objects') !== undefined && kindOf('refs') !== undefined;
-    if (gitDir) out.gitDirs.push(dir);
-    if (out.worktrees.length + out.gitDirs.length > maxRepos) return { ...out, incomplete: true };
-    if (gitDir && kindOf('objects') === 'dir' && kindOf('refs') === 'dir') continue;
-    for (const [name, kind] of entries) {
-      if (kind === 'dir' && !sameGitName(name, '.git', FOLD_CASE)) stack.push([join(dir, name), skip || names.skip.some((s) => sameGitName(name, s, FOLD_CASE))]);
-    }
-  }
-  return out;
-}
-
-function readFallback(path: string, max: number): Buffer | undefined {
-  if (linkOnTheWay(path)) return undefined;
-  try {
-    const st = lstatSync(fsPath(path), { throwIfNoEntry: false });
-    if (st === undefined || !st.isFile() || st.size > max) return undefined;
-    return readFileSync(fsPath(path));
-  } catch {
-    return undefined;
-  }
-}
-
-function listFallback(path: string, max: number): Array<[string, EntryKind]> | undefined {
-  if (linkOnTheWay(path)) return undefined;
-  try {
-    // No link followed at the directory itself either.
-    if (lstatSync(fsPath(path), { throwIfNoEntry: false })?.isDirectory() !== true) return undefined;
-    return readdirSync(fsPath(path), { withFileTypes: true, encoding: 'buffer' }).slice(0, max).map((d) => [d.name.toString('latin1'), d.isFile() ? 'file' : d.isDirectory() ? 'dir' : d.isSymbolicLink() ? 'link' : 'other']);
-  } catch {
-    return undefined;
-  }
-}
-
-function removeFallback(path: string): boolean {
-  if (linkOnTheWay(path)) return false;
-  try {
-    rmSync(fsPath(path), { recursive: true, force: true });
-    return true;
-  } catch {
-    return false;
   }
 }

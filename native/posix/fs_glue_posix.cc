@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The file verbs on POSIX (see binding/fs_glue.h): the shared ones (binding/fs_verbs_glue.cc) and
 // fsScanGit, fsScanGitAsync and fsListRoots, the napi glue over git_scan.h and root_walk.h.
+#include <cerrno>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -83,13 +84,22 @@ Napi::Object ScanResult(Napi::Env env, const git_scan::Result& r) {
   return out;
 }
 
-// fsScanGit(root, '', maxDirs, maxRepos[, names, suffixes, skip, maxNamed]): every repository
-// under root, and the entries so named (see git_scan.h).
+// fsScanGit(root, '', maxDirs, maxRepos[, names, suffixes, skip, maxNamed, ifFree]): every
+// repository under root, and the entries so named (see git_scan.h). ifFree: when another thread
+// (the scan thread below) is walking, answer {kind: 'e', errno: EBUSY} at once instead of waiting
+// for it, so that the caller's thread never waits on a walk it did not ask for.
 Napi::Value FsScanGitBody(const Napi::CallbackInfo& info, const std::string& root,
                           const std::string& /*rel*/) {
   ScanArgs a;
   if (!ParseScanArgs(info, &a)) return BadArgs(info.Env());
-  return ScanResult(info.Env(), git_scan::Scan(root, a.max_dirs, a.max_repos, a.wanted));
+  bool if_free = info.Length() > 8 && info[8].IsBoolean() && info[8].As<Napi::Boolean>().Value();
+  bool busy = false;
+  git_scan::Result r =
+      git_scan::Scan(root, a.max_dirs, a.max_repos, a.wanted, if_free ? &busy : nullptr);
+  if (!busy) return ScanResult(info.Env(), r);
+  Napi::Object out = BadArgs(info.Env());
+  out.Set("errno", Napi::Number::New(info.Env(), EBUSY));
+  return out;
 }
 
 Napi::Value ScanGit(const Napi::CallbackInfo& info) { return FsCall(info, FsScanGitBody); }

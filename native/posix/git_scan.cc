@@ -419,10 +419,17 @@ class Walker {
 
 }  // namespace
 
-Result Scan(const std::string& root, uint64_t max_dirs, uint64_t max_repos, const Wanted& wanted) {
+Result Scan(const std::string& root, uint64_t max_dirs, uint64_t max_repos, const Wanted& wanted,
+            bool* busy) {
   // The memory and the watches are shared by every thread that loads the addon.
   static std::mutex* lock = new std::mutex();
-  std::lock_guard<std::mutex> hold(*lock);
+  std::unique_lock<std::mutex> hold(*lock, std::defer_lock);
+  if (busy == nullptr) {
+    hold.lock();
+  } else if (!hold.try_lock()) {
+    *busy = true;
+    return Result();
+  }
   bool asks = !wanted.exact.empty() || !wanted.suffixes.empty();
   if (asks && !(wanted == LastWanted())) {
     Forget();

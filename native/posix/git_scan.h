@@ -48,7 +48,9 @@ struct Wanted {
 
 // Scans `root` (absolute, walked from "/" without following links). Not entered: `.git`
 // directories and git dirs whose objects/ and refs/ are real directories (the caller guards their
-// insides), links, unreadable directories (host git cannot enter them either).
-Result Scan(const std::string& root, uint64_t max_dirs, uint64_t max_repos, const Wanted& wanted);
+// insides), links, unreadable directories (host git cannot enter them either). With `busy`, a scan
+// that would wait for another thread's scan does not: it sets *busy and returns an empty Result.
+Result Scan(const std::string& root, uint64_t max_dirs, uint64_t max_repos, const Wanted& wanted,
+            bool* busy = nullptr);
 
 }  // namespace git_scan

@@ -4,10 +4,12 @@
 // then refused), and a remembered listing is dropped as soon as its directory changes.
 import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { constants } from 'node:os';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
-import { removeEntry, scanRepositories, scanRepositoriesAsync, ScansAhead, toBytes } from '../../lib/sandbox/beneath.js';
+import { aheadScanCounts, removeEntry, scanRepositories, scanRepositoriesAsync, ScansAhead, toBytes } from '../../lib/sandbox/beneath.js';
+import { loadNative } from '../../lib/native/load.js';
 import { discoverGit } from '../../lib/sandbox/git-guard.js';
 import { ScannedRoots } from '../../lib/sandbox/scanned-roots.js';
 import { NESTED_CONFIG_SCAN } from '../../lib/protected-names.js';
@@ -303,6 +305,71 @@ test('scans made ahead: each handed once to the same ask within use, none for an
     bare(join(t.ws, 'r3', '.git'));
     unused.use(() => undefined);
     assert.equal(sorted(scanRepositories(root, 10_000, 100, NESTED_CONFIG_SCAN)).worktrees, [join(t.ws, 'r1'), join(t.ws, 'r3')].map(toBytes), 'outside use: a fresh look');
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('a tree last seen small is scanned ahead on the caller\'s thread with the scan thread\'s answers; grown past the limit, it goes back to the scan thread', async () => {
+  const t = makeTree();
+  try {
+    bare(join(t.ws, 'r1', '.git'));
+    mkdirSync(join(t.ws, 'packages', 'app', '.vscode'), { recursive: true });
+    const root = toBytes(t.ws);
+    const made = async () => {
+      const before = { ...aheadScanCounts };
+      const ahead = await ScansAhead.make([root], 10_000, 100, NESTED_CONFIG_SCAN, new ScannedRoots());
+      const scan = ahead.use(() => sorted(scanRepositories(root, 10_000, 100, NESTED_CONFIG_SCAN)));
+      return { scan, here: aheadScanCounts.here - before.here, offThread: aheadScanCounts.offThread - before.offThread };
+    };
+    const first = await made();
+    assert.equal([first.here, first.offThread], [0, 1], 'never seen: on the scan thread');
+    assert.equal(first.scan, sorted(scanRepositories(root, 10_000, 100, NESTED_CONFIG_SCAN)));
+    assert.equal(first.scan.worktrees, [toBytes(join(t.ws, 'r1'))]);
+    assert.equal(first.scan.named, [toBytes(join(t.ws, 'packages', 'app', '.vscode'))]);
+    bare(join(t.ws, 'r2', '.git'));
+    const second = await made();
+    assert.equal([second.here, second.offThread], [1, 0], 'seen small: on the caller\'s thread');
+    assert.equal(second.scan.worktrees, [join(t.ws, 'r1'), join(t.ws, 'r2')].map(toBytes), 'a repository made since is found');
+    // Grown past the limit, with a repository in the last directory walked: the walk here stops
+    // short, so the scan thread walks the whole tree and finds it.
+    for (let i = 0; i < 80; i++) mkdirSync(join(t.ws, 'wide', `d${String(i).padStart(3, '0')}`), { recursive: true });
+    bare(join(t.ws, 'wide', 'd079', 'deep', '.git'));
+    const grown = await made();
+    assert.equal([grown.here, grown.offThread], [0, 1], 'grown: on the scan thread');
+    assert.equal(grown.scan, sorted(scanRepositories(root, 10_000, 100, NESTED_CONFIG_SCAN)));
+    assert.ok(grown.scan.worktrees.includes(toBytes(join(t.ws, 'wide', 'd079', 'deep'))));
+    assert.equal((await made()).offThread, 1, 'known large: on the scan thread again');
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('the caller\'s thread never waits for the scan thread: asked ifFree while it walks, the scan answers EBUSY; asked plainly, it waits and answers', async () => {
+  const binding = loadNative();
+  const t = makeTree();
+  try {
+    for (let i = 0; i < 40; i++) for (let j = 0; j < 50; j++) mkdirSync(join(t.ws, 'big', `a${i}`, `b${j}`), { recursive: true });
+    mkdirSync(join(t.ws, 'small', 'x'), { recursive: true });
+    bare(join(t.ws, 'small', 'x', '.git'));
+    const small = toBytes(join(t.ws, 'small'));
+    let busy = 0;
+    let answered = 0;
+    for (let tries = 0; tries < 20 && busy === 0; tries++) {
+      // A fresh name set each time: the walk forgets its remembered listings and reads the big tree again.
+      const walking = binding.fsScanGitAsync?.(toBytes(t.ws), '', 100_000, 100, [`n${tries}`], [], [], 10);
+      const until = Date.now() + 2000;
+      while (busy === 0 && Date.now() < until) {
+        const r = binding.fsScanGit?.(small, '', 64, 100, [], [], [], 0, true);
+        if (r !== null && r !== undefined && 'errno' in r && r.errno === constants.errno.EBUSY && !('worktrees' in r)) busy++;
+        else if (r !== null && r !== undefined && 'worktrees' in r) answered++;
+      }
+      await walking;
+    }
+    assert.ok(busy > 0, `no busy answer while the scan thread walked (${answered} answered)`);
+    const plain = binding.fsScanGit?.(small, '', 64, 100, [], [], [], 0);
+    assert.ok(plain !== null && plain !== undefined && 'worktrees' in plain);
+    assert.equal(plain.worktrees, [toBytes(join(t.ws, 'small', 'x'))]);
   } finally {
     t.cleanup();
   }
