@@ -13,7 +13,7 @@ import type { EntryInfo, EntryKind, RepositoryScan, ScanNames } from './beneath-
 // process.platform: Windows file names are case-insensitive (the scan below runs there).
 const WINDOWS = process.platform === 'win32';
 
-export function fsPath(path: string): Buffer {
+function fsPath(path: string): Buffer {
   return Buffer.from(path, 'latin1');
 }
 

@@ -242,6 +242,11 @@ export function makeEntry(path: string, mode: number, linkTarget?: string): bool
 
 const NO_NAMES: ScanNames = { names: [], suffixes: [], skip: [], max: 0 };
 
+/** A scan that found nothing: of a root holding nothing, or (incomplete) one that failed. */
+function noRepositories(incomplete: boolean): RepositoryScan {
+  return { worktrees: [], gitDirs: [], named: [], incomplete };
+}
+
 /**
  * Every repository under `root` (byte strings), walked without following links; `.git`
  * directories and git dirs are not entered. At most `maxDirs` directories and `maxRepos`
@@ -259,7 +264,7 @@ function scanOnce(root: string, maxDirs: number, maxRepos: number, names: ScanNa
   const ahead = handing?.take(root, maxDirs, maxRepos, names);
   if (ahead !== undefined) return ahead;
   // A root that is missing or not a directory holds no repository.
-  if (holdsNothing(root)) return { worktrees: [], gitDirs: [], named: [], incomplete: false };
+  if (holdsNothing(root)) return noRepositories(false);
   const binding = native();
   if (binding?.fsScanGit === undefined) return scanFallback(root, maxDirs, maxRepos, names, listDir);
   return fromNativeScan(binding.fsScanGit(root, '', maxDirs, maxRepos, names.names, names.suffixes, names.skip, names.max), names);
@@ -272,7 +277,7 @@ function holdsNothing(root: string): boolean {
 
 function fromNativeScan(r: ReturnType<NonNullable<NativeBinding['fsScanGit']>>, names: ScanNames): RepositoryScan {
   // An addon without the named entries cannot answer for them: incomplete, when they are asked for.
-  if (r === null || !('worktrees' in r) || (r.named === undefined && names.max > 0)) return { worktrees: [], gitDirs: [], named: [], incomplete: true };
+  if (r === null || !('worktrees' in r) || (r.named === undefined && names.max > 0)) return noRepositories(true);
   const gone = r.errno === constants.errno.ENOENT || r.errno === constants.errno.ENOTDIR; // since the look above
   return { worktrees: r.worktrees, gitDirs: r.gitDirs, named: r.named ?? [], incomplete: r.truncated || (r.errno !== 0 && !gone) };
 }
@@ -288,14 +293,14 @@ export async function scanRepositoriesAsync(root: string, maxDirs: number, maxRe
 
 /** scanRepositoriesAsync, with how many directories the walk looked at (Infinity when unknown). */
 async function scanOffThread(root: string, maxDirs: number, maxRepos: number, names: ScanNames): Promise<{ scan: RepositoryScan; dirs: number }> {
-  if (holdsNothing(root)) return { scan: { worktrees: [], gitDirs: [], named: [], incomplete: false }, dirs: 0 };
+  if (holdsNothing(root)) return { scan: noRepositories(false), dirs: 0 };
   const verb = native()?.fsScanGitAsync;
   if (verb === undefined) return { scan: scanRepositories(root, maxDirs, maxRepos, names), dirs: Infinity };
   try {
     const r = await verb(root, '', maxDirs, maxRepos, names.names, names.suffixes, names.skip, names.max);
     return { scan: fromNativeScan(r, names), dirs: r !== null && 'dirs' in r ? r.dirs : Infinity };
   } catch {
-    return { scan: { worktrees: [], gitDirs: [], named: [], incomplete: true }, dirs: Infinity };
+    return { scan: noRepositories(true), dirs: Infinity };
   }
 }
 
@@ -323,7 +328,7 @@ export const aheadScanCounts = { here: 0, offThread: 0 };
 function scanHere(root: string, maxDirs: number, maxRepos: number, names: ScanNames): RepositoryScan | undefined {
   const verb = native()?.fsScanGit;
   if (verb === undefined || maxDirs <= 0) return undefined;
-  if (holdsNothing(root)) return { worktrees: [], gitDirs: [], named: [], incomplete: false };
+  if (holdsNothing(root)) return noRepositories(false);
   const r = verb(root, '', Math.min(maxDirs, CALLER_THREAD_SCAN_DIRS), maxRepos, names.names, names.suffixes, names.skip, names.max, true);
   if (r === null || !('worktrees' in r) || r.truncated) {
     if (r === null || 'worktrees' in r) smallRoots.delete(root); // not a busy answer: grown, or a fault

@@ -66,12 +66,15 @@ bool ParseScanArgs(const Napi::CallbackInfo& info, ScanArgs* out) {
          BytesArray(info, 6, &out->wanted.skip);
 }
 
-Napi::Object BadArgs(Napi::Env env) {
-  Napi::Object bad = Napi::Object::New(env);
-  bad.Set("kind", "e");
-  bad.Set("errno", Napi::Number::New(env, 22));
-  return bad;
+// A scan that did not walk: {kind: 'e', errno}.
+Napi::Object NotScanned(Napi::Env env, int err) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("kind", "e");
+  out.Set("errno", Napi::Number::New(env, err));
+  return out;
 }
+
+Napi::Object BadArgs(Napi::Env env) { return NotScanned(env, EINVAL); }
 
 Napi::Object ScanResult(Napi::Env env, const git_scan::Result& r) {
   Napi::Object out = Napi::Object::New(env);
@@ -96,10 +99,7 @@ Napi::Value FsScanGitBody(const Napi::CallbackInfo& info, const std::string& roo
   bool busy = false;
   git_scan::Result r =
       git_scan::Scan(root, a.max_dirs, a.max_repos, a.wanted, if_free ? &busy : nullptr);
-  if (!busy) return ScanResult(info.Env(), r);
-  Napi::Object out = BadArgs(info.Env());
-  out.Set("errno", Napi::Number::New(info.Env(), EBUSY));
-  return out;
+  return busy ? NotScanned(info.Env(), EBUSY) : ScanResult(info.Env(), r);
 }
 
 Napi::Value ScanGit(const Napi::CallbackInfo& info) { return FsCall(info, FsScanGitBody); }
