@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "linux/kernel_compat.h"
@@ -319,12 +320,62 @@ int EnterNetwork(void* arg) {
       if (own) net->created_userns_fd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
     }
   }
+  // The write roots inside the private /tmp are not in the template's namespace: each is cloned
+  // from the template's locked copy (the only namespace the kernel lets clone its trees), so the
+  // sandbox copies their mounts once (attached in its new /tmp), every one of them locked.
+  if (net->tmp_count > 0 && setns(net->tmp_mntns_fd, CLONE_NEWNS) != 0)
+    Fail(plan, kStageTemplate, errno);
+  for (int i = 0; i < net->tmp_count; ++i) {
+    int fd = OpenTreeCloneOf(net->tmp_sources[i]);
+    if (fd < 0) Fail(plan, kStageTemplate, errno);
+    net->tmp_clones[i] = fd;
+    plan->mount_slots[net->tmp_slots[i]] = fd;
+  }
   // Last: the sandbox's mount namespace is then a copy of the template's.
   if (net->template_mntns_fd >= 0 && setns(net->template_mntns_fd, CLONE_NEWNS) != 0)
     Fail(plan, kStageTemplate, errno);
   long pid = clone(Run, net->stack_top, net->clone_flags, plan);
   net->sandbox_pid = pid < 0 ? -errno : pid;
   _exit(0);
+}
+
+// A template's locked copy (CLONE_VM|CLONE_VFORK|CLONE_FILES from its build): a mount namespace
+// of a user namespace of its own, where every mount is locked, holding the detached tree of each
+// /tmp write root. _exits 0, or 125.
+int CopyTmpRoots(void* arg) {
+  ChildPlan* plan = static_cast<ChildPlan*>(arg);
+  if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0 || WriteMaps(plan) != 0) _exit(125);
+  for (int i = 0; i < plan->template_tmp_count; ++i) {
+    plan->template_tmp_fds[i] = OpenTreeClone(AT_FDCWD, plan->template_tmp_paths[i]);
+    if (plan->template_tmp_fds[i] < 0) _exit(125);
+  }
+  plan->template_tmp_mntns_fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+  _exit(plan->template_tmp_mntns_fd < 0 ? 125 : 0);
+}
+
+// The template's /tmp write roots move to its locked copy: each made nosuid with what is mounted
+// in it (as a run's clone of one was), copied, then unmounted here (every mount this build made at
+// its path; a host's mount there is locked and stays), so that no copy of the template holds them.
+void TakeOutTmpRoots(ChildPlan* plan) {
+  if (plan->template_tmp_count == 0) return;
+  for (int i = 0; i < plan->template_tmp_count; ++i) {
+    if (SetAttr(AT_FDCWD, plan->template_tmp_paths[i], AT_RECURSIVE | AT_SYMLINK_NOFOLLOW,
+                MOUNT_ATTR_NOSUID, 0) != 0) {
+      Fail(plan, kStageTemplate, errno);
+    }
+  }
+  pid_t pid = clone(CopyTmpRoots, plan->net->stack_top,
+                    CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, plan);
+  int st = 0;
+  if (pid < 0) Fail(plan, kStageTemplate, errno);
+  while (waitpid(pid, &st, 0) < 0) {
+    if (errno != EINTR) Fail(plan, kStageTemplate, errno);
+  }
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) Fail(plan, kStageTemplate, EPERM);
+  for (int i = 0; i < plan->template_tmp_count; ++i) {
+    for (int n = 0; n < 64; ++n)
+      if (umount2(plan->template_tmp_paths[i], MNT_DETACH | UMOUNT_NOFOLLOW) != 0) break;
+  }
 }
 
 int BuildTemplate(void* arg) {
@@ -349,6 +400,7 @@ int BuildTemplate(void* arg) {
     if (plan->template_file_fd < 0 || plan->template_staging_fd < 0) Fail(plan, kStageMount, errno);
   }
   FinishMount(plan, &masks);
+  TakeOutTmpRoots(plan);
   plan->template_mntns_fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
   if (plan->template_mntns_fd < 0) Fail(plan, kStageTemplate, errno);
   _exit(0);

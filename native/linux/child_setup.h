@@ -3,6 +3,7 @@
 // here is precomputed by the parent; the child only makes raw system calls (async-signal-safe).
 #pragma once
 
+#include <errno.h>
 #include <linux/filter.h>
 #include <stdint.h>
 
@@ -103,9 +104,24 @@ struct NetEntry {
   int created_userns_fd;  // nsfs descriptors of namespaces created by the intermediate, or -1
   int created_netns_fd;
   long sandbox_pid;  // the sandbox's first process, or -errno of its clone
-  char* stack_top;   // its stack
+  char* stack_top;   // its stack (a template's build: the stack of its locked copy's process)
   int clone_flags;   // its namespaces (CLONE_PARENT: it is the caller's child)
+  // A template's write roots inside the private /tmp (mount_templates.h): its locked copy's
+  // namespace to join before the template's, and in it the detached tree of each root to clone
+  // into mount slot tmp_slots[i]; each clone is also written to tmp_clones[i] (the caller's
+  // descriptors to close once the sandbox has attached them). tmp_count 0: none.
+  int tmp_mntns_fd;
+  int tmp_count;
+  const int* tmp_slots;
+  const int* tmp_sources;
+  int* tmp_clones;
 };
+
+// An entry with no namespace to join and none created (every descriptor -1), no sandbox yet.
+inline NetEntry EmptyNetEntry() {
+  return NetEntry{-1,      -1, false, -1, -1,      -1,      -1,     -ECHILD,
+                  nullptr, 0,  -1,    0,  nullptr, nullptr, nullptr};
+}
 
 // Everything the child needs, laid out before clone(). Pointers stay valid because the parent
 // thread is suspended (CLONE_VFORK) until the child execs or exits.
@@ -156,7 +172,13 @@ struct ChildPlan {
   int template_dir_used;
   int template_mntns_fd;    // the built namespace (written by BuildTemplate)
   int template_staging_fd;  // the file masks' staging directory (their names' watch), or -1
-  int created_userns_fd;    // MakeUserNamespace's namespace
+  // Its write roots inside the private /tmp (template_tmp_count paths): written by the build, the
+  // detached tree of each, cloned in a locked copy of the template (template_tmp_mntns_fd).
+  const char* const* template_tmp_paths;
+  int template_tmp_count;
+  int* template_tmp_fds;
+  int template_tmp_mntns_fd;
+  int created_userns_fd;  // MakeUserNamespace's namespace
   // A run from a template copy: before anything of the command runs, the watch queue must hold no
   // event and its count of takes be what it was when the template was found quiet (else
   // kStageTemplateStale). queue_fd -1: no copy.
@@ -179,8 +201,9 @@ int EnterNetwork(void* plan);
 
 // A mount template's build, on the parent's memory and descriptor table (CLONE_VM|CLONE_VFORK|
 // CLONE_FILES): joins net->own_userns_fd, makes a new mount namespace, applies the plan's mount
-// steps (those that do not depend on the run), opens the namespace into template_mntns_fd and
-// _exits (0, or 125 with a record on the error pipe).
+// steps (those that do not depend on the run), takes its /tmp write roots out into a locked copy
+// (on net->stack_top), opens the namespace into template_mntns_fd and _exits (0, or 125 with a
+// record on the error pipe).
 int BuildTemplate(void* plan);
 
 // The process's own user namespace (CLONE_VM|CLONE_VFORK|CLONE_FILES): unshares one, writes the

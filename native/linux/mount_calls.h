@@ -28,6 +28,13 @@ inline int OpenTreeClone(int dirfd, const char* path) {
       syscall(SYS_open_tree, dirfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
 }
 
+// A detached clone of the detached mount tree `fd` with what is mounted in it (the kernel allows it
+// only in the mount namespace the tree was cloned in).
+inline int OpenTreeCloneOf(int fd) {
+  return static_cast<int>(syscall(
+      SYS_open_tree, fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH));
+}
+
 inline int MoveOnto(int fd, const char* path) {
   return static_cast<int>(syscall(SYS_move_mount, fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH));
 }

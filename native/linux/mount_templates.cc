@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
@@ -22,6 +23,7 @@
 #include <mutex>
 #include <string_view>
 #include <unordered_set>
+#include <utility>
 
 #include "linux/child_setup.h"
 #include "linux/kernel_compat.h"
@@ -49,13 +51,21 @@ struct Template {
   int file_fd = -1;
   int staging_fd = -1;
   std::vector<int> dir_fds;
+  // Its write roots inside the private /tmp: their paths and mount slots, the detached tree of
+  // each (cloned in tmp_mntns_fd, the template's locked copy; see TakeOutTmpRoots).
+  std::vector<std::string> tmp_paths;
+  std::vector<int> tmp_slots;
+  std::vector<int> tmp_fds;
+  int tmp_mntns_fd = -1;
   bool busy = false;
   bool discarded = false;
   uint64_t used = 0;
   ~Template() {
-    for (int fd : {mntns_fd, file_fd, staging_fd})
+    for (int fd : {mntns_fd, file_fd, staging_fd, tmp_mntns_fd})
       if (fd >= 0) close(fd);
     for (int fd : dir_fds) close(fd);
+    for (int fd : tmp_fds)
+      if (fd >= 0) close(fd);
     if (set >= 0) watched_looks::ReleaseSet(set);
   }
 };
@@ -92,9 +102,11 @@ bool SameOps(const std::vector<MountOp>& a, const std::vector<MountOp>& b) {
 
 // The template's steps of a spec, or false when its mounts cannot be split so: a step inside the
 // run's own /tmp (outside a write root made there) or /dev/shm, no /proc step, or too many
-// directory masks. A write root inside the private /tmp is attached at its own path in the
-// template (what is mounted in it is mounted there); each run clones it into its new /tmp.
-bool TemplateOps(const std::vector<MountOp>& ops, std::vector<MountOp>* out, int* dir_masks) {
+// directory masks. A write root inside the private /tmp is attached at its own path while the
+// template is built (what is mounted in it is mounted there), then taken out into the template's
+// locked copy (`tmp_roots_out`: its path and mount slot); each run clones it into its new /tmp.
+bool TemplateOps(const std::vector<MountOp>& ops, std::vector<MountOp>* out, int* dir_masks,
+                 std::vector<std::pair<std::string, int>>* tmp_roots_out) {
   if (ops.empty()) return false;
   bool private_tmp = false;
   std::vector<std::string_view> tmp_roots;
@@ -115,6 +127,10 @@ bool TemplateOps(const std::vector<MountOp>& ops, std::vector<MountOp>* out, int
       if (!in_root) return false;
     }
     if (op.kind == "mask_dir" && ++*dir_masks > kMaxDirMasks) return false;
+    if (op.kind == "detach_clone" && private_tmp) {
+      for (std::string_view root : tmp_roots)
+        if (root == op.path) tmp_roots_out->emplace_back(op.path, atoi(op.source.c_str()));
+    }
     out->push_back(op);
   }
   return has_proc && !out->empty();
@@ -130,25 +146,47 @@ size_t Hash(const std::vector<MountOp>& ops) {
   return h;
 }
 
+// A stack for a child on our memory (MAP_FAILED: none).
+struct Stack {
+  void* base = mmap(nullptr, kStackSize, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  Stack() = default;
+  Stack(const Stack&) = delete;
+  Stack& operator=(const Stack&) = delete;
+  ~Stack() {
+    if (base != MAP_FAILED) munmap(base, kStackSize);
+  }
+  char* top() const { return static_cast<char*>(base) + kStackSize; }
+};
+
+// The caller's IDs mapped to themselves, for a user namespace a child makes.
+struct IdMaps {
+  char uid[64];
+  char gid[64];
+  IdMaps() {
+    snprintf(uid, sizeof uid, "%u %u 1", static_cast<unsigned>(geteuid()),
+             static_cast<unsigned>(geteuid()));
+    snprintf(gid, sizeof gid, "%u %u 1", static_cast<unsigned>(getegid()),
+             static_cast<unsigned>(getegid()));
+  }
+};
+
 // Runs `entry` on a stack of its own, on our memory and descriptor table, every signal blocked;
 // true when it exited 0.
 bool RunChild(int (*entry)(void*), child_setup::ChildPlan* plan) {
-  void* stack = mmap(nullptr, kStackSize, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED) return false;
+  Stack stack;
+  if (stack.base == MAP_FAILED) return false;
   sigset_t all;
   sigset_t previous;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &previous);
-  pid_t pid = clone(entry, static_cast<char*>(stack) + kStackSize,
-                    CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, plan);
+  pid_t pid = clone(entry, stack.top(), CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, plan);
   int st = 0;
   if (pid > 0) {
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
     }
   }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  munmap(stack, kStackSize);
   return pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
@@ -158,14 +196,9 @@ int OwnUserNamespace(State& s) {
   if (s.userns_fd != -2) return s.userns_fd;
   child_setup::ChildPlan plan;
   memset(&plan, 0, sizeof plan);
-  char uid_map[64];
-  char gid_map[64];
-  snprintf(uid_map, sizeof uid_map, "%u %u 1", static_cast<unsigned>(geteuid()),
-           static_cast<unsigned>(geteuid()));
-  snprintf(gid_map, sizeof gid_map, "%u %u 1", static_cast<unsigned>(getegid()),
-           static_cast<unsigned>(getegid()));
-  plan.uid_map = uid_map;
-  plan.gid_map = gid_map;
+  IdMaps maps;
+  plan.uid_map = maps.uid;
+  plan.gid_map = maps.gid;
   plan.error_fd = -1;
   plan.proc_fd = -1;
   plan.created_userns_fd = -1;
@@ -180,12 +213,29 @@ int OwnUserNamespace(State& s) {
 bool Build(Template* t, int userns, int dir_masks) {
   spawn_plan::Plan plan;
   if (!spawn_plan::BuildTemplate(t->ops, dir_masks, &plan).ok()) return false;
-  child_setup::NetEntry net;
-  memset(&net, 0, sizeof net);
+  child_setup::NetEntry net = child_setup::EmptyNetEntry();
   net.own_userns_fd = userns;
   plan.child.net = &net;
+  // Its /tmp write roots, taken out into its locked copy by a child of the build on this stack.
+  std::unique_ptr<Stack> copy_stack;
+  if (!t->tmp_paths.empty()) {
+    copy_stack = std::make_unique<Stack>();
+    if (copy_stack->base == MAP_FAILED) return false;
+    net.stack_top = copy_stack->top();
+  }
+  IdMaps maps;
+  plan.child.uid_map = maps.uid;
+  plan.child.gid_map = maps.gid;
+  std::vector<const char*> tmp_paths;
+  for (const std::string& path : t->tmp_paths) tmp_paths.push_back(path.c_str());
+  t->tmp_fds.assign(tmp_paths.size(), -1);
+  plan.child.template_tmp_paths = tmp_paths.data();
+  plan.child.template_tmp_count = static_cast<int>(tmp_paths.size());
+  plan.child.template_tmp_fds = t->tmp_fds.data();
+  plan.child.template_tmp_mntns_fd = -1;
   bool ok = RunChild(child_setup::BuildTemplate, &plan.child);
   const child_setup::ChildPlan& c = plan.child;
+  t->tmp_mntns_fd = c.template_tmp_mntns_fd;
   // The build shared our descriptor table: the write roots' clones it opened are ours to close
   // (attached, or never), whether it finished or not.
   for (int fd : c.mount_slots)
@@ -194,7 +244,10 @@ bool Build(Template* t, int userns, int dir_masks) {
   t->mntns_fd = c.template_mntns_fd;
   t->file_fd = c.template_file_fd;
   t->staging_fd = c.template_staging_fd;
-  return ok && t->mntns_fd >= 0;
+  if (!ok || t->mntns_fd < 0) return false;
+  for (int fd : t->tmp_fds)
+    if (fd < 0) return false;
+  return t->tmp_fds.empty() || t->tmp_mntns_fd >= 0;
 }
 
 void Lend(Template* t, int userns, Lease* out) {
@@ -206,6 +259,9 @@ void Lend(Template* t, int userns, Lease* out) {
   out->file_fd = t->file_fd;
   out->staging_fd = t->staging_fd;
   out->dir_fds = t->dir_fds;
+  out->tmp_mntns_fd = t->tmp_mntns_fd;
+  out->tmp_slots = t->tmp_slots;
+  out->tmp_fds = t->tmp_fds;
 }
 
 // Drops idle templates beyond kMaxTemplates, least recently used first. Busy ones do not count:
@@ -236,8 +292,8 @@ std::vector<bool> RunSteps(const std::vector<MountOp>& ops) {
   for (size_t i = 0; i < ops.size(); ++i) {
     const MountOp& op = ops[i];
     after_proc = after_proc || op.kind == "proc";
-    bool tmp_root =
-        (op.kind == "detach_clone" || op.kind == "attach") && tmp_roots.count(op.path) != 0;
+    // Its clone is made before the copy (EnterNetwork): attached in the new /tmp.
+    bool tmp_root = op.kind == "attach" && tmp_roots.count(op.path) != 0;
     run[i] = after_proc || op.kind == "tmpfs" || op.kind == "mkdirs" || tmp_root;
   }
   return run;
@@ -295,8 +351,9 @@ int UserNamespace() {
 bool Take(const backend::LinuxSpec& spec, Lease* out) {
   std::vector<MountOp> ops;
   int dir_masks = 0;
-  if (!TemplateOps(spec.mounts, &ops, &dir_masks)) return false;
-  size_t hash = Hash(ops);
+  std::vector<std::pair<std::string, int>> tmp_roots;
+  if (!TemplateOps(spec.mounts, &ops, &dir_masks, &tmp_roots)) return false;
+  size_t hash = Hash(ops) ^ tmp_roots.size();
   out->key = hash;
   out->templatable = true;
   State& s = Get();
@@ -305,7 +362,8 @@ bool Take(const backend::LinuxSpec& spec, Lease* out) {
   size_t busy = 0;
   for (size_t i = 0; i < s.all.size();) {
     Template* t = s.all[i].get();
-    if (t->hash != hash || t->discarded || !SameOps(t->ops, ops)) {
+    if (t->hash != hash || t->discarded || !SameOps(t->ops, ops) ||
+        t->tmp_paths.size() != tmp_roots.size()) {
       ++i;
       continue;
     }
@@ -330,6 +388,10 @@ bool Take(const backend::LinuxSpec& spec, Lease* out) {
   t->id = s.next_id++;
   t->hash = hash;
   t->ops = std::move(ops);
+  for (auto& [path, slot] : tmp_roots) {
+    t->tmp_paths.push_back(std::move(path));
+    t->tmp_slots.push_back(slot);
+  }
   hold.unlock();
   // The set before the build: a path changed after the build took it is an event.
   std::vector<std::string> entries;

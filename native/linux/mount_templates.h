@@ -9,6 +9,10 @@
 // also owns the network holders made while it exists): a sandbox joins that user namespace, the
 // template's mount namespace, then clones itself into new namespaces as without a template, so its
 // mount namespace is a copy owned by a less privileged user namespace (every mount in it locked).
+// A write root inside the run's private /tmp is not in the template's namespace (each run would
+// copy it with the namespace and again into its new /tmp): the build moves it to a locked copy of
+// the template (a namespace of a user namespace of its own), where each run's sandbox, before it
+// joins the template's namespace, clones it (with its mounts, still locked) to attach in its /tmp.
 //
 // A template reflects the host when it was built, and is kept under a watch set of every path its
 // steps name (made before the build): used only while that set is quiet, and a copy is used only
@@ -37,6 +41,11 @@ struct Lease {
   int file_fd = -1;     // the file masks' one file (O_PATH), or -1
   int staging_fd = -1;  // their staging directory (watched for the names of their opens), or -1
   std::vector<int> dir_fds;  // each directory mask's root, in order
+  // The write roots inside the private /tmp: the template's locked copy to clone them in, or -1;
+  // each one's mount slot and detached tree.
+  int tmp_mntns_fd = -1;
+  std::vector<int> tmp_slots;
+  std::vector<int> tmp_fds;
   watched_looks::QueueMark mark;
   // The policy's key, when its mounts can be split into a template's and the run's (Started).
   size_t key = 0;
@@ -44,9 +53,9 @@ struct Lease {
 };
 
 // Which of `ops` are the run's own, set up in its copy of the template: its private /tmp and
-// /dev/shm, the write roots inside that /tmp (each a clone of its root in the template, with what
-// is mounted in it, attached in the new /tmp), and /proc with the read-only binds in it and devpts
-// (everything from "proc" on).
+// /dev/shm, the attach of each write root inside that /tmp (a clone of the template's, with what
+// is mounted in it, made before the copy from the template's locked copy), and /proc with the
+// read-only binds in it and devpts (everything from "proc" on).
 std::vector<bool> RunSteps(const std::vector<backend::MountOp>& ops);
 
 // The process's own user namespace (made at the first call, with the caller's IDs mapped to

@@ -202,7 +202,8 @@ Cloned CloneSandbox(bool new_network, char* stack, spawn_plan::Plan* plan,
   // The cgroup namespace is unshared by the child once it has joined its pids cgroup.
   int flags = CLONE_VM | CLONE_VFORK | SIGCHLD | CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
               CLONE_NEWIPC | CLONE_NEWUTS;
-  child_setup::NetEntry net = {-1, -1, false, -1, -1, -1, -1, -ECHILD, nullptr, 0};
+  child_setup::NetEntry net = child_setup::EmptyNetEntry();
+  std::vector<int> tmp_clones;
   if (new_network || lease != nullptr) {
     if (new_network) out.holder = net_holders::Acquire();
     net.network = new_network;
@@ -211,7 +212,15 @@ Cloned CloneSandbox(bool new_network, char* stack, spawn_plan::Plan* plan,
     // Holders are made in the process's own user namespace, where a copy of a template can join
     // them (a holder of another user namespace is one it cannot).
     net.own_userns_fd = lease != nullptr ? lease->userns_fd : mount_templates::UserNamespace();
-    if (lease != nullptr) net.template_mntns_fd = lease->mntns_fd;
+    if (lease != nullptr) {
+      net.template_mntns_fd = lease->mntns_fd;
+      tmp_clones.assign(lease->tmp_fds.size(), -1);
+      net.tmp_mntns_fd = lease->tmp_mntns_fd;
+      net.tmp_count = static_cast<int>(lease->tmp_fds.size());
+      net.tmp_slots = lease->tmp_slots.data();
+      net.tmp_sources = lease->tmp_fds.data();
+      net.tmp_clones = tmp_clones.data();
+    }
     net.stack_top = first_stack_top + kChildStackSize;
     net.clone_flags = flags | CLONE_PARENT;
     child.net = &net;
@@ -248,6 +257,10 @@ Cloned CloneSandbox(bool new_network, char* stack, spawn_plan::Plan* plan,
       if (out.holder.netns_fd >= 0) close(out.holder.netns_fd);
       out.holder.netns_fd = net.created_netns_fd;
     }
+    // The intermediate's clones of the /tmp write roots, in our descriptor table: the sandbox has
+    // its own descriptors of them (attached by now, or it failed).
+    for (int fd : tmp_clones)
+      if (fd >= 0) close(fd);
     child.net = nullptr;  // `net` ends with this call
   }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);

@@ -111,4 +111,37 @@ sandboxTest('templated runs with a workspace inside the private /tmp each get a 
   }
 });
 
+// A write root inside the private /tmp is cloned from the template's locked copy into each run's
+// new /tmp, not copied with the template's namespace and then cloned again: a templated run's
+// namespace holds each of its mounts once, as the run that set its mounts up itself did; its
+// denyWrite entries stay read-only, and the reads of its hidden files are reported.
+sandboxTest('templated runs with a workspace inside the private /tmp hold its mounts once', async () => {
+  const ws = mkdtempSync('/tmp/zs-template-');
+  try {
+    const files: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      mkdirSync(join(ws, `p${i}`));
+      writeFileSync(join(ws, `p${i}`, 'secret.env'), 'KEEP\n');
+      files.push(join(ws, `p${i}`, 'secret.env'));
+    }
+    mkdirSync(join(ws, 'hidden'));
+    writeFileSync(join(ws, 'hidden', 'id'), 'KEEP\n');
+    const hidden = [join(ws, 'hidden'), files[0] as string];
+    const options: RunOptions = { workspace: ws, denyWrite: files, denyRead: hidden, prewarm: false };
+    const script = `grep -c secret.env /proc/self/mountinfo; grep -c " ${ws} " /proc/self/mountinfo; cat hidden/id p0/secret.env; echo run > p3/secret.env || echo refused; echo ok > out`;
+    const runs: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const r = await runSandboxed(['/bin/sh', '-c', script], options);
+      runs.push(r.stdout);
+      assert.is(readFileSync(join(ws, 'p3', 'secret.env'), 'utf8'), 'KEEP\n', `run ${i} wrote a denyWrite file`);
+      assert.is(readFileSync(join(ws, 'out'), 'utf8'), 'ok\n', `run ${i} could not write its workspace`);
+      assert.equal(readScopes(r), [join(ws, 'hidden', 'id'), files[0]].sort(), `run ${i}'s reads of hidden files`);
+    }
+    assert.is(runs[0], '20\n1\nrefused\n');
+    for (let i = 1; i < 4; i++) assert.is(runs[i], runs[0], `run ${i} (from the template)`);
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
 test.run();
