@@ -7,6 +7,7 @@ import { join } from 'node:path';
 
 import { REPO_ROOT } from '../test/helpers/cli.js';
 import { benchSandbox, type BenchLine } from './sandbox.js';
+import { benchPolicyPairs } from './policy-pairs.js';
 import { benchBurstsAlone, benchScaling } from './scaling.js';
 
 function printLine(line: BenchLine): void {
@@ -37,6 +38,12 @@ if (want('scaling') && process.platform === 'linux') {
 if (only.includes('bursts') && process.platform === 'linux') {
   process.stdout.write('\nBursts (Linux native; against the same burst of child_process.spawn in this run)\n');
   await benchBurstsAlone(undefined, printLine);
+}
+
+// Only the policy rows, with many pairs after each policy's first runs (not part of a plain run).
+if (only.includes('policy') && process.platform === 'linux') {
+  process.stdout.write('\nPolicy size, known policies (Linux native; against a plain run alternated with it)\n');
+  await benchPolicyPairs(undefined, printLine);
 }
 
 // Standalone benchmarks run in their own process, so each measures one core from a cold start.

@@ -33,7 +33,7 @@ function median(values: number[]): number {
 
 const x = (ratio: number) => `${ratio.toFixed(2)}x`;
 
-async function once(workspace: string, options: RunOptions): Promise<number> {
+export async function once(workspace: string, options: RunOptions): Promise<number> {
   const start = performance.now();
   const r = await runSandboxed(['/bin/true'], { workspace, prewarm: false, ...options });
   if (r.exitCode !== 0) throw new Error(`bench run failed: ${r.stderr}`);
@@ -46,7 +46,7 @@ async function once(workspace: string, options: RunOptions): Promise<number> {
  * is measured with blocks of 20 and `skip` 5: the first five of a block, the switch from the other
  * policy while its memos, mount template and prewarmed sandboxes are made again, are not counted.
  */
-async function added(workspace: string, options: RunOptions, runs: number, baseOptions: RunOptions = {}, block = 1, skip = 0): Promise<{ base: number; with: number }> {
+export async function added(workspace: string, options: RunOptions, runs: number, baseOptions: RunOptions = {}, block = 1, skip = 0): Promise<{ base: number; with: number }> {
   const base: number[] = [];
   const with_: number[] = [];
   for (let done = 0; done < runs; done += block) {
@@ -166,6 +166,28 @@ async function capsCost(workspace: string, runs: number): Promise<{ capped: numb
   }
 }
 
+/**
+ * 1,000 packages in `workspace`, each with a `dist` directory (an allowWrite entry) and a
+ * `secret.env` file (a deny entry), once they are old enough for the repository scan's cache.
+ */
+export async function makePackages(workspace: string): Promise<{ dirs: string[]; files: string[] }> {
+  const dirs: string[] = [];
+  const files: string[] = [];
+  for (let i = 0; i < 1000; i++) {
+    const pkg = join(workspace, 'packages', `p${i}`);
+    mkdirSync(join(pkg, 'dist'), { recursive: true });
+    writeFileSync(join(pkg, 'secret.env'), 'x');
+    dirs.push(join(pkg, 'dist'));
+    files.push(join(pkg, 'secret.env'));
+  }
+  // The repository scan's cache trusts a directory only once its mtime and ctime are more than
+  // 2 s old (a change within the same clock tick could go unseen): a tree this young would be
+  // walked afresh at every run (~100 ms here), not what a workspace in use costs. Wait that out
+  // (no system call can set a ctime back).
+  await new Promise((resolve) => setTimeout(resolve, 2500));
+  return { dirs, files };
+}
+
 /** Runs the scaling bench; `onLine` sees each line as soon as it is measured (a long run under load). */
 export async function benchScaling(runs = 9, rounds = 3, onLine: (line: BenchLine) => void = () => {}): Promise<BenchLine[]> {
   const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'zs-bench-scaling-')));
@@ -176,20 +198,7 @@ export async function benchScaling(runs = 9, rounds = 3, onLine: (line: BenchLin
   };
   add({ name: 'load average (1 min) at the start', value: loadavg()[0] ?? Number.NaN, unit: '' });
   try {
-    const dirs: string[] = [];
-    const files: string[] = [];
-    for (let i = 0; i < 1000; i++) {
-      const pkg = join(workspace, 'packages', `p${i}`);
-      mkdirSync(join(pkg, 'dist'), { recursive: true });
-      writeFileSync(join(pkg, 'secret.env'), 'x');
-      dirs.push(join(pkg, 'dist'));
-      files.push(join(pkg, 'secret.env'));
-    }
-    // The repository scan's cache trusts a directory only once its mtime and ctime are more than
-    // 2 s old (a change within the same clock tick could go unseen): a tree this young would be
-    // walked afresh at every run (~100 ms here), not what a workspace in use costs. Wait that out
-    // (no system call can set a ctime back), then warm up.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const { dirs, files } = await makePackages(workspace);
     for (let i = 0; i < 3; i++) await once(workspace, {});
     const row = (name: string, m: { base: number; with: number }, limit: number) => {
       const value = m.with - m.base;
