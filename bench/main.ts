@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { REPO_ROOT } from '../test/helpers/cli.js';
 import { benchSandbox, type BenchLine } from './sandbox.js';
 import { benchPolicyPairs } from './policy-pairs.js';
+import { benchPrune } from './prune.js';
 import { benchBurstsAlone, benchScaling } from './scaling.js';
 
 function printLine(line: BenchLine): void {
@@ -44,6 +45,12 @@ if (only.includes('bursts') && process.platform === 'linux') {
 if (only.includes('policy') && process.platform === 'linux') {
   process.stdout.write('\nPolicy size, known policies (Linux native; against a plain run alternated with it)\n');
   await benchPolicyPairs(undefined, printLine);
+}
+
+// What pruning a workspace's aged-out caches does to the caller's event loop (not part of a plain run).
+if (only.includes('prune') && process.platform === 'linux') {
+  process.stdout.write('\nPruning managed caches (Linux native; against pruning an empty cache in this run)\n');
+  await benchPrune(printLine);
 }
 
 // Standalone benchmarks run in their own process, so each measures one core from a cold start.

@@ -165,6 +165,11 @@ export interface NativeBinding {
   fsList?(root: string, rel: string, max: number): Array<[string, NativeFsKind]> | { errno: number } | null;
   /** Removes the entry (a whole tree included) without following links or crossing mounts. */
   fsRemove?(root: string, rel: string): { ok: boolean; errno: number; removed: number } | null;
+  /**
+   * fsRemove on a thread of the addon's own (POSIX): the caller's thread does not wait for a large
+   * tree. Never rejects (null: a fault).
+   */
+  fsRemoveAsync?(root: string, rel: string): Promise<{ ok: boolean; errno: number; removed: number } | null> | { kind: string; errno: number } | null;
   /** A new regular file with `data` in place of whatever is at rel (nothing followed). */
   fsReplace?(root: string, rel: string, data: Buffer, mode: number): { ok: boolean; errno: number } | null;
   /** A directory at rel (an existing one will do), or a symlink to `linkTarget` (nothing may exist there). */

@@ -217,6 +217,21 @@ export function removeEntry(path: string): boolean {
   return r.ok || inspect(path).kind === 'missing';
 }
 
+/**
+ * removeEntry on a thread of the addon's own where it has one, so that the caller's event loop
+ * does not wait for a tree of any size; elsewhere (Windows, the fallback) removeEntry itself.
+ * Never rejects.
+ */
+export async function removeEntryAsync(path: string): Promise<boolean> {
+  const verb = native()?.fsRemoveAsync;
+  const at = verb === undefined ? undefined : args(path);
+  if (verb === undefined || at === undefined) return removeEntry(path);
+  handing?.drop();
+  const r = await verb(...at);
+  if (r === null || !('ok' in r)) return false;
+  return r.ok || inspect(path).kind === 'missing';
+}
+
 /** Puts a regular file with `data` at `path` in place of whatever is there; true when it did. */
 export function replaceFile(path: string, data: Buffer, mode = 0o644): boolean {
   handing?.drop();

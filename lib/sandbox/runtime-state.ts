@@ -13,7 +13,7 @@ import { leaseDirOf, liveLeases, removeLease, withMutex, writeLease } from './ru
 import { isWithin } from '../path-within.js';
 import type { HostFacts } from '../host-facts.js';
 import { BoundedMemo } from '../bounded-memo.js';
-import { removeEntry, toBytes } from './beneath.js';
+import { removeEntry, removeEntryAsync, toBytes } from './beneath.js';
 import { sha256Hex } from '../sha256.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -374,9 +374,10 @@ function maybeCleanup(base: string, now: () => number, created: boolean): void {
   const t = new Date(now());
   writeFileSync(stamp, '');
   utimesSync(stamp, t, t);
-  // After this call returns, off the caller's current turn; a process that exits first leaves the
-  // trash for the next cleanup (earlier trash is returned again).
-  for (const dir of trash) setImmediate(() => removeRuntimeTrash(dir)).unref();
+  // On a thread of the addon's own: a workspace's managed caches can hold hundreds of megabytes,
+  // which the caller's event loop would otherwise wait for (the process waits for it before it
+  // exits; one killed first leaves the rest to the next cleanup, which returns earlier trash).
+  for (const dir of trash) void removeRuntimeTrashLater(dir);
 }
 
 /**
@@ -387,6 +388,11 @@ function maybeCleanup(base: string, now: () => number, created: boolean): void {
  */
 export function removeRuntimeTrash(dir: string): boolean {
   return removeEntry(toBytes(dir));
+}
+
+/** removeRuntimeTrash on a thread of the addon's own, where it has one: the caller does not wait. */
+export function removeRuntimeTrashLater(dir: string): Promise<boolean> {
+  return removeEntryAsync(toBytes(dir));
 }
 
 /** Options of cleanupRuntimeRoots. */

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: MIT
 // The file verbs of the host-side checks on write roots: fsInspect, fsInspectMany, fsRead, fsList,
-// fsRemove, fsReplace, fsMake and fsScanGit (their TypeScript mirror is in lib/native/types.ts).
-// All but fsScanGit are binding/fs_beneath.h's walks, glued once (binding/fs_verbs_glue.cc) and
-// implemented per platform: native/posix/ and native/windows/. fsScanGit is POSIX only
-// (native/posix/fs_glue_posix.cc); Windows adds its windowsAcl (native/windows/fs_glue_windows.cc).
-// lib/ checks for each verb before it uses it.
+// fsRemove, fsReplace, fsMake, fsScanGit and fsRemoveAsync (their TypeScript mirror is in
+// lib/native/types.ts). All but the last two are binding/fs_beneath.h's walks, glued once
+// (binding/fs_verbs_glue.cc) and implemented per platform: native/posix/ and native/windows/.
+// fsScanGit and fsRemoveAsync are POSIX only (native/posix/fs_glue_posix.cc); Windows adds its
+// windowsAcl (native/windows/fs_glue_windows.cc). lib/ checks for each verb before it uses it.
 #pragma once
 
 #include <napi.h>
 
 #include <string>
+
+#include "binding/fs_beneath.h"
 
 namespace fs_glue {
 
@@ -25,5 +27,8 @@ void ExportVerbs(Napi::Env env, Napi::Object exports);
 Napi::Value FsCall(const Napi::CallbackInfo& info,
                    Napi::Value (*body)(const Napi::CallbackInfo&, const std::string&,
                                        const std::string&));
+
+// fsRemove's answer: { ok, errno, removed }.
+Napi::Object RemoveAnswer(Napi::Env env, const fs_beneath::RemoveResult& r);
 
 }  // namespace fs_glue

@@ -39,6 +39,14 @@ Napi::Value FsCall(const Napi::CallbackInfo& info,
   }
 }
 
+Napi::Object RemoveAnswer(Napi::Env env, const fs_beneath::RemoveResult& r) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("ok", r.ok);
+  out.Set("errno", Napi::Number::New(env, r.err));
+  out.Set("removed", Napi::Number::New(env, static_cast<double>(r.removed)));
+  return out;
+}
+
 namespace {
 
 Napi::Value FsInspectBody(const Napi::CallbackInfo& info, const std::string& root,
@@ -187,12 +195,7 @@ Napi::Value FsListBody(const Napi::CallbackInfo& info, const std::string& root,
 
 Napi::Value FsRemoveBody(const Napi::CallbackInfo& info, const std::string& root,
                          const std::string& rel) {
-  fs_beneath::RemoveResult r = fs_beneath::Remove(root, rel);
-  Napi::Object out = Napi::Object::New(info.Env());
-  out.Set("ok", r.ok);
-  out.Set("errno", Napi::Number::New(info.Env(), r.err));
-  out.Set("removed", Napi::Number::New(info.Env(), static_cast<double>(r.removed)));
-  return out;
+  return RemoveAnswer(info.Env(), fs_beneath::Remove(root, rel));
 }
 
 // fsReplace(root, rel, data, mode): a new regular file in place of whatever is at rel.

@@ -104,42 +104,38 @@ Napi::Value FsScanGitBody(const Napi::CallbackInfo& info, const std::string& roo
 
 Napi::Value ScanGit(const Napi::CallbackInfo& info) { return FsCall(info, FsScanGitBody); }
 
-// fsScanGitAsync: fsScanGit's walk on a thread of its own, so that the caller's thread does not
-// wait for it. Not the libuv pool: a burst of cold starts holds its threads with clones (each until
-// the sandbox has set itself up), and a scan queued behind them would keep a start's notes window,
-// or a finished run's check, waiting that long. One thread, started on first use and kept: the
-// walks take the one lock of git_scan.cc (its memory of listings is shared by every thread) and
-// would not run side by side anyway. The same walk, so the same answer as fsScanGit made at the
-// moment the walk runs. The promise resolves with fsScanGit's result and never rejects: null for
-// a fault, or when the JavaScript side went away before the answer.
-struct ScanJob {
-  std::string root;
-  ScanArgs args;
-  git_scan::Result result;
-  bool done = false;
+// Work on a thread of its own, started on first use and kept, that runs its jobs in order; each
+// job then goes to the JavaScript thread through a thread-safe function of its own, whose callback
+// resolves the job's promise with its answer. Not the libuv pool: a burst of cold starts holds its
+// threads with clones (each until the sandbox has set itself up), and a job queued behind them
+// would wait that long. The promise never rejects: null for a fault, or when the JavaScript side
+// went away before the answer.
+struct Job {
+  explicit Job(Napi::Env env) : deferred(Napi::Promise::Deferred::New(env)) {}
+  virtual ~Job() = default;
+  virtual void Run() = 0;                         // on the job's thread
+  virtual Napi::Value Answer(Napi::Env env) = 0;  // on the JavaScript thread
   Napi::Promise::Deferred deferred;
 };
 
-void Deliver(Napi::Env env, Napi::Function /*unused*/, std::nullptr_t* /*context*/, ScanJob* job) {
-  std::unique_ptr<ScanJob> owned(job);
+void Deliver(Napi::Env env, Napi::Function /*unused*/, std::nullptr_t* /*context*/, Job* job) {
+  std::unique_ptr<Job> owned(job);
   if (env == nullptr) return;  // the environment is being torn down
   try {
-    job->deferred.Resolve(job->done ? Napi::Value(ScanResult(env, job->result)) : env.Null());
+    job->deferred.Resolve(job->Answer(env));
   } catch (...) {
     // nothing may escape into V8 from here
   }
 }
 
-using ScanDone = Napi::TypedThreadSafeFunction<std::nullptr_t, ScanJob, Deliver>;
+using JobDone = Napi::TypedThreadSafeFunction<std::nullptr_t, Job, Deliver>;
 
-class ScanThread {
+class JobThread {
  public:
-  static ScanThread& Get() {
-    static auto* thread = new ScanThread();  // never destroyed: the thread may outlive main()
-    return *thread;
-  }
-
-  void Post(ScanJob* job, ScanDone done) {
+  // The job's pending answer keeps the event loop (and the process) alive.
+  Napi::Promise Post(Napi::Env env, Job* job) {
+    Napi::Promise promise = job->deferred.Promise();
+    JobDone done = JobDone::New(env, "zero-sandbox-job", 0, 1, nullptr);
     std::lock_guard<std::mutex> hold(lock_);
     jobs_.push_back({job, done});
     if (!started_) {
@@ -147,37 +143,59 @@ class ScanThread {
       std::thread([this] { Run(); }).detach();
     }
     ready_.notify_one();
+    return promise;
   }
 
  private:
   void Run() {
     for (;;) {
-      std::pair<ScanJob*, ScanDone> next;
+      std::pair<Job*, JobDone> next;
       {
         std::unique_lock<std::mutex> hold(lock_);
         ready_.wait(hold, [this] { return !jobs_.empty(); });
         next = jobs_.front();
         jobs_.pop_front();
       }
-      ScanJob* job = next.first;
       try {
-        job->result =
-            git_scan::Scan(job->root, job->args.max_dirs, job->args.max_repos, job->args.wanted);
-        job->done = true;
+        next.first->Run();
       } catch (...) {
-        job->done = false;
+        // the job's answer says it did not run
       }
       // Refused only while the environment closes: the job is dropped with it.
-      if (next.second.BlockingCall(job) != napi_ok) delete job;
+      if (next.second.BlockingCall(next.first) != napi_ok) delete next.first;
       next.second.Release();
     }
   }
 
   std::mutex lock_;
   std::condition_variable ready_;
-  std::deque<std::pair<ScanJob*, ScanDone>> jobs_;
+  std::deque<std::pair<Job*, JobDone>> jobs_;
   bool started_ = false;
 };
+
+// fsScanGitAsync: fsScanGit's walk on the scan thread, so that the caller's thread does not wait
+// for it. One thread: the walks take the one lock of git_scan.cc (its memory of listings is shared
+// by every thread) and would not run side by side anyway. The same walk, so the same answer as
+// fsScanGit made at the moment the walk runs (null for a fault).
+struct ScanJob : Job {
+  ScanJob(Napi::Env env, std::string r, ScanArgs a) : Job(env), root(std::move(r)), args(a) {}
+  void Run() override {
+    result = git_scan::Scan(root, args.max_dirs, args.max_repos, args.wanted);
+    done = true;
+  }
+  Napi::Value Answer(Napi::Env env) override {
+    return done ? Napi::Value(ScanResult(env, result)) : env.Null();
+  }
+  std::string root;
+  ScanArgs args;
+  git_scan::Result result;
+  bool done = false;
+};
+
+JobThread& ScanThread() {
+  static auto* thread = new JobThread();  // never destroyed: the thread may outlive main()
+  return *thread;
+}
 
 Napi::Value FsScanGitAsyncBody(const Napi::CallbackInfo& info, const std::string& root,
                                const std::string& /*rel*/) {
@@ -188,16 +206,40 @@ Napi::Value FsScanGitAsyncBody(const Napi::CallbackInfo& info, const std::string
     bad.Resolve(BadArgs(env));
     return bad.Promise();
   }
-  auto* job = new ScanJob{root, std::move(a), {}, false, Napi::Promise::Deferred::New(env)};
-  Napi::Promise promise = job->deferred.Promise();
-  ScanDone done = ScanDone::New(env, "zero-sandbox-scan", 0, 1, nullptr);
-  ScanThread::Get().Post(job, done);
-  return promise;
+  return ScanThread().Post(env, new ScanJob(env, root, std::move(a)));
 }
 
 Napi::Value ScanGitAsync(const Napi::CallbackInfo& info) {
   return FsCall(info, FsScanGitAsyncBody);
 }
+
+// fsRemoveAsync(root, rel): fsRemove's descriptor walk (no link followed, any depth) on a thread
+// of its own, for trees of any size the caller's thread must not wait for (a workspace's managed
+// caches when they are pruned). Its pending answer keeps the process alive, as the removal on the
+// caller's thread did. Resolves with fsRemove's answer.
+struct RemoveJob : Job {
+  RemoveJob(Napi::Env env, std::string r, std::string p)
+      : Job(env), root(std::move(r)), rel(std::move(p)) {}
+  void Run() override {
+    result = fs_beneath::Remove(root, rel);
+    done = true;
+  }
+  Napi::Value Answer(Napi::Env env) override {
+    return done ? Napi::Value(RemoveAnswer(env, result)) : env.Null();
+  }
+  std::string root;
+  std::string rel;
+  fs_beneath::RemoveResult result;
+  bool done = false;
+};
+
+Napi::Value FsRemoveAsyncBody(const Napi::CallbackInfo& info, const std::string& root,
+                              const std::string& rel) {
+  static auto* thread = new JobThread();  // never destroyed: the thread may outlive main()
+  return thread->Post(info.Env(), new RemoveJob(info.Env(), root, rel));
+}
+
+Napi::Value RemoveAsync(const Napi::CallbackInfo& info) { return FsCall(info, FsRemoveAsyncBody); }
 
 // fsListRoots(paths, maxLooks, watched): per absolute path its listing (root_walk.h) as a byte
 // string, or the errno why it is not a directory reached without a link; null for bad arguments
@@ -248,6 +290,8 @@ void Export(Napi::Env env, Napi::Object exports) {
       "fsScanGitAsync", Napi::Function::New<ScanGitAsync>(env, "fsScanGitAsync"), napi_default));
   exports.DefineProperty(Napi::PropertyDescriptor::Value(
       "fsListRoots", Napi::Function::New<ListRoots>(env, "fsListRoots"), napi_default));
+  exports.DefineProperty(Napi::PropertyDescriptor::Value(
+      "fsRemoveAsync", Napi::Function::New<RemoveAsync>(env, "fsRemoveAsync"), napi_default));
 }
 
 }  // namespace fs_glue

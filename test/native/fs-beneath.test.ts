@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
-import { inspect, inspectMany, listDir, Lookahead, makeEntry, readSmall, removeEntry, toBytes } from '../../lib/sandbox/beneath.js';
+import { inspect, inspectMany, listDir, Lookahead, makeEntry, readSmall, removeEntry, removeEntryAsync, toBytes } from '../../lib/sandbox/beneath.js';
 import { makeTree } from '../helpers/sandbox.js';
 
 /** A directory chain of `depth` levels under `dir`, built with relative steps (past PATH_MAX). */
@@ -31,6 +31,28 @@ test('a tree deeper than PATH_MAX is removed whole, without throwing', () => {
     deepChain(top, 1200); // 1200 * 9 bytes: over twice PATH_MAX
     assert.ok(removeEntry(toBytes(top)));
     assert.not.ok(existsSync(top));
+  } finally {
+    t.cleanup();
+  }
+});
+
+// The removal the caller's thread does not wait for (pruned runtime caches): the same walk on a
+// thread of the addon's own, through a tree a command could leave.
+test('removeEntryAsync removes a tree deeper than PATH_MAX with links out and a loop, following none', async () => {
+  const t = makeTree();
+  try {
+    writeFileSync(join(t.outside, 'keep'), 'keep');
+    const top = join(t.ws, 'deep');
+    mkdirSync(top);
+    symlinkSync(t.outside, join(top, 'out'));
+    symlinkSync('loop', join(top, 'loop'));
+    deepChain(top, 1200);
+    const removing = removeEntryAsync(toBytes(top));
+    assert.instance(removing, Promise);
+    assert.ok(await removing);
+    assert.not.ok(existsSync(top));
+    assert.equal(readdirSync(t.outside), ['keep']);
+    assert.ok(await removeEntryAsync(toBytes(top)), 'nothing there: nothing left');
   } finally {
     t.cleanup();
   }

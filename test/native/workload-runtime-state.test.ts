@@ -207,7 +207,7 @@ test('cleanup removes unleased roots older than 30 days and beyond the newest 64
   }));
 
 test('releasing a lease that created a root cleans up at once; other releases at most hourly', () =>
-  withScratch(TREE_BASE, (dir) => {
+  withScratch(TREE_BASE, async (dir) => {
     const userCacheDir = join(dir, 'cache');
     for (const ws of ['a', 'b']) mkdirSync(join(dir, ws));
     const a = acquireRuntimeState(join(dir, 'a'), { userCacheDir });
@@ -223,6 +223,12 @@ test('releasing a lease that created a root cleans up at once; other releases at
     b.release();
     assert.not.ok(existsSync(stale1), 'a new root: cleanup ran');
     assert.ok(existsSync(a.layout.root) && existsSync(b.layout.root));
+    // Its trash is removed off the caller's thread, after the release returned.
+    const trash = () => readdirSync(a.layout.base).filter((n) => n.startsWith('.trash-'));
+    assert.equal(trash().length, 1, 'moved aside at once');
+    const end = Date.now() + 10_000;
+    while (trash().length > 0 && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(trash(), [], 'and removed');
   }));
 
 const here = fileURLToPath(new URL('.', import.meta.url));
