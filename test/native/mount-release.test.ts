@@ -4,7 +4,8 @@
 // check both ends: the namespace is held while the sandbox runs, and let go of (no descriptor of it
 // left in the host) once the exit has been delivered, for a cold and for a prewarmed sandbox, and
 // for many sandboxes ending together (their namespaces all handed over in one poll of the loop).
-import { readdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -15,15 +16,36 @@ import { spawnSandboxed } from '../../lib/sandbox/process.js';
 import { runSandboxed } from '../../lib/sandbox/run.js';
 import { makeTree, sandboxTest, until, waitFor } from '../helpers/sandbox.js';
 
-/** Whether one of the host's descriptors points at `target` (`mnt:[...]` for a mount namespace). */
-function hostHolds(target: string): boolean {
-  return readdirSync('/proc/self/fd').some((fd) => {
-    try {
-      return readlinkSync(join('/proc/self/fd', fd)) === target;
-    } catch {
-      return false; // the descriptor readdir itself used, closed by now
-    }
-  });
+/**
+ * Each mount namespace's id that never names another one: the kernel's 64-bit namespace id
+ * (NS_GET_MNTNS_ID, Linux 6.8+), else the `mnt:[inode]` link, whose number a namespace made later
+ * may reuse (the kernel hands out the lowest free one). Of the namespaces `paths` lead to, or, with
+ * none given, of every one this process holds a descriptor of.
+ */
+function mountNamespaceIds(paths: string[] = []): string[] {
+  const script = `
+import fcntl, os, struct, sys
+paths = sys.argv[2:] or ['/proc/%s/fd/%s' % (sys.argv[1], n) for n in os.listdir('/proc/%s/fd' % sys.argv[1])]
+for p in paths:
+    try:
+        link = os.readlink(p)
+        if not link.startswith('mnt:['): continue
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            print(struct.unpack('Q', fcntl.ioctl(fd, 0x8008b705, bytes(8)))[0])
+        except OSError:
+            print(link)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+`;
+  return execFileSync('python3', ['-c', script, String(process.pid), ...paths], { encoding: 'utf8' }).split('\n').filter((line) => line !== '');
+}
+
+/** Whether one of the host's descriptors holds the mount namespace of id `id` (mountNamespaceIds). */
+function hostHolds(id: string): boolean {
+  return mountNamespaceIds().includes(id);
 }
 
 async function untilNoWatches(): Promise<void> {
@@ -44,8 +66,8 @@ async function heldThenReleased(prewarm: boolean): Promise<void> {
     child = spawnSandboxed(['/bin/sh', '-c', waitFor('ready', 'go')], { workspace: t.ws, stdio: ['ignore', 'ignore', 'ignore'], prewarm });
     await until(join(t.ws, 'ready'));
     assert.is(child.prewarmed, prewarm);
-    const namespace = readlinkSync(`/proc/${child.pid}/ns/mnt`);
-    assert.ok(namespace.startsWith('mnt:['), namespace);
+    assert.ok(readlinkSync(`/proc/${child.pid}/ns/mnt`).startsWith('mnt:['));
+    const [namespace] = mountNamespaceIds([`/proc/${child.pid}/ns/mnt`]) as [string];
     assert.ok(hostHolds(namespace), 'the host holds the sandbox\'s mount namespace while it runs');
     writeFileSync(join(t.ws, 'go'), '');
     const exit = await child.exited;
@@ -73,7 +95,8 @@ sandboxTest('the mount namespaces of sandboxes ending together are all let go of
       children.push(spawnSandboxed(['/bin/sh', '-c', waitFor(`ready-${i}`, 'go')], { workspace: t.ws, stdio: ['ignore', 'ignore', 'ignore'], prewarm: false }));
     }
     for (let i = 0; i < children.length; i++) await until(join(t.ws, `ready-${i}`));
-    const namespaces = children.map((child) => readlinkSync(`/proc/${child.pid}/ns/mnt`));
+    const namespaces = mountNamespaceIds(children.map((child) => `/proc/${child.pid}/ns/mnt`));
+    assert.is(namespaces.length, children.length);
     assert.is(new Set(namespaces).size, children.length, 'each sandbox has a mount namespace of its own');
     for (const namespace of namespaces) assert.ok(hostHolds(namespace), `the host holds ${namespace} while its sandbox runs`);
     writeFileSync(join(t.ws, 'go'), '');
