@@ -159,18 +159,6 @@ struct Stack {
   char* top() const { return static_cast<char*>(base) + kStackSize; }
 };
 
-// The caller's IDs mapped to themselves, for a user namespace a child makes.
-struct IdMaps {
-  char uid[64];
-  char gid[64];
-  IdMaps() {
-    snprintf(uid, sizeof uid, "%u %u 1", static_cast<unsigned>(geteuid()),
-             static_cast<unsigned>(geteuid()));
-    snprintf(gid, sizeof gid, "%u %u 1", static_cast<unsigned>(getegid()),
-             static_cast<unsigned>(getegid()));
-  }
-};
-
 // Runs `entry` on a stack of its own, on our memory and descriptor table, every signal blocked;
 // true when it exited 0.
 bool RunChild(int (*entry)(void*), child_setup::ChildPlan* plan) {
@@ -196,7 +184,7 @@ int OwnUserNamespace(State& s) {
   if (s.userns_fd != -2) return s.userns_fd;
   child_setup::ChildPlan plan;
   memset(&plan, 0, sizeof plan);
-  IdMaps maps;
+  spawn_plan::IdMaps maps;
   plan.uid_map = maps.uid;
   plan.gid_map = maps.gid;
   plan.error_fd = -1;
@@ -223,9 +211,6 @@ bool Build(Template* t, int userns, int dir_masks) {
     if (copy_stack->base == MAP_FAILED) return false;
     net.stack_top = copy_stack->top();
   }
-  IdMaps maps;
-  plan.child.uid_map = maps.uid;
-  plan.child.gid_map = maps.gid;
   std::vector<const char*> tmp_paths;
   for (const std::string& path : t->tmp_paths) tmp_paths.push_back(path.c_str());
   t->tmp_fds.assign(tmp_paths.size(), -1);

@@ -304,8 +304,8 @@ void FillChild(const SpawnSpec& spec, Plan* plan) {
   c.init_fd = plan->init_fd.fd;
   c.init_argv = plan->init_argv.data();
   c.envp = plan->envp.data();
-  c.uid_map = plan->uid_map;
-  c.gid_map = plan->gid_map;
+  c.uid_map = plan->ids.uid;
+  c.gid_map = plan->ids.gid;
   c.mounts = plan->mounts.data();
   c.mount_count = static_cast<int>(plan->mounts.size());
   c.window_root = nullptr;
@@ -357,10 +357,6 @@ status::Status Build(const SpawnSpec& spec, Plan* plan, const mount_templates::L
   if (!rs.ok()) return rs;
 
   BuildInitArgs(spec, plan);
-  snprintf(plan->uid_map, sizeof plan->uid_map, "%u %u 1", static_cast<unsigned>(geteuid()),
-           static_cast<unsigned>(geteuid()));
-  snprintf(plan->gid_map, sizeof plan->gid_map, "%u %u 1", static_cast<unsigned>(getegid()),
-           static_cast<unsigned>(getegid()));
   if (lease != nullptr) {
     std::vector<bool> run = mount_templates::RunSteps(ls.mounts);
     for (size_t i = 0; i < ls.mounts.size(); ++i) {
@@ -412,6 +408,8 @@ status::Status BuildTemplate(const std::vector<MountOp>& ops, int dir_masks, Pla
   c.landlock_fd = -1;
   c.mask_watch_fd = -1;
   c.template_build = true;
+  c.uid_map = plan->ids.uid;  // its locked copy's user namespace
+  c.gid_map = plan->ids.gid;
   c.template_file_fd = -1;
   c.template_staging_fd = -1;
   c.template_mntns_fd = -1;

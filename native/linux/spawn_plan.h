@@ -6,6 +6,7 @@
 #pragma once
 
 #include <linux/filter.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include <string>
@@ -16,6 +17,19 @@
 #include "linux/mount_templates.h"
 
 namespace spawn_plan {
+
+// The caller's IDs mapped to themselves ("U U 1", "G G 1"): the ID maps of a user namespace a
+// child of ours makes (a sandbox, a template's locked copy, the process's own).
+struct IdMaps {
+  char uid[64];
+  char gid[64];
+  IdMaps() {
+    snprintf(uid, sizeof uid, "%u %u 1", static_cast<unsigned>(geteuid()),
+             static_cast<unsigned>(geteuid()));
+    snprintf(gid, sizeof gid, "%u %u 1", static_cast<unsigned>(getegid()),
+             static_cast<unsigned>(getegid()));
+  }
+};
 
 // A descriptor closed when its owner goes.
 struct Fd {
@@ -50,8 +64,7 @@ struct Plan {
   std::vector<std::string> init_args;
   std::vector<char*> init_argv;
   std::vector<char*> envp;
-  char uid_map[64];
-  char gid_map[64];
+  IdMaps ids;
   char pid_max[16];
   std::vector<child_setup::MountStep> mounts;
   // From a template: the run's own mount operations (what `mounts` points into), and the index in
