@@ -38,6 +38,22 @@ export function parentOf(path: string, clean = cleanPosix(path)): string {
 const FEW_SCANNED = 16;
 const SLASH = 0x2f;
 
+type Coverage = 'no' | 'walked' | 'named';
+
+/**
+ * Coverage answers kept across passes, by what was scanned before them. Each pass of a run (the
+ * guard's scans made ahead, its look, the check's scans and its own) starts a ScannedRoots, adds
+ * the same scans as the pass of the run before (the same roots with the same git dirs, while the
+ * tree is unchanged) and asks about the same thousand roots. An answer is a function of what was
+ * added, in the key in full, and of the root and the names asked: given again, it is the answer
+ * the walk would give. Bounded: past MAX_ANSWERS all are dropped and asked afresh.
+ */
+const answersKept = new Map<string, Map<string, Coverage>>();
+let answersCount = 0;
+const MAX_ANSWERS = 16384;
+/** What was scanned is a key while it is this short (a pass that scans many roots asks afresh). */
+const MAX_SCANNED_KEY = 4096;
+
 /**
  * The roots already scanned for repositories. The scan walks every directory below a root
  * except `.git` directories and git dirs, so a root lying below a scanned one was walked with it
@@ -46,11 +62,23 @@ const SLASH = 0x2f;
 export class ScannedRoots {
   readonly #roots = new Set<string>();
   readonly #notEntered = new Set<string>();
+  /**
+   * Every add in order, each as its root, its number of git dirs and the dirs, NUL-separated (no
+   * path holds a NUL); undefined once too long to key the answers by.
+   */
+  #scanned: string | undefined = '';
+  /** The kept answers for the names asked last (joined), while nothing was added since. */
+  #answers: { skip: string; found: Map<string, Coverage> } | undefined;
 
   /** Notes a scanned root and the git dirs its scan found (and did not enter). */
   add(root: string, gitDirs: readonly string[]): void {
     this.#roots.add(root);
     for (const gitDir of gitDirs) this.#notEntered.add(gitDir);
+    if (this.#scanned !== undefined) {
+      const next = `${this.#scanned}${root}\0${gitDirs.length}\0${gitDirs.join('\0')}\0`;
+      this.#scanned = next.length <= MAX_SCANNED_KEY ? next : undefined;
+    }
+    this.#answers = undefined;
   }
 
   /**
@@ -68,7 +96,39 @@ export class ScannedRoots {
    * 'walked' when one did but a directory named in `skip` lies between them, 'named' when one
    * did and none does.
    */
-  coverage(root: string, skip: readonly string[]): 'no' | 'walked' | 'named' {
+  coverage(root: string, skip: readonly string[]): Coverage {
+    const answers = this.#answersFor(skip);
+    const known = answers?.get(root);
+    if (known !== undefined) return known;
+    const found = this.#coverage(root, skip);
+    if (answers !== undefined) {
+      if (answersCount >= MAX_ANSWERS) {
+        answersKept.clear();
+        answersCount = 0;
+      }
+      answers.set(root, found);
+      answersCount++;
+    }
+    return found;
+  }
+
+  /** The answers kept for what was added so far and the names `skip`; undefined when not kept. */
+  #answersFor(skip: readonly string[]): Map<string, Coverage> | undefined {
+    if (this.#scanned === undefined) return undefined;
+    const names = skip.join('\0');
+    if (this.#answers?.skip === names) return this.#answers.found;
+    // The names asked after what was added: its last add ends with a NUL, the names begin with one.
+    const key = `${this.#scanned}\0${skip.length}\0${names}`;
+    let found = answersKept.get(key);
+    if (found === undefined) {
+      found = new Map();
+      answersKept.set(key, found);
+    }
+    this.#answers = { skip: names, found };
+    return found;
+  }
+
+  #coverage(root: string, skip: readonly string[]): Coverage {
     // POSIX and a clean path: the walk cuts the path at its slashes (a thousand roots a run, each
     // some levels deep); elsewhere dirname and basename, which know every separator of the OS.
     // With ASCII names to match only: a name folds to an ASCII name only when it is as long (the
@@ -92,7 +152,7 @@ export class ScannedRoots {
    * named `.git` (folded) or is a git dir not entered; each such directory is a prefix of `root`
    * ending at a slash of it. No string is cut but names of four characters.
    */
-  #coverageFew(root: string, skip: readonly string[]): 'no' | 'walked' | 'named' {
+  #coverageFew(root: string, skip: readonly string[]): Coverage {
     if (root === '/') return 'no';
     // The nearest scanned root above: the longest one that `root` continues with a slash.
     let above = -1;
@@ -117,7 +177,7 @@ export class ScannedRoots {
     return skipped ? 'walked' : 'named';
   }
 
-  #coverageCut(root: string, skip: readonly string[]): 'no' | 'walked' | 'named' {
+  #coverageCut(root: string, skip: readonly string[]): Coverage {
     let skipped = false;
     // dir is root[0, end); its name root[start + 1, end).
     for (let end = root.length; end > 1; ) {

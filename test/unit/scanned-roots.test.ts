@@ -66,6 +66,43 @@ test('coverage answers as covers(root) and covers(root, skip) by their definitio
   }
 });
 
+test('answers kept across passes are the walk\'s answers for what each pass added', () => {
+  // Passes of later runs add the same scans and ask about the same roots, and are given the answers
+  // again; a pass that added other git dirs under the same roots, or one more root, or that asks
+  // with other names, is not given those answers.
+  const all = pathsUpTo(2);
+  const setups: Array<Array<{ root: string; gitDirs: string[] }>> = [
+    [{ root: '/a', gitDirs: [] }],
+    [{ root: '/a', gitDirs: ['/a/dist'] }],
+    [{ root: '/a', gitDirs: ['/a/dist'] }, { root: '/dist', gitDirs: [] }],
+    [{ root: '/a', gitDirs: [] }, { root: '/dist', gitDirs: ['/dist/a'] }],
+    [{ root: '/a/dist', gitDirs: [] }, { root: '/a', gitDirs: [] }],
+    [{ root: '/', gitDirs: ['/a', '/dist'] }],
+    [{ root: '/', gitDirs: ['/a\u0000/dist'] }],
+  ];
+  for (let pass = 0; pass < 3; pass++) {
+    for (const adds of setups) {
+      const scanned = new ScannedRoots();
+      const roots = new Set<string>();
+      const notEntered = new Set<string>();
+      for (const { root, gitDirs } of adds) {
+        // Asked between two adds too: what was added by then decides.
+        for (const path of all) assert.is(scanned.covers(path), coversByDefinition(roots, notEntered, path), `pass ${pass}, ${JSON.stringify(adds)}: ${path} before ${root}`);
+        scanned.add(root, gitDirs);
+        roots.add(root);
+        for (const dir of gitDirs) notEntered.add(dir);
+      }
+      for (const path of all) {
+        const walked = coversByDefinition(roots, notEntered, path);
+        for (const skip of [['node_modules'], ['dist'], ['dist', 'a'], []]) {
+          const named = coversByDefinition(roots, notEntered, path, skip);
+          assert.is(scanned.coverage(path, skip), named ? 'named' : walked ? 'walked' : 'no', `pass ${pass}, ${JSON.stringify(adds)}: ${path} skipping ${skip.join(',')}`);
+        }
+      }
+    }
+  }
+});
+
 test('childOf and parentOf give what join and dirname give', () => {
   assert.is(cleanPosix('/a/b'), process.platform !== 'win32');
   const paths = [...pathsUpTo(2), '/a/', '//a', '/a/./b', '/a/../b', 'a/b', '', '.', '/a//b'];
