@@ -15,16 +15,17 @@
 // - A look the set cannot vouch for (a link followed, a path that is not clean) keeps the value off
 //   the memo: it is computed on every run.
 // - File content makes no event: every file read is read again on each use and compared.
-// - The order (the safe pattern): a key's first computation is only noted; the next makes the set
-//   of what it looked at; the one after, with the set quiet, computes afresh and keeps its value
-//   only when the set covers all it looked at (every look of it came after the set was made, under
-//   its watch). Later ones use that value while the set stays quiet and every file read reads the
-//   same. Any event since the set was made (also one between a look and the keeping) makes it
-//   unquiet for good.
+// - The order (the safe pattern): a key's first computation makes the set of what it looked at
+//   (in a process that runs once, it is only noted: no later run would use the set); the next,
+//   with the set quiet, computes afresh and keeps its value only when the set covers all it looked
+//   at (every look of it came after the set was made, under its watch). Later ones use that value
+//   while the set stays quiet and every file read reads the same. Any event since the set was made
+//   (also one between a look and the keeping) makes it unquiet for good.
 import { readFileSync } from 'node:fs';
 
 import { isCleanAbsolute } from '../path-within.js';
 import { nextLookEpoch, withLookLog, type LookLog } from './look-log.js';
+import { oneRun } from './one-run.js';
 import { watchEntries, type WatchSet } from './watch-set.js';
 
 /** Computations made without a memo after a watch set could not be made, before trying again. */
@@ -127,16 +128,18 @@ export class WatchedMemo<K, V> {
       this.#entries.splice(at, 1);
       this.#entries.push(entry);
     }
-    // A key seen for the first time is only noted: a set costs a walk of every path it watches
-    // (hundreds of milliseconds for thousands), which a process that runs a policy once (the CLI)
-    // would pay for nothing. The second run makes the set, the third keeps its value.
-    if (entry === undefined) {
+    // A key seen for the first time makes its set now, so that the second run keeps its value and
+    // the third is answered: a policy's first runs each compute it in full (tens of milliseconds
+    // for a thousand write roots), and each such run a caller repeating the policy waits through
+    // is one too many. In a process that runs once (the CLI) the key is only noted: the set costs
+    // a walk of every path it watches, for a later run that will not come.
+    if (entry === undefined && oneRun()) {
       const value = compute();
       if (this.#entries.length >= this.max) this.#drop(this.#entries[0]);
       this.#entries.push({ key: this.copy(key), set: undefined, unwatched: 0, wasted: 0, answered: false, watched: { entries: new Set(), dirs: new Set() }, madeAt: 0, contents: [] });
       return value;
     }
-    if (entry.set === undefined && entry.unwatched > 0) {
+    if (entry !== undefined && entry.set === undefined && entry.unwatched > 0) {
       entry.unwatched--;
       return compute();
     }
