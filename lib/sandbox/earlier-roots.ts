@@ -7,7 +7,7 @@
 import { closeSync, lstatSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { sha256Hex } from '../sha256.js';
+import { sha256Hex, sha256Hexes } from '../sha256.js';
 import { buildUserCacheDir } from './runtime-state.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -41,11 +41,13 @@ export function noteWriteRoots(roots: readonly string[], env: Env = process.env)
     }
     const done = noted.get(dir) ?? new Set<string>();
     noted.set(dir, done);
-    for (const root of fresh) {
-      closeSync(openSync(markerOf(root, env, dir), 'a', 0o600));
+    // Hashed together: a policy's thousand roots through node:crypto (see sha256Hexes).
+    const hashes = sha256Hexes(fresh);
+    fresh.forEach((root, i) => {
+      closeSync(openSync(join(dir, (hashes[i] as string).slice(0, 32)), 'a', 0o600));
       if (!done.has(root)) notedCount++;
       done.add(root);
-    }
+    });
   } catch {
     // An unwritable cache dir: the check falls back to the workspaces' runtime state.
   }

@@ -49,4 +49,19 @@ test('a noted root is noted once per marker directory; another directory or a ne
   }
 });
 
+test('many roots noted at once are found by the marker name a single look gives', () => {
+  const base = mkdtempSync(join(tmpdir(), 'zs-earlier-'));
+  try {
+    const env = envAt(join(base, 'c'));
+    // A policy's many roots are hashed together (node:crypto), a look hashes one (plain JS).
+    const roots = Array.from({ length: 100 }, (_, i) => join(base, 'packages', `p${i}`, i % 2 === 0 ? 'dist' : 'bü'));
+    noteWriteRoots(roots, env);
+    assert.is(markers(env).length, 100);
+    assert.ok(roots.every((root) => wasWriteRoot(root, env)));
+    assert.not.ok(wasWriteRoot(join(base, 'packages'), env));
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
 test.run();

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { sha256Hex } from '../../lib/sha256.js';
+import { sha256Hex, sha256Hexes } from '../../lib/sha256.js';
 
 const reference = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -35,6 +35,14 @@ test('pseudo-random strings match node:crypto', () => {
     let text = '';
     for (let j = 0; j < length; j++) text += String.fromCharCode(next() % 0x3000);
     assert.is(sha256Hex(text), reference(text), `case ${i}`);
+  }
+});
+
+test('sha256Hexes gives sha256Hex of each text, in order, for few texts and for many', () => {
+  const texts = ['/home/ünïcödé/wörkspace', 'lone \ud800 surrogate', '', 'emoji 🦀🔒', ...Array.from({ length: 96 }, (_, i) => `/ws/packages/p${i}/dist`)];
+  for (const count of [0, 1, 31, 32, 33, texts.length]) {
+    const some = texts.slice(0, count);
+    assert.equal(sha256Hexes(some), some.map(sha256Hex), `${count} texts`);
   }
 });
 
