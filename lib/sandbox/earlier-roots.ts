@@ -38,6 +38,7 @@ export function noteWriteRoots(roots: readonly string[], env: Env = process.env)
     if (notedCount + fresh.length > MAX_NOTED) {
       noted.clear();
       notedCount = 0;
+      generation++;
     }
     const done = noted.get(dir) ?? new Set<string>();
     noted.set(dir, done);
@@ -50,6 +51,32 @@ export function noteWriteRoots(roots: readonly string[], env: Env = process.env)
     });
   } catch {
     // An unwritable cache dir: the check falls back to the workspaces' runtime state.
+  }
+}
+
+/**
+ * Lists of write roots (frozen, each root too: the plan memo's, given run after run) whose roots
+ * but the ones left out were all noted, with the marker directory, the roots left out and the
+ * generation of `noted` they were noted in (a list is noted again once `noted` was cleared).
+ */
+const notedLists = new WeakMap<readonly { root: string }[], { dir: string; without: string; generation: number }>();
+let generation = 0;
+
+/**
+ * noteWriteRoots of the roots of `writeRoots` but those in `without` (the workspace, the managed
+ * caches). A frozen list whose roots were all noted is passed over at once: a policy of a
+ * thousand roots, run after run, would filter them all each time. Never throws.
+ */
+export function noteExtraWriteRoots(writeRoots: readonly { root: string }[], without: readonly string[], env: Env = process.env): void {
+  const dir = markerDir(env);
+  const left = without.join('\0');
+  const known = notedLists.get(writeRoots);
+  if (known !== undefined && known.dir === dir && known.without === left && known.generation === generation) return;
+  const roots = writeRoots.map((w) => w.root).filter((root) => !without.includes(root));
+  noteWriteRoots(roots, env);
+  const done = noted.get(dir);
+  if (Object.isFrozen(writeRoots) && writeRoots.every((w) => Object.isFrozen(w)) && done !== undefined && roots.every((root) => done.has(root))) {
+    notedLists.set(writeRoots, { dir, without: left, generation });
   }
 }
 

@@ -444,8 +444,11 @@ function guardedRoots(planRoots: readonly WritableRoot[], git: GitGuard, toolsRe
     }
     // Configs git writes are compared after the run instead (git-guard.ts): writable during it.
     const kept = git.configs.size === 0 ? w.readOnlySubpaths : w.readOnlySubpaths.filter((path) => !git.configs.has(toBytes(path)));
-    return more.length === 0 && kept.length === w.readOnlySubpaths.length ? w : { ...w, readOnlySubpaths: [...kept, ...more] };
+    return more.length === 0 && kept.length === w.readOnlySubpaths.length ? w : Object.freeze({ ...w, readOnlySubpaths: Object.freeze([...kept, ...more]) as string[] });
   });
+  // Frozen: handed out again while the look is kept, the same list of the same roots, which the
+  // spec memo then compares by identity (spec-memo.ts).
+  Object.freeze(writeRoots);
   guardedRootsMade.set(planRoots, { git, toolsReadOnly, writeRoots });
   return writeRoots;
 }

@@ -10,10 +10,21 @@ import { MAX_GIT_DIRS, MAX_SCANNED_DIRS, type GitGuard } from './git-guard.js';
 import { ScannedRoots } from './scanned-roots.js';
 import { NESTED_CONFIG_SCAN } from '../protected-names.js';
 
+/** The roots last asked for and the pass's order of them (a run of a policy asks what the run before asked). */
+let lastOrder: { asked: string[]; roots: string[] } | undefined;
+
+/** `userRoots` as byte strings, each once, shortest first: discoverGit's order. */
+function passOrder(userRoots: readonly string[]): string[] {
+  const last = lastOrder;
+  if (last !== undefined && last.asked.length === userRoots.length && userRoots.every((root, i) => root === last.asked[i])) return last.roots;
+  const roots = [...new Set(userRoots.map(toBytes))].sort((x, y) => x.length - y.length);
+  lastOrder = { asked: [...userRoots], roots };
+  return roots;
+}
+
 /** discoverGit's scans of `userRoots`: make them once the notes' window is open. */
 export function guardScansAhead(userRoots: readonly string[]): Promise<ScansAhead> {
-  const roots = [...new Set(userRoots.map(toBytes))].sort((x, y) => x.length - y.length);
-  return ScansAhead.make(roots, MAX_SCANNED_DIRS, MAX_GIT_DIRS, NESTED_CONFIG_SCAN, new ScannedRoots());
+  return ScansAhead.make(passOrder(userRoots), MAX_SCANNED_DIRS, MAX_GIT_DIRS, NESTED_CONFIG_SCAN, new ScannedRoots());
 }
 
 /** The after-run check's scans of `guard`'s roots: make them once every sandboxed process is gone. */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { noteWriteRoots, wasWriteRoot } from '../../lib/sandbox/earlier-roots.js';
+import { noteExtraWriteRoots, noteWriteRoots, wasWriteRoot } from '../../lib/sandbox/earlier-roots.js';
 
 /** An environment whose user cache dir is `dir` on every OS (XDG on Linux, LOCALAPPDATA, HOME). */
 function envAt(dir: string): Record<string, string> {
@@ -59,6 +59,36 @@ test('many roots noted at once are found by the marker name a single look gives'
     assert.is(markers(env).length, 100);
     assert.ok(roots.every((root) => wasWriteRoot(root, env)));
     assert.not.ok(wasWriteRoot(join(base, 'packages'), env));
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test('the extra roots of a kept list are noted without the ones left out, again for another directory or another list left out', () => {
+  const base = mkdtempSync(join(tmpdir(), 'zs-earlier-'));
+  try {
+    const a = envAt(join(base, 'a'));
+    const b = envAt(join(base, 'b'));
+    const [ws, cache, r1, r2] = ['ws', 'cache', 'ws/r1', 'ws/r2'].map((name) => join(base, name)) as [string, string, string, string];
+    // Frozen as the plan memo hands it out, run after run.
+    const list = Object.freeze([ws, cache, r1, r2].map((root) => Object.freeze({ root })));
+    noteExtraWriteRoots(list, [ws, cache], a);
+    assert.ok(wasWriteRoot(r1, a) && wasWriteRoot(r2, a));
+    assert.not.ok(wasWriteRoot(ws, a) || wasWriteRoot(cache, a), 'the roots left out are not noted');
+    noteExtraWriteRoots(list, [ws, cache], a);
+    assert.is(markers(a).length, 2);
+    noteExtraWriteRoots(list, [ws, cache], b);
+    assert.ok(wasWriteRoot(r1, b) && wasWriteRoot(r2, b), 'another marker directory is noted too');
+    noteExtraWriteRoots(list, [ws], a);
+    assert.ok(wasWriteRoot(cache, a), 'a root no longer left out is noted');
+    assert.not.ok(wasWriteRoot(ws, a));
+    // A list that is not frozen is filtered every time, with the same answers.
+    const open = [{ root: ws }, { root: join(base, 'ws/r3') }];
+    noteExtraWriteRoots(open, [ws], a);
+    assert.ok(wasWriteRoot(join(base, 'ws/r3'), a));
+    (open[1] as { root: string }).root = join(base, 'ws/r4');
+    noteExtraWriteRoots(open, [ws], a);
+    assert.ok(wasWriteRoot(join(base, 'ws/r4'), a), 'a changed root of a list that is not frozen is noted');
   } finally {
     rmSync(base, { recursive: true, force: true });
   }

@@ -47,6 +47,20 @@ function sameRoot(a: WritableRoot, b: WritableRoot): boolean {
   return a.root === b.root && sameList(a.readOnlySubpaths, b.readOnlySubpaths) && sameList(a.protectedNames, b.protectedNames);
 }
 
+/**
+ * Lists of write roots found frozen with every root and its arrays frozen (the plan memo's, given
+ * run after run): such a list is its content for good, so the same list is the same roots without
+ * a look at each of its thousand roots.
+ */
+const frozenRootLists = new WeakSet<readonly WritableRoot[]>();
+
+function rootsFrozen(list: readonly WritableRoot[]): boolean {
+  if (frozenRootLists.has(list)) return true;
+  if (!frozen(list) || !list.every((w) => Object.isFrozen(w) && frozen(w.readOnlySubpaths) && frozen(w.protectedNames))) return false;
+  frozenRootLists.add(list);
+  return true;
+}
+
 function sameRecord(a: object, b: object): boolean {
   const x = Object.entries(a);
   const y = Object.entries(b);
@@ -67,15 +81,23 @@ function sameKey(a: SpecKey, b: SpecKey): boolean {
   if (!sameList(f.denyRead, g.denyRead) || !sameList(f.denyWrite, g.denyWrite)) return false;
   if ((f.denyReadTree === undefined) !== (g.denyReadTree === undefined)) return false;
   if (f.denyReadTree !== undefined && g.denyReadTree !== undefined && (!sameList(f.denyReadTree.denied, g.denyReadTree.denied) || !sameList(f.denyReadTree.guarded, g.denyReadTree.guarded))) return false;
-  if (f.writeRoots.length !== g.writeRoots.length) return false;
-  for (let i = 0; i < f.writeRoots.length; i++) if (!sameRoot(f.writeRoots[i] as WritableRoot, g.writeRoots[i] as WritableRoot)) return false;
+  if (f.writeRoots !== g.writeRoots || !frozenRootLists.has(g.writeRoots)) {
+    if (f.writeRoots.length !== g.writeRoots.length) return false;
+    for (let i = 0; i < f.writeRoots.length; i++) if (!sameRoot(f.writeRoots[i] as WritableRoot, g.writeRoots[i] as WritableRoot)) return false;
+  }
   // Equal: adopt what of `b` is frozen (a.fields and its writeRoots array are the memo's own copies).
   if (frozen(g.denyRead)) f.denyRead = g.denyRead;
   if (frozen(g.denyWrite)) f.denyWrite = g.denyWrite;
   if (f.denyReadTree !== undefined && g.denyReadTree !== undefined && frozen(g.denyReadTree.denied) && frozen(g.denyReadTree.guarded)) f.denyReadTree = g.denyReadTree;
-  g.writeRoots.forEach((w, i) => {
-    if (Object.isFrozen(w) && frozen(w.readOnlySubpaths) && frozen(w.protectedNames)) f.writeRoots[i] = w;
-  });
+  if (f.writeRoots === g.writeRoots) return true;
+  if (rootsFrozen(g.writeRoots)) f.writeRoots = g.writeRoots as WritableRoot[];
+  else {
+    // The memo's own list (one adopted before is frozen: copied to adopt into).
+    if (frozen(f.writeRoots)) f.writeRoots = [...f.writeRoots];
+    g.writeRoots.forEach((w, i) => {
+      if (Object.isFrozen(w) && frozen(w.readOnlySubpaths) && frozen(w.protectedNames)) f.writeRoots[i] = w;
+    });
+  }
   return true;
 }
 

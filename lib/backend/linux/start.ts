@@ -24,7 +24,7 @@ import { acquireRuntimeState } from '../../sandbox/runtime-state.js';
 import { awayWhile, nextPiece, paced, resumePiece } from '../../sandbox/start-pacing.js';
 import type { ScansAhead } from '../../sandbox/beneath.js';
 import { checkScansAhead } from '../../sandbox/scans-ahead.js';
-import { noteWriteRoots } from '../../sandbox/earlier-roots.js';
+import { noteExtraWriteRoots } from '../../sandbox/earlier-roots.js';
 import { backendForPlatform } from '../platform-table.js';
 import type { BackendInfo, SandboxPlan } from '../types.js';
 import { maskedPaths } from './mounts.js';
@@ -130,7 +130,7 @@ export function prepareLinux(command: SandboxCommand, options: SandboxOptions): 
     // Kept across runs of the same policy while nothing it looked at changed (plan-memo.ts).
     const plan = rememberedPlan({ argv, options: checked, envs: options.env === undefined ? [callerEnv] : [callerEnv, options.env], commandEnv, scrubbedEnv, runtimeWriteRoots: runtime?.writeRoots ?? [], facts });
     // Remembered so that a later run refuses a workspace reached through a link planted in one.
-    noteWriteRoots(plan.writeRoots.map((w) => w.root).filter((root) => root !== plan.workspace && !(runtime?.writeRoots ?? []).includes(root)));
+    noteExtraWriteRoots(plan.writeRoots, [plan.workspace, ...(runtime?.writeRoots ?? [])]);
     // The release is kept until the run's exit: it holds the lease's own release, not the lease
     // (its environment) nor this scope.
     return { plan, backend: 'linux-native', takeFacts: handOverFacts(facts), script: commandScript(command), envs, release: once(runtime?.release ?? (() => {})) };
