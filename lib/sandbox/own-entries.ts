@@ -91,8 +91,19 @@ function linksOnTheWay(path: string): { links: Array<[string, string]>; end: str
   return { links, end: done };
 }
 
+/** installDirs' answer for a frozen list of roots (a kept plan's), with the package and workspace it was for. */
+const installDirsMade = new WeakMap<readonly string[], { pkg: string; workspace: string; dirs: string[] }>();
+
 /** The node_modules directories in `roots` from which Node or npx would find this package. */
 function installDirs(pkg: string, roots: readonly string[], workspace: string): string[] {
+  const made = installDirsMade.get(roots);
+  if (made !== undefined && made.pkg === pkg && made.workspace === workspace) return made.dirs;
+  const dirs = installDirsOf(pkg, roots, workspace);
+  if (Object.isFrozen(roots)) installDirsMade.set(roots, { pkg, workspace, dirs });
+  return dirs;
+}
+
+function installDirsOf(pkg: string, roots: readonly string[], workspace: string): string[] {
   const dirs = new Set<string>([join(workspace, 'node_modules')]);
   for (const root of roots) {
     if (root === pkg || !isWithin(root, pkg)) continue;
@@ -104,6 +115,18 @@ function installDirs(pkg: string, roots: readonly string[], workspace: string): 
   return [...dirs];
 }
 
+/** The DirectorySet of a frozen list of roots (a kept plan's, given run after run), made once. */
+const holdersMade = new WeakMap<readonly string[], DirectorySet>();
+
+function holdersOf(roots: readonly string[]): DirectorySet {
+  let holders = holdersMade.get(roots);
+  if (holders === undefined) {
+    holders = new DirectorySet(roots);
+    if (Object.isFrozen(roots)) holdersMade.set(roots, holders);
+  }
+  return holders;
+}
+
 /**
  * Before a run: the entry points of this package inside the caller's write roots (`roots`,
  * resolved; `workspace` among them), as they are now. Cheap when there are none: a few lstat
@@ -113,7 +136,7 @@ export function noteOwnEntries(roots: readonly string[], workspace: string): Own
   const pkg = ownPackage();
   if (pkg === null) return [];
   const out = new Map<string, OwnEntry>();
-  const holders = new DirectorySet(roots);
+  const holders = holdersOf(roots);
   const rootOf = (path: string) => holders.holderAbove(path);
   const note = (path: string, kind: 'link' | 'file') => {
     const root = rootOf(path);

@@ -166,6 +166,25 @@ export interface GuardedRun {
   started: (pid: number) => void;
 }
 
+/** The caller's write roots of a plan's frozen list (the plan memo's), and their paths: made once per list. */
+const userRootsMade = new WeakMap<readonly WritableRoot[], { user: WritableRoot[]; roots: string[] }>();
+
+/**
+ * The write roots with protected names (the caller's; managed caches hold no repository) and their
+ * paths. For a frozen list, each root frozen too (a kept plan, given run after run), made once and
+ * handed out frozen: a thousand roots are not filtered and mapped again at every run.
+ */
+function userRootsOf(writeRoots: readonly WritableRoot[]): { user: WritableRoot[]; roots: string[] } {
+  const made = userRootsMade.get(writeRoots);
+  if (made !== undefined) return made;
+  const user = writeRoots.filter((w) => w.protectedNames.length > 0);
+  const roots = user.map((w) => w.root);
+  if (!Object.isFrozen(writeRoots) || !writeRoots.every((w) => Object.isFrozen(w) && Object.isFrozen(w.protectedNames))) return { user, roots };
+  const frozen = { user: Object.freeze(user) as WritableRoot[], roots: Object.freeze(roots) as string[] };
+  userRootsMade.set(writeRoots, frozen);
+  return frozen;
+}
+
 /**
  * Before a run: the plan with every existing file that could make host git (or the agent, through
  * .zero/.agents) run code later added as read-only paths of its write root, and what to check
@@ -194,8 +213,7 @@ export function guardProtectedPaths(plan: SandboxPlan): GuardedRun {
  * call the next step once it has settled.
  */
 export function beginGuard(plan: SandboxPlan, offThread = false): { step(): GuardedRun | undefined; pending(): Promise<unknown> | undefined; abandon(): void } {
-  const user = plan.writeRoots.filter((w) => w.protectedNames.length > 0);
-  const roots = user.map((w) => w.root);
+  const { user, roots } = userRootsOf(plan.writeRoots);
   let interrupted: InterruptedRunReport[] = [];
   let window: NotingWindow | undefined;
   let local: { since: bigint } | undefined;
@@ -403,7 +421,8 @@ function scanRepositoriesNoted(plan: SandboxPlan, user: WritableRoot[]): { git: 
 }
 
 function noteRest(plan: SandboxPlan, user: WritableRoot[], window: NotingWindow | undefined, { git, tools: found, quiet }: Scanned): { plan: SandboxPlan; guard: ProtectedPathGuard } {
-  const roots = user.map((w) => w.root);
+  const made = userRootsOf(plan.writeRoots);
+  const roots = made.user === user ? made.roots : user.map((w) => w.root);
   // The agent and editor configs (those the scan found below the top of the roots included), with
   // the notes of this process's runs in flight taken over them.
   const tools = withToolConfigsInFlight(found);

@@ -42,7 +42,7 @@ const rootsBeside = new WeakMap<readonly string[], { roots: readonly string[]; b
 
 function rootsEncoded(notes: SharedNotes): Buffer {
   const known = rootsBeside.get(notes.gitRoots);
-  if (known !== undefined && known.roots.length === notes.roots.length && known.roots.every((root, i) => root === notes.roots[i])) return known.bytes;
+  if (known !== undefined && ((known.roots === notes.roots && Object.isFrozen(notes.roots)) || (known.roots.length === notes.roots.length && known.roots.every((root, i) => root === notes.roots[i])))) return known.bytes;
   const bytes = Buffer.from(JSON.stringify(notes.roots), 'utf8');
   rootsBeside.set(notes.gitRoots, { roots: notes.roots, bytes });
   return bytes;

@@ -16,9 +16,10 @@ let lastOrder: { asked: string[]; roots: string[] } | undefined;
 /** `userRoots` as byte strings, each once, shortest first: discoverGit's order. */
 function passOrder(userRoots: readonly string[]): string[] {
   const last = lastOrder;
-  if (last !== undefined && last.asked.length === userRoots.length && userRoots.every((root, i) => root === last.asked[i])) return last.roots;
+  if (last !== undefined && (last.asked === userRoots || (last.asked.length === userRoots.length && userRoots.every((root, i) => root === last.asked[i])))) return last.roots;
   const roots = [...new Set(userRoots.map(toBytes))].sort((x, y) => x.length - y.length);
-  lastOrder = { asked: [...userRoots], roots };
+  // A frozen list (a kept plan's) is its content for good: the same list next time is the same roots.
+  lastOrder = { asked: Object.isFrozen(userRoots) ? (userRoots as string[]) : [...userRoots], roots };
   return roots;
 }
 
