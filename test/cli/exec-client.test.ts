@@ -5,7 +5,6 @@
 // usage errors, a 200 KiB script, 70 MB of output and a reader that closes the pipe early.
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { spawn, spawnSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 import { test } from 'uvu';
@@ -15,11 +14,12 @@ import { CLI_PATH, runCli } from '../helpers/cli.js';
 import { linuxSandboxTestsEnabled } from '../helpers/probe.js';
 import { decodeReferenceStream, type DecodedEvent } from '../fixtures/stream-json/reference-decoder.js';
 import { parseOutputStream } from '../fixtures/stream-json/shared.js';
+import { removeTempDirs, tempDir } from '../fixtures/temp-dirs.js';
 
 const sandbox = linuxSandboxTestsEnabled();
 
 function setup() {
-  const root = mkdtempSync(join(tmpdir(), 'zs-client-'));
+  const root = tempDir('zs-client-');
   const workspace = mkdtempSync(join(root, 'ws-'));
   const env = { ...process.env, XDG_CONFIG_HOME: mkdtempSync(join(root, 'cfg-')), ZERO_SANDBOX_GRANTS_PATH: join(root, 'grants.json') };
   return { root, workspace, env };
@@ -175,5 +175,7 @@ test('a reader that closes stdout early: exit 1, no stack trace, the sandbox is 
   assert.is(finite.stdout, '{"sch 1\n');
   assert.is(finite.stderr, '');
 });
+
+test.after(removeTempDirs);
 
 test.run();

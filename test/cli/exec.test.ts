@@ -3,7 +3,6 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { test } from 'uvu';
@@ -15,13 +14,14 @@ import { TREE_BASE } from '../helpers/sandbox.js';
 import { driveRun } from '../fixtures/stream-json/protocol-client.js';
 import { parseOutputStream, readMalformedCases, typesOf } from '../fixtures/stream-json/shared.js';
 import type { OutputEvent } from '../../lib/stream-json/schema.js';
+import { removeTempDirs, tempDir } from '../fixtures/temp-dirs.js';
 
 const sandbox = linuxSandboxTestsEnabled();
 const EXEC = ['exec', '--input-format', 'stream-json', '--output-format', 'stream-json'];
 
 /** A fresh workspace plus a config home and grants path nobody else uses. */
 function setup() {
-  const root = mkdtempSync(join(tmpdir(), 'zs-exec-'));
+  const root = tempDir('zs-exec-');
   const workspace = mkdtempSync(join(root, 'ws-'));
   const env = { ...process.env, XDG_CONFIG_HOME: mkdtempSync(join(root, 'cfg-')), ZERO_SANDBOX_GRANTS_PATH: join(root, 'grants.json') };
   return { root, workspace, env };
@@ -434,5 +434,7 @@ test('exec names the flags that allow a denial: --network allow (which exec acce
   assert.is(bad.code, 2);
   assert.match(bad.stdout, '--network must be deny or allow, not \\"yes\\"');
 });
+
+test.after(removeTempDirs);
 
 test.run();

@@ -3,16 +3,16 @@
 // mkdir one on the event loop's thread waits for one made on the thread pool, then takes it. Run
 // against a plain directory standing in for a cgroup parent (mkdir and the pids.max write behave
 // the same there; the cgroup's own pids.current is written by the test).
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { createPidsLimit, pidsLimitKept, pidsLimitMade } from '../../lib/sandbox/cgroup.js';
+import { removeTempDirs, tempDir } from '../fixtures/temp-dirs.js';
 
 function parentDir(): string {
-  return mkdtempSync(join(tmpdir(), 'zs-cgroup-ahead-'));
+  return tempDir('zs-cgroup-ahead-');
 }
 
 /** The cgroups made under `parent`, each given the empty pids.current a real cgroup has. */
@@ -99,5 +99,7 @@ test('a kept cgroup still counting processes is not one to take: the start makes
     rmSync(parent, { recursive: true, force: true });
   }
 });
+
+test.after(removeTempDirs);
 
 test.run();

@@ -3,8 +3,7 @@
 // layout that tool prints, with the kernel's `Sandbox: name(pid) deny(n) operation target`
 // message), the denials it makes, and the monitor run against a stand-in log tool (the unified
 // log exists only on macOS).
-import { mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -19,6 +18,7 @@ import {
   startDenialMonitor,
 } from '../../lib/backend/macos/denial-log.js';
 import { writeFakeLogTool } from '../fixtures/sbpl/fake-log.js';
+import { removeTempDirs, tempDir } from '../fixtures/temp-dirs.js';
 
 const TAG = buildDenialTag(Buffer.from('00112233445566778899aabb', 'hex'));
 
@@ -111,7 +111,7 @@ test('denials: kinds by operation, one per kind and target, capped', () => {
 
 const posix = process.platform !== 'win32';
 if (posix) {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'zs-denial-log-')));
+  const dir = realpathSync(tempDir('zs-denial-log-'));
   const fakeLog = join(dir, 'log');
   writeFakeLogTool(fakeLog, join(dir, 'predicate.txt'), [
     'Sandbox: cat(41) deny(1) file-read-data /Users/dev/.ssh/id_rsa %s',
@@ -132,5 +132,7 @@ if (posix) {
     assert.equal(await monitor.stop(0), []);
   });
 }
+
+test.after(removeTempDirs);
 
 test.run();

@@ -2,8 +2,7 @@
 // The Windows ACL journal on any OS: the record a run writes before adding ACEs, the plan a later
 // run derives (revert superseded containers grants first, redo a cut-short propagation), and the
 // starter that writes the record and marker before the addon is called and reverts stale ones.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -18,6 +17,7 @@ import { SandboxError } from '../../lib/errors.js';
 import type { NativeExit } from '../../lib/native/types.js';
 import { posixPlan } from '../fixtures/sbpl/plans.js';
 import { fakeBinding, noIo as io, preparedRun as prepared, TMP, WS, type AclCall, type SpawnCall } from '../helpers/windows-start.js';
+import { removeTempDirs, tempDir } from '../fixtures/temp-dirs.js';
 
 const A = `zero-sandbox.${'a'.repeat(32)}`;
 const B = `zero-sandbox.${'b'.repeat(32)}`;
@@ -77,7 +77,7 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 const withinSpawn = (fake: ReturnType<typeof fakeBinding>) => ({ spawn: fake.binding.spawn, kill: fake.binding.kill });
 
 test('start with the plan applied within spawn: record and marker exist before the addon sets ACEs; the marker goes after', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'zs-acl-journal-'));
+  const dir = tempDir('zs-acl-journal-');
   const fake = fakeBinding(dir);
   windowsStarter({ binding: withinSpawn(fake), aclJournalDir: dir })(prepared(), io, () => {});
   const spawn = fake.calls[0] as SpawnCall;
@@ -94,7 +94,7 @@ test('start with the plan applied within spawn: record and marker exist before t
 });
 
 test('a marker left by a run that stopped makes the next run set its ACEs again, then it is dropped', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'zs-acl-journal-'));
+  const dir = tempDir('zs-acl-journal-');
   const first = fakeBinding(dir);
   windowsStarter({ binding: withinSpawn(first), aclJournalDir: dir })(prepared(), io, () => {});
   const container = (first.calls[0] as { spawn: WindowsSpawnSpec }).spawn.windows.containerName;
@@ -107,7 +107,7 @@ test('a marker left by a run that stopped makes the next run set its ACEs again,
 });
 
 test('async start: ACEs applied off-thread before spawn; a superseded container is reverted, its profile deleted and its record dropped', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'zs-acl-journal-'));
+  const dir = tempDir('zs-acl-journal-');
   writeFileSync(join(dir, `${B}.json`), serializeAclJournal(record(B, WS.toLowerCase(), [{ kind: 'deny-read', path: 'C:\\Users\\dev\\.ssh' }, { kind: 'allow-write', path: 'D:\\old' }])));
   writeFileSync(join(dir, `${B}.propagating.99.${'0'.repeat(16)}`), '');
   const fake = fakeBinding(dir);
@@ -128,7 +128,7 @@ test('async start: ACEs applied off-thread before spawn; a superseded container 
 });
 
 test('async start: a refused ACL plan refuses the run, nothing spawns; a failed revert keeps the record', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'zs-acl-journal-'));
+  const dir = tempDir('zs-acl-journal-');
   const refused = fakeBinding(dir, 'apply');
   let error: unknown;
   await windowsAsyncStarter({ binding: refused.binding, aclJournalDir: dir })(prepared(), io, () => {}).catch((e: unknown) => { error = e; });
@@ -146,7 +146,7 @@ test('async start: a refused ACL plan refuses the run, nothing spawns; a failed 
 });
 
 test('revert on request: every container (or one workspace\'s) loses its ACEs and profile; a failure keeps its record and says why', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'zs-acl-journal-'));
+  const dir = tempDir('zs-acl-journal-');
   const C = `zero-sandbox.${'c'.repeat(32)}`;
   writeFileSync(join(dir, `${A}.json`), serializeAclJournal(record(A, WS.toLowerCase(), [{ kind: 'deny-read', path: 'C:\\Users\\dev\\.ssh' }, { kind: 'allow-write', path: WS }])));
   writeFileSync(join(dir, `${A}.propagating.99.${'0'.repeat(16)}`), '');
@@ -181,7 +181,7 @@ test('revert on request: every container (or one workspace\'s) loses its ACEs an
 });
 
 test('revert on request leaves a container with a run in flight in this process', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'zs-acl-journal-'));
+  const dir = tempDir('zs-acl-journal-');
   const fake = fakeBinding(dir);
   let exited!: () => void;
   const done = new Promise<void>((resolve) => (exited = resolve));
@@ -200,5 +200,7 @@ test('revert on request leaves a container with a run in flight in this process'
   const after = await revertJournaledAcls({ journalDir: dir, binding: fake.binding });
   assert.equal(after.reverted.map((r) => r.container), [container]);
 });
+
+test.after(removeTempDirs);
 
 test.run();

@@ -3,9 +3,6 @@
 // file below a write root, which can take long on a large tree) is applied on the thread pool, and
 // the process is spawned after it. A kill meanwhile starts nothing; a refused plan is the process's
 // error (nothing ran). Runs on any OS with a stand-in addon.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
@@ -15,13 +12,14 @@ import { SandboxError } from '../../lib/errors.js';
 import type { OsExit } from '../../lib/sandbox/contract.js';
 import { startPrepared } from '../../lib/sandbox/process.js';
 import { fakeBinding, noIo, preparedRun, WS, type AclCall, type SpawnCall } from '../helpers/windows-start.js';
+import { removeTempDirs, tempDir } from '../fixtures/temp-dirs.js';
 
 function gate(): { open: () => void; promise: Promise<void> } {
   let open!: () => void;
   const promise = new Promise<void>((resolve) => (open = resolve));
   return { open, promise };
 }
-const journalDir = () => mkdtempSync(join(tmpdir(), 'zs-acl-deferred-'));
+const journalDir = () => tempDir('zs-acl-deferred-');
 
 test('the start returns before the ACLs are applied; the process is spawned after them, with nothing left to apply', async () => {
   const dir = journalDir();
@@ -97,5 +95,7 @@ test('a timeout that passes while the ACLs are applied kills the start, not a pr
   assert.not.ok(fake.calls.some((c) => 'spawn' in c));
   assert.equal(fake.kills, []);
 });
+
+test.after(removeTempDirs);
 
 test.run();
