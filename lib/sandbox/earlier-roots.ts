@@ -9,6 +9,7 @@ import { join } from 'node:path';
 
 import { sha256Hex, sha256Hexes } from '../sha256.js';
 import { buildUserCacheDir } from './runtime-state.js';
+import { frozenRoots } from './watched-memo.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -75,7 +76,7 @@ export function noteExtraWriteRoots(writeRoots: readonly { root: string }[], wit
   const roots = writeRoots.map((w) => w.root).filter((root) => !without.includes(root));
   noteWriteRoots(roots, env);
   const done = noted.get(dir);
-  if (Object.isFrozen(writeRoots) && writeRoots.every((w) => Object.isFrozen(w)) && done !== undefined && roots.every((root) => done.has(root))) {
+  if (frozenRoots(writeRoots) && done !== undefined && roots.every((root) => done.has(root))) {
     notedLists.set(writeRoots, { dir, without: left, generation });
   }
 }

@@ -43,6 +43,7 @@ import { recordLooks, type LookRecord, type RecordedScan } from './look-record.j
 import { RACY_NANOS } from './root-tops.js';
 import { standardSubpaths } from './standard-subpaths.js';
 import { oneRun } from './one-run.js';
+import { frozenRoot, frozenRoots } from './watched-memo.js';
 import { watchEntries, type WatchSet } from './watch-set.js';
 
 /** Root sets kept at most (each holds a watch set: the oldest is released first). */
@@ -160,16 +161,6 @@ interface Inputs {
   user: Array<{ root: string; names: readonly string[]; standard: number; rest: readonly string[]; same: WritableRoot | undefined }>;
   /** The plan's write roots when frozen (the plan memo's, given run after run): the same array, the same roots. */
   same: readonly WritableRoot[] | undefined;
-}
-
-/** An array of roots frozen, each root too (its `root` cannot change). */
-function frozenRoots(roots: readonly WritableRoot[]): boolean {
-  return Object.isFrozen(roots) && roots.every((w) => Object.isFrozen(w));
-}
-
-/** A root frozen with its arrays (the plan memo's): its content is what it was when it was kept. */
-function frozenRoot(w: WritableRoot): boolean {
-  return Object.isFrozen(w) && Object.isFrozen(w.readOnlySubpaths) && Object.isFrozen(w.protectedNames);
 }
 
 /** The environment naming the user's git configs (discoverGit reads these). */

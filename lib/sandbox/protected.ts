@@ -269,7 +269,7 @@ export function beginGuard(plan: SandboxPlan, offThread = false): { step(): Guar
         piece = 2;
         return undefined;
       }
-      const guarded = noteRest(plan, user, window, scanned ?? scanNoted(plan, user));
+      const guarded = noteRest(plan, roots, window, scanned ?? scanNoted(plan, user));
       const { git, ownEntries, tools, since } = guarded.guard;
       const published = window?.publish({ ...notesOf(roots, guarded.guard), check: { git, ownEntries, tools, since } });
       if (interrupted.length > 0) guarded.guard.interrupted = interrupted;
@@ -420,9 +420,8 @@ function scanRepositoriesNoted(plan: SandboxPlan, user: WritableRoot[]): { git: 
   return { git, stamps };
 }
 
-function noteRest(plan: SandboxPlan, user: WritableRoot[], window: NotingWindow | undefined, { git, tools: found, quiet }: Scanned): { plan: SandboxPlan; guard: ProtectedPathGuard } {
-  const made = userRootsOf(plan.writeRoots);
-  const roots = made.user === user ? made.roots : user.map((w) => w.root);
+/** The rest of the notes of a run; `roots`: the paths of the caller's write roots (userRootsOf). */
+function noteRest(plan: SandboxPlan, roots: string[], window: NotingWindow | undefined, { git, tools: found, quiet }: Scanned): { plan: SandboxPlan; guard: ProtectedPathGuard } {
   // The agent and editor configs (those the scan found below the top of the roots included), with
   // the notes of this process's runs in flight taken over them.
   const tools = withToolConfigsInFlight(found);

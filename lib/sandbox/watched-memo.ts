@@ -93,6 +93,16 @@ function readNow(path: string): string | undefined {
   }
 }
 
+/** An array frozen with each of its items (each root's `root` cannot change). */
+export function frozenRoots(roots: readonly object[]): boolean {
+  return Object.isFrozen(roots) && roots.every((w) => Object.isFrozen(w));
+}
+
+/** A write root frozen with its arrays (the plan memo's): its content is what it was when it was kept. */
+export function frozenRoot(w: { readonly readOnlySubpaths: readonly string[]; readonly protectedNames: readonly string[] }): boolean {
+  return Object.isFrozen(w) && Object.isFrozen(w.readOnlySubpaths) && Object.isFrozen(w.protectedNames);
+}
+
 /** Freezes a value and everything in it (arrays, plain objects, typed arrays are left as they are). */
 export function deepFreeze<T>(value: T): T {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value) || ArrayBuffer.isView(value)) return value;

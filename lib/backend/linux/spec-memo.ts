@@ -18,7 +18,7 @@
 // - Nothing of it reads a file's content.
 // argv, env, cwd and stdio are each run's own: put in around the kept part (launchSpec).
 import type { WritableRoot } from '../types.js';
-import { deepFreeze, WatchedMemo } from '../../sandbox/watched-memo.js';
+import { deepFreeze, frozenRoot, WatchedMemo } from '../../sandbox/watched-memo.js';
 import type { HostView } from './mounts.js';
 import { buildLinuxSandbox, type LinuxNativeSpec, type LinuxSpecContext, type SandboxFields } from './spec.js';
 
@@ -43,7 +43,7 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 }
 
 function sameRoot(a: WritableRoot, b: WritableRoot): boolean {
-  if (a === b && Object.isFrozen(a) && frozen(a.readOnlySubpaths) && frozen(a.protectedNames)) return true;
+  if (a === b && frozenRoot(a)) return true;
   return a.root === b.root && sameList(a.readOnlySubpaths, b.readOnlySubpaths) && sameList(a.protectedNames, b.protectedNames);
 }
 
@@ -56,7 +56,7 @@ const frozenRootLists = new WeakSet<readonly WritableRoot[]>();
 
 function rootsFrozen(list: readonly WritableRoot[]): boolean {
   if (frozenRootLists.has(list)) return true;
-  if (!frozen(list) || !list.every((w) => Object.isFrozen(w) && frozen(w.readOnlySubpaths) && frozen(w.protectedNames))) return false;
+  if (!frozen(list) || !list.every(frozenRoot)) return false;
   frozenRootLists.add(list);
   return true;
 }
@@ -95,7 +95,7 @@ function sameKey(a: SpecKey, b: SpecKey): boolean {
     // The memo's own list (one adopted before is frozen: copied to adopt into).
     if (frozen(f.writeRoots)) f.writeRoots = [...f.writeRoots];
     g.writeRoots.forEach((w, i) => {
-      if (Object.isFrozen(w) && frozen(w.readOnlySubpaths) && frozen(w.protectedNames)) f.writeRoots[i] = w;
+      if (frozenRoot(w)) f.writeRoots[i] = w;
     });
   }
   return true;
@@ -106,7 +106,7 @@ const kept = <T>(list: readonly T[]): T[] => (frozen(list) ? (list as T[]) : [..
 /** The key as the memo keeps it: frozen arrays as they are, the others copied. */
 function copyKey(key: SpecKey): SpecKey {
   const f = key.fields;
-  const writeRoots = f.writeRoots.map((w) => (Object.isFrozen(w) && frozen(w.readOnlySubpaths) && frozen(w.protectedNames) ? w : deepFreeze({ root: w.root, readOnlySubpaths: [...w.readOnlySubpaths], protectedNames: [...w.protectedNames] })));
+  const writeRoots = f.writeRoots.map((w) => (frozenRoot(w) ? w : deepFreeze({ root: w.root, readOnlySubpaths: [...w.readOnlySubpaths], protectedNames: [...w.protectedNames] })));
   const fields: SandboxFields = {
     writeRoots,
     denyRead: kept(f.denyRead),
