@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The ONLY module that loads the .node binary (through node-gyp-build) and the error chokepoint
 // for every native call.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +28,32 @@ function findPackageRoot(start: string): string {
   }
 }
 
+/**
+ * The prebuilt addon node-gyp-build would load from `root`, found without node-gyp-build (its
+ * require, compile and tag parsing are ~1.5 ms of every CLI start), or undefined where its choice
+ * could differ and it decides: a local build directory exists, a variable that steers it is set
+ * (the package's _PREBUILD directory, PREBUILDS_ONLY, LIBC, npm's target arch or platform,
+ * Electron), or this platform's prebuilds directory holds anything but one addon, named for this
+ * libc or for none. One candidate that matches every tag is the one it picks.
+ */
+export function solePrebuild(root: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const steered = ['ZERO_SANDBOX_PREBUILD', 'PREBUILDS_ONLY', 'LIBC', 'npm_config_arch', 'npm_config_platform', 'ELECTRON_RUN_AS_NODE'];
+  if (steered.some((name) => env[name] !== undefined) || process.versions.electron !== undefined || 'nw' in process.versions) return undefined;
+  if (existsSync(join(root, 'build', 'Release')) || existsSync(join(root, 'build', 'Debug'))) return undefined;
+  const dir = join(root, 'prebuilds', `${process.platform}-${process.arch}`);
+  let addons: string[];
+  try {
+    addons = readdirSync(dir).filter((name) => name.endsWith('.node'));
+  } catch {
+    return undefined;
+  }
+  // node-gyp-build's libc: musl where /etc/alpine-release exists (Linux only), glibc everywhere else.
+  const libc = process.platform === 'linux' && existsSync('/etc/alpine-release') ? 'musl' : 'glibc';
+  const [only] = addons;
+  if (addons.length !== 1 || (only !== 'zero-sandbox.node' && only !== `zero-sandbox.${libc}.node`)) return undefined;
+  return join(dir, only);
+}
+
 let binding: NativeBinding | undefined;
 let bindingPath: string | undefined;
 
@@ -52,7 +78,7 @@ export function loadNative(): NativeBinding {
       };
       // A local build is what node-gyp-build would pick first; looking for it directly saves its scan.
       const local = join(PACKAGE_ROOT, 'build', 'Release', 'zero_sandbox.node');
-      bindingPath = existsSync(local) ? local : gypBuild.resolve(PACKAGE_ROOT);
+      bindingPath = existsSync(local) ? local : (solePrebuild(PACKAGE_ROOT) ?? gypBuild.resolve(PACKAGE_ROOT));
       // process.dlopen is what require does for a .node file, minus the resolution (realpath,
       // package.json self-reference lookup), ~2 ms of every CLI start.
       const addon = { exports: {} };

@@ -282,7 +282,12 @@ function scanOnce(root: string, maxDirs: number, maxRepos: number, names: ScanNa
   if (holdsNothing(root)) return noRepositories(false);
   const binding = native();
   if (binding?.fsScanGit === undefined) return scanFallback(root, maxDirs, maxRepos, names, listDir);
-  return fromNativeScan(binding.fsScanGit(root, '', maxDirs, maxRepos, names.names, names.suffixes, names.skip, names.max), names);
+  const r = binding.fsScanGit(root, '', maxDirs, maxRepos, names.names, names.suffixes, names.skip, names.max);
+  const scan = fromNativeScan(r, names);
+  // Its size decides where the next scan made ahead of it runs (the after-run check's, of a run
+  // whose look was made here): a small tree on this thread, not a round trip to the scan thread.
+  if (r !== null && 'dirs' in r) noteSize(root, scan, r.dirs);
+  return scan;
 }
 
 function holdsNothing(root: string): boolean {

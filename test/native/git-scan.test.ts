@@ -345,6 +345,32 @@ test('a tree last seen small is scanned ahead on the caller\'s thread with the s
   }
 });
 
+test('a tree scanned on the caller\'s thread is known by its size: small, the next scan made ahead of it runs here; large, on the scan thread', async () => {
+  const t = makeTree();
+  try {
+    mkdirSync(join(t.ws, 'small'), { recursive: true });
+    bare(join(t.ws, 'small', 'r', '.git'));
+    for (let i = 0; i < 80; i++) mkdirSync(join(t.ws, 'large', `d${String(i).padStart(3, '0')}`), { recursive: true });
+    const ahead = async (root: string) => {
+      const before = { ...aheadScanCounts };
+      const made = await ScansAhead.make([root], 10_000, 100, NESTED_CONFIG_SCAN, new ScannedRoots());
+      const scan = made.use(() => scanRepositories(root, 10_000, 100, NESTED_CONFIG_SCAN));
+      return { scan, here: aheadScanCounts.here - before.here, offThread: aheadScanCounts.offThread - before.offThread };
+    };
+    const small = toBytes(join(t.ws, 'small'));
+    const large = toBytes(join(t.ws, 'large'));
+    const smallHere = scanRepositories(small, 10_000, 100, NESTED_CONFIG_SCAN);
+    scanRepositories(large, 10_000, 100, NESTED_CONFIG_SCAN);
+    const afterSmall = await ahead(small);
+    assert.equal([afterSmall.here, afterSmall.offThread], [1, 0], 'small: on the caller\'s thread');
+    assert.equal(afterSmall.scan, smallHere, 'the same answer');
+    const afterLarge = await ahead(large);
+    assert.equal([afterLarge.here, afterLarge.offThread], [0, 1], 'large: on the scan thread');
+  } finally {
+    t.cleanup();
+  }
+});
+
 test('the caller\'s thread never waits for the scan thread: asked ifFree while it walks, the scan answers EBUSY; asked plainly, it waits and answers', async () => {
   const binding = loadNative();
   const t = makeTree();
