@@ -3,7 +3,7 @@
 // written and read back, and how a published file gets its second name.
 import { linkSync, writeFileSync } from 'node:fs';
 
-import { packCheck } from './missed-checks.js';
+import { packCheck, packedJsonBytes } from './missed-checks.js';
 import type { OwnEntry } from './own-entries.js';
 
 /** One run's notes as another run takes them (byte-string paths, as in GitGuard). */
@@ -31,11 +31,13 @@ export type PublishedNotesBody = SharedNotes & { check?: { git: object; ownEntri
 /** UTF-8 JSON of values never changed once made, by identity (a look kept across runs, guard-memo.ts). */
 const encoded = new WeakMap<object, Buffer>();
 
-function encodedOnce(value: object, json: () => unknown): Buffer {
+function encodedOnce(value: object, make: () => Buffer): Buffer {
   let bytes = encoded.get(value);
-  if (bytes === undefined) encoded.set(value, (bytes = Buffer.from(JSON.stringify(json()), 'utf8')));
+  if (bytes === undefined) encoded.set(value, (bytes = make()));
   return bytes;
 }
+
+const jsonBytes = (value: unknown): Buffer => Buffer.from(JSON.stringify(value), 'utf8');
 
 /** The last roots encoded beside each list of git roots (a run's roots are a new array each time, with the same strings). */
 const rootsBeside = new WeakMap<readonly string[], { roots: readonly string[]; bytes: Buffer }>();
@@ -60,18 +62,19 @@ export function encodeParts(notes: PublishedNotesBody): Buffer[] {
     text(`{"v":1,"since":${JSON.stringify(since)},"roots":`),
     rootsEncoded(notes),
     text(',"gitRoots":'),
-    encodedOnce(notes.gitRoots, () => notes.gitRoots),
+    encodedOnce(notes.gitRoots, () => jsonBytes(notes.gitRoots)),
     text(',"configs":'),
-    encodedOnce(notes.configs, () => [...notes.configs].map(([path, c]) => [path, c.bytes === undefined ? null : c.bytes.toString('base64'), c.state])),
+    encodedOnce(notes.configs, () => jsonBytes([...notes.configs].map(([path, c]) => [path, c.bytes === undefined ? null : c.bytes.toString('base64'), c.state]))),
     text(',"watched":'),
-    encodedOnce(notes.watched, () => [...notes.watched]),
+    encodedOnce(notes.watched, () => jsonBytes([...notes.watched])),
     text(`,"ownEntries":${JSON.stringify(notes.ownEntries.map((e) => ({ ...e, content: e.content?.toString('base64') })))}`),
   ];
   const check = notes.check;
   if (notes.after !== undefined) parts.push(text(`,"after":${JSON.stringify(notes.after)}`));
   else if (check !== undefined) {
-    parts.push(text(',"after":{"git":'), encodedOnce(check.git, () => packCheck(check.git)));
-    parts.push(text(`,"ownEntries":${JSON.stringify(packCheck(check.ownEntries))},"tools":`), encodedOnce(check.tools, () => packCheck(check.tools)));
+    // A look made afresh (the runs of a burst each make one) is packed straight into bytes.
+    parts.push(text(',"after":{"git":'), encodedOnce(check.git, () => packedJsonBytes(check.git)));
+    parts.push(text(`,"ownEntries":${JSON.stringify(packCheck(check.ownEntries))},"tools":`), encodedOnce(check.tools, () => packedJsonBytes(check.tools)));
     parts.push(text(`,"since":${JSON.stringify(packCheck(check.since))}}`));
   }
   parts.push(text('}'));

@@ -4,7 +4,7 @@
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
-import { packCheck, unpackCheck } from '../../lib/sandbox/missed-checks.js';
+import { packCheck, packedJsonBytes, unpackCheck } from '../../lib/sandbox/missed-checks.js';
 import { decode, encode, encodeParts } from '../../lib/sandbox/run-notes-file.js';
 
 test('maps, sets, buffers, bigints and byte-string paths round-trip through JSON', () => {
@@ -61,6 +61,52 @@ test('notes published in pieces (encodeParts) read back as the whole file encode
   assert.ok(parts.some((part) => again.includes(part) && part.length > 20), 'a piece of the same value is reused');
   assert.is(decode(Buffer.concat(again).toString('utf8'))?.since, 43n);
   assert.is((unpackCheck(decode(Buffer.concat(again).toString('utf8'))?.after) as { since: bigint }).since, 43n);
+});
+
+/** The bytes packedJsonBytes must write: the packed tree's JSON in UTF-8. */
+const viaTree = (value: object) => Buffer.from(JSON.stringify(packCheck(value)), 'utf8');
+
+test('packedJsonBytes writes the bytes of the packed tree\'s JSON for every kind of value the guard holds, and for the edges of JSON', () => {
+  const strings = ['', 'plain', '/w/p\u00e9/\u00ff', 'quote " and \\ backslash', 'tab\tnl\ncr\r\u0000\u001f\u007f', 'emoji \ud83e\udd80', 'lone \ud800 high', 'lone \udfff low', 'line \u2028 sep \u2029', '\u65e5\u672c'];
+  const values: object[] = [
+    {},
+    [],
+    { strings, keys: Object.fromEntries(strings.map((text, i) => [text, i])) },
+    { numbers: [0, -0, 1, -1.5, 0.1, 1e21, 1e-7, 2 ** 53, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY] },
+    { flags: [true, false, null], nested: { none: null, yes: true } },
+    { skipped: undefined, fn: () => 1, sym: Symbol('s'), kept: 'k', inArray: [undefined, () => 2, Symbol('t'), 'x'] },
+    { big: 123456789012345678901234567890n, small: 0n, negative: -5n, list: [1n, 2n] },
+    { bytes: Buffer.from([0, 1, 0xff, 0x5b]), empty: Buffer.alloc(0), typed: new Uint8Array([7, 8]) },
+    new Map<unknown, unknown>([['/w', 'missing:'], [1, undefined], ['fn', () => 3], [2n, new Set(['a', 'b'])], ['m', new Map([['k', Buffer.from('v')]])]]),
+    new Set<unknown>(['a', 1, undefined, null, new Map(), []]),
+    [new Map(), new Set(), {}, [], [[[]]]],
+    { '1': 'digit key', b: 'b', a: 'a', '0': 'zero' },
+    Object.assign(Object.create({ inherited: 'not own' }) as object, { own: 'own' }),
+  ];
+  for (const [i, value] of values.entries()) assert.equal(packedJsonBytes(value), viaTree(value), `value ${i}`);
+});
+
+test('packedJsonBytes of guard-shaped values, generated, and of one larger than its first buffer', () => {
+  let seed = 7;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const text = () => Array.from({ length: Math.floor(random() * 12) }, () => String.fromCharCode(random() < 0.8 ? 0x2f + Math.floor(random() * 75) : Math.floor(random() * 0x3000))).join('');
+  const note = () => ({ path: `/w/${text()}`, states: Array.from({ length: 1 + Math.floor(random() * 3) }, text), bytes: random() < 0.3 ? Buffer.from(text()) : undefined, depth: Math.floor(random() * 9) });
+  for (let round = 0; round < 200; round++) {
+    const guard = {
+      roots: Array.from({ length: Math.floor(random() * 5) }, text),
+      watched: new Map(Array.from({ length: Math.floor(random() * 6) }, () => [text(), text()] as [string, string])),
+      configs: new Map(Array.from({ length: Math.floor(random() * 4) }, () => [text(), { bytes: random() < 0.5 ? Buffer.from(text()) : undefined, state: text() }] as [string, unknown])),
+      notes: new Map(Array.from({ length: Math.floor(random() * 8) }, () => [text(), note()] as [string, unknown])),
+      hookPaths: new Set(Array.from({ length: Math.floor(random() * 3) }, text)),
+      truncated: random() < 0.5,
+      since: BigInt(Math.floor(random() * 1e9)),
+    };
+    assert.equal(packedJsonBytes(guard), viaTree(guard), `round ${round}`);
+  }
+  const large = { notes: new Map(Array.from({ length: 5000 }, (_, i) => [`/w/dir${i}/.vscode/settings.json`, { states: ['missing', `file:${i}`] }])) };
+  assert.equal(packedJsonBytes(large), viaTree(large));
+  assert.ok(viaTree(large).length > 64 * 1024, 'larger than the first buffer');
+  assert.equal(packedJsonBytes({ after: 'large' }), viaTree({ after: 'large' }), 'and a small one after it');
 });
 
 test.run();
