@@ -15,7 +15,7 @@ import { checkGitAfterRun, type ProtectedPathViolation } from './git-check.js';
 import { discoverGit, type GitGuard } from './git-guard.js';
 import { childOf, cleanPosix, parentOf } from './scanned-roots.js';
 import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js';
-import { checkToolConfigs, elidedNote, holdToolConfigs, noteToolConfigsFound, withToolConfigsInFlight, type ToolConfigGuard } from './tool-configs.js';
+import { checkToolConfigs, elidedNote, holdToolConfigs, noteToolConfigsFound, withToolConfigsInFlight, type ToolConfigGuard, type ToolConfigNote } from './tool-configs.js';
 import { toolConfigPathFilter } from './tool-config-paths.js';
 import { lookKept, type QuietSince } from './guard-memo.js';
 import { unpackCheck, type InterruptedRunReport } from './missed-checks.js';
@@ -98,24 +98,45 @@ function takeNotesOfRunsInFlight(guard: ProtectedPathGuard, roots: readonly stri
   const inMine = (bytes: string) => mine.holds(bytes);
   const earlierGitRoots = new DirectorySet(earlier.flatMap((run) => run.gitRoots));
   const underEarlier = (bytes: string) => earlierGitRoots.holds(bytes);
-  // Copies: the notes this run looked at may be kept across runs (guard-memo.ts).
-  guard.git = { ...guard.git, configs: new Map(guard.git.configs), watched: new Map(guard.git.watched) };
-  guard.tools = { ...guard.tools, notes: new Map(guard.tools.notes) };
-  const { configs, watched } = guard.git;
-  for (const [path] of configs) if (underEarlier(path)) configs.set(path, { bytes: undefined, state: UNKNOWN_BEFORE });
+  // The notes this run looked at may be kept across runs (guard-memo.ts): each map is copied at
+  // its first change only. A look that nothing here changes stays the run's own, by identity (its
+  // check then asks the look's watch set, and its packed notes are reused).
+  const git = guard.git;
+  let configs = git.configs;
+  let watched = git.watched;
+  let toolNotes = guard.tools.notes;
+  const setConfig = (path: string, note: { bytes: Buffer | undefined; state: string }) => {
+    if (configs.get(path) === note) return;
+    if (configs === git.configs) configs = new Map(configs);
+    configs.set(path, note);
+  };
+  const setWatched = (path: string, state: string) => {
+    if (watched.get(path) === state) return;
+    if (watched === git.watched) watched = new Map(watched);
+    watched.set(path, state);
+  };
+  const setToolNote = (path: string, note: ToolConfigNote) => {
+    if (toolNotes.get(path) === note) return;
+    if (toolNotes === guard.tools.notes) toolNotes = new Map(toolNotes);
+    toolNotes.set(path, note);
+  };
+  // A config's note: the earliest earlier run's that has it in this run's roots; else this run's
+  // own, which is not trusted (the state before unknown) under an earlier run's roots.
+  const takenConfigs = new Map<string, { bytes: Buffer | undefined; state: string }>();
+  for (const run of earlier) for (const [path, note] of run.configs) if (inMine(path) && !takenConfigs.has(path)) takenConfigs.set(path, note);
+  for (const [path, own] of git.configs) {
+    const unknown = underEarlier(path) && !(own.bytes === undefined && own.state === UNKNOWN_BEFORE);
+    const note = takenConfigs.get(path) ?? (unknown ? { bytes: undefined, state: UNKNOWN_BEFORE } : own);
+    if (note !== own) setConfig(path, note);
+  }
+  for (const [path, note] of takenConfigs) if (!git.configs.has(path)) setConfig(path, note);
   const entries = new Map(guard.ownEntries.filter((e) => !underEarlier(toBytes(e.path))).map((e) => [e.path, e]));
   const taken = new Set<string>();
   for (const run of earlier) {
-    for (const [path, note] of run.configs) {
-      if (inMine(path) && !taken.has(`c${path}`)) {
-        taken.add(`c${path}`);
-        configs.set(path, note);
-      }
-    }
     for (const [path, state] of run.watched) {
       if (inMine(path) && !taken.has(`w${path}`)) {
         taken.add(`w${path}`);
-        watched.set(path, state);
+        setWatched(path, state);
       }
     }
     for (const e of run.ownEntries) if (inMine(toBytes(e.path)) && !entries.has(e.path)) entries.set(e.path, e);
@@ -129,18 +150,20 @@ function takeNotesOfRunsInFlight(guard: ProtectedPathGuard, roots: readonly stri
     for (const [path, note] of tools?.notes ?? []) {
       if (inMine(path) && !taken.has(`t${path}`)) {
         taken.add(`t${path}`);
-        guard.tools.notes.set(path, note);
+        setToolNote(path, note);
       }
     }
     // At the top of a root that run did not note name by name: what it would have noted (missing).
     if (tools?.elided === undefined) continue;
-    for (const [path] of guard.tools.notes) {
+    for (const [path] of toolNotes) {
       const note = taken.has(`t${path}`) ? undefined : elidedNote(tools, path);
       if (note === undefined) continue;
       taken.add(`t${path}`);
-      guard.tools.notes.set(path, note);
+      setToolNote(path, note);
     }
   }
+  if (configs !== git.configs || watched !== git.watched) guard.git = { ...git, configs, watched };
+  if (toolNotes !== guard.tools.notes) guard.tools = { ...guard.tools, notes: toolNotes };
 }
 
 /**

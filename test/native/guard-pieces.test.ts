@@ -13,7 +13,9 @@ import { test as uvuTest } from 'uvu';
 import { prepareLinux } from '../../lib/backend/linux/start.js';
 import { beginGuard, checkProtectedPaths, guardProtectedPaths } from '../../lib/sandbox/protected.js';
 import { runNotesDir } from '../../lib/sandbox/run-notes.js';
+import { guardMemoCounts } from '../../lib/sandbox/guard-memo.js';
 import { hostRepo } from '../helpers/git-host.js';
+import { settle } from '../helpers/guard-root.js';
 import { makeTree } from '../helpers/sandbox.js';
 
 // The shared run notes and the missed checks are Linux's.
@@ -129,6 +131,42 @@ test('a guard given up between pieces leaves no marker and cannot go on', () => 
     a.abandon();
     assert.equal(markers(), []);
     assert.throws(() => a.step(), /given up/);
+  } finally {
+    prepared.release();
+    t.cleanup();
+  }
+});
+
+test('runs in flight that noted nothing else leave a run its own look, by identity; one that noted the state before a change gives its note to a copy, and the look it was taken over is unchanged', async () => {
+  const t = makeTree();
+  const prepared = planOf(t.ws);
+  try {
+    hostRepo(t.ws);
+    const config = join(t.ws, '.git', 'config');
+    // The look made, kept, then given again (guard-memo.ts; a tree is trusted once it has settled).
+    await settle();
+    const reused = guardMemoCounts.reused;
+    for (let i = 0; i < 3; i++) guardProtectedPaths(prepared.plan).release();
+    assert.ok(guardMemoCounts.reused > reused, 'the look is kept');
+    const b = guardProtectedPaths(prepared.plan);
+    const a = guardProtectedPaths(prepared.plan);
+    assert.ok(a.guard.git === b.guard.git, 'the same look: its notes are not copied');
+    assert.ok(a.guard.tools === b.guard.tools, 'the same tool notes: not copied');
+    assert.equal(checkProtectedPaths(a.guard), []);
+    a.release();
+    // B's command plants a key; C looks afresh and takes B's note of the config (the state before).
+    const kept = [...b.guard.git.configs].map(([path, note]) => [path, note.state, note.bytes?.toString('base64')]);
+    const noteOfB = b.guard.git.configs.get(config);
+    writeFileSync(config, PLANTED);
+    const c = guardProtectedPaths(prepared.plan);
+    assert.ok(c.guard.git.configs.get(config) === noteOfB, 'C takes B\'s note of the config');
+    assert.ok(c.guard.git.configs !== b.guard.git.configs);
+    assert.equal([...b.guard.git.configs].map(([path, note]) => [path, note.state, note.bytes?.toString('base64')]), kept, 'B\'s notes are as they were');
+    assert.equal(checkProtectedPaths(b.guard).map((v) => v.path), [config]);
+    b.release();
+    assert.equal(checkProtectedPaths(c.guard), [], 'C\'s command changed nothing');
+    c.release();
+    assert.ok(!readFileSync(config, 'utf8').includes('fsmonitor'), 'the planted key is gone');
   } finally {
     prepared.release();
     t.cleanup();
