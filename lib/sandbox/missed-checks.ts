@@ -54,14 +54,15 @@ function putAscii(text: string): void {
 function putString(text: string): void {
   // JSON's escapes for the rest (non-ASCII characters other than surrogates stay as they are).
   if (!VERBATIM.test(text)) return putRaw(JSON.stringify(text));
-  room(Buffer.byteLength(text, 'utf8') + 2);
+  // At most three bytes per UTF-16 unit (no surrogates here), and the quotes.
+  room(text.length * 3 + 2);
   scratch[written++] = 0x22;
   written += scratch.write(text, written, 'utf8');
   scratch[written++] = 0x22;
 }
 
 function putRaw(text: string): void {
-  room(Buffer.byteLength(text, 'utf8'));
+  room(text.length * 3);
   written += scratch.write(text, written, 'utf8');
 }
 
