@@ -18,6 +18,7 @@ import { checkOwnEntries, noteOwnEntries, type OwnEntry } from './own-entries.js
 import { checkToolConfigs, elidedNote, holdToolConfigs, noteToolConfigsFound, withToolConfigsInFlight, type ToolConfigGuard, type ToolConfigNote } from './tool-configs.js';
 import { toolConfigPathFilter } from './tool-config-paths.js';
 import { lookKept, type QuietSince } from './guard-memo.js';
+import { frozenRoot } from './watched-memo.js';
 import { unpackCheck, type InterruptedRunReport } from './missed-checks.js';
 import { looksNow, TopLooks, unchangedRoots } from './root-tops.js';
 import { claimMissedChecks, openNotingWindow, type NotingWindow, type PublishedNotes, type SharedNotes } from './run-notes.js';
@@ -202,7 +203,7 @@ function userRootsOf(writeRoots: readonly WritableRoot[]): { user: WritableRoot[
   if (made !== undefined) return made;
   const user = writeRoots.filter((w) => w.protectedNames.length > 0);
   const roots = user.map((w) => w.root);
-  if (!Object.isFrozen(writeRoots) || !writeRoots.every((w) => Object.isFrozen(w) && Object.isFrozen(w.protectedNames))) return { user, roots };
+  if (!Object.isFrozen(writeRoots) || !writeRoots.every(frozenRoot)) return { user, roots };
   const frozen = { user: Object.freeze(user) as WritableRoot[], roots: Object.freeze(roots) as string[] };
   userRootsMade.set(writeRoots, frozen);
   return frozen;
