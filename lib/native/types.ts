@@ -81,7 +81,7 @@ export interface NativeBinding {
   probeSync(): NativeProbe;
   spawn(spec: object, onExit: (exit: NativeExit) => void): NativeSpawned;
   /**
-   * `spawn` with the clone and the sandbox's setup on the thread pool: the spec is converted and
+   * `spawn` with the clone and the sandbox's setup on the addon's spawn threads: the spec is converted and
    * the pipes made within the call, the rest does not hold the JavaScript thread (Linux).
    */
   spawnAsync?(spec: object, onExit: (exit: NativeExit) => void): Promise<NativeSpawned>;
@@ -93,11 +93,18 @@ export interface NativeBinding {
   /** Converts a spec once, for the refills of a prewarm pool (an opaque handle for spawnWarm). */
   prepareWarm(spec: object): PreparedWarmSpec;
   /**
-   * A prewarmed sandbox set up on the thread pool; its init waits for one `launch`. With
+   * A prewarmed sandbox set up on the addon's spawn threads; its init waits for one `launch`. With
    * `cgroupProcsFd` (kept open until the promise settles), its first process joins that pids cgroup
    * before anything else, as a cold start's does.
    */
   spawnWarm(spec: object | PreparedWarmSpec, onExit: (exit: NativeExit) => void, cgroupProcsFd?: number): Promise<{ pid: number }>;
+  /**
+   * Linux: mkdir(dir, 0755) and `${max}\n` into its pids.max, off the caller's thread and the libuv
+   * pool; resolves with 0 or the errno of the step that failed (a directory it made is removed).
+   */
+  cgroupMake?(dir: string, max: number): Promise<number>;
+  /** Linux: rmdir(dir) as cgroupMake runs; resolves with 0 or its errno. */
+  cgroupRemove?(dir: string): Promise<number>;
   /** Hands a command to a prewarmed sandbox; null when it is gone or already used. */
   launch(pid: number, launch: object): NativeSpawned | null;
   kill(pid: number, signal: number): boolean;

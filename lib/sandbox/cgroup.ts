@@ -3,10 +3,12 @@
 // RLIMIT_NPROC. Found from /proc/self/cgroup and the mount table (cgroup v1 `pids`, or a v2
 // cgroup whose subtree already delegates `pids`); created before the run, removed after it.
 import { accessSync, closeSync, constants, existsSync, mkdir, mkdirSync, openSync, readFileSync, readdirSync, rmdir, rmdirSync, writeFile, writeFileSync } from 'node:fs';
-import { release } from 'node:os';
+import { constants as osConstants, release } from 'node:os';
 import { join } from 'node:path';
 
 import { SandboxError } from '../errors.js';
+import { loadNative } from '../native/load.js';
+import type { NativeBinding } from '../native/types.js';
 
 /** The directory under which this process may create a pids cgroup, or undefined. */
 export function findPidsCgroupParent(
@@ -269,18 +271,60 @@ function onPool(call: (done: (error: NodeJS.ErrnoException | null) => void) => v
   return new Promise((resolve, reject) => call((error) => (error === null ? resolve() : reject(error))));
 }
 
+const EBUSY = osConstants.errno.EBUSY;
+
+/** The addon's cgroup calls, which run on its spawn threads (undefined without them: the libuv pool then). */
+function nativeCgroups(): Required<Pick<NativeBinding, 'cgroupMake' | 'cgroupRemove'>> | undefined {
+  try {
+    const binding = loadNative();
+    if (binding.cgroupMake === undefined || binding.cgroupRemove === undefined) return undefined;
+    return binding as Required<Pick<NativeBinding, 'cgroupMake' | 'cgroupRemove'>>;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Makes `dir` with its pids.max off the caller's thread: on the addon's spawn threads, whose
+ * hand-over never waits (the libuv pool's can, on a condition variable, while a burst's spawns
+ * keep the CPUs busy), or on the pool without them. Rejects when either step failed; a directory
+ * made is removed again.
+ */
+async function makeCgroup(dir: string, max: number): Promise<void> {
+  const native = nativeCgroups();
+  if (native !== undefined) {
+    const errno = await native.cgroupMake(dir, max);
+    if (errno !== 0) throw new Error(`cgroupMake ${dir}: errno ${errno}`);
+    return;
+  }
+  await onPool((done) => mkdir(dir, { mode: 0o755 }, done));
+  try {
+    await onPool((done) => writeFile(join(dir, 'pids.max'), `${max}\n`, done));
+  } catch (error) {
+    rmdir(dir, () => {});
+    throw error;
+  }
+}
+
+/** rmdir(dir) off the caller's thread, as makeCgroup runs; `done` gets its errno code, or undefined. */
+function removeCgroup(dir: string, done: (code: string | undefined) => void): void {
+  const native = nativeCgroups();
+  if (native === undefined) {
+    rmdir(dir, (error) => done(error?.code));
+    return;
+  }
+  void native.cgroupRemove(dir).then(
+    (errno) => done(errno === 0 ? undefined : errno === EBUSY ? 'EBUSY' : `errno ${errno}`),
+    () => done('failed'),
+  );
+}
+
 /** Makes cgroups of one cap until no start waits (see pidsLimitMade); a failure lets every waiter go. */
 async function makeAhead(key: string, parent: string, max: number, queue: Array<() => void>): Promise<void> {
   try {
     while (queue.length > 0) {
       const dir = nextDir(parent);
-      await onPool((done) => mkdir(dir, { mode: 0o755 }, done));
-      try {
-        await onPool((done) => writeFile(join(dir, 'pids.max'), `${max}\n`, done));
-      } catch (error) {
-        rmdir(dir, () => {});
-        throw error;
-      }
+      await makeCgroup(dir, max);
       const dirs = idle.get(key) ?? [];
       dirs.push({ dir, refused: 0 });
       idle.set(key, dirs);
@@ -350,8 +394,8 @@ export function createPidsLimit(max: number, parent = pidsCgroupParent(), requir
   };
   // Off the caller's thread (the kernel-wide lock of pidsLimitMade), retried while still busy.
   const removeDir = (attempt: number): void =>
-    rmdir(cgroup, (error) => {
-      if (error?.code === 'EBUSY' && attempt < 100) setTimeout(() => removeDir(attempt + 1), 10).unref();
+    removeCgroup(cgroup, (code) => {
+      if (code === 'EBUSY' && attempt < 100) setTimeout(() => removeDir(attempt + 1), 10).unref();
     });
   const remove = (): void => {
     const dirs = idle.get(key) ?? [];

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Prewarmed sandboxes. Creating namespaces, mounts and rulesets is most of a sandbox's start-up
 // cost, so during a burst of commands with the same policy the next sandbox is set up ahead of time
-// on the thread pool. Each is used at most once, only for a command whose freshly computed plan
+// on the addon's spawn threads. Each is used at most once, only for a command whose freshly computed plan
 // (mounts, Landlock rules, seccomp program, network, process cap) is identical, and is killed after
 // being idle. A sandbox's mounts and Landlock rules were taken by path when it was set up and stay
 // on what the paths led to then: when a path is replaced afterwards (a rename over a denied file,
@@ -205,7 +205,7 @@ export class PrewarmPool {
     return count;
   }
 
-  /** How many prewarmed sandboxes are being set up (on the thread pool, not ready yet). */
+  /** How many prewarmed sandboxes are being set up (on the spawn threads, not ready yet). */
   get settingUp(): number {
     let count = 0;
     for (const pending of this.#pending.values()) count += pending;

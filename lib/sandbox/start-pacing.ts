@@ -124,7 +124,7 @@ export function nextPiece<T>(piece: () => T): T | Promise<T> {
 
 /**
  * The piece of a begun start that follows something done off the caller's thread (the clone on
- * the thread pool): completions arrive from the event loop together, 256 of them in one poll for a
+ * a spawn thread): completions arrive from the event loop together, 256 of them in one poll for a
  * burst, and each would otherwise run at once. Runs now when the slice has time left (a slice
  * begins if none has), else on its turn ahead of the starts not begun, as continueTurn does; its
  * turn ends once the piece has returned or thrown.

@@ -12,6 +12,9 @@
 #include "binding/js_errors.h"
 #include "binding/run_members.h"
 #include "binding/spawn_glue.h"
+#if defined(__linux__)
+#include "linux/cgroup_calls.h"
+#endif
 
 namespace {
 
@@ -82,6 +85,9 @@ class Addon : public Napi::Addon<Addon> {
     fs_glue::Export(env, exports);
 #if defined(__APPLE__)
     run_members::Export(env, exports);
+#endif
+#if defined(__linux__)
+    cgroup_calls::Export(env, exports, spawn_glue::MailboxOf(spawn_state_));
 #endif
   }
 

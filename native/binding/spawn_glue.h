@@ -15,8 +15,8 @@ void DestroyState(State* state);
 // spawn(spec, onExit) => { pid, stdin?, stdout?, stderr? } (parent-side descriptors of 'pipe's).
 Napi::Value Spawn(const Napi::CallbackInfo& info, State* state);
 // spawnAsync(spec, onExit) => Promise of the same: the clone and the sandbox's setup run on the
-// thread pool, so the JavaScript thread is not held while they happen (Linux; elsewhere it fails
-// as spawn does).
+// addon's spawn threads (linux/spawn_threads.h), so the JavaScript thread is not held while they
+// happen (Linux; elsewhere it fails as spawn does).
 Napi::Value SpawnAsync(const Napi::CallbackInfo& info, State* state);
 // prepareWarm(spec) => an opaque handle holding the parsed spec, so that refilling a prewarm pool
 // does not convert the same spec again on the JavaScript thread.
@@ -35,3 +35,14 @@ Napi::Value ActiveCount(const Napi::CallbackInfo& info, State* state);
 Napi::Value LandlockAbi(const Napi::CallbackInfo& info, State* state);
 
 }  // namespace spawn_glue
+
+#if defined(__linux__)
+namespace spawn_threads {
+class Mailbox;
+}
+namespace spawn_glue {
+// The environment's way back from the spawn threads (linux/spawn_threads.h); null when it has
+// none. Lives as long as the environment's state.
+spawn_threads::Mailbox* MailboxOf(State* state);
+}  // namespace spawn_glue
+#endif

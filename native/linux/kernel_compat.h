@@ -115,6 +115,9 @@ struct mount_attr_compat {
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
 #ifndef SYS_pidfd_send_signal
 #define SYS_pidfd_send_signal 424
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The process's mount templates (see mount_templates.h): their registry, their builds, and the
 // process's own user namespace that owns them. Spawns run on the JavaScript thread and on the
-// thread pool (prewarming), hence the lock.
+// spawn threads, hence the lock.
 #include "linux/mount_templates.h"
 
 #include <errno.h>

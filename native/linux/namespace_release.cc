@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "linux/namespace_release.h"
 
-#include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <mutex>
+
+#include "linux/pipe_threads.h"
 
 namespace namespace_release {
 namespace {
@@ -34,36 +33,7 @@ void* CloseLoop(void* arg) {
   }
 }
 
-void Start() {
-  int ends[2];
-  if (pipe2(ends, O_CLOEXEC) != 0) return;
-  // The write end never blocks the event loop: a full pipe means the caller closes inline.
-  if (fcntl(ends[1], F_SETFL, O_NONBLOCK) != 0) {
-    close(ends[0]);
-    close(ends[1]);
-    return;
-  }
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&attr, 64 * 1024);
-  // The thread takes no signal meant for the process.
-  sigset_t all;
-  sigset_t old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_t thread;
-  const bool ok = pthread_create(&thread, &attr, CloseLoop,
-                                 reinterpret_cast<void*>(static_cast<intptr_t>(ends[0]))) == 0;
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  pthread_attr_destroy(&attr);
-  if (!ok) {
-    close(ends[0]);
-    close(ends[1]);
-    return;
-  }
-  queue_fd = ends[1];
-}
+void Start() { queue_fd = pipe_threads::Start(CloseLoop, 1, 64 * 1024); }
 
 }  // namespace
 

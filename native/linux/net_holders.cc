@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The process-wide pool of free network-namespace holders (see net_holders.h). Spawns run on the
-// JavaScript thread and on the thread pool (prewarming), hence the lock.
+// JavaScript thread and on the spawn threads, hence the lock.
 #include "linux/net_holders.h"
 
 #include <unistd.h>

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
-// Linux spawn glue: creates the stdio pipes, calls backend::Spawn, and registers the exit watch.
+// Linux spawn glue: creates the stdio pipes, calls backend::Spawn (spawnAsync and spawnWarm on
+// the spawn threads of spawn_threads.h), and registers the exit watch.
 #include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <linux/landlock.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -20,18 +23,28 @@
 #include "linux/exit_watcher.h"
 #include "binding/js_errors.h"
 #include "binding/spawn_glue.h"
-#include "linux/launch_message.h"
+#include "linux/kernel_compat.h"
+#include "linux/launch_send.h"
+#include "linux/mount_templates.h"
+#include "linux/net_holders.h"
 #include "linux/spawn_pipes.h"
+#include "linux/spawn_threads.h"
 
 namespace spawn_glue {
 
 class State {
  public:
-  explicit State(Napi::Env env) : registry(env) {}
+  explicit State(Napi::Env env) : registry(env), mailbox(spawn_threads::Mailbox::Open(env)) {}
+  ~State() {
+    if (mailbox != nullptr) mailbox->Close();
+  }
   exit_watcher::Registry registry;
+  // The spawn threads' way back to this environment (null: every spawn takes the libuv pool).
+  std::shared_ptr<spawn_threads::Mailbox> mailbox;
 };
 
 State* CreateState(Napi::Env env) { return new State(env); }
+spawn_threads::Mailbox* MailboxOf(State* state) { return state->mailbox.get(); }
 void DestroyState(State* state) { delete state; }
 
 namespace {
@@ -53,6 +66,71 @@ net_holders::Holder HolderOf(const backend::SpawnResult& result) {
   holder.netns_fd = result.net_netns_fd;
   return holder;
 }
+
+// A sandbox started for an environment torn down before the start was delivered: killed through
+// its pidfd (its init first, so every process of its pid namespace), reaped, and everything it
+// held let go of. Safe on any thread; nothing of JavaScript is touched.
+void DiscardStarted(backend::SpawnResult* result) {
+  if (result->pidfd >= 0) {
+    syscall(SYS_pidfd_send_signal, result->pidfd, SIGKILL, nullptr, 0);
+    siginfo_t info;
+    while (waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(result->pidfd), &info,
+                  WEXITED) < 0 &&
+           errno == EINTR) {
+    }
+    close(result->pidfd);
+  }
+  if (result->report_fd >= 0) close(result->report_fd);
+  net_holders::Discard(HolderOf(*result));
+  if (result->template_id >= 0) mount_templates::Return(result->template_id);
+  *result = backend::SpawnResult();
+}
+
+// A spawn's promise and exit callback, held as raw handles so that a job orphaned by its
+// environment's teardown holds nothing whose destructor would call into that environment (which
+// frees them itself).
+class JsEnds {
+ public:
+  JsEnds(Napi::Env env, Napi::Function on_exit) : env_(env) {
+    NAPI_THROW_IF_FAILED_VOID(env, napi_create_promise(env, &deferred_, &promise_));
+    NAPI_THROW_IF_FAILED_VOID(env, napi_create_reference(env, on_exit, 1, &on_exit_));
+  }
+  // On the JavaScript thread, in the scope the job was made in.
+  Napi::Promise Promise() const { return Napi::Promise(env_, promise_); }
+  // Settles the promise with `body`'s result (or its error: nothing is thrown) and lets the
+  // callback's reference go. On the JavaScript thread, once.
+  template <typename Body>
+  void Settle(Napi::Env env, Body body) {
+    napi_value value = nullptr;
+    bool ok = false;
+    try {
+      napi_value on_exit = nullptr;
+      napi_get_reference_value(env, on_exit_, &on_exit);
+      Napi::Object out;
+      status::Status s = body(Napi::Function(env, on_exit), &out);
+      ok = s.ok();
+      value = ok ? static_cast<napi_value>(out) : js_errors::FromStatus(env, s).Value();
+    } catch (const Napi::Error& error) {
+      value = error.Value();
+    } catch (...) {
+      // the environment is going away, or memory ran out: no one is left to tell
+    }
+    if (value != nullptr) {
+      if (ok)
+        napi_resolve_deferred(env, deferred_, value);
+      else
+        napi_reject_deferred(env, deferred_, value);
+    }
+    napi_delete_reference(env, on_exit_);
+    on_exit_ = nullptr;
+  }
+
+ private:
+  napi_env env_;
+  napi_deferred deferred_ = nullptr;
+  napi_value promise_ = nullptr;
+  napi_ref on_exit_ = nullptr;
+};
 
 // A cold start in three steps, so that the clone (which holds its thread until the sandbox's
 // first process has set up its mounts, Landlock and seccomp and executed the init) can run off the
@@ -76,11 +154,14 @@ class ColdStart {
     parsed_.spec.linux_spec.mask_watch_fd = state->registry.MaskWatchFd();
   }
 
-  // On the thread pool for spawnAsync: the copy of a prepared policy's parts is made here too.
+  // On a spawn thread for spawnAsync: the copy of a prepared policy's parts is made here too.
   void Run() {
     args::TakePrepared(&parsed_);
     if (status_.ok()) status_ = backend::Spawn(parsed_.spec, &result_);
   }
+
+  // Its environment is gone: a sandbox it started is killed and let go of.
+  void Orphan() { DiscardStarted(&result_); }
 
   // The failure, if any (then nothing is registered); else the result for JavaScript.
   status::Status Finish(Napi::Env env, State* state, Napi::Function on_exit, Napi::Object* out) {
@@ -105,41 +186,36 @@ class ColdStart {
   status::Status status_;
 };
 
-// A cold start on the libuv thread pool: the JavaScript thread converts the spec and makes the
-// pipes, a pool thread clones, and the JavaScript thread registers the result. The promise
-// settles with the result or the start's error; nothing is thrown out of the callback.
-class ColdWorker : public Napi::AsyncWorker {
+// spawnAsync's start: Begin on the JavaScript thread, the clone on a spawn thread, Finish back on
+// the JavaScript thread. The promise settles with the result or the start's error.
+class ColdJob : public spawn_threads::Job {
  public:
-  ColdWorker(Napi::Env env, State* state, args::ParsedSpawn parsed, Napi::Function on_exit)
-      : Napi::AsyncWorker(env),
-        state_(state),
-        cold_(std::move(parsed)),
-        deferred_(Napi::Promise::Deferred::New(env)),
-        on_exit_(Napi::Persistent(on_exit)) {
+  ColdJob(Napi::Env env, State* state, args::ParsedSpawn parsed, Napi::Function on_exit)
+      : state_(state), cold_(std::move(parsed)), js_(env, on_exit) {
     cold_.Begin(state);
   }
-
-  Napi::Promise Promise() { return deferred_.Promise(); }
-
-  void Execute() override { cold_.Run(); }
-
-  void OnOK() override {
-    Napi::Env env = Env();
-    Napi::Object out;
-    status::Status s = cold_.Finish(env, state_, on_exit_.Value(), &out);
-    if (!s.ok()) {
-      deferred_.Reject(js_errors::FromStatus(env, s).Value());
-      return;
-    }
-    deferred_.Resolve(out);
+  Napi::Promise Promise() const { return js_.Promise(); }
+  void Run() override { cold_.Run(); }
+  void Deliver(Napi::Env env) override {
+    js_.Settle(env, [&](Napi::Function on_exit, Napi::Object* out) {
+      return cold_.Finish(env, state_, on_exit, out);
+    });
   }
+  void Orphan() override { cold_.Orphan(); }
 
  private:
   State* state_;
   ColdStart cold_;
-  Napi::Promise::Deferred deferred_;
-  Napi::FunctionReference on_exit_;
+  JsEnds js_;
 };
+
+// Hands `job` to a spawn thread (or else the libuv pool); returns its promise.
+template <typename SomeJob>
+Napi::Promise Queue(Napi::Env env, State* state, SomeJob* job) {
+  Napi::Promise promise = job->Promise();
+  spawn_threads::Queue(env, state->mailbox.get(), job);
+  return promise;
+}
 
 }  // namespace
 
@@ -162,53 +238,46 @@ Napi::Value SpawnAsync(const Napi::CallbackInfo& info, State* state) {
   if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsFunction()) {
     throw Napi::TypeError::New(env, "spawnAsync(spec, onExit) expects an object and a function");
   }
-  ColdWorker* worker = new ColdWorker(env, state, args::ParseSpawnSpec(info[0].As<Napi::Object>()),
-                                      info[1].As<Napi::Function>());
-  Napi::Promise promise = worker->Promise();
-  worker->Queue();
-  return promise;
+  return Queue(env, state,
+               new ColdJob(env, state, args::ParseSpawnSpec(info[0].As<Napi::Object>()),
+                           info[1].As<Napi::Function>()));
 }
 
 namespace {
 
-// Sets up a prewarmed sandbox on the libuv thread pool: the clone and the whole setup happen off
-// the JavaScript thread, which only registers the result.
-class WarmWorker : public Napi::AsyncWorker {
+// Sets up a prewarmed sandbox on a spawn thread: the clone and the whole setup happen off the
+// JavaScript thread, which only registers the result.
+class WarmJob : public spawn_threads::Job {
  public:
   // `source`: the parsed spec, shared with the prepareWarm handle it may come from (never changed
-  // once made); the worker copies it on its own thread. `cgroup_procs_fd`, when given, replaces the
+  // once made); the job copies it on its own thread. `cgroup_procs_fd`, when given, replaces the
   // spec's.
-  WarmWorker(Napi::Env env, State* state, std::shared_ptr<const args::ParsedSpawn> source,
-             std::optional<int> cgroup_procs_fd, Napi::Function on_exit)
-      : Napi::AsyncWorker(env),
-        state_(state),
+  WarmJob(Napi::Env env, State* state, std::shared_ptr<const args::ParsedSpawn> source,
+          std::optional<int> cgroup_procs_fd, Napi::Function on_exit)
+      : state_(state),
         source_(std::move(source)),
         cgroup_procs_fd_(cgroup_procs_fd),
-        deferred_(Napi::Promise::Deferred::New(env)),
-        on_exit_(Napi::Persistent(on_exit)) {}
-
-  ~WarmWorker() override {
-    if (child_control_ >= 0) close(child_control_);
-    if (parent_control_ >= 0) close(parent_control_);
-  }
-
-  Napi::Promise Promise() { return deferred_.Promise(); }
-
-  bool Prepare() {
+        js_(env, on_exit) {
     int pair[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
       status_ = status::Fail("spawn_failed", errno, "socketpair(launch)");
-      return false;
+      return;
     }
     parent_control_ = pair[0];
     child_control_ = pair[1];
     mask_watch_fd_ = state_->registry.MaskWatchFd();
-    return true;
   }
 
-  // The copy of a policy's spec (thousands of mounts and rules for a large one) is made here, on
-  // the pool's thread, not on the caller's.
-  void Execute() override {
+  ~WarmJob() override {
+    if (child_control_ >= 0) close(child_control_);
+    if (parent_control_ >= 0) close(parent_control_);
+  }
+
+  Napi::Promise Promise() const { return js_.Promise(); }
+
+  // The copy of a policy's spec (thousands of mounts and rules for a large one) is made here, off
+  // the caller's thread.
+  void Run() override {
     if (!status_.ok()) return;
     parsed_ = *source_;
     parsed_.spec.control_fd = child_control_;
@@ -218,24 +287,24 @@ class WarmWorker : public Napi::AsyncWorker {
     status_ = backend::Spawn(parsed_.spec, &result_);
   }
 
-  void OnOK() override {
-    Napi::Env env = Env();
+  void Deliver(Napi::Env env) override {
     close(child_control_);
     child_control_ = -1;
-    if (!status_.ok()) {
-      deferred_.Reject(js_errors::FromStatus(env, status_).Value());
-      return;
-    }
-    exit_watcher::Watch* watch =
-        state_->registry.Add(result_.pid, result_.pidfd, result_.report_fd, HolderOf(result_),
-                             on_exit_.Value(), parent_control_);
-    watch->mask_wds = std::move(result_.mask_wds);
-    watch->template_id = result_.template_id;
-    parent_control_ = -1;
-    Napi::Object out = Napi::Object::New(env);
-    out.Set("pid", Napi::Number::New(env, static_cast<double>(result_.pid)));
-    deferred_.Resolve(out);
+    js_.Settle(env, [&](Napi::Function on_exit, Napi::Object* out) {
+      if (!status_.ok()) return status_;
+      exit_watcher::Watch* watch =
+          state_->registry.Add(result_.pid, result_.pidfd, result_.report_fd, HolderOf(result_),
+                               on_exit, parent_control_);
+      watch->mask_wds = std::move(result_.mask_wds);
+      watch->template_id = result_.template_id;
+      parent_control_ = -1;
+      *out = Napi::Object::New(env);
+      out->Set("pid", Napi::Number::New(env, static_cast<double>(result_.pid)));
+      return status::Ok();
+    });
   }
+
+  void Orphan() override { DiscardStarted(&result_); }
 
  private:
   State* state_;
@@ -243,71 +312,12 @@ class WarmWorker : public Napi::AsyncWorker {
   std::optional<int> cgroup_procs_fd_;
   int mask_watch_fd_ = -1;
   args::ParsedSpawn parsed_;
-  Napi::Promise::Deferred deferred_;
-  Napi::FunctionReference on_exit_;
+  JsEnds js_;
   backend::SpawnResult result_;
   status::Status status_;
   int parent_control_ = -1;
   int child_control_ = -1;
 };
-
-bool SendAll(int fd, const char* data, size_t len) {
-  while (len > 0) {
-    ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    len -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// Sends the launch message: header, limits and strings in one buffer, with the three descriptors
-// attached to its first byte. One sendmsg wakes the waiting command process once.
-bool SendLaunch(int socket_fd, const args::ParsedLaunch& launch, const int* fds) {
-  launch_message::Header header;
-  header.magic = launch_message::kMagic;
-  header.argc = static_cast<uint32_t>(launch.argv.size());
-  header.envc = static_cast<uint32_t>(launch.envp.size());
-  header.rlimit_count = static_cast<uint32_t>(launch.rlimits.size());
-  size_t payload_len = launch.cwd.size() + 1;
-  for (const std::string& arg : launch.argv) payload_len += arg.size() + 1;
-  for (const std::string& var : launch.envp) payload_len += var.size() + 1;
-  if (payload_len > launch_message::kMaxPayload) return false;
-  header.payload_len = static_cast<uint32_t>(payload_len);
-  std::string message(reinterpret_cast<const char*>(&header), sizeof header);
-  message.reserve(sizeof header + launch.rlimits.size() * sizeof(launch_message::Rlimit) +
-                  payload_len);
-  for (const backend::ResourceLimit& l : launch.rlimits) {
-    launch_message::Rlimit record = {static_cast<uint64_t>(l.resource), l.soft, l.hard};
-    message.append(reinterpret_cast<const char*>(&record), sizeof record);
-  }
-  for (const std::string& arg : launch.argv) message.append(arg).push_back('\0');
-  for (const std::string& var : launch.envp) message.append(var).push_back('\0');
-  message.append(launch.cwd).push_back('\0');
-
-  struct iovec iov = {message.data(), message.size()};
-  char cbuf[CMSG_SPACE(3 * sizeof(int))];
-  memset(cbuf, 0, sizeof cbuf);
-  struct msghdr msg;
-  memset(&msg, 0, sizeof msg);
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = cbuf;
-  msg.msg_controllen = sizeof cbuf;
-  struct cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-  cmsg->cmsg_level = SOL_SOCKET;
-  cmsg->cmsg_type = SCM_RIGHTS;
-  cmsg->cmsg_len = CMSG_LEN(3 * sizeof(int));
-  memcpy(CMSG_DATA(cmsg), fds, 3 * sizeof(int));
-  ssize_t n;
-  do {
-    n = sendmsg(socket_fd, &msg, MSG_NOSIGNAL);
-  } while (n < 0 && errno == EINTR);
-  if (n <= 0) return false;
-  // A message larger than the socket buffer goes out in more sends.
-  return SendAll(socket_fd, message.data() + n, message.size() - static_cast<size_t>(n));
-}
 
 }  // namespace
 
@@ -341,12 +351,9 @@ Napi::Value SpawnWarm(const Napi::CallbackInfo& info, State* state) {
   std::optional<int> cgroup_procs_fd;
   if (info.Length() > 2 && info[2].IsNumber())
     cgroup_procs_fd = info[2].As<Napi::Number>().Int32Value();
-  WarmWorker* worker =
-      new WarmWorker(env, state, std::move(source), cgroup_procs_fd, info[1].As<Napi::Function>());
-  Napi::Promise promise = worker->Promise();
-  worker->Prepare();
-  worker->Queue();
-  return promise;
+  return Queue(
+      env, state,
+      new WarmJob(env, state, std::move(source), cgroup_procs_fd, info[1].As<Napi::Function>()));
 }
 
 Napi::Value Launch(const Napi::CallbackInfo& info, State* state) {
@@ -369,7 +376,7 @@ Napi::Value Launch(const Napi::CallbackInfo& info, State* state) {
     if (devnull < 0) s = status::Fail("spawn_failed", errno, "open(/dev/null)");
     child_fds[i] = devnull;
   }
-  bool sent = s.ok() && SendLaunch(watch->control_fd, launch, child_fds);
+  bool sent = s.ok() && launch_send::Send(watch->control_fd, launch, child_fds);
   if (devnull >= 0) close(devnull);
   pipes.CloseChildEnds();
   close(watch->control_fd);

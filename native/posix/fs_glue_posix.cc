@@ -106,10 +106,10 @@ Napi::Value ScanGit(const Napi::CallbackInfo& info) { return FsCall(info, FsScan
 
 // Work on a thread of its own, started on first use and kept, that runs its jobs in order; each
 // job then goes to the JavaScript thread through a thread-safe function of its own, whose callback
-// resolves the job's promise with its answer. Not the libuv pool: a burst of cold starts holds its
-// threads with clones (each until the sandbox has set itself up), and a job queued behind them
-// would wait that long. The promise never rejects: null for a fault, or when the JavaScript side
-// went away before the answer.
+// resolves the job's promise with its answer. Not the libuv pool: whatever else is queued there
+// (a caller's file work, clones when the spawn threads are unavailable) would delay the job, and
+// a hand-over there can hold the caller's thread in a condition variable. The promise never
+// rejects: null for a fault, or when the JavaScript side went away before the answer.
 struct Job {
   explicit Job(Napi::Env env) : deferred(Napi::Promise::Deferred::New(env)) {}
   virtual ~Job() = default;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// runSandboxed's cold starts clone on the thread pool (the addon's spawnAsync): the JavaScript
-// thread converts the spec and makes the pipes, a pool thread clones and waits for the sandbox's
+// runSandboxed's cold starts clone off the JavaScript thread (the addon's spawnAsync): the JavaScript
+// thread converts the spec and makes the pipes, a spawn thread clones and waits for the sandbox's
 // setup, and the JavaScript thread registers the result. Each start of a burst must get its own
 // streams and exit, a clone that fails must reject with the layer's error and leave no descriptor
 // or watch behind, and an exit listener's error must stay an ordinary uncaught exception.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Pids cgroups made ahead off the caller's thread (pidsLimitMade): a start that would otherwise
-// mkdir one on the event loop's thread waits for one made on the thread pool, then takes it. Run
+// mkdir one on the event loop's thread waits for one made off it (the addon's spawn threads), then takes it. Run
 // against a plain directory standing in for a cgroup parent (mkdir and the pids.max write behave
 // the same there; the cgroup's own pids.current is written by the test).
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

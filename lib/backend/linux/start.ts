@@ -284,7 +284,7 @@ type LinuxStart =
 /**
  * Everything of a Linux start that runs on the caller's thread: the cheap checks, the git guard,
  * the spec, a prewarmed sandbox when one matches. A cold start's clone is left to the caller
- * (startLinux makes it within the call, startLinuxAsync on the thread pool).
+ * (startLinux makes it within the call, startLinuxAsync on the addon's spawn threads).
  */
 function beginLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) => void): LinuxStart {
   return decideLinux(prepared, io, onExit, noteLinux(prepared));
@@ -413,7 +413,7 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
       // command took the CPU its command, its init, its namespaces' teardown and the check need
       // (on two cores a prewarmed run was slower than a cold one), and a sandbox warmed during a
       // long command sits idle. It starts before the exit is delivered: the clone and the set-up
-      // run on the thread pool while the caller's next start (plan, notes, spec) holds its own
+      // run on a spawn thread while the caller's next start (plan, notes, spec) holds its own
       // thread, instead of after that start, beside its command. Prewarming is an optimisation:
       // nothing it throws reaches the check's result.
       let warm: (() => void) | undefined;
@@ -502,7 +502,7 @@ export function startLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: Os
 }
 
 /**
- * startLinux with a cold start's clone on the thread pool (the `AsyncStarter` of this backend):
+ * startLinux with a cold start's clone on the addon's spawn threads (the `AsyncStarter` of this backend):
  * the clone holds its thread until the sandbox's first process has set up its mounts, Landlock and
  * seccomp and executed the init, tens of milliseconds for a large policy, which the caller's event
  * loop no longer waits for. Everything that decides the start still happens within the call.

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+#include "linux/spawn_threads.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "linux/pipe_threads.h"
+
+namespace spawn_threads {
+
+// What goes through the pipe: one pointer (a pipe write of up to PIPE_BUF bytes is atomic, so
+// each read of one pointer's size takes one whole hand-over).
+struct Posted {
+  Job* job;
+  std::shared_ptr<Mailbox> mailbox;
+};
+
+namespace {
+
+// The write end of the spawn threads' pipe; -1 when they could not be started.
+int queue_fd = -1;
+std::once_flag started;
+
+// As many threads as the libuv pool has (UV_THREADPOOL_SIZE, default 4, at most 1,024): as many
+// clones at once as when they ran there.
+int ThreadCount() {
+  const char* size = getenv("UV_THREADPOOL_SIZE");
+  long n = size != nullptr ? strtol(size, nullptr, 10) : 4;
+  if (n < 1) n = 1;
+  if (n > 1024) n = 1024;
+  return static_cast<int>(n);
+}
+
+// Takes hand-overs from the pipe one at a time, for the life of the process. The kernel wakes
+// one reader per write to an empty pipe, and a reader that leaves data behind wakes the next.
+void* SpawnLoop(void* arg) {
+  const int read_fd = static_cast<int>(reinterpret_cast<intptr_t>(arg));
+  for (;;) {
+    Posted* posted = nullptr;
+    ssize_t n = read(read_fd, &posted, sizeof(posted));
+    if (n < 0 && errno == EINTR) continue;
+    if (n != static_cast<ssize_t>(sizeof(posted))) return nullptr;
+    std::unique_ptr<Posted> owned(posted);
+    try {
+      owned->job->Run();
+    } catch (...) {
+      // Run reports its failures in the job; memory running out leaves it not started
+    }
+    std::shared_ptr<Mailbox> mailbox = std::move(owned->mailbox);
+    mailbox->Return(owned->job);
+  }
+}
+
+// The clones run on stacks of their own (spawn_linux.cc), not on these threads' stacks.
+void Start() { queue_fd = pipe_threads::Start(SpawnLoop, ThreadCount(), 1024 * 1024); }
+
+}  // namespace
+
+std::shared_ptr<Mailbox> Mailbox::Open(Napi::Env env) {
+  uv_loop_t* loop = nullptr;
+  if (napi_get_uv_event_loop(env, &loop) != napi_ok || loop == nullptr) return nullptr;
+  auto mailbox = std::make_shared<Mailbox>();
+  auto* async = new uv_async_t;
+  if (uv_async_init(loop, async, OnAsync) != 0) {
+    delete async;
+    return nullptr;
+  }
+  uv_unref(reinterpret_cast<uv_handle_t*>(async));
+  async->data = mailbox.get();
+  mailbox->env_ = env;
+  mailbox->async_ = async;
+  mailbox->context_ = new Napi::AsyncContext(env, "zero-sandbox:spawn");
+  return mailbox;
+}
+
+void Mailbox::Close() {
+  closed_.store(true);
+  // A spawn thread that saw the mailbox open is between that check and its uv_async_send: the
+  // handle stays until it is done (a teardown with a start finishing at that instant, so rare and
+  // short).
+  while (returning_.load() > 0) sched_yield();
+  uv_close(reinterpret_cast<uv_handle_t*>(async_),
+           [](uv_handle_t* handle) { delete reinterpret_cast<uv_async_t*>(handle); });
+  async_ = nullptr;
+  // The context belongs to an environment being torn down: left to it, as the exit watcher does.
+  context_ = nullptr;
+  for (Job* job = done_.exchange(nullptr); job != nullptr;) {
+    Job* next = job->next_done_;
+    job->Orphan();
+    delete job;
+    job = next;
+  }
+}
+
+bool Mailbox::Post(Mailbox* mailbox, Job* job) {
+  if (mailbox == nullptr) return false;
+  std::call_once(started, Start);
+  if (queue_fd < 0) return false;
+  auto* posted = new Posted{job, mailbox->shared_from_this()};
+  ssize_t n;
+  do {
+    n = write(queue_fd, &posted, sizeof(posted));
+  } while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(sizeof(posted))) {
+    posted->job = nullptr;
+    delete posted;
+    return false;
+  }
+  if (mailbox->in_flight_++ == 0) uv_ref(reinterpret_cast<uv_handle_t*>(mailbox->async_));
+  return true;
+}
+
+void Mailbox::Return(Job* job) {
+  // Counted before closed_ is read, as Close sets closed_ before it reads the count (both
+  // sequentially consistent): either Close waits for this send, or this sees the mailbox closed.
+  returning_.fetch_add(1);
+  if (!closed_.load()) {
+    job->next_done_ = done_.load(std::memory_order_relaxed);
+    while (!done_.compare_exchange_weak(job->next_done_, job, std::memory_order_release,
+                                        std::memory_order_relaxed)) {
+    }
+    uv_async_send(async_);
+    returning_.fetch_sub(1);
+    return;
+  }
+  returning_.fetch_sub(1);
+  job->Orphan();
+  delete job;
+}
+
+void Mailbox::OnAsync(uv_async_t* handle) {
+  auto* mailbox = static_cast<Mailbox*>(handle->data);
+  // Taken all at once (so no job is popped twice), newest first: put back in the order they ended.
+  std::vector<Job*> jobs;
+  for (Job* job = mailbox->done_.exchange(nullptr, std::memory_order_acquire); job != nullptr;
+       job = job->next_done_)
+    jobs.push_back(job);
+  std::reverse(jobs.begin(), jobs.end());
+  const size_t count = jobs.size();
+  if (count == 0) return;
+  // A libuv callback has no JavaScript frame above it: nothing may escape it. Deliver catches
+  // its own errors; this catches the scopes' (the environment going away, memory running out),
+  // and the jobs not delivered then are orphaned.
+  size_t next = 0;
+  try {
+    Napi::Env env = mailbox->env_;
+    Napi::HandleScope scope(env);
+    Napi::CallbackScope callback_scope(env, *mailbox->context_);
+    for (; next < count; ++next) {
+      std::unique_ptr<Job> job(jobs[next]);
+      jobs[next] = nullptr;
+      job->Deliver(env);
+    }
+  } catch (...) {
+    // handled below
+  }
+  for (; next < count; ++next) {
+    if (jobs[next] == nullptr) continue;
+    jobs[next]->Orphan();
+    delete jobs[next];
+  }
+  mailbox->in_flight_ -= count < mailbox->in_flight_ ? count : mailbox->in_flight_;
+  if (mailbox->in_flight_ == 0 && mailbox->async_ != nullptr)
+    uv_unref(reinterpret_cast<uv_handle_t*>(mailbox->async_));
+}
+
+namespace {
+
+class PoolWorker : public Napi::AsyncWorker {
+ public:
+  PoolWorker(Napi::Env env, Job* job) : Napi::AsyncWorker(env), job_(job) {}
+  void Execute() override { job_->Run(); }
+  void OnOK() override { job_->Deliver(Env()); }
+
+ private:
+  std::unique_ptr<Job> job_;
+};
+
+}  // namespace
+
+void Queue(Napi::Env env, Mailbox* mailbox, Job* job) {
+  if (!Mailbox::Post(mailbox, job)) (new PoolWorker(env, job))->Queue();
+}
+
+}  // namespace spawn_threads
