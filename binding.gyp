@@ -25,7 +25,8 @@
       ],
       "defines": [
         "NAPI_VERSION=9",
-        "NODE_ADDON_API_DISABLE_DEPRECATED"
+        "NODE_ADDON_API_DISABLE_DEPRECATED",
+        "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"
       ],
       "conditions": [
         ["OS=='linux'", {
@@ -35,6 +36,8 @@
             "native/posix/fs_inspect_many.cc",
             "native/posix/fs_remove.cc",
             "native/posix/git_scan.cc",
+            "native/posix/job_threads.cc",
+            "native/posix/pipe_threads.cc",
             "native/posix/root_walk.cc",
             "native/linux/capture_buffer.cc",
             "native/linux/cgroup_calls.cc",
@@ -47,13 +50,11 @@
             "native/linux/exit_watcher.cc",
             "native/linux/namespace_release.cc",
             "native/linux/net_holders.cc",
-            "native/linux/pipe_threads.cc",
             "native/linux/probe_linux.cc",
             "native/linux/spawn_glue_linux.cc",
             "native/linux/spawn_linux.cc",
             "native/linux/spawn_pipes.cc",
             "native/linux/spawn_plan.cc",
-            "native/linux/spawn_threads.cc",
             "native/linux/watch_sets.cc",
             "native/linux/watched_looks.cc"
           ],
@@ -66,6 +67,8 @@
             "native/posix/fs_inspect_many.cc",
             "native/posix/fs_remove.cc",
             "native/posix/git_scan.cc",
+            "native/posix/job_threads.cc",
+            "native/posix/pipe_threads.cc",
             "native/posix/root_walk.cc",
             "native/macos/probe_macos.cc",
             "native/macos/run_members.cc",

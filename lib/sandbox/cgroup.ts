@@ -169,7 +169,18 @@ function refusedForks(dir: string): number {
 // ahead for starts that wait for one (pidsLimitMade) are kept here too, over the bound: each has a
 // start waiting for it.
 const IDLE_LIMIT = 8;
-const idle = new Map<string, Array<{ dir: string; refused: number }>>();
+/**
+ * A kept cgroup: its refused-fork count when it was kept, and `empty` once pids.current read 0. An
+ * emptied cgroup nobody uses stays empty (a task enters one only by a write to its cgroup.procs,
+ * which only a run that takes it makes, or by a fork of a member, and it has none), so that answer
+ * is not asked of the kernel again.
+ */
+interface IdleCgroup {
+  dir: string;
+  refused: number;
+  empty?: boolean;
+}
+const idle = new Map<string, IdleCgroup[]>();
 let exitHook = false;
 
 function removeIdleOnExit(): void {
@@ -196,13 +207,19 @@ function isEmpty(dir: string): boolean {
   }
 }
 
+/** Whether a kept cgroup is empty now (asked of the kernel until it first is). */
+function idleEmpty(entry: IdleCgroup): boolean {
+  if (entry.empty !== true) entry.empty = isEmpty(entry.dir);
+  return entry.empty;
+}
+
 /** An emptied cgroup of this cap kept from an earlier run (with its refused-fork count), or undefined. */
-function takeIdle(key: string): { dir: string; refused: number } | undefined {
+function takeIdle(key: string): IdleCgroup | undefined {
   const dirs = idle.get(key);
   if (dirs === undefined) return undefined;
   for (let i = 0; i < dirs.length; i++) {
-    const entry = dirs[i] as { dir: string; refused: number };
-    if (isEmpty(entry.dir)) {
+    const entry = dirs[i] as IdleCgroup;
+    if (idleEmpty(entry)) {
       dirs.splice(i, 1);
       return entry;
     }
@@ -220,8 +237,8 @@ export function pidsLimitKept(max: number, parent = pidsCgroupParent()): boolean
   const dirs = idle.get(`${parent}\0${max}`);
   if (dirs === undefined) return false;
   for (let i = 0; i < dirs.length; i++) {
-    const entry = dirs[i] as { dir: string; refused: number };
-    if (isEmpty(entry.dir)) {
+    const entry = dirs[i] as IdleCgroup;
+    if (idleEmpty(entry)) {
       if (i > 0) {
         dirs.splice(i, 1);
         dirs.unshift(entry);
@@ -326,7 +343,8 @@ async function makeAhead(key: string, parent: string, max: number, queue: Array<
       const dir = nextDir(parent);
       await makeCgroup(dir, max);
       const dirs = idle.get(key) ?? [];
-      dirs.push({ dir, refused: 0 });
+      // Made now: no task has entered it.
+      dirs.push({ dir, refused: 0, empty: true });
       idle.set(key, dirs);
       removeIdleOnExit();
       (queue.shift() as () => void)();

@@ -34,9 +34,16 @@ export function processStart(pid: number): string | undefined {
   }
 }
 
+// This process's start time does not change while it runs: read once per pid.
+let self: Readonly<LeaseOwner> | undefined;
+
 /** This process as a lease owner. */
 export function currentOwner(): LeaseOwner {
-  return { pid: process.pid, start: processStart(process.pid) ?? '' };
+  if (self?.pid === process.pid) return { ...self };
+  const start = processStart(process.pid);
+  // A failed read is not kept: the next call reads again.
+  if (start !== undefined && start !== '') self = Object.freeze({ pid: process.pid, start });
+  return { pid: process.pid, start: start ?? '' };
 }
 
 /** The file name a lease or mutex of this owner carries. */

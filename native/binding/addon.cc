@@ -5,6 +5,8 @@
 // process listing (run_members.h).
 #include <napi.h>
 
+#include <memory>
+
 #include "binding/args.h"
 #include "binding/backend.h"
 #include "binding/fs_glue.h"
@@ -14,6 +16,9 @@
 #include "binding/spawn_glue.h"
 #if defined(__linux__)
 #include "linux/cgroup_calls.h"
+#endif
+#if !defined(_WIN32)
+#include "posix/job_threads.h"
 #endif
 
 namespace {
@@ -67,7 +72,8 @@ class ProbeWorker : public Napi::AsyncWorker {
 
 class Addon : public Napi::Addon<Addon> {
  public:
-  Addon(Napi::Env env, Napi::Object exports) : spawn_state_(spawn_glue::CreateState(env)) {
+  Addon(Napi::Env env, Napi::Object exports)
+      : mailbox_(OpenMailbox(env)), spawn_state_(spawn_glue::CreateState(env, mailbox_.get())) {
     DefineAddon(exports, {
                              InstanceMethod("probe", &Addon::Probe),
                              InstanceMethod("probeSync", &Addon::ProbeSync),
@@ -82,16 +88,23 @@ class Addon : public Napi::Addon<Addon> {
                              InstanceMethod("landlockAbi", &Addon::LandlockAbi),
                              InstanceMethod("watchHangup", &Addon::WatchHangup),
                          });
-    fs_glue::Export(env, exports);
+    fs_glue::Export(env, exports, mailbox_.get());
 #if defined(__APPLE__)
     run_members::Export(env, exports);
 #endif
 #if defined(__linux__)
-    cgroup_calls::Export(env, exports, spawn_glue::MailboxOf(spawn_state_));
+    cgroup_calls::Export(env, exports, mailbox_.get());
 #endif
   }
 
-  ~Addon() { spawn_glue::DestroyState(spawn_state_); }
+  // The mailbox closes first: work that ends from here on is orphaned, never delivered into the
+  // state being destroyed.
+  ~Addon() {
+#if !defined(_WIN32)
+    if (mailbox_ != nullptr) mailbox_->Close();
+#endif
+    spawn_glue::DestroyState(spawn_state_);
+  }
 
  private:
   Napi::Value Spawn(const Napi::CallbackInfo& info) {
@@ -122,6 +135,17 @@ class Addon : public Napi::Addon<Addon> {
     return hangup_watch::WatchHangup(info);
   }
 
+  static std::shared_ptr<job_threads::Mailbox> OpenMailbox(Napi::Env env) {
+#if defined(_WIN32)
+    (void)env;
+    return nullptr;
+#else
+    return job_threads::Mailbox::Open(env);
+#endif
+  }
+
+  // The environment's way back from the addon's job threads (POSIX; null on Windows).
+  std::shared_ptr<job_threads::Mailbox> mailbox_;
   spawn_glue::State* spawn_state_;
 
   Napi::Value Probe(const Napi::CallbackInfo& info) {

@@ -13,10 +13,15 @@
 
 #include "binding/fs_beneath.h"
 
+namespace job_threads {
+class Mailbox;
+}
+
 namespace fs_glue {
 
-// Adds this platform's file verbs to the addon's exports.
-void Export(Napi::Env env, Napi::Object exports);
+// Adds this platform's file verbs to the addon's exports. `mailbox` (POSIX; may be null): the
+// environment's way back from the addon's job threads, which run fsScanGitAsync and fsRemoveAsync.
+void Export(Napi::Env env, Napi::Object exports, job_threads::Mailbox* mailbox);
 
 // Adds the verbs of binding/fs_beneath.h (every platform's Export calls it).
 void ExportVerbs(Napi::Env env, Napi::Object exports);

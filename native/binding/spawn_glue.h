@@ -5,17 +5,23 @@
 
 #include <napi.h>
 
+namespace job_threads {
+class Mailbox;
+}
+
 namespace spawn_glue {
 
 class State;
 
-State* CreateState(Napi::Env env);
+// `mailbox`: the environment's way back from the addon's job threads (posix/job_threads.h; null on
+// Windows or when the environment has none). The addon owns it and closes it before DestroyState.
+State* CreateState(Napi::Env env, job_threads::Mailbox* mailbox);
 void DestroyState(State* state);
 
 // spawn(spec, onExit) => { pid, stdin?, stdout?, stderr? } (parent-side descriptors of 'pipe's).
 Napi::Value Spawn(const Napi::CallbackInfo& info, State* state);
 // spawnAsync(spec, onExit) => Promise of the same: the clone and the sandbox's setup run on the
-// addon's spawn threads (linux/spawn_threads.h), so the JavaScript thread is not held while they
+// addon's job threads (posix/job_threads.h), so the JavaScript thread is not held while they
 // happen (Linux; elsewhere it fails as spawn does).
 Napi::Value SpawnAsync(const Napi::CallbackInfo& info, State* state);
 // prepareWarm(spec) => an opaque handle holding the parsed spec, so that refilling a prewarm pool
@@ -35,14 +41,3 @@ Napi::Value ActiveCount(const Napi::CallbackInfo& info, State* state);
 Napi::Value LandlockAbi(const Napi::CallbackInfo& info, State* state);
 
 }  // namespace spawn_glue
-
-#if defined(__linux__)
-namespace spawn_threads {
-class Mailbox;
-}
-namespace spawn_glue {
-// The environment's way back from the spawn threads (linux/spawn_threads.h); null when it has
-// none. Lives as long as the environment's state.
-spawn_threads::Mailbox* MailboxOf(State* state);
-}  // namespace spawn_glue
-#endif

@@ -12,7 +12,7 @@
 namespace cgroup_calls {
 namespace {
 
-class CgroupJob : public spawn_threads::Job {
+class CgroupJob : public job_threads::Job {
  public:
   // `max` < 0: remove `dir`; else make it with that cap.
   CgroupJob(Napi::Env env, std::string dir, long long max) : dir_(std::move(dir)), max_(max) {
@@ -75,13 +75,14 @@ Napi::Value Call(const Napi::CallbackInfo& info, bool make) {
   if (make && max < 0) throw Napi::RangeError::New(env, "cgroupMake: max must not be negative");
   auto* job = new CgroupJob(env, info[0].As<Napi::String>().Utf8Value(), max);
   napi_value promise = job->Promise();
-  spawn_threads::Queue(env, static_cast<spawn_threads::Mailbox*>(info.Data()), job);
+  job_threads::Queue(env, static_cast<job_threads::Mailbox*>(info.Data()), job_threads::SpawnLane(),
+                     job);
   return Napi::Value(env, promise);
 }
 
 }  // namespace
 
-void Export(Napi::Env env, Napi::Object exports, spawn_threads::Mailbox* mailbox) {
+void Export(Napi::Env env, Napi::Object exports, job_threads::Mailbox* mailbox) {
   exports.Set("cgroupMake",
               Napi::Function::New(
                   env, [](const Napi::CallbackInfo& info) { return Call(info, true); },

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-// The pids cgroups of runs (lib/sandbox/cgroup.ts) made and removed on the spawn threads. Making
+// The pids cgroups of runs (lib/sandbox/cgroup.ts) made and removed on the spawn lane. Making
 // and removing a cgroup take one lock of the whole kernel, which a burst's sandboxes hold while
 // they join theirs: not on the caller's thread, and not on the libuv pool either, whose hand-over
-// can hold the caller's thread in a condition variable (linux/spawn_threads.h).
+// can hold the caller's thread in a condition variable (posix/job_threads.h).
 #pragma once
 
 #include <napi.h>
 
-#include "linux/spawn_threads.h"
+#include "posix/job_threads.h"
 
 namespace cgroup_calls {
 
@@ -16,6 +16,6 @@ namespace cgroup_calls {
 // 0, or the errno of the step that failed (a directory it made is then removed again).
 // cgroupRemove(dir) => Promise<number>: rmdir(dir); 0, or its errno.
 // `mailbox` (may be null: the libuv pool then) lives as long as the environment.
-void Export(Napi::Env env, Napi::Object exports, spawn_threads::Mailbox* mailbox);
+void Export(Napi::Env env, Napi::Object exports, job_threads::Mailbox* mailbox);
 
 }  // namespace cgroup_calls

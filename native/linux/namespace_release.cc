@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <mutex>
 
-#include "linux/pipe_threads.h"
+#include "posix/pipe_threads.h"
 
 namespace namespace_release {
 namespace {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Linux spawn glue: creates the stdio pipes, calls backend::Spawn (spawnAsync and spawnWarm on
-// the spawn threads of spawn_threads.h), and registers the exit watch.
+// the spawn lane of posix/job_threads.h), and registers the exit watch.
 #include <errno.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -28,23 +28,19 @@
 #include "linux/mount_templates.h"
 #include "linux/net_holders.h"
 #include "linux/spawn_pipes.h"
-#include "linux/spawn_threads.h"
+#include "posix/job_threads.h"
 
 namespace spawn_glue {
 
 class State {
  public:
-  explicit State(Napi::Env env) : registry(env), mailbox(spawn_threads::Mailbox::Open(env)) {}
-  ~State() {
-    if (mailbox != nullptr) mailbox->Close();
-  }
+  State(Napi::Env env, job_threads::Mailbox* box) : registry(env), mailbox(box) {}
   exit_watcher::Registry registry;
-  // The spawn threads' way back to this environment (null: every spawn takes the libuv pool).
-  std::shared_ptr<spawn_threads::Mailbox> mailbox;
+  // The job threads' way back to this environment (null: every spawn takes the libuv pool).
+  job_threads::Mailbox* mailbox;
 };
 
-State* CreateState(Napi::Env env) { return new State(env); }
-spawn_threads::Mailbox* MailboxOf(State* state) { return state->mailbox.get(); }
+State* CreateState(Napi::Env env, job_threads::Mailbox* mailbox) { return new State(env, mailbox); }
 void DestroyState(State* state) { delete state; }
 
 namespace {
@@ -188,7 +184,7 @@ class ColdStart {
 
 // spawnAsync's start: Begin on the JavaScript thread, the clone on a spawn thread, Finish back on
 // the JavaScript thread. The promise settles with the result or the start's error.
-class ColdJob : public spawn_threads::Job {
+class ColdJob : public job_threads::Job {
  public:
   ColdJob(Napi::Env env, State* state, args::ParsedSpawn parsed, Napi::Function on_exit)
       : state_(state), cold_(std::move(parsed)), js_(env, on_exit) {
@@ -213,7 +209,7 @@ class ColdJob : public spawn_threads::Job {
 template <typename SomeJob>
 Napi::Promise Queue(Napi::Env env, State* state, SomeJob* job) {
   Napi::Promise promise = job->Promise();
-  spawn_threads::Queue(env, state->mailbox.get(), job);
+  job_threads::Queue(env, state->mailbox, job_threads::SpawnLane(), job);
   return promise;
 }
 
@@ -247,7 +243,7 @@ namespace {
 
 // Sets up a prewarmed sandbox on a spawn thread: the clone and the whole setup happen off the
 // JavaScript thread, which only registers the result.
-class WarmJob : public spawn_threads::Job {
+class WarmJob : public job_threads::Job {
  public:
   // `source`: the parsed spec, shared with the prepareWarm handle it may come from (never changed
   // once made); the job copies it on its own thread. `cgroup_procs_fd`, when given, replaces the

@@ -8,7 +8,7 @@ namespace spawn_glue {
 
 class State {};
 
-State* CreateState(Napi::Env) { return new State(); }
+State* CreateState(Napi::Env, job_threads::Mailbox*) { return new State(); }
 void DestroyState(State* state) { delete state; }
 
 namespace {

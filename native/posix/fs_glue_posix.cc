@@ -2,19 +2,17 @@
 // The file verbs on POSIX (see binding/fs_glue.h): the shared ones (binding/fs_verbs_glue.cc) and
 // fsScanGit, fsScanGitAsync and fsListRoots, the napi glue over git_scan.h and root_walk.h.
 #include <cerrno>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "binding/byte_strings.h"
 #include "binding/fs_glue.h"
 #include "posix/git_scan.h"
+#include "posix/job_threads.h"
 #include "posix/root_walk.h"
 #if defined(__linux__)
 #include "linux/watched_looks.h"
@@ -104,78 +102,41 @@ Napi::Value FsScanGitBody(const Napi::CallbackInfo& info, const std::string& roo
 
 Napi::Value ScanGit(const Napi::CallbackInfo& info) { return FsCall(info, FsScanGitBody); }
 
-// Work on a thread of its own, started on first use and kept, that runs its jobs in order; each
-// job then goes to the JavaScript thread through a thread-safe function of its own, whose callback
-// resolves the job's promise with its answer. Not the libuv pool: whatever else is queued there
-// (a caller's file work, clones when the spawn threads are unavailable) would delay the job, and
-// a hand-over there can hold the caller's thread in a condition variable. The promise never
-// rejects: null for a fault, or when the JavaScript side went away before the answer.
-struct Job {
-  explicit Job(Napi::Env env) : deferred(Napi::Promise::Deferred::New(env)) {}
-  virtual ~Job() = default;
-  virtual void Run() = 0;                         // on the job's thread
+// A walk on one of the addon's lanes (posix/job_threads.h), answered on the JavaScript thread. Not
+// the libuv pool: whatever else is queued there (a caller's file work, clones when the spawn lane
+// is unavailable) would delay the walk, and a hand-over there can hold the caller's thread in a
+// condition variable. Its pending answer keeps the event loop (and the process) alive. The
+// promise never rejects: null for a fault; a walk whose environment went away is dropped.
+struct Job : job_threads::Job {
+  explicit Job(Napi::Env env) {
+    NAPI_THROW_IF_FAILED_VOID(env, napi_create_promise(env, &deferred, &promise));
+  }
   virtual Napi::Value Answer(Napi::Env env) = 0;  // on the JavaScript thread
-  Napi::Promise::Deferred deferred;
+  void Deliver(Napi::Env env) override {
+    napi_value value = nullptr;
+    try {
+      value = Answer(env);
+    } catch (...) {
+      value = nullptr;  // nothing may escape into V8 from here
+    }
+    if (value == nullptr) napi_get_null(env, &value);
+    if (value != nullptr) napi_resolve_deferred(env, deferred, value);
+  }
+  void Orphan() override {}
+  napi_deferred deferred = nullptr;
+  napi_value promise = nullptr;
 };
 
-void Deliver(Napi::Env env, Napi::Function /*unused*/, std::nullptr_t* /*context*/, Job* job) {
-  std::unique_ptr<Job> owned(job);
-  if (env == nullptr) return;  // the environment is being torn down
-  try {
-    job->deferred.Resolve(job->Answer(env));
-  } catch (...) {
-    // nothing may escape into V8 from here
-  }
+// Hands `job` to `lane` (or else the libuv pool) and returns its promise.
+Napi::Value Post(const Napi::CallbackInfo& info, job_threads::Lane* lane, Job* job) {
+  napi_value promise = job->promise;
+  job_threads::Queue(info.Env(), static_cast<job_threads::Mailbox*>(info.Data()), lane, job);
+  return Napi::Value(info.Env(), promise);
 }
 
-using JobDone = Napi::TypedThreadSafeFunction<std::nullptr_t, Job, Deliver>;
-
-class JobThread {
- public:
-  // The job's pending answer keeps the event loop (and the process) alive.
-  Napi::Promise Post(Napi::Env env, Job* job) {
-    Napi::Promise promise = job->deferred.Promise();
-    JobDone done = JobDone::New(env, "zero-sandbox-job", 0, 1, nullptr);
-    std::lock_guard<std::mutex> hold(lock_);
-    jobs_.push_back({job, done});
-    if (!started_) {
-      started_ = true;
-      std::thread([this] { Run(); }).detach();
-    }
-    ready_.notify_one();
-    return promise;
-  }
-
- private:
-  void Run() {
-    for (;;) {
-      std::pair<Job*, JobDone> next;
-      {
-        std::unique_lock<std::mutex> hold(lock_);
-        ready_.wait(hold, [this] { return !jobs_.empty(); });
-        next = jobs_.front();
-        jobs_.pop_front();
-      }
-      try {
-        next.first->Run();
-      } catch (...) {
-        // the job's answer says it did not run
-      }
-      // Refused only while the environment closes: the job is dropped with it.
-      if (next.second.BlockingCall(next.first) != napi_ok) delete next.first;
-      next.second.Release();
-    }
-  }
-
-  std::mutex lock_;
-  std::condition_variable ready_;
-  std::deque<std::pair<Job*, JobDone>> jobs_;
-  bool started_ = false;
-};
-
-// fsScanGitAsync: fsScanGit's walk on the scan thread, so that the caller's thread does not wait
-// for it. One thread: the walks take the one lock of git_scan.cc (its memory of listings is shared
-// by every thread) and would not run side by side anyway. The same walk, so the same answer as
+// fsScanGitAsync: fsScanGit's walk on the scan lane (one thread: the walks take the one lock of
+// git_scan.cc, whose memory of listings is shared by every thread, and would not run side by side
+// anyway), so that the caller's thread does not wait for it. The same walk, so the same answer as
 // fsScanGit made at the moment the walk runs (null for a fault).
 struct ScanJob : Job {
   ScanJob(Napi::Env env, std::string r, ScanArgs a) : Job(env), root(std::move(r)), args(a) {}
@@ -192,11 +153,6 @@ struct ScanJob : Job {
   bool done = false;
 };
 
-JobThread& ScanThread() {
-  static auto* thread = new JobThread();  // never destroyed: the thread may outlive main()
-  return *thread;
-}
-
 Napi::Value FsScanGitAsyncBody(const Napi::CallbackInfo& info, const std::string& root,
                                const std::string& /*rel*/) {
   Napi::Env env = info.Env();
@@ -206,15 +162,15 @@ Napi::Value FsScanGitAsyncBody(const Napi::CallbackInfo& info, const std::string
     bad.Resolve(BadArgs(env));
     return bad.Promise();
   }
-  return ScanThread().Post(env, new ScanJob(env, root, std::move(a)));
+  return Post(info, job_threads::ScanLane(), new ScanJob(env, root, std::move(a)));
 }
 
 Napi::Value ScanGitAsync(const Napi::CallbackInfo& info) {
   return FsCall(info, FsScanGitAsyncBody);
 }
 
-// fsRemoveAsync(root, rel): fsRemove's descriptor walk (no link followed, any depth) on a thread
-// of its own, for trees of any size the caller's thread must not wait for (a workspace's managed
+// fsRemoveAsync(root, rel): fsRemove's descriptor walk (no link followed, any depth) on the removal
+// lane, for trees of any size the caller's thread must not wait for (a workspace's managed
 // caches when they are pruned). Its pending answer keeps the process alive, as the removal on the
 // caller's thread did. Resolves with fsRemove's answer.
 struct RemoveJob : Job {
@@ -235,8 +191,7 @@ struct RemoveJob : Job {
 
 Napi::Value FsRemoveAsyncBody(const Napi::CallbackInfo& info, const std::string& root,
                               const std::string& rel) {
-  static auto* thread = new JobThread();  // never destroyed: the thread may outlive main()
-  return thread->Post(info.Env(), new RemoveJob(info.Env(), root, rel));
+  return Post(info, job_threads::RemoveLane(), new RemoveJob(info.Env(), root, rel));
 }
 
 Napi::Value RemoveAsync(const Napi::CallbackInfo& info) { return FsCall(info, FsRemoveAsyncBody); }
@@ -282,16 +237,18 @@ Napi::Value ListRoots(const Napi::CallbackInfo& info) {
 
 }  // namespace
 
-void Export(Napi::Env env, Napi::Object exports) {
+void Export(Napi::Env env, Napi::Object exports, job_threads::Mailbox* mailbox) {
   ExportVerbs(env, exports);
   exports.DefineProperty(Napi::PropertyDescriptor::Value(
       "fsScanGit", Napi::Function::New<ScanGit>(env, "fsScanGit"), napi_default));
   exports.DefineProperty(Napi::PropertyDescriptor::Value(
-      "fsScanGitAsync", Napi::Function::New<ScanGitAsync>(env, "fsScanGitAsync"), napi_default));
+      "fsScanGitAsync", Napi::Function::New<ScanGitAsync>(env, "fsScanGitAsync", mailbox),
+      napi_default));
   exports.DefineProperty(Napi::PropertyDescriptor::Value(
       "fsListRoots", Napi::Function::New<ListRoots>(env, "fsListRoots"), napi_default));
   exports.DefineProperty(Napi::PropertyDescriptor::Value(
-      "fsRemoveAsync", Napi::Function::New<RemoveAsync>(env, "fsRemoveAsync"), napi_default));
+      "fsRemoveAsync", Napi::Function::New<RemoveAsync>(env, "fsRemoveAsync", mailbox),
+      napi_default));
 }
 
 }  // namespace fs_glue

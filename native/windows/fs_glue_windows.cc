@@ -185,7 +185,7 @@ Napi::Value WindowsAcl(const Napi::CallbackInfo& info) {
 
 }  // namespace
 
-void Export(Napi::Env env, Napi::Object exports) {
+void Export(Napi::Env env, Napi::Object exports, job_threads::Mailbox* /*mailbox*/) {
   ExportVerbs(env, exports);
   exports.Set("windowsAcl", Napi::Function::New(env, WindowsAcl, "windowsAcl"));
 }

@@ -254,7 +254,7 @@ class State {
   std::shared_ptr<Registry> registry = std::make_shared<Registry>();
 };
 
-State* CreateState(Napi::Env) { return new State(); }
+State* CreateState(Napi::Env, job_threads::Mailbox*) { return new State(); }
 
 // The addon is going away with its environment: nothing it started may outlive it.
 void DestroyState(State* state) {

@@ -142,4 +142,26 @@ sandboxTest('a worker torn down while its starts are on the spawn threads leaves
   }
 });
 
+sandboxTest('workers terminated in the middle of their bursts (exits, prewarm refills and starts in flight) never bring the process down', async () => {
+  const t = makeTree();
+  try {
+    // An exit or start delivered while a worker's environment is being torn down makes every
+    // call into it fail; each must be dropped, not end the process in a fatal error.
+    for (const delay of [5, 20, 30, 50, 80, 120, 150, 200, 250, 320, 400, 500, 600, 900]) {
+      const worker = new Worker(new URL('../helpers/burst-worker.js', import.meta.url), { workerData: { workspace: t.ws, count: 48 } });
+      const bursts: number[] = [];
+      worker.on('message', (ok: number) => bursts.push(ok));
+      const failed = new Promise<Error>((resolve) => worker.once('error', resolve));
+      const ended = await Promise.race([sleep(delay).then(() => undefined), failed]);
+      assert.is(ended, undefined, 'the worker ran until it was terminated');
+      await worker.terminate();
+      for (const ok of bursts) assert.is(ok, 48, 'every run of a finished burst printed its own output');
+    }
+    const after = await runSandboxed(['/bin/sh', '-c', 'echo alive'], { workspace: t.ws, prewarm: false });
+    assert.is(after.stdout, 'alive\n');
+  } finally {
+    t.cleanup();
+  }
+});
+
 test.run();

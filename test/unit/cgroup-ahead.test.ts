@@ -77,24 +77,52 @@ test('a kept cgroup still counting processes is not one to take: the start makes
   const parent = parentDir();
   try {
     assert.not.ok(pidsLimitKept(45, parent), 'none kept yet');
-    await pidsLimitMade(45, parent);
-    await pidsLimitMade(45, parent);
+    await Promise.all([pidsLimitMade(45, parent), pidsLimitMade(45, parent)]);
     const [first, second] = madeUnder(parent) as [string, string];
-    writeFileSync(join(parent, first, 'pids.current'), '1\n');
-    writeFileSync(join(parent, second, 'pids.current'), '1\n');
+    // Two runs take them and end; their last processes are still counted when they are kept again.
+    const runs = [createPidsLimit(45, parent), createPidsLimit(45, parent)];
+    for (const name of [first, second]) writeFileSync(join(parent, name, 'pids.current'), '1\n');
+    for (const run of runs) {
+      run?.closeFd();
+      run?.remove();
+    }
     assert.not.ok(pidsLimitKept(45, parent), 'both kept ones still count a process');
     const made = pidsLimitMade(45, parent);
     assert.ok(made instanceof Promise, 'so one is made ahead rather than by the start itself');
     await made;
-    const third = (madeUnder(parent).find((name) => name !== first && name !== second)) as string;
-    writeFileSync(join(parent, first, 'pids.current'), '1\n');
+    const third = readdirSync(parent).find((name) => name.startsWith(`zero-sandbox-${process.pid}-`) && name !== first && name !== second) as string;
+    const ahead = createPidsLimit(45, parent);
+    assert.is(ahead?.dir, join(parent, third), 'the start takes the one made ahead for it');
+    ahead?.closeFd();
     writeFileSync(join(parent, second, 'pids.current'), '0\n');
-    writeFileSync(join(parent, third, 'pids.current'), '1\n');
     assert.ok(pidsLimitKept(45, parent), 'the second kept one has emptied');
     const limit = createPidsLimit(45, parent);
-    assert.is(limit?.dir, join(parent, second), 'the start takes the emptied one, not a mkdir of its own');
-    assert.is(madeUnder(parent).length, 3, 'no cgroup was made by the start');
+    assert.is(limit?.dir, join(parent, second), 'the next start takes the emptied one, not a mkdir of its own');
+    assert.is(readdirSync(parent).length, 3, 'no cgroup was made by a start');
     limit?.closeFd();
+  } finally {
+    rmSync(parent, { recursive: true, force: true });
+  }
+});
+
+test('a kept cgroup once read empty, or made ahead, is taken without asking its pids.current again', async () => {
+  const parent = parentDir();
+  try {
+    await pidsLimitMade(46, parent);
+    const [made] = readdirSync(parent).filter((name) => name.startsWith(`zero-sandbox-${process.pid}-`)) as [string];
+    // No pids.current at all: a cgroup made ahead has had no task in it, so none is read.
+    assert.ok(pidsLimitKept(46, parent), 'the one made ahead is empty without a read');
+    const run = createPidsLimit(46, parent);
+    assert.is(run?.dir, join(parent, made));
+    run?.closeFd();
+    writeFileSync(join(parent, made, 'pids.current'), '0\n');
+    run?.remove();
+    assert.ok(pidsLimitKept(46, parent), 'kept after its run and read empty');
+    // A kernel never shows an unused emptied cgroup with a task again: the answer read stands.
+    writeFileSync(join(parent, made, 'pids.current'), '1\n');
+    const next = createPidsLimit(46, parent);
+    assert.is(next?.dir, join(parent, made), 'taken on the answer already read');
+    next?.closeFd();
   } finally {
     rmSync(parent, { recursive: true, force: true });
   }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "linux/spawn_threads.h"
+#include "posix/job_threads.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -7,13 +7,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <mutex>
 #include <utility>
 #include <vector>
 
-#include "linux/pipe_threads.h"
+#include "posix/pipe_threads.h"
 
-namespace spawn_threads {
+namespace job_threads {
 
 // What goes through the pipe: one pointer (a pipe write of up to PIPE_BUF bytes is atomic, so
 // each read of one pointer's size takes one whole hand-over).
@@ -24,13 +25,9 @@ struct Posted {
 
 namespace {
 
-// The write end of the spawn threads' pipe; -1 when they could not be started.
-int queue_fd = -1;
-std::once_flag started;
-
 // As many threads as the libuv pool has (UV_THREADPOOL_SIZE, default 4, at most 1,024): as many
 // clones at once as when they ran there.
-int ThreadCount() {
+int PoolSize() {
   const char* size = getenv("UV_THREADPOOL_SIZE");
   long n = size != nullptr ? strtol(size, nullptr, 10) : 4;
   if (n < 1) n = 1;
@@ -40,7 +37,7 @@ int ThreadCount() {
 
 // Takes hand-overs from the pipe one at a time, for the life of the process. The kernel wakes
 // one reader per write to an empty pipe, and a reader that leaves data behind wakes the next.
-void* SpawnLoop(void* arg) {
+void* LaneLoop(void* arg) {
   const int read_fd = static_cast<int>(reinterpret_cast<intptr_t>(arg));
   for (;;) {
     Posted* posted = nullptr;
@@ -51,15 +48,12 @@ void* SpawnLoop(void* arg) {
     try {
       owned->job->Run();
     } catch (...) {
-      // Run reports its failures in the job; memory running out leaves it not started
+      // Run reports its failures in the job; memory running out leaves it not done
     }
     std::shared_ptr<Mailbox> mailbox = std::move(owned->mailbox);
     mailbox->Return(owned->job);
   }
 }
-
-// The clones run on stacks of their own (spawn_linux.cc), not on these threads' stacks.
-void Start() { queue_fd = pipe_threads::Start(SpawnLoop, ThreadCount(), 1024 * 1024); }
 
 }  // namespace
 
@@ -76,13 +70,13 @@ std::shared_ptr<Mailbox> Mailbox::Open(Napi::Env env) {
   async->data = mailbox.get();
   mailbox->env_ = env;
   mailbox->async_ = async;
-  mailbox->context_ = new Napi::AsyncContext(env, "zero-sandbox:spawn");
+  mailbox->context_ = new Napi::AsyncContext(env, "zero-sandbox:job");
   return mailbox;
 }
 
 void Mailbox::Close() {
   closed_.store(true);
-  // A spawn thread that saw the mailbox open is between that check and its uv_async_send: the
+  // A thread that saw the mailbox open is between that check and its uv_async_send: the
   // handle stays until it is done (a teardown with a start finishing at that instant, so rare and
   // short).
   while (returning_.load() > 0) sched_yield();
@@ -99,17 +93,18 @@ void Mailbox::Close() {
   }
 }
 
-bool Mailbox::Post(Mailbox* mailbox, Job* job) {
+bool Lane::Post(Mailbox* mailbox, Job* job) {
   if (mailbox == nullptr) return false;
-  std::call_once(started, Start);
-  if (queue_fd < 0) return false;
+  std::call_once(started_, [this] {
+    queue_fd_ = pipe_threads::Start(LaneLoop, threads_ < 1 ? PoolSize() : threads_, stack_size_);
+  });
+  if (queue_fd_ < 0) return false;
   auto* posted = new Posted{job, mailbox->shared_from_this()};
   ssize_t n;
   do {
-    n = write(queue_fd, &posted, sizeof(posted));
+    n = write(queue_fd_, &posted, sizeof(posted));
   } while (n < 0 && errno == EINTR);
   if (n != static_cast<ssize_t>(sizeof(posted))) {
-    posted->job = nullptr;
     delete posted;
     return false;
   }
@@ -185,8 +180,24 @@ class PoolWorker : public Napi::AsyncWorker {
 
 }  // namespace
 
-void Queue(Napi::Env env, Mailbox* mailbox, Job* job) {
-  if (!Mailbox::Post(mailbox, job)) (new PoolWorker(env, job))->Queue();
+// The clones run on stacks of their own (spawn_linux.cc), not on these threads' stacks.
+Lane* SpawnLane() {
+  static auto* lane = new Lane(0, 1024 * 1024);
+  return lane;
 }
 
-}  // namespace spawn_threads
+Lane* ScanLane() {
+  static auto* lane = new Lane(1, 1024 * 1024);
+  return lane;
+}
+
+Lane* RemoveLane() {
+  static auto* lane = new Lane(1, 1024 * 1024);
+  return lane;
+}
+
+void Queue(Napi::Env env, Mailbox* mailbox, Lane* lane, Job* job) {
+  if (!lane->Post(mailbox, job)) (new PoolWorker(env, job))->Queue();
+}
+
+}  // namespace job_threads

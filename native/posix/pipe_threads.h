@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Threads of the addon's own fed through a pipe, for work handed over from the event loop's
-// thread without ever waiting for the thread that takes it (namespace_release.h,
-// spawn_threads.h): the hand-over is one non-blocking write, and a write to an empty pipe wakes
+// thread without ever waiting for the thread that takes it (linux/namespace_release.h,
+// posix/job_threads.h): the hand-over is one non-blocking write, and a write to an empty pipe wakes
 // one reader while the writer goes on.
 #pragma once
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "linux/pipe_threads.h"
+#include "posix/pipe_threads.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -12,7 +12,14 @@ namespace pipe_threads {
 
 int Start(void* (*loop)(void*), int count, size_t stack_size) {
   int ends[2];
+#if defined(__linux__)
   if (pipe2(ends, O_CLOEXEC) != 0) return -1;
+#else
+  // No pipe2 on macOS: close-on-exec set right after (the addon starts no program meanwhile).
+  if (pipe(ends) != 0) return -1;
+  fcntl(ends[0], F_SETFD, FD_CLOEXEC);
+  fcntl(ends[1], F_SETFD, FD_CLOEXEC);
+#endif
   // A full pipe fails the write instead of blocking the event loop's thread.
   if (fcntl(ends[1], F_SETFL, O_NONBLOCK) != 0) {
     close(ends[0]);
