@@ -61,6 +61,8 @@ std::shared_ptr<Mailbox> Mailbox::Open(Napi::Env env) {
   uv_loop_t* loop = nullptr;
   if (napi_get_uv_event_loop(env, &loop) != napi_ok || loop == nullptr) return nullptr;
   auto mailbox = std::make_shared<Mailbox>();
+  // Made first: if it throws, no handle is left on the loop.
+  mailbox->context_ = new Napi::AsyncContext(env, "zero-sandbox:job");
   auto* async = new uv_async_t;
   if (uv_async_init(loop, async, OnAsync) != 0) {
     delete async;
@@ -70,7 +72,6 @@ std::shared_ptr<Mailbox> Mailbox::Open(Napi::Env env) {
   async->data = mailbox.get();
   mailbox->env_ = env;
   mailbox->async_ = async;
-  mailbox->context_ = new Napi::AsyncContext(env, "zero-sandbox:job");
   return mailbox;
 }
 
