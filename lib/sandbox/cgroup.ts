@@ -2,7 +2,7 @@
 // A per-run pids cgroup: the process limit for a root caller, whom the kernel exempts from
 // RLIMIT_NPROC. Found from /proc/self/cgroup and the mount table (cgroup v1 `pids`, or a v2
 // cgroup whose subtree already delegates `pids`); created before the run, removed after it.
-import { accessSync, closeSync, constants, existsSync, mkdir, mkdirSync, openSync, readFileSync, readdirSync, rmdir, rmdirSync, writeFile, writeFileSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmdir, rmdirSync, writeFileSync } from 'node:fs';
 import { constants as osConstants, release } from 'node:os';
 import { join } from 'node:path';
 
@@ -283,14 +283,9 @@ export function pidsLimitMade(max: number, parent = pidsCgroupParent()): Promise
   });
 }
 
-/** fs.mkdir and fs.writeFile as promises (node:fs/promises is not loaded for this: a CLI run does without it). */
-function onPool(call: (done: (error: NodeJS.ErrnoException | null) => void) => void): Promise<void> {
-  return new Promise((resolve, reject) => call((error) => (error === null ? resolve() : reject(error))));
-}
-
 const EBUSY = osConstants.errno.EBUSY;
 
-/** The addon's cgroup calls, which run on its spawn threads (undefined without them: the libuv pool then). */
+/** The addon's cgroup calls, which run on its spawn lane (undefined when it cannot be loaded). */
 function nativeCgroups(): Required<Pick<NativeBinding, 'cgroupMake' | 'cgroupRemove'>> | undefined {
   try {
     const binding = loadNative();
@@ -302,38 +297,23 @@ function nativeCgroups(): Required<Pick<NativeBinding, 'cgroupMake' | 'cgroupRem
 }
 
 /**
- * Makes `dir` with its pids.max off the caller's thread: on the addon's spawn threads, whose
- * hand-over never waits (the libuv pool's can, on a condition variable, while a burst's spawns
- * keep the CPUs busy), or on the pool without them. Rejects when either step failed; a directory
- * made is removed again.
+ * Makes `dir` with its pids.max on the addon's spawn lane, whose hand-over never waits (the libuv
+ * pool's can, on a condition variable, while a burst's spawns keep the CPUs busy). Rejects when
+ * either step failed (a directory made is removed again) or the addon is missing: the waiting
+ * start then makes its cgroup itself, as createPidsLimit does with none kept.
  */
 async function makeCgroup(dir: string, max: number): Promise<void> {
   const native = nativeCgroups();
-  if (native !== undefined) {
-    const errno = await native.cgroupMake(dir, max);
-    if (errno !== 0) throw new Error(`cgroupMake ${dir}: errno ${errno}`);
-    return;
-  }
-  await onPool((done) => mkdir(dir, { mode: 0o755 }, done));
-  try {
-    await onPool((done) => writeFile(join(dir, 'pids.max'), `${max}\n`, done));
-  } catch (error) {
-    rmdir(dir, () => {});
-    throw error;
-  }
+  if (native === undefined) throw new Error('cgroupMake: the addon is not loaded');
+  const errno = await native.cgroupMake(dir, max);
+  if (errno !== 0) throw new Error(`cgroupMake ${dir}: errno ${errno}`);
 }
 
-/** rmdir(dir) off the caller's thread, as makeCgroup runs; `done` gets its errno code, or undefined. */
-function removeCgroup(dir: string, done: (code: string | undefined) => void): void {
+/** rmdir(dir) off the caller's thread, as makeCgroup runs; `done` says whether the cgroup was still busy. */
+function removeCgroup(dir: string, done: (busy: boolean) => void): void {
   const native = nativeCgroups();
-  if (native === undefined) {
-    rmdir(dir, (error) => done(error?.code));
-    return;
-  }
-  void native.cgroupRemove(dir).then(
-    (errno) => done(errno === 0 ? undefined : errno === EBUSY ? 'EBUSY' : `errno ${errno}`),
-    () => done('failed'),
-  );
+  if (native === undefined) rmdir(dir, (error) => done(error?.code === 'EBUSY'));
+  else void native.cgroupRemove(dir).then((errno) => done(errno === EBUSY), () => done(false));
 }
 
 /** Makes cgroups of one cap until no start waits (see pidsLimitMade); a failure lets every waiter go. */
@@ -412,8 +392,8 @@ export function createPidsLimit(max: number, parent = pidsCgroupParent(), requir
   };
   // Off the caller's thread (the kernel-wide lock of pidsLimitMade), retried while still busy.
   const removeDir = (attempt: number): void =>
-    removeCgroup(cgroup, (code) => {
-      if (code === 'EBUSY' && attempt < 100) setTimeout(() => removeDir(attempt + 1), 10).unref();
+    removeCgroup(cgroup, (busy) => {
+      if (busy && attempt < 100) setTimeout(() => removeDir(attempt + 1), 10).unref();
     });
   const remove = (): void => {
     const dirs = idle.get(key) ?? [];

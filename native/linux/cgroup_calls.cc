@@ -15,10 +15,9 @@ namespace {
 class CgroupJob : public job_threads::Job {
  public:
   // `max` < 0: remove `dir`; else make it with that cap.
-  CgroupJob(Napi::Env env, std::string dir, long long max) : dir_(std::move(dir)), max_(max) {
-    NAPI_THROW_IF_FAILED_VOID(env, napi_create_promise(env, &deferred_, &promise_));
-  }
-  napi_value Promise() const { return promise_; }
+  CgroupJob(Napi::Env env, std::string dir, long long max)
+      : dir_(std::move(dir)), max_(max), promise_(env) {}
+  napi_value Promise() const { return promise_.promise; }
 
   void Run() override {
     if (max_ < 0) {
@@ -49,8 +48,8 @@ class CgroupJob : public job_threads::Job {
 
   void Deliver(Napi::Env env) override {
     napi_value answer = nullptr;
-    if (napi_create_int32(env, error_, &answer) == napi_ok)
-      napi_resolve_deferred(env, deferred_, answer);
+    napi_create_int32(env, error_, &answer);
+    promise_.Settle(env, answer);
   }
 
   // A cgroup made for an environment gone meanwhile stays empty; the next process's first run
@@ -61,8 +60,7 @@ class CgroupJob : public job_threads::Job {
   std::string dir_;
   long long max_;
   int error_ = 0;
-  napi_deferred deferred_ = nullptr;
-  napi_value promise_ = nullptr;
+  job_threads::JobPromise promise_;
 };
 
 Napi::Value Call(const Napi::CallbackInfo& info, bool make) {

@@ -82,17 +82,14 @@ void DiscardStarted(backend::SpawnResult* result) {
   *result = backend::SpawnResult();
 }
 
-// A spawn's promise and exit callback, held as raw handles so that a job orphaned by its
-// environment's teardown holds nothing whose destructor would call into that environment (which
-// frees them itself).
+// A spawn's promise and exit callback, held as raw handles (see job_threads::JobPromise).
 class JsEnds {
  public:
-  JsEnds(Napi::Env env, Napi::Function on_exit) : env_(env) {
-    NAPI_THROW_IF_FAILED_VOID(env, napi_create_promise(env, &deferred_, &promise_));
+  JsEnds(Napi::Env env, Napi::Function on_exit) : env_(env), promise_(env) {
     NAPI_THROW_IF_FAILED_VOID(env, napi_create_reference(env, on_exit, 1, &on_exit_));
   }
   // On the JavaScript thread, in the scope the job was made in.
-  Napi::Promise Promise() const { return Napi::Promise(env_, promise_); }
+  Napi::Promise Promise() const { return Napi::Promise(env_, promise_.promise); }
   // Settles the promise with `body`'s result (or its error: nothing is thrown) and lets the
   // callback's reference go. On the JavaScript thread, once.
   template <typename Body>
@@ -111,20 +108,14 @@ class JsEnds {
     } catch (...) {
       // the environment is going away, or memory ran out: no one is left to tell
     }
-    if (value != nullptr) {
-      if (ok)
-        napi_resolve_deferred(env, deferred_, value);
-      else
-        napi_reject_deferred(env, deferred_, value);
-    }
+    promise_.Settle(env, value, ok);
     napi_delete_reference(env, on_exit_);
     on_exit_ = nullptr;
   }
 
  private:
   napi_env env_;
-  napi_deferred deferred_ = nullptr;
-  napi_value promise_ = nullptr;
+  job_threads::JobPromise promise_;
   napi_ref on_exit_ = nullptr;
 };
 

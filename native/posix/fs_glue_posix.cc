@@ -108,9 +108,7 @@ Napi::Value ScanGit(const Napi::CallbackInfo& info) { return FsCall(info, FsScan
 // condition variable. Its pending answer keeps the event loop (and the process) alive. The
 // promise never rejects: null for a fault; a walk whose environment went away is dropped.
 struct Job : job_threads::Job {
-  explicit Job(Napi::Env env) {
-    NAPI_THROW_IF_FAILED_VOID(env, napi_create_promise(env, &deferred, &promise));
-  }
+  explicit Job(Napi::Env env) : promise(env) {}
   virtual Napi::Value Answer(Napi::Env env) = 0;  // on the JavaScript thread
   void Deliver(Napi::Env env) override {
     napi_value value = nullptr;
@@ -120,16 +118,15 @@ struct Job : job_threads::Job {
       value = nullptr;  // nothing may escape into V8 from here
     }
     if (value == nullptr) napi_get_null(env, &value);
-    if (value != nullptr) napi_resolve_deferred(env, deferred, value);
+    promise.Settle(env, value);
   }
   void Orphan() override {}
-  napi_deferred deferred = nullptr;
-  napi_value promise = nullptr;
+  job_threads::JobPromise promise;
 };
 
 // Hands `job` to `lane` (or else the libuv pool) and returns its promise.
 Napi::Value Post(const Napi::CallbackInfo& info, job_threads::Lane* lane, Job* job) {
-  napi_value promise = job->promise;
+  napi_value promise = job->promise.promise;
   job_threads::Queue(info.Env(), static_cast<job_threads::Mailbox*>(info.Data()), lane, job);
   return Napi::Value(info.Env(), promise);
 }

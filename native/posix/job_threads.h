@@ -40,6 +40,25 @@ class Job {
   Job* next_done_ = nullptr;  // the mailbox's list of jobs run and not yet delivered
 };
 
+// The promise a job settles when it is delivered, made with the job on the JavaScript thread. Raw
+// handles: an orphaned job is dropped on whichever thread found its environment gone, and nothing
+// here has a destructor that would call into that environment (which frees them itself).
+struct JobPromise {
+  explicit JobPromise(Napi::Env env) {
+    NAPI_THROW_IF_FAILED_VOID(env, napi_create_promise(env, &deferred, &promise));
+  }
+  // Settles it with `value` (rejects when `fulfilled` is false); nothing when `value` is null.
+  void Settle(napi_env env, napi_value value, bool fulfilled = true) const {
+    if (value == nullptr) return;
+    if (fulfilled)
+      napi_resolve_deferred(env, deferred, value);
+    else
+      napi_reject_deferred(env, deferred, value);
+  }
+  napi_deferred deferred = nullptr;
+  napi_value promise = nullptr;
+};
+
 // One environment's return path. Made and closed on that environment's JavaScript thread.
 class Mailbox : public std::enable_shared_from_this<Mailbox> {
  public:
