@@ -2,7 +2,7 @@
 // A per-run pids cgroup: the process limit for a root caller, whom the kernel exempts from
 // RLIMIT_NPROC. Found from /proc/self/cgroup and the mount table (cgroup v1 `pids`, or a v2
 // cgroup whose subtree already delegates `pids`); created before the run, removed after it.
-import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmdir, rmdirSync, writeFileSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, mkdir, mkdirSync, openSync, readFileSync, readdirSync, rmdir, rmdirSync, writeFile, writeFileSync } from 'node:fs';
 import { constants as osConstants, release } from 'node:os';
 import { join } from 'node:path';
 
@@ -285,7 +285,7 @@ export function pidsLimitMade(max: number, parent = pidsCgroupParent()): Promise
 
 const EBUSY = osConstants.errno.EBUSY;
 
-/** The addon's cgroup calls, which run on its spawn lane (undefined when it cannot be loaded). */
+/** The addon's cgroup calls, which run on its spawn lane (undefined where it is not loaded: the libuv pool then). */
 function nativeCgroups(): Required<Pick<NativeBinding, 'cgroupMake' | 'cgroupRemove'>> | undefined {
   try {
     const binding = loadNative();
@@ -296,17 +296,31 @@ function nativeCgroups(): Required<Pick<NativeBinding, 'cgroupMake' | 'cgroupRem
   }
 }
 
+/** fs.mkdir and fs.writeFile as promises (node:fs/promises is not loaded for this: a CLI run does without it). */
+function onPool(call: (done: (error: NodeJS.ErrnoException | null) => void) => void): Promise<void> {
+  return new Promise((resolve, reject) => call((error) => (error === null ? resolve() : reject(error))));
+}
+
 /**
- * Makes `dir` with its pids.max on the addon's spawn lane, whose hand-over never waits (the libuv
- * pool's can, on a condition variable, while a burst's spawns keep the CPUs busy). Rejects when
- * either step failed (a directory made is removed again) or the addon is missing: the waiting
- * start then makes its cgroup itself, as createPidsLimit does with none kept.
+ * Makes `dir` with its pids.max off the caller's thread: on the addon's spawn lane, whose
+ * hand-over never waits (the libuv pool's can, on a condition variable, while a burst's spawns
+ * keep the CPUs busy), or on the pool where the addon is not loaded. Rejects when either step
+ * failed; a directory made is removed again.
  */
 async function makeCgroup(dir: string, max: number): Promise<void> {
   const native = nativeCgroups();
-  if (native === undefined) throw new Error('cgroupMake: the addon is not loaded');
-  const errno = await native.cgroupMake(dir, max);
-  if (errno !== 0) throw new Error(`cgroupMake ${dir}: errno ${errno}`);
+  if (native !== undefined) {
+    const errno = await native.cgroupMake(dir, max);
+    if (errno !== 0) throw new Error(`cgroupMake ${dir}: errno ${errno}`);
+    return;
+  }
+  await onPool((done) => mkdir(dir, { mode: 0o755 }, done));
+  try {
+    await onPool((done) => writeFile(join(dir, 'pids.max'), `${max}\n`, done));
+  } catch (error) {
+    rmdir(dir, () => {});
+    throw error;
+  }
 }
 
 /** rmdir(dir) off the caller's thread, as makeCgroup runs; `done` says whether the cgroup was still busy. */
