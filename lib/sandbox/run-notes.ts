@@ -170,24 +170,34 @@ function readNotes(dir: string, name: string): SharedNotes | undefined {
 const rootsByName = new Map<string, readonly string[]>();
 
 /**
- * Per remembered list of roots, the roots it was last compared with (joined) and the answer: a
+ * Per remembered list of roots, the answers for each frozen list of roots it was compared with: a
  * missed check whose roots no run here overlaps (its workspace gone, say) waits in the directory
- * for good, and each run of the same roots would compare them again.
+ * for good, and every run would compare it again. Keyed by identity (a frozen list cannot change):
+ * a caller alternating policies keeps the answer of each, and a run of a thousand roots does not
+ * join them into a key.
  */
-const lastOverlap = new WeakMap<readonly string[], { with: string; overlaps: boolean }>();
+const overlapAnswers = new WeakMap<readonly string[], WeakMap<readonly string[], boolean>>();
 
-/**
- * The notes of `name` when their roots overlap `roots` (all when undefined), else undefined.
- * `joined`: `roots` joined with NUL (no path holds one), the key of the answer kept per list.
- */
-function overlappingNotes(dir: string, name: string, roots: readonly string[] | undefined, joined?: string): SharedNotes | undefined {
-  const known = rootsByName.get(name);
-  if (known !== undefined && roots !== undefined) {
-    const last = lastOverlap.get(known);
-    const overlaps = joined !== undefined && last?.with === joined ? last.overlaps : rootsOverlap(known, roots);
-    if (joined !== undefined) lastOverlap.set(known, { with: joined, overlaps });
-    if (!overlaps) return undefined;
+/** Whether the remembered `known` overlaps `roots`: the kept answer when `roots` is frozen. */
+function overlapsKept(known: readonly string[], roots: readonly string[]): boolean {
+  if (!Object.isFrozen(roots)) return rootsOverlap(known, roots);
+  let answers = overlapAnswers.get(known);
+  if (answers === undefined) {
+    answers = new WeakMap();
+    overlapAnswers.set(known, answers);
   }
+  let overlaps = answers.get(roots);
+  if (overlaps === undefined) {
+    overlaps = rootsOverlap(known, roots);
+    answers.set(roots, overlaps);
+  }
+  return overlaps;
+}
+
+/** The notes of `name` when their roots overlap `roots` (all when undefined), else undefined. */
+function overlappingNotes(dir: string, name: string, roots: readonly string[] | undefined): SharedNotes | undefined {
+  const known = rootsByName.get(name);
+  if (known !== undefined && roots !== undefined && !overlapsKept(known, roots)) return undefined;
   const notes = readNotes(dir, name);
   if (notes === undefined) return undefined;
   if (known === undefined) rememberRoots(name, notes.roots);
@@ -228,6 +238,8 @@ function overlapOnce(roots: readonly string[]): (other: readonly string[]) => bo
   // Frozen: its set is made once for the listing, not for each distinct list it is compared with.
   const ours = Object.isFrozen(roots) ? roots : Object.freeze([...roots]);
   return (other) => {
+    // A remembered list (frozen) against ours: the answer kept across listings.
+    if (Object.isFrozen(other)) return overlapsKept(other, ours);
     const key = JSON.stringify(other);
     let answer = answers.get(key);
     if (answer === undefined) {
@@ -388,32 +400,28 @@ export function claimMissedChecks(roots: readonly string[] | undefined, given?: 
   ensureDir(dir, given === undefined && dir !== shmNotesDir());
   const me = ownOwner();
   const names = list(dir);
-  const ids = new Set<string>();
   const claimed: MissedCheck[] = [];
   // This process's own runs' checks are not missed (it is alive): skipped unparsed, as a burst of
   // runs lists hundreds of them in every run.
   const ownCheck = `c.${me}.`;
   const alive = aliveOnce();
   // Made at the first dead owner's check (most listings have none): frozen, so that its set is
-  // made once for every other run's roots it is compared with, and joined, the key of the answers.
-  let ours: { roots: readonly string[]; joined: string } | undefined;
+  // made once, and the answer for each other run's roots kept (overlapsKept) while the same frozen
+  // roots come again (a kept plan's).
+  let ours: readonly string[] | undefined;
   const ourRoots = () => {
     if (roots === undefined) return undefined;
-    if (ours === undefined) {
-      const frozen = Object.isFrozen(roots) ? roots : Object.freeze([...roots]);
-      ours = { roots: frozen, joined: frozen.join('\0') };
-    }
+    ours ??= Object.isFrozen(roots) ? roots : Object.freeze([...roots]);
     return ours;
   };
   for (const name of names) {
-    if (name.startsWith(ownCheck)) continue;
+    // Only checks and claims of them can be missed ones: the rest (hundreds of records and notes
+    // of the runs in flight during a burst) is skipped unparsed.
+    if (!(name.startsWith('c.') || name.startsWith('k.')) || name.startsWith(ownCheck)) continue;
     const entry = parseEntry(name);
-    if (entry === undefined || entry.kind === 's') continue;
-    ids.add(entry.id);
-    if (entry.kind !== 'c' && entry.kind !== 'k') continue;
+    if (entry === undefined || (entry.kind !== 'c' && entry.kind !== 'k')) continue;
     if (alive(entry.kind === 'k' ? (entry.claimer as string) : entry.owner)) continue;
-    const compared = ourRoots();
-    const notes = overlappingNotes(dir, name, compared?.roots, compared?.joined);
+    const notes = overlappingNotes(dir, name, ourRoots());
     if (notes === undefined) continue;
     for (const deadline = Date.now() + waitMs; sandboxAlive(dir, entry.id); ) {
       if (Date.now() >= deadline) break;
@@ -444,9 +452,15 @@ export function claimMissedChecks(roots: readonly string[] | undefined, given?: 
   for (const name of names) {
     if (!name.startsWith('s.') || name.startsWith(ownRecord)) continue;
     const entry = parseEntry(name);
-    if (entry?.kind === 's' && !ids.has(entry.id) && !alive(entry.owner)) tryUnlink(join(dir, name));
+    if (entry?.kind === 's' && !alive(entry.owner) && !namesRun(names, entry.id)) tryUnlink(join(dir, name));
   }
   return claimed;
+}
+
+/** Whether `names` holds an entry of run `id` other than its sandbox record. */
+function namesRun(names: readonly string[], id: string): boolean {
+  const suffix = `.${id}`;
+  return names.some((name) => !name.startsWith('s.') && name.endsWith(suffix) && parseEntry(name)?.id === id);
 }
 
 function takeNotes(dir: string, names: readonly string[], start: bigint, marker: string, roots: readonly string[]): SharedNotes[] {

@@ -144,6 +144,42 @@ test('the notes of a process that died are never taken: they are a missed check,
   assert.ok(readdirSync(dir).every((name) => name.startsWith('e.')), 'ended as its own check would have');
 }));
 
+test('a missed check is compared with each frozen list of roots on its own: lists that do not overlap it, asked in turn, neither claim it nor hide it from one that does', withDir(async (dir, base) => {
+  const ws = join(base, 'ws');
+  const crashed = new OtherRun(dir, ws, 'crashed');
+  await crashed.said('published');
+  await crashed.kill();
+  // A caller alternating policies: the answers for each list are kept side by side.
+  const apart = [Object.freeze([join(base, 'a')]), Object.freeze(Array.from({ length: 50 }, (_, i) => join(base, `p${i}`, 'dist')))];
+  const overlapping = Object.freeze([join(base, 'b'), join(ws, 'pkg')]);
+  for (let i = 0; i < 3; i++) for (const roots of apart) assert.equal(claimMissedChecks(roots, dir, 0), [], `round ${i}: not claimed for roots apart from it`);
+  // The same content unfrozen, as a caller's own array, gets the same answer.
+  assert.equal(claimMissedChecks([...(apart[1] as readonly string[])], dir, 0), []);
+  const claimed = claimMissedChecks(overlapping, dir, 0);
+  assert.equal(tags(claimed.map((c) => c.notes)), ['crashed'], 'claimed by the list that overlaps it');
+  claimed[0]?.done();
+}));
+
+test('a dead process\'s sandbox record is kept while its run has notes in the directory, and removed once none is left', withDir(async (dir, base) => {
+  const ws = join(base, 'ws');
+  const crashed = new OtherRun(dir, ws, 'crashed');
+  const sandbox = spawn('sleep', ['60'], { stdio: 'ignore' });
+  await crashed.said('published');
+  await crashed.tell(`started ${sandbox.pid as number}`);
+  await crashed.kill();
+  const gone = new Promise((resolve) => sandbox.once('exit', resolve));
+  sandbox.kill('SIGKILL');
+  await gone;
+  const records = () => readdirSync(dir).filter((name) => name.startsWith('s.'));
+  assert.is(records().length, 1);
+  assert.equal(claimMissedChecks([join(base, 'other')], dir, 0), []);
+  assert.is(records().length, 1, 'kept while its missed check waits');
+  // Its notes gone (removed by hand here; a claim's end removes the record itself).
+  for (const name of readdirSync(dir)) if (!name.startsWith('s.')) rmSync(join(dir, name));
+  assert.equal(claimMissedChecks([join(base, 'other')], dir, 0), []);
+  assert.equal(records(), [], 'removed once nothing of its run is left');
+}));
+
 test('a dead process\'s run whose sandbox is still there counts as in flight until the sandbox is gone', withDir(async (dir, base) => {
   const ws = join(base, 'ws');
   const crashed = new OtherRun(dir, ws, 'crashed');
