@@ -209,6 +209,8 @@ export interface NativeGitScan {
   /** Entries named as asked (names, suffixes), below no directory named in skip. */
   named?: string[];
   dirs: number;
+  /** Of `dirs`, those answered by the kept summary of an unchanged tree, not looked at (tests count them). */
+  summarised?: number;
   truncated: boolean;
   errno: number;
 }

@@ -80,6 +80,7 @@ Napi::Object ScanResult(Napi::Env env, const git_scan::Result& r) {
   out.Set("gitDirs", ToArray(env, r.git_dirs));
   out.Set("named", ToArray(env, r.named));
   out.Set("dirs", Napi::Number::New(env, static_cast<double>(r.dirs)));
+  out.Set("summarised", Napi::Number::New(env, static_cast<double>(r.summarised)));
   out.Set("truncated", r.truncated);
   out.Set("errno", Napi::Number::New(env, r.err));
   return out;

@@ -11,15 +11,30 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
 
 #include "linux/dir_watch.h"
 #include "posix/fs_walk.h"
+#include "posix/git_scan_memory.h"
 
 namespace git_scan {
 namespace {
+
+using memory::DropSummaries;
+using memory::Forget;
+using memory::kMaxSummaryFinds;
+using memory::kMinSummaryDirs;
+using memory::Listing;
+using memory::Memory;
+using memory::Names;
+using memory::Stamp;
+using memory::StampOf;
+using memory::Summary;
+using memory::TakeChanges;
+using memory::Watched;
 
 constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 #ifdef O_PATH
@@ -37,86 +52,10 @@ constexpr size_t kMaxRemembered = 1 << 21;
 // last change may have missed a second change in the same tick, so it is not remembered.
 constexpr int64_t kRacyNanos = 2000000000;
 
-struct Stamp {
-  uint64_t dev = 0, ino = 0;
-  int64_t mtime = 0, ctime = 0;
-  bool operator==(const Stamp& o) const {
-    return dev == o.dev && ino == o.ino && mtime == o.mtime && ctime == o.ctime;
-  }
-};
-
-using Names = std::shared_ptr<const std::vector<std::string>>;
-
-struct Listing {
-  Stamp stamp;
-  // Shared with the memory: a remembered listing is walked without copying its names.
-  Names subdirs = std::make_shared<const std::vector<std::string>>();
-  // Its entries the caller asked for (Wanted): usually none, so usually not allocated.
-  Names named;
-  bool has_git = false;
-  // HEAD, and objects/ and refs/ as real directories: a git dir, whose insides the caller guards.
-  bool is_git_dir = false;
-  // HEAD, objects and refs present but not both real directories: git still takes it for a git
-  // dir when they are links to directories (it tests them with access(), which follows links) or
-  // executable files, so it is reported as one; it is walked too, in case git does not.
-  bool may_be_git_dir = false;
-  // The inotify watch taken before the stamp was read (-1: none), and whether it has reported
-  // nothing since the stamp was last found unchanged: then the listing is exact without a stat.
-  int wd = -1;
-  bool fresh = false;
-};
-
-std::unordered_map<std::string, Listing>& Memory() {
-  static auto* memory = new std::unordered_map<std::string, Listing>();
-  return *memory;
-}
-
-// The remembered path of each watch.
-std::unordered_map<int, std::string>& Watched() {
-  static auto* watched = new std::unordered_map<int, std::string>();
-  return *watched;
-}
-
-void Forget() {
-  Memory().clear();
-  Watched().clear();
-  dir_watch::Reset();
-}
-
-// Before a walk: listings whose directory reported a change (or all, when changes may have gone
-// unreported) are stat'ed again before they are used.
-void TakeChanges() {
-  std::vector<int> changed;
-  bool complete = dir_watch::Drain(&changed);
-  if (!complete && !Watched().empty()) {
-    for (auto& [path, listing] : Memory()) listing.fresh = false;
-  }
-  for (int wd : changed) {
-    auto watched = Watched().find(wd);
-    if (watched == Watched().end()) continue;
-    auto known = Memory().find(watched->second);
-    if (known != Memory().end() && known->second.wd == wd) known->second.fresh = false;
-  }
-}
-
-int64_t Nanos(const struct timespec& ts) {
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-Stamp StampOf(const struct stat& st) {
-#if defined(__APPLE__)
-  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
-          Nanos(st.st_mtimespec), Nanos(st.st_ctimespec)};
-#else
-  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino), Nanos(st.st_mtim),
-          Nanos(st.st_ctim)};
-#endif
-}
-
 int64_t Now() {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  return Nanos(ts);
+  return memory::Nanos(ts);
 }
 
 // Names git looks up: on macOS volumes are case-insensitive by default, so `OBJECTS` or `.GIT`
@@ -231,6 +170,13 @@ struct Frame {
   bool same = false;
   // It or a directory above it (below the root) has a name the caller skips: no entry reported.
   bool skip = false;
+  // Every listing of its tree walked so far was remembered, watched and unchanged (a summary of
+  // the tree can be kept once it is walked), and where its finds and count began.
+  bool clean = false;
+  uint64_t start_dirs = 0;
+  size_t start_worktrees = 0, start_git_dirs = 0, start_named = 0;
+  // Its index in the stack, and the deepest frame pushed below it so far.
+  size_t index = 0, deepest = 0;
 };
 
 // Longest path looked up from an ancestor in one call (longer ones are opened step by step).
@@ -270,8 +216,7 @@ class Walker {
     while (!stack_.empty() && !result.truncated) {
       Frame& top = stack_.back();
       if (top.next >= top.subdirs->size()) {
-        if (top.fd >= 0) close(top.fd);
-        stack_.pop_back();
+        Pop();
         continue;
       }
       Names names = top.subdirs;  // kept alive while Child pushes (which moves `top`)
@@ -285,6 +230,65 @@ class Walker {
   bool Count() {
     if (++result.dirs > max_dirs_) result.truncated = true;
     return !result.truncated;
+  }
+
+  // The directory being looked at below the top frame gives no summary of that frame's tree.
+  void Unclean() {
+    if (!stack_.empty()) stack_.back().clean = false;
+  }
+
+  // A walked tree: its summary kept when every listing in it held, and its state handed up.
+  void Pop() {
+    Frame done = std::move(stack_.back());
+    stack_.pop_back();
+    if (done.fd >= 0) close(done.fd);
+    if (!stack_.empty()) {
+      Frame& parent = stack_.back();
+      parent.clean = parent.clean && done.clean;
+      parent.deepest = std::max(parent.deepest, done.deepest);
+    }
+    if (done.clean && !result.truncated) Remember(done);
+  }
+
+  void Remember(const Frame& done) {
+    uint64_t below = result.dirs - done.start_dirs;
+    size_t finds = result.worktrees.size() - done.start_worktrees + result.git_dirs.size() -
+                   done.start_git_dirs + result.named.size() - done.start_named;
+    if (below < kMinSummaryDirs || finds > kMaxSummaryFinds) return;
+    auto known = Memory().find(done.path);
+    if (known == Memory().end() || !known->second.fresh) return;
+    auto summary = std::make_shared<Summary>();
+    summary->dirs_below = below;
+    summary->depth = done.deepest - done.index;
+    summary->skip = done.skip;
+    summary->report_named = report_named_;
+    summary->worktrees.assign(result.worktrees.begin() + done.start_worktrees,
+                              result.worktrees.end());
+    summary->git_dirs.assign(result.git_dirs.begin() + done.start_git_dirs, result.git_dirs.end());
+    summary->named.assign(result.named.begin() + done.start_named, result.named.end());
+    known->second.summary = std::move(summary);
+  }
+
+  // Whether the summary answers the tree here exactly as its walk would (same context, and its
+  // frames, directories and finds within the limits from where the walk stands).
+  bool Fits(const Summary& summary, bool skip, size_t index) const {
+    return summary.skip == skip && summary.report_named == report_named_ &&
+           index + summary.depth < kMaxDepth && result.dirs + summary.dirs_below <= max_dirs_ &&
+           result.worktrees.size() + result.git_dirs.size() + summary.worktrees.size() +
+                   summary.git_dirs.size() <=
+               max_repos_ &&
+           result.named.size() + summary.named.size() <= max_named_;
+  }
+
+  void Apply(const Summary& summary, size_t index) {
+    result.dirs += summary.dirs_below;
+    result.summarised += summary.dirs_below + 1;
+    result.worktrees.insert(result.worktrees.end(), summary.worktrees.begin(),
+                            summary.worktrees.end());
+    result.git_dirs.insert(result.git_dirs.end(), summary.git_dirs.begin(), summary.git_dirs.end());
+    result.named.insert(result.named.end(), summary.named.begin(), summary.named.end());
+    if (!stack_.empty())
+      stack_.back().deepest = std::max(stack_.back().deepest, index + summary.depth);
   }
 
   // A subdirectory: a remembered one whose stamp is unchanged is settled by one fstatat; others
@@ -306,9 +310,9 @@ class Walker {
     if (known != Memory().end() && rel.size() <= kMaxRelative) {
       struct stat st;
       if (fstatat(base, rel.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno == ENOENT || errno == ENOTDIR) return;  // gone
+        if (errno == ENOENT || errno == ENOTDIR) return Unclean();  // gone
       } else if (!S_ISDIR(st.st_mode)) {
-        return;  // a link or a file now: host git does not enter it there
+        return Unclean();  // a link or a file now: host git does not enter it there
       } else if (known->second.stamp == StampOf(st)) {
         // Unchanged since the watch was taken: its events from now on are in the queue.
         known->second.fresh = known->second.wd >= 0;
@@ -319,7 +323,8 @@ class Walker {
     bool readable = known == Memory().end();
     int flags = readable ? kDirFlags : kLookFlags;
     int fd = rel == name ? openat(base, name.c_str(), flags) : OpenRelative(base, rel, flags);
-    if (fd < 0) return;  // unreadable, gone, or a link now: host git cannot enter it there either
+    // Unreadable, gone, or a link now: host git cannot enter it there either.
+    if (fd < 0) return Unclean();
     Enter(fd, path, readable, skip);
   }
 
@@ -328,7 +333,7 @@ class Walker {
     struct stat st;
     if (!Count() || fstat(fd, &st) != 0) {
       close(fd);
-      return;
+      return Unclean();
     }
     Stamp stamp = StampOf(st);
     auto known = Memory().find(path);
@@ -339,10 +344,12 @@ class Walker {
       listing = known->second;
     } else {
       // The watch first, then the stamp and the listing: a change after them is reported.
+      // Listed anew: no summary of a tree holding it holds.
+      DropSummaries(path);
       int wd = dir_watch::Add(fd);
       if (wd >= 0 && fstat(fd, &st) != 0) {
         close(fd);
-        return;
+        return Unclean();
       }
       stamp = StampOf(st);
       int64_t now = Now();
@@ -351,7 +358,7 @@ class Walker {
       if (list_fd >= 0 && list_fd != fd) close(list_fd);
       if (!listed) {
         close(fd);
-        return;
+        return Unclean();
       }
       listing.stamp = stamp;
       if (known != Memory().end() && known->second.wd >= 0 && known->second.wd != wd) {
@@ -382,6 +389,16 @@ class Walker {
   // Notes what the directory is and pushes it to be walked (takes `fd` when it is not -1).
   void Note(int fd, int base, std::string rel, const std::string& path, const Listing& listing,
             bool same, bool skip) {
+    size_t index = stack_.size();
+    bool clean = same && listing.fresh;
+    if (clean && listing.summary != nullptr && Fits(*listing.summary, skip, index)) {
+      Apply(*listing.summary, index);
+      if (fd >= 0) close(fd);
+      return;
+    }
+    if (!clean) Unclean();
+    size_t start_worktrees = result.worktrees.size(), start_git_dirs = result.git_dirs.size(),
+           start_named = result.named.size();
     if (listing.has_git) Found(&result.worktrees, path);
     if (listing.named != nullptr && !skip && report_named_) {
       for (const std::string& name : *listing.named) {
@@ -400,7 +417,9 @@ class Walker {
       if (fd >= 0) close(fd);
       return;
     }
-    stack_.push_back(Frame{fd, base, std::move(rel), path, listing.subdirs, 0, same, skip});
+    stack_.push_back(Frame{fd, base, std::move(rel), path, listing.subdirs, 0, same, skip, clean,
+                           result.dirs, start_worktrees, start_git_dirs, start_named, index,
+                           index});
   }
 
   void Found(std::vector<std::string>* list, const std::string& path) {

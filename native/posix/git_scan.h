@@ -7,9 +7,10 @@
 // per directory: an unchanged directory is not opened, its subdirectories are looked up by path
 // from the nearest opened ancestor (see Frame in git_scan.cc). Where directories can be watched
 // (linux/dir_watch.h), one that reported no change since its stamp was checked, below a parent
-// whose listing is unchanged too, is not even stat'ed. The same walk reports the entries whose
-// names the caller asks for (agent and editor configs in subdirectories), at no extra look. No
-// napi here (addon.cc).
+// whose listing is unchanged too, is not even stat'ed, and a tree of such directories walked once
+// that way is answered whole while none of them reports a change (Summary in git_scan.cc). The same
+// walk reports the entries whose names the caller asks for (agent and editor configs in
+// subdirectories), at no extra look. No napi here (addon.cc).
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,9 @@ struct Result {
   // Entries (of any kind) named as Wanted asks, below no directory it skips; absolute byte strings.
   std::vector<std::string> named;
   uint64_t dirs = 0;
+  // Of those, the directories answered by the kept summary of an unchanged tree, each not looked
+  // at (tests count them).
+  uint64_t summarised = 0;
   // A limit was reached (directories, depth, repositories or named entries): the answer is
   // incomplete.
   bool truncated = false;

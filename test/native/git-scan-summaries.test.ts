@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: MIT
+// The repository scan's summaries of unchanged trees (native/posix/git_scan.cc): a tree whose
+// listings were all remembered, watched and unchanged is answered whole at the next scan, without
+// a look at each directory. What must hold: a summary is used (the count says so), and anything
+// the command could do below it (a repository made deep down, a gitfile, a directory swapped for
+// a link, a tree renamed in, a repository removed) is seen by the very next scan; a summary is
+// used only where its walk would give the same answer (the same named asks, the same skipped
+// names above it, within the limits of directories, repositories and depth).
+import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import * as assert from 'uvu/assert';
+import { test as uvuTest } from 'uvu';
+
+import { toBytes } from '../../lib/sandbox/beneath.js';
+import { loadNative } from '../../lib/native/load.js';
+import type { NativeGitScan } from '../../lib/native/types.js';
+import { NESTED_CONFIG_SCAN } from '../../lib/protected-names.js';
+import { makeTree } from '../helpers/sandbox.js';
+
+// Summaries need directory watches (inotify): Linux.
+const test = process.platform === 'linux' ? uvuTest : uvuTest.skip;
+
+interface Scan {
+  worktrees: string[];
+  gitDirs: string[];
+  named: string[];
+  incomplete: boolean;
+  dirs: number;
+  summarised: number;
+}
+
+function scan(root: string, options: { maxDirs?: number; maxRepos?: number; named?: boolean } = {}): Scan {
+  const n = options.named === true ? NESTED_CONFIG_SCAN : { names: [], suffixes: [], skip: [], max: 0 };
+  const r = loadNative().fsScanGit?.(toBytes(root), '', options.maxDirs ?? 100_000, options.maxRepos ?? 100, n.names, n.suffixes, n.skip, n.max);
+  assert.ok(r !== null && r !== undefined && 'worktrees' in r, `scanned ${root}`);
+  const s = r as NativeGitScan;
+  return { worktrees: [...s.worktrees].sort(), gitDirs: [...s.gitDirs].sort(), named: [...(s.named ?? [])].sort(), incomplete: s.truncated === true, dirs: s.dirs, summarised: s.summarised ?? 0 };
+}
+
+function bare(dir: string): void {
+  mkdirSync(join(dir, 'objects'), { recursive: true });
+  mkdirSync(join(dir, 'refs'));
+  writeFileSync(join(dir, 'HEAD'), 'ref: refs/heads/main\n');
+}
+
+/** node_modules of `packages` packages, each with 20 directories. */
+function modules(ws: string, packages: number): void {
+  for (let p = 0; p < packages; p++) for (let d = 0; d < 10; d++) mkdirSync(join(ws, 'node_modules', `pkg${p}`, `d${d}`, 'lib'), { recursive: true });
+}
+
+/** Listings are remembered once their directories are older than the clock's coarse tick. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 2200));
+
+/** Scans until the whole tree is answered by summaries (the first lists it, the next walks it clean). */
+function summarised(root: string, options: Parameters<typeof scan>[1] = {}): Scan {
+  let last = scan(root, options);
+  for (let i = 0; i < 3 && last.summarised < last.dirs; i++) last = scan(root, options);
+  return last;
+}
+
+const bytes = (paths: string[]) => paths.map(toBytes).sort();
+
+test('an unchanged tree is answered whole; a repository, a gitfile, a link, a tree renamed in or a repository removed below it is seen by the next scan', async () => {
+  const t = makeTree();
+  try {
+    modules(t.ws, 10);
+    bare(join(t.ws, 'node_modules', 'pkg1', 'd1', 'lib', 'vendored.git'));
+    bare(join(t.outside, 'evil', 'repo', '.git'));
+    await settle();
+    const first = scan(t.ws);
+    const whole = summarised(t.ws);
+    assert.is(whole.summarised, whole.dirs, 'every directory answered by the summary');
+    assert.equal({ ...whole, summarised: 0 }, { ...first, summarised: 0 }, 'the same answer as the walk');
+    const step = (what: string, change: () => void, worktrees: string[], gitDirs: string[]) => {
+      change();
+      const next = scan(t.ws);
+      assert.ok(next.summarised < next.dirs, `${what}: the changed tree is walked`);
+      assert.equal([next.worktrees, next.gitDirs], [bytes(worktrees), bytes(gitDirs)], what);
+      assert.equal([summarised(t.ws).worktrees, summarised(t.ws).gitDirs], [bytes(worktrees), bytes(gitDirs)], `${what}, summarised again`);
+    };
+    const lib = (p: number, d: number) => join(t.ws, 'node_modules', `pkg${p}`, `d${d}`, 'lib');
+    const vendored = join(lib(1, 1), 'vendored.git');
+    step('a repository made deep down', () => bare(join(lib(3, 2), '.git')), [lib(3, 2)], [vendored]);
+    step('a gitfile', () => writeFileSync(join(lib(5, 1), '.git'), 'gitdir: /elsewhere\n'), [lib(3, 2), lib(5, 1)], [vendored]);
+    step(
+      'a directory swapped for a link to a repository outside',
+      () => {
+        rmSync(lib(6, 4), { recursive: true });
+        symlinkSync(join(t.outside, 'evil', 'repo'), lib(6, 4));
+      },
+      [lib(3, 2), lib(5, 1)],
+      [vendored],
+    );
+    step('a tree holding a repository renamed in', () => renameSync(join(t.outside, 'evil'), join(lib(7, 3), 'evil')), [lib(3, 2), lib(5, 1), join(lib(7, 3), 'evil', 'repo')], [vendored]);
+    step('a repository removed', () => rmSync(join(lib(3, 2), '.git'), { recursive: true }), [lib(5, 1), join(lib(7, 3), 'evil', 'repo')], [vendored]);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('a summary is used only with the asks it was made with: named entries are reported after plain scans, and inside a skipped directory scanned as a root', async () => {
+  const t = makeTree();
+  try {
+    modules(t.ws, 4);
+    const inModules = join(t.ws, 'node_modules', 'pkg2', 'd3', '.vscode');
+    mkdirSync(inModules);
+    for (let d = 0; d < 20; d++) mkdirSync(join(t.ws, 'packages', 'app', `m${d}`), { recursive: true });
+    const inApp = join(t.ws, 'packages', 'app', 'm7', '.vscode');
+    mkdirSync(inApp);
+    await settle();
+    const named = summarised(t.ws, { named: true });
+    assert.is(named.summarised, named.dirs);
+    assert.equal(named.named, bytes([inApp]), 'none below node_modules');
+    const plain = summarised(t.ws);
+    assert.is(plain.summarised, plain.dirs);
+    assert.equal(plain.named, [], 'a plain scan reports no named entry');
+    assert.equal(scan(t.ws, { named: true }).named, bytes([inApp]), 'named again after the plain summaries');
+    const pkg = dirname(dirname(inModules));
+    summarised(t.ws, { named: true });
+    assert.equal(scan(pkg, { named: true }).named, bytes([inModules]), 'reported in a skipped directory scanned as a root');
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('a summary is not used beyond the limits: too many directories or repositories, or a tree deeper than the walk goes from a root above, is still an incomplete answer', async () => {
+  const t = makeTree();
+  try {
+    modules(t.ws, 3);
+    for (let p = 0; p < 3; p++) bare(join(t.ws, 'node_modules', `pkg${p}`, 'd0', 'lib', '.git'));
+    // A chain as deep as the walk goes from the workspace, one level too deep from its parent.
+    let deep = join(t.ws, 'deep');
+    for (let i = 0; i < 399; i++) deep = join(deep, 'd');
+    mkdirSync(deep, { recursive: true });
+    await settle();
+    const whole = summarised(t.ws);
+    assert.is(whole.summarised, whole.dirs);
+    assert.not.ok(whole.incomplete);
+    assert.ok(scan(t.ws, { maxDirs: whole.dirs - 1 }).incomplete, 'directories');
+    assert.not.ok(scan(t.ws, { maxDirs: whole.dirs }).incomplete);
+    assert.ok(scan(t.ws, { maxRepos: 2 }).incomplete, 'repositories');
+    assert.not.ok(scan(t.ws, { maxRepos: 3 }).incomplete);
+    assert.ok(scan(t.base).incomplete, 'depth from the root above');
+    assert.not.ok(scan(t.ws).incomplete);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test.run();
