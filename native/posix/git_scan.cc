@@ -25,6 +25,7 @@ namespace {
 
 using memory::DropSummaries;
 using memory::Forget;
+using memory::kMaxSummaryBytes;
 using memory::kMaxSummaryFinds;
 using memory::kMinSummaryDirs;
 using memory::Listing;
@@ -255,6 +256,15 @@ class Walker {
     size_t finds = result.worktrees.size() - done.start_worktrees + result.git_dirs.size() -
                    done.start_git_dirs + result.named.size() - done.start_named;
     if (below < kMinSummaryDirs || finds > kMaxSummaryFinds) return;
+    auto bytes = [](const std::vector<std::string>& finds, size_t from) {
+      size_t sum = 0;
+      for (size_t i = from; i < finds.size(); ++i) sum += finds[i].size();
+      return sum;
+    };
+    if (bytes(result.worktrees, done.start_worktrees) +
+            bytes(result.git_dirs, done.start_git_dirs) + bytes(result.named, done.start_named) >
+        kMaxSummaryBytes)
+      return;
     auto known = Memory().find(done.path);
     if (known == Memory().end() || !known->second.fresh) return;
     auto summary = std::make_shared<Summary>();

@@ -47,6 +47,10 @@ struct Summary {
 // more finds than this are not summarised (each summary above holds copies of them).
 constexpr uint64_t kMinSummaryDirs = 16;
 constexpr size_t kMaxSummaryFinds = 256;
+// Nor trees whose finds' paths add up to more than this: a tree the command made (hundreds of
+// levels deep, with repositories at the bottom) would otherwise have every level above keep a
+// copy of the same long paths.
+constexpr size_t kMaxSummaryBytes = 16 * 1024;
 
 struct Listing {
   Stamp stamp;

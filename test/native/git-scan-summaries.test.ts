@@ -147,4 +147,23 @@ test('a summary is not used beyond the limits: too many directories or repositor
   }
 });
 
-test.run();
+test('a tree whose finds are too long to copy is walked at its top, its parts still answered by their own summaries, with the same answer', async () => {
+  const t = makeTree();
+  try {
+    // 120 repositories under names of 150 bytes: about 20 KB of paths, more than one summary keeps.
+    const long = 'x'.repeat(150);
+    const repos = Array.from({ length: 120 }, (_, i) => join(t.ws, 'r', `p${i}`, long));
+    for (const repo of repos) bare(join(repo, '.git'));
+    for (let d = 0; d < 20; d++) mkdirSync(join(t.ws, 'r', 'p0', `m${d}`));
+    await settle();
+    let last = scan(t.ws, { maxRepos: 1000 });
+    for (let i = 0; i < 3; i++) last = scan(t.ws, { maxRepos: 1000 });
+    assert.not.ok(last.incomplete);
+    assert.equal(last.worktrees, bytes(repos));
+    assert.ok(last.summarised > 0 && last.summarised < last.dirs, `parts summarised, not the whole (${last.summarised} of ${last.dirs})`);
+  } finally {
+    t.cleanup();
+  }
+});
+
+uvuTest.run();
