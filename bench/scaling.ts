@@ -6,6 +6,7 @@
 //   the caller's event loop (burst-watch.ts: delay, holds less the CPU wait, collections), 1,024
 //   concurrent runs all succeeding, the same rows for them and the caller's memory growth;
 // - a caller with a 2 GiB heap against a small one (two caller processes, rounds alternated);
+// - a plain run in a workspace of 20,000 directories against one in an empty workspace;
 // - the resource caps (the size-capped private /tmp and /dev/shm, the process cap) against the
 //   same launch without them.
 import { fork, spawn } from 'node:child_process';
@@ -230,12 +231,57 @@ export async function benchScaling(runs = 9, rounds = 3, onLine: (line: BenchLin
     const heap = await heapCost(workspace, rounds, runs);
     add({ name: `run with a ${(heap.heapBytes / 2 ** 30).toFixed(1)} GiB caller heap / small heap (${heap.big.toFixed(1)} / ${heap.small.toFixed(1)} ms)`, value: heap.big / heap.small, unit: 'x', target: '<= 1.05', ok: heap.big / heap.small <= 1.05 });
 
+    const size = await workspaceSizeCost(runs * 2);
+    add({ name: `a run in a workspace of 20,000 directories / an empty one (${size.big.toFixed(1)} / ${size.empty.toFixed(1)} ms)`, value: size.big / size.empty, unit: 'x' });
+
     const caps = await capsCost(workspace, runs);
     add({ name: `launch with resource caps / without (${caps.capped.toFixed(1)} / ${caps.uncapped.toFixed(1)} ms)`, value: caps.capped / caps.uncapped, unit: 'x' });
     add({ name: 'load average (1 min) at the end', value: loadavg()[0] ?? Number.NaN, unit: '' });
     return lines;
   } finally {
     rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A workspace of `dirs` directories shaped like a node_modules (packages of ten two-level
+ * directories), made in `workspace`, once old enough for the repository scan's cache.
+ */
+async function makeModules(workspace: string, dirs: number): Promise<void> {
+  let made = 0;
+  for (let p = 0; made < dirs; p++) {
+    for (let d = 0; d < 10 && made < dirs; d++) {
+      mkdirSync(join(workspace, 'node_modules', `pkg${p}`, `d${d}`, 'lib'), { recursive: true });
+      made += d === 0 ? 3 : 2;
+    }
+  }
+  // See makePackages: the scan trusts a directory once it is over 2 s old.
+  await new Promise((resolve) => setTimeout(resolve, 2500));
+}
+
+/**
+ * A plain run in a workspace of 20,000 directories against one in an empty workspace (alternated,
+ * prewarm off, after warm-up runs of each): the repository scans before and after each run walk
+ * every directory of the workspace that may have changed.
+ */
+async function workspaceSizeCost(runs: number): Promise<{ big: number; empty: number }> {
+  const big = realpathSync(mkdtempSync(join(tmpdir(), 'zs-bench-modules-')));
+  const empty = realpathSync(mkdtempSync(join(tmpdir(), 'zs-bench-empty-')));
+  try {
+    await makeModules(big, 20_000);
+    for (let i = 0; i < 3; i++) {
+      await once(empty, {});
+      await once(big, {});
+    }
+    const times = { big: [] as number[], empty: [] as number[] };
+    for (let i = 0; i < runs; i++) {
+      times.empty.push(await once(empty, {}));
+      times.big.push(await once(big, {}));
+    }
+    return { big: median(times.big), empty: median(times.empty) };
+  } finally {
+    rmSync(big, { recursive: true, force: true });
+    rmSync(empty, { recursive: true, force: true });
   }
 }
 
