@@ -8,6 +8,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -104,8 +107,28 @@ bool IsDir(int dirfd, const char* name, unsigned char type) {
   return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
 }
 
-// Lists an open directory: its subdirectories, whether it has a `.git`, whether it is a git dir.
-bool List(int fd, Listing* out) {
+#if defined(__linux__)
+// Calls each(name, d_type) for the entries of the open directory `fd`, read straight from the
+// kernel: no duplicated descriptor and DIR stream per directory (a first scan lists every
+// directory of the workspace, and a one-run process's scan is always a first). glibc's dirent64
+// is the kernel's linux_dirent64. False on a read error.
+template <typename Each>
+bool ForEachEntry(int fd, Each each) {
+  alignas(struct dirent64) static thread_local char buffer[32768];
+  for (;;) {
+    long n = syscall(SYS_getdents64, fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n == 0;
+    for (long at = 0; at < n;) {
+      const auto* entry = reinterpret_cast<const struct dirent64*>(buffer + at);
+      each(entry->d_name, entry->d_type);
+      at += entry->d_reclen;
+    }
+  }
+}
+#else
+template <typename Each>
+bool ForEachEntry(int fd, Each each) {
   int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
   if (dup_fd < 0) return false;
   DIR* dir = fdopendir(dup_fd);
@@ -113,10 +136,7 @@ bool List(int fd, Listing* out) {
     close(dup_fd);
     return false;
   }
-  bool head = false, objects = false, refs = false, objects_dir = false, refs_dir = false;
   bool ok = true;
-  auto subdirs = std::make_shared<std::vector<std::string>>();
-  std::shared_ptr<std::vector<std::string>> named;
   for (;;) {
     errno = 0;
     struct dirent* entry = readdir(dir);
@@ -124,17 +144,30 @@ bool List(int fd, Listing* out) {
       ok = errno == 0;
       break;
     }
-    const char* name = entry->d_name;
-    if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
+    each(entry->d_name, entry->d_type);
+  }
+  closedir(dir);
+  return ok;
+}
+#endif
+
+// Lists an open directory (read from its start: `fd` is fresh): its subdirectories, whether it
+// has a `.git`, whether it is a git dir.
+bool List(int fd, Listing* out) {
+  bool head = false, objects = false, refs = false, objects_dir = false, refs_dir = false;
+  auto subdirs = std::make_shared<std::vector<std::string>>();
+  std::shared_ptr<std::vector<std::string>> named;
+  bool ok = ForEachEntry(fd, [&](const char* name, unsigned char type) {
+    if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) return;
     if (NameIs(name, ".git")) {
       out->has_git = true;
-      continue;
+      return;
     }
     if (IsWanted(name)) {
       if (named == nullptr) named = std::make_shared<std::vector<std::string>>();
       named->emplace_back(name);
     }
-    bool is_dir = IsDir(fd, name, entry->d_type);
+    bool is_dir = IsDir(fd, name, type);
     if (NameIs(name, "HEAD")) head = true;
     if (NameIs(name, "objects")) {
       objects = true;
@@ -145,8 +178,7 @@ bool List(int fd, Listing* out) {
       refs_dir = refs_dir || is_dir;
     }
     if (is_dir) subdirs->emplace_back(name);
-  }
-  closedir(dir);
+  });
   out->subdirs = std::move(subdirs);
   out->named = std::move(named);
   out->is_git_dir = head && objects_dir && refs_dir;
