@@ -40,9 +40,17 @@ export function fromBytes(name: string): string {
   return NOT_ASCII.test(name) ? Buffer.from(name, 'latin1').toString('utf8') : name;
 }
 
+/** Whether the addon was told this process runs once (its scans then take no watch). */
+let toldOneRun = false;
+
 function native(): NativeBinding | undefined {
   try {
     const binding = loadNative();
+    if (!toldOneRun && oneRun()) {
+      // A watch costs more to take than this process's one later scan saves by it (one-run.ts).
+      toldOneRun = true;
+      binding.fsScanWatching?.(false);
+    }
     return typeof binding.fsInspect === 'function' ? binding : undefined;
   } catch {
     return undefined;

@@ -233,6 +233,13 @@ Napi::Value ListRoots(const Napi::CallbackInfo& info) {
   }
 }
 
+// fsScanWatching(on): whether the scan's new listings take a watch (git_scan::SetWatching). Never
+// throws; a non-boolean argument changes nothing.
+Napi::Value ScanWatching(const Napi::CallbackInfo& info) {
+  if (info.Length() >= 1 && info[0].IsBoolean()) git_scan::SetWatching(info[0].As<Napi::Boolean>());
+  return info.Env().Undefined();
+}
+
 }  // namespace
 
 void Export(Napi::Env env, Napi::Object exports, job_threads::Mailbox* mailbox) {
@@ -242,6 +249,8 @@ void Export(Napi::Env env, Napi::Object exports, job_threads::Mailbox* mailbox) 
   exports.DefineProperty(Napi::PropertyDescriptor::Value(
       "fsScanGitAsync", Napi::Function::New<ScanGitAsync>(env, "fsScanGitAsync", mailbox),
       napi_default));
+  exports.DefineProperty(Napi::PropertyDescriptor::Value(
+      "fsScanWatching", Napi::Function::New<ScanWatching>(env, "fsScanWatching"), napi_default));
   exports.DefineProperty(Napi::PropertyDescriptor::Value(
       "fsListRoots", Napi::Function::New<ListRoots>(env, "fsListRoots"), napi_default));
   exports.DefineProperty(Napi::PropertyDescriptor::Value(

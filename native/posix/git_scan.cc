@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -212,6 +213,11 @@ struct Frame {
   size_t index = 0, deepest = 0;
 };
 
+std::atomic<bool>& Watching() {
+  static std::atomic<bool> on{true};
+  return on;
+}
+
 // Longest path looked up from an ancestor in one call (longer ones are opened step by step).
 constexpr size_t kMaxRelative = 1024;
 
@@ -388,7 +394,7 @@ class Walker {
       // The watch first, then the stamp and the listing: a change after them is reported.
       // Listed anew: no summary of a tree holding it holds.
       DropSummaries(path);
-      int wd = dir_watch::Add(fd);
+      int wd = Watching().load() ? dir_watch::Add(fd) : -1;
       if (wd >= 0 && fstat(fd, &st) != 0) {
         close(fd);
         return Unclean();
@@ -479,6 +485,8 @@ class Walker {
 };
 
 }  // namespace
+
+void SetWatching(bool on) { Watching().store(on); }
 
 Result Scan(const std::string& root, uint64_t max_dirs, uint64_t max_repos, const Wanted& wanted,
             bool* busy) {

@@ -50,6 +50,11 @@ struct Wanted {
   }
 };
 
+// Whether directories listed from now on take a watch (linux/dir_watch.h; on by default). A process
+// that runs one sandbox turns it off: taking a watch costs more than its one later scan saves by
+// it (that scan reads each remembered directory's stamp instead, as where nothing can be watched).
+void SetWatching(bool on);
+
 // Scans `root` (absolute, walked from "/" without following links). Not entered: `.git`
 // directories and git dirs whose objects/ and refs/ are real directories (the caller guards their
 // insides), links, unreadable directories (host git cannot enter them either). With `busy`, a scan
