@@ -109,21 +109,27 @@ bool IsDir(int dirfd, const char* name, unsigned char type) {
 }
 
 #if defined(__linux__)
+// The kernel's linux_dirent64, read by offset (no libc header: musl no longer names dirent64, and
+// a 32-bit glibc's dirent differs): d_ino (8 bytes), d_off (8), d_reclen (2), d_type (1), name.
+constexpr size_t kReclenAt = 16, kTypeAt = 18, kNameAt = 19;
+
 // Calls each(name, d_type) for the entries of the open directory `fd`, read straight from the
 // kernel: no duplicated descriptor and DIR stream per directory (a first scan lists every
-// directory of the workspace, and a one-run process's scan is always a first). glibc's dirent64
-// is the kernel's linux_dirent64. False on a read error.
+// directory of the workspace, and a one-run process's scan is always a first). False on a read
+// error.
 template <typename Each>
 bool ForEachEntry(int fd, Each each) {
-  alignas(struct dirent64) static thread_local char buffer[32768];
+  alignas(8) static thread_local char buffer[32768];
   for (;;) {
     long n = syscall(SYS_getdents64, fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return n == 0;
     for (long at = 0; at < n;) {
-      const auto* entry = reinterpret_cast<const struct dirent64*>(buffer + at);
-      each(entry->d_name, entry->d_type);
-      at += entry->d_reclen;
+      uint16_t reclen;
+      memcpy(&reclen, buffer + at + kReclenAt, sizeof reclen);
+      if (reclen == 0) return false;  // a record the kernel never makes: no endless loop
+      each(buffer + at + kNameAt, static_cast<unsigned char>(buffer[at + kTypeAt]));
+      at += reclen;
     }
   }
 }
