@@ -199,12 +199,12 @@ export interface NativeBinding {
    * fsScanGit's walk on a thread of its own: resolves with what fsScanGit would answer when the walk
    * runs (never rejects; null for an internal fault). Bad arguments may answer at once, unwrapped.
    */
+  fsScanGitAsync?(root: string, rel: '', maxDirs: number, maxRepos: number, names?: readonly string[], suffixes?: readonly string[], skip?: readonly string[], maxNamed?: number): Promise<NativeGitScan | { kind: string; errno: number } | null> | { kind: string; errno: number } | null;
   /**
    * Whether the repository scan's new listings take an inotify watch (on by default); a process
    * that runs one sandbox turns it off (see SetWatching in native/posix/git_scan.h).
    */
   fsScanWatching?(on: boolean): void;
-  fsScanGitAsync?(root: string, rel: '', maxDirs: number, maxRepos: number, names?: readonly string[], suffixes?: readonly string[], skip?: readonly string[], maxNamed?: number): Promise<NativeGitScan | { kind: string; errno: number } | null> | { kind: string; errno: number } | null;
 }
 
 /** What fsScanGit found; paths are absolute byte strings. */

@@ -7,37 +7,27 @@
 // drops the summary of every tree it lies in before the after-run scan, which then walks the
 // changed part and finds the new repositories. The test first checks the tree is answered from
 // its summary (so the attack meets it), and ends by running the real git on the host.
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
-import { toBytes } from '../../lib/sandbox/beneath.js';
-import { loadNative } from '../../lib/native/load.js';
-import type { NativeGitScan } from '../../lib/native/types.js';
-import { NESTED_CONFIG_SCAN } from '../../lib/protected-names.js';
 import { makeTree, sandboxTest, sh } from '../helpers/sandbox.js';
+import { makeModules, moduleLib, nativeScan, settle } from '../helpers/scan-trees.js';
 import { hookScript, hostGit, hostGitTty, markers, plant } from '../helpers/git-host.js';
 
 /** The scan as a run asks it (the named asks of the nested-config check). */
-function scanAsRuns(root: string): NativeGitScan {
-  const n = NESTED_CONFIG_SCAN;
-  const r = loadNative().fsScanGit?.(toBytes(root), '', 100_000, 100, n.names, n.suffixes, n.skip, n.max);
-  assert.ok(r !== null && r !== undefined && 'worktrees' in r);
-  return r as NativeGitScan;
-}
+const scanAsRuns = (root: string) => nativeScan(root, { named: true });
 
 sandboxTest('attack: repositories made deep inside a tree the scan answers from its summary keep only what git itself writes', async () => {
   const t = makeTree();
   try {
-    for (let p = 0; p < 6; p++) for (let d = 0; d < 10; d++) mkdirSync(join(t.ws, 'node_modules', `pkg${p}`, `d${d}`, 'lib'), { recursive: true });
-    // Listings are remembered once their directories are older than the clock's coarse tick.
-    await new Promise((resolve) => setTimeout(resolve, 2200));
+    makeModules(t.ws, 6);
+    await settle();
     for (let i = 0; i < 2; i++) assert.is((await sh(t, 'true')).exitCode, 0);
     let before = scanAsRuns(t.ws);
     for (let i = 0; i < 3 && (before.summarised ?? 0) < before.dirs; i++) before = scanAsRuns(t.ws);
     assert.is(before.summarised, before.dirs, 'the tree is answered from its summary');
-    const lib = (p: number, d: number) => join('node_modules', `pkg${p}`, `d${d}`, 'lib');
+    const lib = (p: number, d: number) => relative(t.ws, moduleLib(t.ws, p, d));
     const G = 'git -c user.email=t@example.com -c user.name=t';
     const r = await sh(t, [
       `${G} init -q ${lib(3, 2)}/made && ${G} -C ${lib(3, 2)}/made config core.fsmonitor "${plant(t.outside, 'made')}"`,

@@ -12,10 +12,8 @@ import * as assert from 'uvu/assert';
 import { test as uvuTest } from 'uvu';
 
 import { toBytes } from '../../lib/sandbox/beneath.js';
-import { loadNative } from '../../lib/native/load.js';
-import type { NativeGitScan } from '../../lib/native/types.js';
-import { NESTED_CONFIG_SCAN } from '../../lib/protected-names.js';
 import { makeTree } from '../helpers/sandbox.js';
+import { bare, makeModules, moduleLib, nativeScan, settle } from '../helpers/scan-trees.js';
 
 // Summaries need directory watches (inotify): Linux.
 const test = process.platform === 'linux' ? uvuTest : uvuTest.skip;
@@ -29,27 +27,10 @@ interface Scan {
   summarised: number;
 }
 
-function scan(root: string, options: { maxDirs?: number; maxRepos?: number; named?: boolean } = {}): Scan {
-  const n = options.named === true ? NESTED_CONFIG_SCAN : { names: [], suffixes: [], skip: [], max: 0 };
-  const r = loadNative().fsScanGit?.(toBytes(root), '', options.maxDirs ?? 100_000, options.maxRepos ?? 100, n.names, n.suffixes, n.skip, n.max);
-  assert.ok(r !== null && r !== undefined && 'worktrees' in r, `scanned ${root}`);
-  const s = r as NativeGitScan;
+function scan(root: string, options: Parameters<typeof nativeScan>[1] = {}): Scan {
+  const s = nativeScan(root, options);
   return { worktrees: [...s.worktrees].sort(), gitDirs: [...s.gitDirs].sort(), named: [...(s.named ?? [])].sort(), incomplete: s.truncated === true, dirs: s.dirs, summarised: s.summarised ?? 0 };
 }
-
-function bare(dir: string): void {
-  mkdirSync(join(dir, 'objects'), { recursive: true });
-  mkdirSync(join(dir, 'refs'));
-  writeFileSync(join(dir, 'HEAD'), 'ref: refs/heads/main\n');
-}
-
-/** node_modules of `packages` packages, each with 20 directories. */
-function modules(ws: string, packages: number): void {
-  for (let p = 0; p < packages; p++) for (let d = 0; d < 10; d++) mkdirSync(join(ws, 'node_modules', `pkg${p}`, `d${d}`, 'lib'), { recursive: true });
-}
-
-/** Listings are remembered once their directories are older than the clock's coarse tick. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 2200));
 
 /** Scans until the whole tree is answered by summaries (the first lists it, the next walks it clean). */
 function summarised(root: string, options: Parameters<typeof scan>[1] = {}): Scan {
@@ -63,7 +44,7 @@ const bytes = (paths: string[]) => paths.map(toBytes).sort();
 test('an unchanged tree is answered whole; a repository, a gitfile, a link, a tree renamed in or a repository removed below it is seen by the next scan', async () => {
   const t = makeTree();
   try {
-    modules(t.ws, 10);
+    makeModules(t.ws, 10);
     bare(join(t.ws, 'node_modules', 'pkg1', 'd1', 'lib', 'vendored.git'));
     bare(join(t.outside, 'evil', 'repo', '.git'));
     await settle();
@@ -78,7 +59,7 @@ test('an unchanged tree is answered whole; a repository, a gitfile, a link, a tr
       assert.equal([next.worktrees, next.gitDirs], [bytes(worktrees), bytes(gitDirs)], what);
       assert.equal([summarised(t.ws).worktrees, summarised(t.ws).gitDirs], [bytes(worktrees), bytes(gitDirs)], `${what}, summarised again`);
     };
-    const lib = (p: number, d: number) => join(t.ws, 'node_modules', `pkg${p}`, `d${d}`, 'lib');
+    const lib = (p: number, d: number) => moduleLib(t.ws, p, d);
     const vendored = join(lib(1, 1), 'vendored.git');
     step('a repository made deep down', () => bare(join(lib(3, 2), '.git')), [lib(3, 2)], [vendored]);
     step('a gitfile', () => writeFileSync(join(lib(5, 1), '.git'), 'gitdir: /elsewhere\n'), [lib(3, 2), lib(5, 1)], [vendored]);
@@ -101,7 +82,7 @@ test('an unchanged tree is answered whole; a repository, a gitfile, a link, a tr
 test('a summary is used only with the asks it was made with: named entries are reported after plain scans, and inside a skipped directory scanned as a root', async () => {
   const t = makeTree();
   try {
-    modules(t.ws, 4);
+    makeModules(t.ws, 4);
     const inModules = join(t.ws, 'node_modules', 'pkg2', 'd3', '.vscode');
     mkdirSync(inModules);
     for (let d = 0; d < 20; d++) mkdirSync(join(t.ws, 'packages', 'app', `m${d}`), { recursive: true });
@@ -126,8 +107,8 @@ test('a summary is used only with the asks it was made with: named entries are r
 test('a summary is not used beyond the limits: too many directories or repositories, or a tree deeper than the walk goes from a root above, is still an incomplete answer', async () => {
   const t = makeTree();
   try {
-    modules(t.ws, 3);
-    for (let p = 0; p < 3; p++) bare(join(t.ws, 'node_modules', `pkg${p}`, 'd0', 'lib', '.git'));
+    makeModules(t.ws, 3);
+    for (let p = 0; p < 3; p++) bare(join(moduleLib(t.ws, p, 0), '.git'));
     // A chain as deep as the walk goes from the workspace, one level too deep from its parent.
     let deep = join(t.ws, 'deep');
     for (let i = 0; i < 399; i++) deep = join(deep, 'd');

@@ -14,12 +14,7 @@ import { discoverGit } from '../../lib/sandbox/git-guard.js';
 import { ScannedRoots } from '../../lib/sandbox/scanned-roots.js';
 import { NESTED_CONFIG_SCAN } from '../../lib/protected-names.js';
 import { makeTree } from '../helpers/sandbox.js';
-
-function bare(dir: string): void {
-  mkdirSync(join(dir, 'objects'), { recursive: true });
-  mkdirSync(join(dir, 'refs'));
-  writeFileSync(join(dir, 'HEAD'), 'ref: refs/heads/main\n');
-}
+import { bare } from '../helpers/scan-trees.js';
 
 function scan(root: string, maxDirs = 10_000, maxRepos = 100) {
   const r = scanRepositories(toBytes(root), maxDirs, maxRepos);
