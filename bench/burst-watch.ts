@@ -8,9 +8,13 @@
 // - CPU: the longest on-CPU time of the thread between two turns of that timer;
 // - garbage collection: the longest pause of each kind (young-generation scavenge, full
 //   mark-compact, an incremental-marking step), wall time, and the longest hold that no pause
-//   overlapped (the work itself).
+//   overlapped (the work itself);
+// - a bystander's delay: the longest event-loop delay of another, idle Node process measured over
+//   the same burst. It is the machine's share (other processes' turns, the scheduler's latency
+//   with the burst's processes runnable): no caller of any library sees less on that machine then.
 // The bookkeeping allocates nothing per turn (a fixed buffer for the scheduler's count, fixed
 // arrays for the long holds), so the collections it reports are those of the work measured.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 
@@ -32,6 +36,8 @@ export interface BurstWatch<T> {
   gc: { scavenge: number; markCompact: number; incremental: number; scavenges: number; markCompacts: number };
   /** The caller's thread's CPU time over the burst. */
   cpu: number;
+  /** The longest event-loop delay of an idle bystander process over the burst (NaN when it could not run). */
+  bystanderDelay: number;
   results: T[];
 }
 
@@ -75,6 +81,50 @@ function threadClock(): ThreadClock | undefined {
     return undefined;
   }
   return { read, close: () => closeSync(fd) };
+}
+
+/**
+ * The bystander's program: a 1 ms timer and the event-loop delay histogram from its first line
+ * of input on ("go": the burst starts) to the second ("stop"), when it prints the longest delay.
+ */
+const BYSTANDER = `
+const { monitorEventLoopDelay } = require('node:perf_hooks');
+const delay = monitorEventLoopDelay({ resolution: 1 });
+setInterval(() => {}, 1);
+let lines = 0;
+process.stdin.on('data', (chunk) => {
+  for (const c of chunk.toString()) if (c === '\\n' && ++lines === 1) delay.enable();
+  if (lines >= 2) { delay.disable(); process.stdout.write(String(delay.max / 1e6) + '\\n'); process.exit(0); }
+});
+process.stdout.write('ready\\n');
+`;
+
+/** An idle Node process to measure the machine's share of a burst's delay; undefined when it cannot start. */
+async function startBystander(): Promise<{ go(): void; stop(): Promise<number> } | undefined> {
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, ['-e', BYSTANDER], { stdio: ['pipe', 'pipe', 'ignore'] });
+  } catch {
+    return undefined;
+  }
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const ready = await new Promise<boolean>((resolve) => {
+    child.once('error', () => resolve(false));
+    child.once('exit', () => resolve(false));
+    child.stdout?.on('data', () => {
+      if (out.includes('ready\n')) resolve(true);
+    });
+  });
+  if (!ready) return undefined;
+  return {
+    go: () => child.stdin?.write('go\n'),
+    stop: () =>
+      new Promise<number>((resolve) => {
+        child.once('exit', () => resolve(Number(out.split('\n')[1] ?? Number.NaN)));
+        child.stdin?.end('stop\n');
+      }),
+  };
 }
 
 /** Runs `count` calls of `start` together and watches the caller's event loop meanwhile. */
@@ -136,8 +186,10 @@ export async function watchBurst<T>(start: () => Promise<T>, count: number): Pro
   delay.enable();
   // The histogram measures from its first tick on: a block before it would go unseen.
   await new Promise((resolve) => setTimeout(resolve, 20));
+  const bystander = await startBystander();
   const cpuBefore = new Float64Array(2);
   clock?.read(cpuBefore);
+  bystander?.go();
   const started = performance.now();
   const results = await Promise.all(Array.from({ length: count }, start));
   const ms = performance.now() - started;
@@ -146,6 +198,7 @@ export async function watchBurst<T>(start: () => Promise<T>, count: number): Pro
   sample();
   delay.disable();
   clearInterval(sampler);
+  const bystanderDelay = bystander === undefined ? Number.NaN : await bystander.stop();
   const cpu = clock !== undefined ? (last[0] as number) - (cpuBefore[0] as number) : Number.NaN;
   clock?.close();
   // Entries are delivered on a later turn: take those of the burst's last collections too.
@@ -158,5 +211,5 @@ export async function watchBurst<T>(start: () => Promise<T>, count: number): Pro
     for (let j = 0; j < pauses && !overlapped; j++) overlapped = (pauseStart[j] as number) < (holdTo[i] as number) && (pauseEnd[j] as number) > (holdFrom[i] as number);
     if (!overlapped) maxHoldNoGc = Math.max(maxHoldNoGc, holdMs[i] as number);
   }
-  return { ms, maxDelay: delay.max / 1e6, maxHold, maxHoldNoGc, maxCpu, longHolds, gc, cpu, results };
+  return { ms, maxDelay: delay.max / 1e6, maxHold, maxHoldNoGc, maxCpu, longHolds, gc, cpu, bystanderDelay, results };
 }

@@ -310,6 +310,8 @@ export async function benchBursts(workspace: string, rounds: number, add: (line:
     const beside = (pick: (w: BurstWatch<unknown>) => number) => (baseline === undefined ? '' : ` (spawn burst: ${worst(baseline, pick).toFixed(1)} ms)`);
     const delay = worst(list, (w) => w.maxDelay);
     add({ name: `${label}: caller event-loop delay, max (rounds: ${ms(list.map((w) => w.maxDelay))})${beside((w) => w.maxDelay)}`, value: delay, unit: 'ms', target: '<= 10', ok: delay <= 10 });
+    const bystander = worst(list, (w) => w.bystanderDelay);
+    add({ name: `${label}:   an idle bystander process's event-loop delay over the same burst, max (rounds: ${ms(list.map((w) => w.bystanderDelay))})${beside((w) => w.bystanderDelay)}`, value: bystander, unit: 'ms' });
     const hold = worst(list, (w) => w.maxHold);
     add({ name: `${label}: caller thread held less its CPU wait, max (rounds: ${ms(list.map((w) => w.maxHold))})${beside((w) => w.maxHold)}`, value: hold, unit: 'ms', target: '<= 10', ok: hold <= 10 });
     add({ name: `${label}:   of those holds, the longest no collection overlapped${beside((w) => w.maxHoldNoGc)}`, value: worst(list, (w) => w.maxHoldNoGc), unit: 'ms' });
