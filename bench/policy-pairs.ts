@@ -26,6 +26,9 @@ export async function benchPolicyPairs(pairs = 40, onLine: (line: BenchLine) => 
         [`${n} allowWrite dirs`, { allowWrite: dirs.slice(0, n) }],
         [`${n} denyRead files`, { denyRead: files.slice(0, n) }],
         [`${n} denyWrite files`, { denyWrite: files.slice(0, n) }],
+        // The target's own words: n write roots plus n deny entries, of either kind.
+        [`${n} allowWrite + ${n} denyRead`, { allowWrite: dirs.slice(0, n), denyRead: files.slice(0, n) }],
+        [`${n} allowWrite + ${n} denyWrite`, { allowWrite: dirs.slice(0, n), denyWrite: files.slice(0, n) }],
         [`${n} allowWrite + ${n} denyRead + ${n} denyWrite`, { allowWrite: dirs.slice(0, n), denyRead: files.slice(0, n), denyWrite: files.slice(0, n) }],
       ];
       for (const [name, policy] of policies) {
