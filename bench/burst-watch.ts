@@ -129,6 +129,8 @@ async function startBystander(): Promise<{ go(): void; stop(): Promise<number> }
 
 /** Runs `count` calls of `start` together and watches the caller's event loop meanwhile. */
 export async function watchBurst<T>(start: () => Promise<T>, count: number): Promise<BurstWatch<T>> {
+  // Started before anything of the caller is watched: its fork holds the caller's thread.
+  const bystander = await startBystander();
   const clock = threadClock();
   const delay = monitorEventLoopDelay({ resolution: 1 });
   const gc = { scavenge: 0, markCompact: 0, incremental: 0, scavenges: 0, markCompacts: 0 };
@@ -186,7 +188,6 @@ export async function watchBurst<T>(start: () => Promise<T>, count: number): Pro
   delay.enable();
   // The histogram measures from its first tick on: a block before it would go unseen.
   await new Promise((resolve) => setTimeout(resolve, 20));
-  const bystander = await startBystander();
   const cpuBefore = new Float64Array(2);
   clock?.read(cpuBefore);
   bystander?.go();
