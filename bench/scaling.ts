@@ -26,6 +26,7 @@ import { runSandboxed } from '../lib/sandbox/run.js';
 import type { RunOptions } from '../lib/sandbox/options.js';
 import type { BenchLine } from './sandbox.js';
 import { watchBurst, type BurstWatch } from './burst-watch.js';
+import { makeModules } from '../test/helpers/scan-trees.js';
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -244,22 +245,6 @@ export async function benchScaling(runs = 9, rounds = 3, onLine: (line: BenchLin
 }
 
 /**
- * A workspace of `dirs` directories shaped like a node_modules (packages of ten two-level
- * directories), made in `workspace`, once old enough for the repository scan's cache.
- */
-async function makeModules(workspace: string, dirs: number): Promise<void> {
-  let made = 0;
-  for (let p = 0; made < dirs; p++) {
-    for (let d = 0; d < 10 && made < dirs; d++) {
-      mkdirSync(join(workspace, 'node_modules', `pkg${p}`, `d${d}`, 'lib'), { recursive: true });
-      made += d === 0 ? 3 : 2;
-    }
-  }
-  // See makePackages: the scan trusts a directory once it is over 2 s old.
-  await new Promise((resolve) => setTimeout(resolve, 2500));
-}
-
-/**
  * A plain run in a workspace of 20,000 directories against one in an empty workspace (alternated,
  * prewarm off, after warm-up runs of each): the repository scans before and after each run walk
  * every directory of the workspace that may have changed.
@@ -268,7 +253,10 @@ async function workspaceSizeCost(runs: number): Promise<{ big: number; empty: nu
   const big = realpathSync(mkdtempSync(join(tmpdir(), 'zs-bench-modules-')));
   const empty = realpathSync(mkdtempSync(join(tmpdir(), 'zs-bench-empty-')));
   try {
-    await makeModules(big, 20_000);
+    // 20,000 directories: packages of 21 (the package, d0-d9 and a lib in each).
+    makeModules(big, Math.ceil(20_000 / 21));
+    // See makePackages: the scan trusts a directory once it is over 2 s old.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
     for (let i = 0; i < 3; i++) {
       await once(empty, {});
       await once(big, {});
