@@ -2,6 +2,9 @@
 // Cross-process leases on managed runtime roots without native code: a short-lived mutex (an
 // atomically created symlink) serialises taking leases and cleanup; each process holding a root
 // leaves one lease entry named after its pid and start time, which lapses when the process dies.
+// A worker thread holds the mutex and its leases in its own name (its thread id and start time
+// added), so that a worker terminated while holding either leaves nothing its process still seems
+// to hold: termination skips every finally block, and the process lives on.
 import { lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -13,15 +16,16 @@ export interface LeaseOwner {
   pid: number;
   /** Start time of the process (field 22 of /proc/<pid>/stat), or '' where /proc is missing. */
   start: string;
+  /** A worker thread's kernel thread id (absent for the main thread, and off Linux). */
+  tid?: number;
+  /** The worker thread's start time (field 22 of /proc/<pid>/task/<tid>/stat). */
+  tidStart?: string;
 }
 
 /** Reads a process's start time, or undefined when it no longer exists. */
 export function processStart(pid: number): string | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) is in parentheses and may contain spaces: split after it.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[19] ?? '';
+    return startField(`/proc/${pid}/stat`);
   } catch {
     // process.platform: only Linux has /proc; elsewhere a live pid is all that can be told.
     if (process.platform === 'linux') return undefined;
@@ -34,8 +38,27 @@ export function processStart(pid: number): string | undefined {
   }
 }
 
+/** Field 22 (start time) of a /proc stat file; throws when the file is gone. */
+function startField(path: string): string {
+  const stat = readFileSync(path, 'utf8');
+  // The command name (field 2) is in parentheses and may contain spaces: split after it.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields[19] ?? '';
+}
+
+/** Reads a thread's start time, or undefined when that thread of `pid` no longer exists. */
+export function threadStart(pid: number, tid: number): string | undefined {
+  try {
+    return startField(`/proc/${pid}/task/${tid}/stat`);
+  } catch {
+    return undefined;
+  }
+}
+
 // This process's start time does not change while it runs: read once per pid.
 let self: Readonly<LeaseOwner> | undefined;
+// This thread as a holder: module state is per thread (each worker loads its own copy).
+let holder: Readonly<LeaseOwner> | undefined;
 
 /** This process as a lease owner. */
 export function currentOwner(): LeaseOwner {
@@ -46,22 +69,65 @@ export function currentOwner(): LeaseOwner {
   return { pid: process.pid, start: start ?? '' };
 }
 
+/**
+ * This thread as the holder of the mutex and of leases: the process on its main thread (the
+ * names every earlier version wrote), the process and the thread in a worker on Linux. Elsewhere a
+ * worker holds in its process's name, and a worker terminated while holding the mutex leaves it
+ * held until the process exits (see the README).
+ */
+export function currentHolder(): LeaseOwner {
+  if (holder?.pid === process.pid) return { ...holder };
+  const owner = currentOwner();
+  if (process.platform !== 'linux' || owner.start === '') return owner;
+  let tid: number;
+  try {
+    // "<pid>/task/<tid>": the kernel's id of the calling thread, the pid itself on the main thread
+    // (no node:worker_threads, whose loading would cost the CLI's start a few milliseconds).
+    tid = Number(readlinkSync('/proc/thread-self').split('/')[2]);
+  } catch {
+    return owner;
+  }
+  if (tid === owner.pid) {
+    holder = Object.freeze(owner);
+    return { ...holder };
+  }
+  const tidStart = threadStart(owner.pid, tid);
+  if (!Number.isInteger(tid) || tidStart === undefined) return owner;
+  holder = Object.freeze({ ...owner, tid, tidStart });
+  return { ...holder };
+}
+
 /** The file name a lease or mutex of this owner carries. */
 export function buildOwnerName(owner: LeaseOwner): string {
-  return `${owner.pid}-${owner.start}`;
+  const name = `${owner.pid}-${owner.start}`;
+  return owner.tid === undefined ? name : `${name}-${owner.tid}-${owner.tidStart ?? ''}`;
 }
 
 /** Parses an owner name back; undefined for names this module never writes. */
 export function parseOwnerName(name: string): LeaseOwner | undefined {
-  const match = /^(\d+)-(\d*)$/.exec(name);
+  const match = /^(\d+)-(\d*)(?:-(\d+)-(\d+))?$/.exec(name);
   if (match === null) return undefined;
-  return { pid: Number(match[1]), start: match[2] as string };
+  const owner: LeaseOwner = { pid: Number(match[1]), start: match[2] as string };
+  if (match[3] !== undefined) {
+    owner.tid = Number(match[3]);
+    owner.tidStart = match[4] as string;
+  }
+  return owner;
 }
 
-/** True while the owner process is still running (same pid and same start time). */
-export function ownerAlive(owner: LeaseOwner, startOf: (pid: number) => string | undefined = processStart): boolean {
+/**
+ * True while the owner is still running: the same pid with the same start time and, for a worker
+ * thread's name, that thread of it with its start time.
+ */
+export function ownerAlive(
+  owner: LeaseOwner,
+  startOf: (pid: number) => string | undefined = processStart,
+  threadStartOf: (pid: number, tid: number) => string | undefined = threadStart,
+): boolean {
   const start = startOf(owner.pid);
-  return start !== undefined && (owner.start === '' || start === '' || start === owner.start);
+  if (start === undefined || (owner.start !== '' && start !== '' && start !== owner.start)) return false;
+  if (owner.tid === undefined) return true;
+  return threadStartOf(owner.pid, owner.tid) === owner.tidStart;
 }
 
 function sleepSync(ms: number): void {
@@ -75,7 +141,7 @@ function sleepSync(ms: number): void {
  */
 export function withMutex<T>(dir: string, fn: () => T, timeoutMs = 10_000): T {
   const path = join(dir, '.mutex');
-  const me = buildOwnerName(currentOwner());
+  const me = buildOwnerName(currentHolder());
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 0; ; attempt++) {
     try {
@@ -151,10 +217,10 @@ export function leaseDirOf(root: string): string {
 }
 
 /**
- * Writes this process's lease on `root` (call inside withMutex): a symlink named after the owner
+ * Writes this thread's lease on `root` (call inside withMutex): a symlink named after the owner
  * whose target is `note` (the workspace, for whoever inspects the directory).
  */
-export function writeLease(root: string, note = '', owner: LeaseOwner = currentOwner()): void {
+export function writeLease(root: string, note = '', owner: LeaseOwner = currentHolder()): void {
   const dir = leaseDirOf(root);
   const path = join(dir, buildOwnerName(owner));
   const make = () => {
@@ -173,8 +239,8 @@ export function writeLease(root: string, note = '', owner: LeaseOwner = currentO
   }
 }
 
-/** Removes this process's lease file for `root`. */
-export function removeLease(root: string, owner: LeaseOwner = currentOwner()): void {
+/** Removes this thread's lease file for `root`. */
+export function removeLease(root: string, owner: LeaseOwner = currentHolder()): void {
   unlinkIfThere(join(leaseDirOf(root), buildOwnerName(owner)));
 }
 

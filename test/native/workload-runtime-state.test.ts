@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
@@ -19,7 +20,7 @@ import {
   RUNTIME_CACHE_DIRS,
   RUNTIME_DATA_DIRS,
 } from '../../lib/sandbox/runtime-state.js';
-import { buildOwnerName, leaseDirOf, liveLeases, ownerAlive, parseOwnerName, processStart, withMutex } from '../../lib/sandbox/runtime-lease.js';
+import { buildOwnerName, leaseDirOf, liveLeases, ownerAlive, parseOwnerName, processStart, threadStart, withMutex, writeLease } from '../../lib/sandbox/runtime-lease.js';
 import { withScratch } from '../fixtures/workload/host.js';
 import { TREE_BASE } from '../helpers/sandbox.js';
 
@@ -166,6 +167,18 @@ test('owner names round-trip and a reused pid with another start time is dead', 
   assert.ok(ownerAlive(me));
   assert.not.ok(ownerAlive({ pid: process.pid, start: `${me.start}9` }));
   assert.not.ok(ownerAlive({ pid: 1, start: '1' }, () => undefined));
+  // A worker thread's name: the process, then the thread and its start time.
+  const thread = { pid: 123, start: '456', tid: 130, tidStart: '470' };
+  assert.is(buildOwnerName(thread), '123-456-130-470');
+  assert.equal(parseOwnerName('123-456-130-470'), thread);
+  assert.is(parseOwnerName('123-456-130'), undefined);
+  const proc = () => '456';
+  assert.ok(ownerAlive(thread, proc, () => '470'));
+  assert.not.ok(ownerAlive(thread, proc, () => undefined), 'the thread is gone');
+  assert.not.ok(ownerAlive(thread, proc, () => '471'), 'another thread with its id');
+  assert.not.ok(ownerAlive(thread, () => undefined, () => '470'), 'the process is gone');
+  // The main thread is a thread of its own process, with a start time (Linux: /proc).
+  if (process.platform === 'linux') assert.ok(threadStart(process.pid, process.pid) !== undefined);
 });
 
 function makeRoot(base: string, name: string, ageDays: number, now: number): string {
@@ -276,6 +289,38 @@ test('the mutex serialises holders and a mutex left by a dead process is broken'
     assert.is(withMutex(dir, () => 'taken', 2000), 'taken');
     assert.not.ok(existsSync(join(dir, '.mutex')));
   }));
+
+test('a worker terminated while holding the mutex and a lease leaves neither held by its still-running process', async () => {
+  // Off Linux a worker holds in its process's name (no per-thread /proc): see the README.
+  if (process.platform !== 'linux') return;
+  const dir = mkdtempSync(join(TREE_BASE, 'zs-mutex-worker-'));
+  const root = join(dir, 'root');
+  mkdirSync(root);
+  writeLease(root, 'main');
+  const worker = new Worker(new URL('../helpers/mutex-worker.js', import.meta.url), { workerData: { dir, root } });
+  try {
+    const name = await new Promise<string>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    const owner = parseOwnerName(name);
+    // The worker's names carry its own thread: this process and another kernel thread of it.
+    assert.ok(owner?.tid !== undefined, name);
+    assert.is(owner.pid, process.pid);
+    assert.is.not(owner.tid, process.pid);
+    assert.ok(ownerAlive(owner), 'alive while the worker spins');
+    assert.is(liveLeases(root).length, 2, "the main thread's lease and the worker's");
+    // Termination skips the finally that would release the mutex.
+    await worker.terminate();
+    assert.is(readlinkSync(join(dir, '.mutex')), name, 'the mutex was left behind');
+    assert.not.ok(ownerAlive(owner), 'the thread is gone');
+    assert.is(withMutex(dir, () => 'taken', 2000), 'taken');
+    assert.equal(liveLeases(root), [{ pid: process.pid, start: processStart(process.pid) ?? '' }], "only the main thread's lease is live");
+  } finally {
+    await worker.terminate();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
 
 test('with lingerMs the lease outlives the last release briefly, and a burst reuses it without preparing again', async () => {
   const cacheDir = mkdtempSync(join(tmpdir(), 'zs-linger-cache-'));

@@ -9,6 +9,7 @@ import * as assert from 'uvu/assert';
 import { SandboxError } from '../../lib/errors.js';
 import { deriveScope, grantCovers, resolveScopeAbs, selectGrant } from '../../lib/policy/grants/grant-match.js';
 import { GrantStore, resolveGrantsPath } from '../../lib/policy/grants/grants-store.js';
+import { threadStart } from '../../lib/sandbox/runtime-lease.js';
 import type { Grant } from '../../lib/policy/schema.js';
 import { loadVectors, makePlaces } from '../fixtures/policy/vectors.js';
 
@@ -258,6 +259,15 @@ test('a held lock times out with grants_locked; a stale lock of a dead process i
     store.clear();
     writeFileSync(`${path}.lockfile`, `${process.pid}:feedface\n`);
     assert.throws(() => store.grant({ toolName: 'bash', decision: 'deny' }), (e: unknown) => e instanceof SandboxError && e.code === 'grants_locked');
+    if (process.platform === 'linux') {
+      // A worker thread's lock names its thread: held while that thread runs, abandoned after.
+      const main = `${process.pid}-${threadStart(process.pid, process.pid) ?? ''}`;
+      writeFileSync(`${path}.lockfile`, `${process.pid}:feedface thread ${main}\n`);
+      assert.throws(() => store.grant({ toolName: 'bash', decision: 'deny' }), (e: unknown) => e instanceof SandboxError && e.code === 'grants_locked');
+      writeFileSync(`${path}.lockfile`, `${process.pid}:feedface thread 999999999-1\n`);
+      store.grant({ toolName: 'bash', decision: 'deny' });
+      assert.not.ok(existsSync(`${path}.lockfile`));
+    }
     writeFileSync(`${path}.lockfile`, '999999999:deadbeef\n');
     store.grant({ toolName: 'bash', decision: 'deny' });
     assert.is(store.list().length, 1);

@@ -7,10 +7,14 @@
 // older than STALE_AFTER_MS (pid reuse, another host), or that holds no owner at all (the Go
 // implementation leaves an empty flock file in place) is broken under a second short-lived
 // "breaker" lock, after re-reading it, so two waiters can never both remove a fresh lock.
+// A worker thread's lock also names its thread (Linux), so that a worker terminated while holding
+// it (termination skips every finally) leaves a lock that counts as abandoned at once, not one its
+// still-running process seems to hold.
 import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 import { SandboxError } from '../../errors.js';
+import { currentHolder, threadStart } from '../../sandbox/runtime-lease.js';
 
 /** How long a lock may be held before it counts as abandoned. */
 const STALE_AFTER_MS = 30_000;
@@ -18,12 +22,16 @@ const STALE_AFTER_MS = 30_000;
 const OWNERLESS_STALE_MS = 2_000;
 
 /**
- * `<pid>:<16 random hex digits>` naming a lock's owner. node:crypto is required only here, when a
- * lock is taken: importing it costs ~4 ms of every CLI start, and most runs never write grants.
+ * `<pid>:<16 random hex digits>` naming a lock's owner, and ` thread <tid>-<start time>` after it
+ * in a worker thread (earlier versions read the pid alone). node:crypto is required only here,
+ * when a lock is taken: importing it costs ~4 ms of every CLI start, and most runs never write
+ * grants.
  */
 function ownerToken(): string {
   const { randomBytes } = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
-  return `${process.pid}:${randomBytes(8).toString('hex')}\n`;
+  const holder = currentHolder();
+  const thread = holder.tid === undefined ? '' : ` thread ${holder.tid}-${holder.tidStart ?? ''}`;
+  return `${process.pid}:${randomBytes(8).toString('hex')}${thread}\n`;
 }
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
@@ -58,9 +66,11 @@ function isStale(path: string, content: string): boolean {
     return false; // gone already: the next attempt will create it
   }
   if (ageMs > STALE_AFTER_MS) return true;
-  const match = /^(\d+):/.exec(content);
+  const match = /^(\d+):[0-9a-f]*(?: thread (\d+)-(\d+))?/.exec(content);
   if (match === null) return ageMs > OWNERLESS_STALE_MS;
-  return !processAlive(Number(match[1]));
+  const pid = Number(match[1]);
+  if (!processAlive(pid)) return true;
+  return match[2] !== undefined && threadStart(pid, Number(match[2])) !== match[3];
 }
 
 function tryCreate(path: string, content: string): boolean {
