@@ -40,7 +40,7 @@ import { join } from 'node:path';
 import { rootsOverlap } from '../path-within.js';
 import { ensureDir, forgetCheckedDir, refuse, runNotesDir, shmNotesDir } from './run-notes-dir.js';
 import { decode, encodeParts, secondName, type PublishedNotesBody, type SharedNotes } from './run-notes-file.js';
-import { buildOwnerName, currentOwner, ownerAlive, parseOwnerName, processStart } from './runtime-lease.js';
+import { buildOwnerName, currentHolder, currentOwner, ownerAlive, parseOwnerName, processStart } from './runtime-lease.js';
 
 export type { SharedNotes } from './run-notes-file.js';
 export { chooseNotesDir, notesPlacesToHide, runNotesDir, shmNotesDir, stateNotesBase, stateNotesDir } from './run-notes-dir.js';
@@ -58,8 +58,31 @@ function ownOwner(): string {
 }
 
 function selfId(): string {
-  self ??= `${ownOwner()}.${Math.floor(Math.random() * 0x1_0000_0000).toString(16)}`;
+  if (self === undefined) {
+    const random = Math.floor(Math.random() * 0x1_0000_0000).toString(16);
+    const holder = currentHolder();
+    self = `${ownOwner()}.${holder.tid === undefined ? random : buildThreadRealm(holder.tid, holder.tidStart ?? '0', random)}`;
+  }
   return self;
+}
+
+// A worker thread's realm names its thread (Linux), so that the runs of a worker terminated in
+// their middle (termination skips every finally: their notes are never ended) count as a dead
+// owner's, though the process lives on: otherwise its markers would keep every later run's ended
+// notes, in every process, until the process exits, and its missed checks would never run. The
+// main thread's realm is up to 8 random hex digits, a worker's THREAD_REALM_LENGTH: its thread id
+// (8 digits), its start time (12), then 8 random digits. Earlier versions read any realm.
+const THREAD_REALM_LENGTH = 28;
+
+/** A worker thread's realm (see above). */
+export function buildThreadRealm(tid: number, tidStart: string, random: string): string {
+  return `${tid.toString(16).padStart(8, '0')}${BigInt(tidStart).toString(16).padStart(12, '0')}${random.padStart(8, '0')}`;
+}
+
+/** The thread a realm names, or undefined for a main thread's realm. */
+export function parseThreadRealm(realm: string): { tid: number; tidStart: string } | undefined {
+  if (realm.length !== THREAD_REALM_LENGTH) return undefined;
+  return { tid: Number.parseInt(realm.slice(0, 8), 16), tidStart: BigInt(`0x${realm.slice(8, 20)}`).toString() };
 }
 
 
@@ -69,20 +92,24 @@ interface Entry {
   id: string;
   /** Monotonic ns for `n` and `e`. */
   at: bigint;
-  /** The owner's pid-start. */
+  /** Whose liveness the entry's fate follows: the owner's pid-start, and `.<realm>` for a worker's. */
   owner: string;
-  /** For `k`: the pid-start of the process running the missed check. */
+  /** For `k`: the pid-start of the process running the missed check (`.<realm>` for a worker's). */
   claimer?: string;
 }
 
-const OWNED_ID = '((\\d+-\\d*)\\.[0-9a-f]+\\.\\d+)';
-const ENTRY = new RegExp(`^(?:([ne])\\.(\\d+)|([rsc])|k\\.(\\d+-\\d*))\\.${OWNED_ID}$`);
+const OWNED_ID = '((\\d+-\\d*)\\.([0-9a-f]+)\\.\\d+)';
+// A claimer is a process (pid-start), or a worker thread of one (pid-start.realm, see
+// buildThreadRealm; earlier versions skip such claims).
+const ENTRY = new RegExp(`^(?:([ne])\\.(\\d+)|([rsc])|k\\.(\\d+-\\d*(?:\\.[0-9a-f]{${THREAD_REALM_LENGTH}})?))\\.${OWNED_ID}$`);
 
 function parseEntry(name: string): Entry | undefined {
   const match = ENTRY.exec(name);
   if (match === null) return undefined;
   const kind = (match[1] ?? match[3] ?? 'k') as Entry['kind'];
-  const entry: Entry = { kind, id: match[5] as string, at: match[2] === undefined ? 0n : BigInt(match[2]), owner: match[6] as string };
+  const realm = match[7] as string;
+  const owner = realm.length === THREAD_REALM_LENGTH ? `${match[6] as string}.${realm}` : (match[6] as string);
+  const entry: Entry = { kind, id: match[5] as string, at: match[2] === undefined ? 0n : BigInt(match[2]), owner };
   if (match[4] !== undefined) entry.claimer = match[4];
   return entry;
 }
@@ -121,8 +148,12 @@ function isAlive(owner: string): boolean {
   // This process is: no /proc read (a burst of runs lists hundreds of this process's own notes,
   // and each run's listing would read /proc once per entry).
   if (owner === ownOwner()) return true;
-  const parsed = parseOwnerName(owner);
-  return parsed !== undefined && ownerAlive(parsed);
+  const dot = owner.indexOf('.');
+  const parsed = parseOwnerName(dot < 0 ? owner : owner.slice(0, dot));
+  if (parsed === undefined) return false;
+  // A worker thread's: that thread of the process (see buildThreadRealm).
+  const thread = dot < 0 ? undefined : parseThreadRealm(owner.slice(dot + 1));
+  return ownerAlive(thread === undefined ? parsed : { ...parsed, ...thread });
 }
 
 function list(dir: string): string[] {
@@ -398,12 +429,15 @@ export function claimMissedChecks(roots: readonly string[] | undefined, given?: 
   if (process.platform !== 'linux' && given === undefined) return [];
   const dir = given ?? runNotesDir();
   ensureDir(dir, given === undefined && dir !== shmNotesDir());
-  const me = ownOwner();
+  // The claim's name: a worker's names its thread, so that a claim of a worker terminated before
+  // the check ran is claimed again (its process lives on).
+  const me = parseThreadRealm(selfId().slice(ownOwner().length + 1)) === undefined ? ownOwner() : selfId();
   const names = list(dir);
   const claimed: MissedCheck[] = [];
-  // This process's own runs' checks are not missed (it is alive): skipped unparsed, as a burst of
-  // runs lists hundreds of them in every run.
-  const ownCheck = `c.${me}.`;
+  // This thread's own runs' checks are not missed (it is alive): skipped unparsed, as a burst of
+  // runs lists hundreds of them in every run. Another thread's of this process are parsed: a
+  // worker terminated in the middle of a run left its check undone.
+  const ownCheck = `c.${selfId()}.`;
   const alive = aliveOnce();
   // Made at the first dead owner's check (most listings have none): frozen, so that its set is
   // made once, and the answer for each other run's roots kept (overlapsKept) while the same frozen
@@ -448,7 +482,7 @@ export function claimMissedChecks(roots: readonly string[] | undefined, given?: 
     });
   }
   // A sandbox record whose run's notes are gone, of a dead owner: nothing will read it.
-  const ownRecord = `s.${me}.`;
+  const ownRecord = `s.${selfId()}.`;
   for (const name of names) {
     if (!name.startsWith('s.') || name.startsWith(ownRecord)) continue;
     const entry = parseEntry(name);

@@ -9,11 +9,13 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, s
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import * as assert from 'uvu/assert';
 import { test as uvuTest } from 'uvu';
 
 import { REPO_ROOT } from '../helpers/cli.js';
-import { chooseNotesDir, claimMissedChecks, openNotingWindow, type SharedNotes } from '../../lib/sandbox/run-notes.js';
+import { buildThreadRealm, chooseNotesDir, claimMissedChecks, openNotingWindow, parseThreadRealm, type SharedNotes } from '../../lib/sandbox/run-notes.js';
+import { processStart, threadStart } from '../../lib/sandbox/runtime-lease.js';
 
 // POSIX directory semantics and /proc: Linux only (the only backend that shares its notes).
 const test = process.platform === 'linux' ? uvuTest : uvuTest.skip;
@@ -143,6 +145,77 @@ test('the notes of a process that died are never taken: they are a missed check,
   claimed[0]?.done();
   assert.ok(readdirSync(dir).every((name) => name.startsWith('e.')), 'ended as its own check would have');
 }));
+
+test('a worker thread terminated in the middle of its runs counts as a dead owner though its process lives on', withDir(async (dir, base) => {
+  const ws = join(base, 'ws');
+  const worker = new Worker(new URL('../helpers/notes-worker.js', import.meta.url), { workerData: { dir, root: ws, tag: 'worker' } });
+  try {
+    await new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    const marker = readdirSync(dir).find((name) => name.startsWith('n.'));
+    assert.ok(marker, "the worker's second run is noting");
+    // Its realm names its thread: this process, another thread of it.
+    const realm = marker.split('.')[3] as string;
+    assert.is(marker.split('.')[2], `${process.pid}-${processStart(process.pid)}`);
+    assert.is(parseThreadRealm(realm)?.tidStart, threadStart(process.pid, parseThreadRealm(realm)?.tid ?? 0));
+    const live = openNotingWindow(dir);
+    assert.equal(tags(live.take([ws])), ['worker'], "a live worker's run is in flight");
+    live.abandon();
+    // An ended run of another process, kept while a run noting before it ended is there.
+    const other = new OtherRun(dir, ws, 'other');
+    await other.said('published');
+    await other.tell('end');
+    await other.tell('exit');
+    await worker.terminate();
+    assert.ok(readdirSync(dir).some((name) => name.startsWith('e.')), "the other run's notes, kept for the worker's noting run");
+    const after = openNotingWindow(dir);
+    assert.equal(after.take([ws]), [], "the dead worker's notes are never taken");
+    after.abandon();
+    assert.not.ok(readdirSync(dir).includes(marker), "the dead worker's marker is removed");
+    assert.not.ok(readdirSync(dir).some((name) => name.startsWith('e.')), 'and the ended run it held back with it');
+    const claimed = claimMissedChecks([ws], dir, 0);
+    assert.equal(tags(claimed.map((c) => c.notes)), ['worker'], 'its check is a missed one');
+    claimed[0]?.done();
+    const last = openNotingWindow(dir);
+    assert.equal(last.take([ws]), []);
+    last.abandon();
+    assert.equal(readdirSync(dir), [], 'nothing is left');
+  } finally {
+    await worker.terminate();
+  }
+}));
+
+test('a missed check claimed by a worker thread terminated before it ran the check is claimed again', withDir(async (dir, base) => {
+  const ws = join(base, 'ws');
+  const crashed = new OtherRun(dir, ws, 'crashed');
+  await crashed.said('published');
+  await crashed.kill();
+  const worker = new Worker(new URL('../helpers/notes-worker.js', import.meta.url), { workerData: { dir, root: ws, claim: true } });
+  try {
+    const said = await new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    assert.equal(said, ['crashed'], 'the worker claimed it');
+    assert.equal(claimMissedChecks([ws], dir, 0), [], "a live worker's claim is its own");
+    await worker.terminate();
+    const again = claimMissedChecks([ws], dir, 0);
+    assert.equal(tags(again.map((c) => c.notes)), ['crashed'], 'claimed again once the worker is gone');
+    again[0]?.done();
+    assert.ok(readdirSync(dir).every((name) => name.startsWith('e.')), 'ended as its own check would have');
+  } finally {
+    await worker.terminate();
+  }
+}));
+
+test('a thread realm round-trips, and a main thread\'s realm names no thread', () => {
+  const realm = buildThreadRealm(0x3fffff, '123456789', 'a1');
+  assert.is(realm.length, 28);
+  assert.equal(parseThreadRealm(realm), { tid: 0x3fffff, tidStart: '123456789' });
+  assert.is(parseThreadRealm('a1b2c3d4'), undefined);
+});
 
 test('a missed check is compared with each frozen list of roots on its own: lists that do not overlap it, asked in turn, neither claim it nor hide it from one that does', withDir(async (dir, base) => {
   const ws = join(base, 'ws');
