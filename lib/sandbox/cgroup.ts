@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { SandboxError } from '../errors.js';
 import { loadNative } from '../native/load.js';
 import type { NativeBinding } from '../native/types.js';
+import { currentHolder, threadStart } from './runtime-lease.js';
 
 /** The directory under which this process may create a pids cgroup, or undefined. */
 export function findPidsCgroupParent(
@@ -102,7 +103,35 @@ export interface PidsLimit {
 
 let counter = 0;
 
-/** Empty cgroups left by processes that died before removing them (best effort). */
+// A cgroup's name: `zero-sandbox-<pid>-<n>` made by a process's main thread, and
+// `zero-sandbox-<pid>-t<tid>-<n>` by a worker thread of it (each thread counts its own n: names of
+// one process's threads must not meet, and a worker terminated with cgroups kept is told dead by
+// its thread id). Earlier versions neither make nor remove the second form.
+const CGROUP_NAME = /^zero-sandbox-(\d+)-(?:t(\d+)-)?\d+$/;
+
+let ownPrefix: string | undefined;
+
+/** This thread's name prefix (see CGROUP_NAME). */
+function namePrefix(): string {
+  if (ownPrefix === undefined) {
+    const { tid } = currentHolder();
+    ownPrefix = `zero-sandbox-${process.pid}-${tid === undefined ? '' : `t${tid}-`}`;
+  }
+  return ownPrefix;
+}
+
+/** Whether the process or thread a cgroup's name names is gone. */
+function ownerGone(pid: number, tid: string | undefined): boolean {
+  if (pid === process.pid) return tid !== undefined && threadStart(pid, Number(tid)) === undefined;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** Empty cgroups left by processes and worker threads that died before removing them (best effort). */
 function removeOrphans(parent: string): void {
   let names: string[];
   try {
@@ -111,16 +140,12 @@ function removeOrphans(parent: string): void {
     return;
   }
   for (const name of names) {
-    const match = /^zero-sandbox-(\d+)-\d+$/.exec(name);
-    if (match === null || Number(match[1]) === process.pid) continue;
+    const match = CGROUP_NAME.exec(name);
+    if (match === null || !ownerGone(Number(match[1]), match[2])) continue;
     try {
-      process.kill(Number(match[1]), 0);
+      rmdirSync(join(parent, name));
     } catch {
-      try {
-        rmdirSync(join(parent, name));
-      } catch {
-        // still in use, or not ours to remove
-      }
+      // still in use, or not ours to remove
     }
   }
 }
@@ -252,8 +277,12 @@ export function pidsLimitKept(max: number, parent = pidsCgroupParent()): boolean
 /** A new cgroup's path under `parent` (removing other processes' orphans the first time). */
 function nextDir(parent: string): string {
   if (counter === 0) removeOrphans(parent);
-  return join(parent, `zero-sandbox-${process.pid}-${++counter}`);
+  return join(parent, `${namePrefix()}${++counter}`);
 }
+
+// A name taken already (a dead worker's, whose thread id a new thread got) is passed over: at
+// most this many times in a row.
+const NAME_TRIES = 16;
 
 // Cgroups are made ahead off the caller's thread, one at a time (cgroup creation and removal take
 // one lock of the whole kernel, which a burst's sandboxes joining their cgroups hold too: a mkdir
@@ -284,6 +313,7 @@ export function pidsLimitMade(max: number, parent = pidsCgroupParent()): Promise
 }
 
 const EBUSY = osConstants.errno.EBUSY;
+const EEXIST = osConstants.errno.EEXIST;
 
 /** The addon's cgroup calls, which run on its spawn lane (undefined where it is not loaded: the libuv pool then). */
 function nativeCgroups(): Required<Pick<NativeBinding, 'cgroupMake' | 'cgroupRemove'>> | undefined {
@@ -311,6 +341,7 @@ async function makeCgroup(dir: string, max: number): Promise<void> {
   const native = nativeCgroups();
   if (native !== undefined) {
     const errno = await native.cgroupMake(dir, max);
+    if (errno === EEXIST) throw Object.assign(new Error(`cgroupMake ${dir}: exists`), { code: 'EEXIST' });
     if (errno !== 0) throw new Error(`cgroupMake ${dir}: errno ${errno}`);
     return;
   }
@@ -334,8 +365,16 @@ function removeCgroup(dir: string, done: (busy: boolean) => void): void {
 async function makeAhead(key: string, parent: string, max: number, queue: Array<() => void>): Promise<void> {
   try {
     while (queue.length > 0) {
-      const dir = nextDir(parent);
-      await makeCgroup(dir, max);
+      let dir = nextDir(parent);
+      for (let tries = 1; ; tries++) {
+        try {
+          await makeCgroup(dir, max);
+          break;
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || tries >= NAME_TRIES) throw error;
+          dir = nextDir(parent);
+        }
+      }
       const dirs = idle.get(key) ?? [];
       // Made now: no task has entered it.
       dirs.push({ dir, refused: 0, empty: true });
@@ -371,17 +410,28 @@ export function createPidsLimit(max: number, parent = pidsCgroupParent(), requir
   const key = `${parent}\0${max}`;
   const reused = takeIdle(key);
   let dir = reused?.dir;
+  // Whether `dir` is ours to remove on failure (not a name another thread took first).
+  let ours = dir !== undefined;
   let fd = -1;
   try {
     if (dir === undefined) {
       dir = nextDir(parent);
-      mkdirSync(dir, { mode: 0o755 });
+      for (let tries = 1; ; tries++) {
+        try {
+          mkdirSync(dir, { mode: 0o755 });
+          ours = true;
+          break;
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || tries >= NAME_TRIES) throw error;
+          dir = nextDir(parent);
+        }
+      }
       writeFileSync(join(dir, 'pids.max'), `${max}\n`);
     }
     fd = openSync(join(dir, 'cgroup.procs'), 'w');
   } catch (error) {
     try {
-      if (dir !== undefined) rmdirSync(dir);
+      if (ours && dir !== undefined) rmdirSync(dir);
     } catch {
       // nothing was created
     }

@@ -3,12 +3,13 @@
 // mkdir one on the event loop's thread waits for one made off it (the addon's spawn threads), then takes it. Run
 // against a plain directory standing in for a cgroup parent (mkdir and the pids.max write behave
 // the same there; the cgroup's own pids.current is written by the test).
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
-import { createPidsLimit, pidsLimitKept, pidsLimitMade } from '../../lib/sandbox/cgroup.js';
+import { createPidsLimit, pidsCgroupParent, pidsCgroupUsable, pidsLimitKept, pidsLimitMade } from '../../lib/sandbox/cgroup.js';
 import { removeTempDirs, tempDir } from '../fixtures/temp-dirs.js';
 
 function parentDir(): string {
@@ -125,6 +126,84 @@ test('a kept cgroup once read empty, or made ahead, is taken without asking its 
     next?.closeFd();
   } finally {
     rmSync(parent, { recursive: true, force: true });
+  }
+});
+
+/** Runs the cgroup worker and returns it with the names of the cgroups it took. */
+async function cgroupWorker(parent: string, max: number, count: number, stay = false): Promise<{ worker: Worker; names: string[] }> {
+  const worker = new Worker(new URL('../helpers/cgroup-worker.js', import.meta.url), { workerData: { parent, max, count, stay } });
+  const names = await new Promise<string[]>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  return { worker, names };
+}
+
+test('a worker thread names its cgroups after its thread: they never meet the main thread\'s', async () => {
+  if (process.platform !== 'linux') return; // cgroups, and thread ids from /proc
+  const parent = parentDir();
+  try {
+    const pending = cgroupWorker(parent, 51, 4);
+    await Promise.all([pidsLimitMade(51, parent), pidsLimitMade(51, parent)]);
+    const ours = [createPidsLimit(51, parent), createPidsLimit(51, parent)];
+    const { worker, names } = await pending;
+    await worker.terminate();
+    assert.is(names.length, 4);
+    for (const name of names) assert.match(name, new RegExp(`^zero-sandbox-${process.pid}-t\\d+-\\d+$`));
+    const mine = ours.map((limit) => basename(limit?.dir ?? ''));
+    for (const name of mine) assert.match(name, new RegExp(`^zero-sandbox-${process.pid}-\\d+$`));
+    assert.is(new Set([...names, ...mine]).size, 6, 'six distinct cgroups');
+    for (const limit of ours) limit?.closeFd();
+  } finally {
+    rmSync(parent, { recursive: true, force: true });
+  }
+});
+
+test('a name another thread took already is passed over, and left alone', async () => {
+  const parent = parentDir();
+  try {
+    const first = createPidsLimit(52, parent);
+    first?.closeFd();
+    const n = Number(/-(\d+)$/.exec(first?.dir ?? '')?.[1]);
+    const prefix = (first?.dir ?? '').slice(0, -String(n).length);
+    // The next three names of this thread, made by someone else (with a file: not empty).
+    for (const next of [n + 1, n + 2, n + 3]) {
+      mkdirSync(`${prefix}${next}`);
+      writeFileSync(`${prefix}${next}/theirs`, '');
+    }
+    const second = createPidsLimit(52, parent);
+    assert.is(second?.dir, `${prefix}${n + 4}`, 'the start passed over the three taken names');
+    second?.closeFd();
+    mkdirSync(`${prefix}${n + 5}`);
+    await pidsLimitMade(53, parent);
+    assert.ok(existsSync(`${prefix}${n + 6}/pids.max`), 'so did the making ahead');
+    for (const next of [n + 1, n + 2, n + 3]) assert.ok(existsSync(`${prefix}${next}/theirs`), 'theirs untouched');
+  } finally {
+    rmSync(parent, { recursive: true, force: true });
+  }
+});
+
+test('the kept cgroups of a worker terminated with them are removed by the next thread to make one', async () => {
+  // Real cgroups: a plain directory holding pids.max cannot be removed with rmdir as a cgroup can.
+  const parent = pidsCgroupUsable() ? pidsCgroupParent() : undefined;
+  if (parent === undefined) {
+    // Only a root caller with a writable pids hierarchy makes cgroups at all.
+    if (process.platform === 'linux' && process.getuid?.() === 0 && process.env.ZERO_SANDBOX_MUST_WORK === '1') assert.unreachable('no writable pids hierarchy for root');
+    return;
+  }
+  const dead = await cgroupWorker(parent, 54, 3, true);
+  await dead.worker.terminate();
+  for (const name of dead.names) assert.ok(existsSync(join(parent, name)), `${name} was left by the terminated worker`);
+  const next = await cgroupWorker(parent, 54, 1);
+  await next.worker.terminate();
+  for (const name of dead.names) assert.not.ok(existsSync(join(parent, name)), `${name} removed`);
+  // The second worker's own, unless its end removed them already.
+  for (const name of next.names) {
+    try {
+      rmdirSync(join(parent, name));
+    } catch {
+      // gone already
+    }
   }
 });
 
