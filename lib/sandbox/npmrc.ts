@@ -11,6 +11,7 @@ import { isSensitiveEnvName } from '../env.js';
 import { SandboxError } from '../errors.js';
 import type { HostFacts } from '../host-facts.js';
 import { removeEntry, replaceFile, toBytes } from './beneath.js';
+import { buildOwnerName, currentHolder } from './runtime-lease.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -142,7 +143,8 @@ export function writeSanitizedNpmrc(env: Env, target: string, facts?: HostFacts)
   }
   const text = readRegularFile(source);
   if (text === undefined) return undefined; // unreadable to us too: npm inside sees no user config, as before
-  const temp = toBytes(`${target}.${process.pid}.tmp`);
+  // One per thread: two worker threads of a process may refresh the copy at once.
+  const temp = toBytes(`${target}.${buildOwnerName(currentHolder())}.tmp`);
   // Without the copy npm inside would fall back to the public registry for private scopes.
   const fail = (why: string) => {
     removeEntry(temp);

@@ -9,6 +9,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { buildHostNpmrcPath, buildSanitizedNpmrc, writeSanitizedNpmrc } from '../../lib/sandbox/npmrc.js';
+import { buildOwnerName, currentHolder } from '../../lib/sandbox/runtime-lease.js';
 import { buildRuntimeLayout } from '../../lib/sandbox/runtime-state.js';
 import { withScratch } from '../fixtures/workload/host.js';
 import { makeTree, sandboxTest, sh, TREE_BASE } from '../helpers/sandbox.js';
@@ -79,7 +80,7 @@ posixTest('the copy is never written through a link at its name or its temp name
     const victim = join(dir, 'victim');
     writeFileSync(victim, 'untouched\n');
     symlinkSync(victim, target);
-    symlinkSync(victim, `${target}.${process.pid}.tmp`);
+    symlinkSync(victim, `${target}.${buildOwnerName(currentHolder())}.tmp`);
     assert.is(writeSanitizedNpmrc({ npm_config_userconfig: source }, target), target);
     assert.is(readFileSync(victim, 'utf8'), 'untouched\n', 'nothing written where the links point');
     assert.ok(lstatSync(target).isFile(), 'the link at the copy\'s name was replaced by the copy');
