@@ -104,25 +104,26 @@ export interface PidsLimit {
 let counter = 0;
 
 // A cgroup's name: `zero-sandbox-<pid>-<n>` made by a process's main thread, and
-// `zero-sandbox-<pid>-t<tid>-<n>` by a worker thread of it (each thread counts its own n: names of
-// one process's threads must not meet, and a worker terminated with cgroups kept is told dead by
-// its thread id). Earlier versions neither make nor remove the second form.
-const CGROUP_NAME = /^zero-sandbox-(\d+)-(?:t(\d+)-)?\d+$/;
+// `zero-sandbox-<pid>-t<tid>.<start>-<n>` by a worker thread of it, with the thread's start time
+// (each thread counts its own n: names of one process's threads must not meet, and a worker
+// terminated with cgroups kept is told dead by its thread, even once a new thread has its id).
+// Earlier versions neither make nor remove the second form.
+const CGROUP_NAME = /^zero-sandbox-(\d+)-(?:t(\d+)\.(\d+)-)?\d+$/;
 
 let ownPrefix: string | undefined;
 
 /** This thread's name prefix (see CGROUP_NAME). */
 function namePrefix(): string {
   if (ownPrefix === undefined) {
-    const { tid } = currentHolder();
-    ownPrefix = `zero-sandbox-${process.pid}-${tid === undefined ? '' : `t${tid}-`}`;
+    const { tid, tidStart } = currentHolder();
+    ownPrefix = `zero-sandbox-${process.pid}-${tid === undefined ? '' : `t${tid}.${tidStart ?? ''}-`}`;
   }
   return ownPrefix;
 }
 
 /** Whether the process or thread a cgroup's name names is gone. */
-function ownerGone(pid: number, tid: string | undefined): boolean {
-  if (pid === process.pid) return tid !== undefined && threadStart(pid, Number(tid)) === undefined;
+function ownerGone(pid: number, tid: string | undefined, tidStart: string | undefined): boolean {
+  if (pid === process.pid) return tid !== undefined && threadStart(pid, Number(tid)) !== tidStart;
   try {
     process.kill(pid, 0);
     return false;
@@ -141,7 +142,7 @@ function removeOrphans(parent: string): void {
   }
   for (const name of names) {
     const match = CGROUP_NAME.exec(name);
-    if (match === null || !ownerGone(Number(match[1]), match[2])) continue;
+    if (match === null || !ownerGone(Number(match[1]), match[2], match[3])) continue;
     try {
       rmdirSync(join(parent, name));
     } catch {
@@ -280,8 +281,8 @@ function nextDir(parent: string): string {
   return join(parent, `${namePrefix()}${++counter}`);
 }
 
-// A name taken already (a dead worker's, whose thread id a new thread got) is passed over: at
-// most this many times in a row.
+// A name taken already (made by a program of its own, say) is passed over: at most this many
+// times in a row.
 const NAME_TRIES = 16;
 
 // Cgroups are made ahead off the caller's thread, one at a time (cgroup creation and removal take

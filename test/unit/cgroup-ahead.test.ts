@@ -149,7 +149,7 @@ test('a worker thread names its cgroups after its thread: they never meet the ma
     const { worker, names } = await pending;
     await worker.terminate();
     assert.is(names.length, 4);
-    for (const name of names) assert.match(name, new RegExp(`^zero-sandbox-${process.pid}-t\\d+-\\d+$`));
+    for (const name of names) assert.match(name, new RegExp(`^zero-sandbox-${process.pid}-t\\d+\\.\\d+-\\d+$`));
     const mine = ours.map((limit) => basename(limit?.dir ?? ''));
     for (const name of mine) assert.match(name, new RegExp(`^zero-sandbox-${process.pid}-\\d+$`));
     assert.is(new Set([...names, ...mine]).size, 6, 'six distinct cgroups');
