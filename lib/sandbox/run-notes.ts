@@ -69,7 +69,8 @@ function selfId(): string {
 // A worker thread's realm names its thread (Linux), so that the runs of a worker terminated in
 // their middle (termination skips every finally: their notes are never ended) count as a dead
 // owner's, though the process lives on: otherwise its markers would keep every later run's ended
-// notes, in every process, until the process exits, and its missed checks would never run. The
+// notes, in every process, until the process exits, and its missed checks would never run (a later
+// run taking its notes as a run in flight found what its command planted as its own violation). The
 // main thread's realm is up to 8 random hex digits, a worker's THREAD_REALM_LENGTH: its thread id
 // (8 digits), its start time (12), then 8 random digits. Earlier versions read any realm.
 const THREAD_REALM_LENGTH = 28;

@@ -5,12 +5,14 @@
 // process's after-run check never runs, so the planted program would run at the user's next
 // `git status`. Fix: the run's whole check is published with its notes; the next run of an
 // overlapping workspace, in any process, runs it once the killed run's sandbox is gone, and names
-// what it removed or put back (interruptedRunRepairs, a CLI line). Checked on the host with host
-// git and a marker file outside every write root.
+// what it removed or put back (interruptedRunRepairs, a CLI line). A worker thread terminated
+// while its command waits is such a supervisor too, though its process lives on. Checked on the
+// host with host git and a marker file outside every write root.
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
@@ -77,6 +79,31 @@ sandboxTest('attack: a repository planted by a command whose runSandboxed proces
     const again = await runSandboxed(['/bin/true'], { workspace: t.ws });
     assert.is(again.interruptedRunRepairs, undefined, 'the check runs once');
   } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('attack: a repository planted by a command whose worker thread was terminated is checked by the next run of the same process', async () => {
+  const t = makeTree();
+  const worker = new Worker(new URL('../helpers/run-worker.js', import.meta.url), {
+    workerData: { workspace: t.ws, command: `git init -q && git config core.fsmonitor "${plant(t.outside, 'worker')}" && ${waitFor('planted', 'never')}` },
+  });
+  try {
+    await until(join(t.ws, 'planted'));
+    // Termination skips the worker's after-run check; the process lives on.
+    await worker.terminate();
+    assert.match(readFileSync(join(t.ws, '.git', 'config'), 'utf8'), /fsmonitor/, 'the planted key is there after the termination');
+    const next = await runSandboxed(['/bin/true'], { workspace: t.ws });
+    assert.is(next.exitCode, 0);
+    const repairs = next.interruptedRunRepairs ?? [];
+    assert.equal(repairs.map((r) => r.path), [join(t.ws, '.git', 'config')], JSON.stringify(repairs));
+    assert.match(repairs[0]?.reason ?? '', /core\.fsmonitor/);
+    hostGit(t.ws, ['status']);
+    assert.equal(markers(t.outside), [], 'host git ran nothing planted');
+    const again = await runSandboxed(['/bin/true'], { workspace: t.ws });
+    assert.is(again.interruptedRunRepairs, undefined, 'the check runs once');
+  } finally {
+    await worker.terminate();
     t.cleanup();
   }
 });
