@@ -432,7 +432,7 @@ export function claimMissedChecks(roots: readonly string[] | undefined, given?: 
   ensureDir(dir, given === undefined && dir !== shmNotesDir());
   // The claim's name: a worker's names its thread, so that a claim of a worker terminated before
   // the check ran is claimed again (its process lives on).
-  const me = parseThreadRealm(selfId().slice(ownOwner().length + 1)) === undefined ? ownOwner() : selfId();
+  const me = currentHolder().tid === undefined ? ownOwner() : selfId();
   const names = list(dir);
   const claimed: MissedCheck[] = [];
   // This thread's own runs' checks are not missed (it is alive): skipped unparsed, as a burst of

@@ -87,12 +87,13 @@ export function currentHolder(): LeaseOwner {
   } catch {
     return owner;
   }
+  if (!Number.isInteger(tid)) return owner;
   if (tid === owner.pid) {
     holder = Object.freeze(owner);
     return { ...holder };
   }
   const tidStart = threadStart(owner.pid, tid);
-  if (!Number.isInteger(tid) || tidStart === undefined) return owner;
+  if (tidStart === undefined) return owner;
   holder = Object.freeze({ ...owner, tid, tidStart });
   return { ...holder };
 }

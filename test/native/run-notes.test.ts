@@ -16,6 +16,7 @@ import { test as uvuTest } from 'uvu';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { buildThreadRealm, chooseNotesDir, claimMissedChecks, openNotingWindow, parseThreadRealm, type SharedNotes } from '../../lib/sandbox/run-notes.js';
 import { processStart, threadStart } from '../../lib/sandbox/runtime-lease.js';
+import { firstMessage } from '../helpers/workers.js';
 
 // POSIX directory semantics and /proc: Linux only (the only backend that shares its notes).
 const test = process.platform === 'linux' ? uvuTest : uvuTest.skip;
@@ -150,10 +151,7 @@ test('a worker thread terminated in the middle of its runs counts as a dead owne
   const ws = join(base, 'ws');
   const worker = new Worker(new URL('../helpers/notes-worker.js', import.meta.url), { workerData: { dir, root: ws, tag: 'worker' } });
   try {
-    await new Promise((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
-    });
+    await firstMessage(worker);
     const marker = readdirSync(dir).find((name) => name.startsWith('n.'));
     assert.ok(marker, "the worker's second run is noting");
     // Its realm names its thread: this process, another thread of it.
@@ -194,10 +192,7 @@ test('a missed check claimed by a worker thread terminated before it ran the che
   await crashed.kill();
   const worker = new Worker(new URL('../helpers/notes-worker.js', import.meta.url), { workerData: { dir, root: ws, claim: true } });
   try {
-    const said = await new Promise((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
-    });
+    const said = await firstMessage(worker);
     assert.equal(said, ['crashed'], 'the worker claimed it');
     assert.equal(claimMissedChecks([ws], dir, 0), [], "a live worker's claim is its own");
     await worker.terminate();

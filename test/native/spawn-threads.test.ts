@@ -16,6 +16,7 @@ import { pidsCgroupParent } from '../../lib/sandbox/cgroup.js';
 import { runSandboxed } from '../../lib/sandbox/run.js';
 import { nativeSpec } from '../helpers/native-spec.js';
 import { makeTree, sandboxTest } from '../helpers/sandbox.js';
+import { firstMessage } from '../helpers/workers.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -121,10 +122,7 @@ sandboxTest('a worker torn down while its starts are on the spawn threads leaves
       const worker = new Worker(new URL('../helpers/spawn-worker.js', import.meta.url), {
         workerData: { workspace: t.ws, argv: ['/bin/sleep', marker], cold: 4, warm: 2 },
       });
-      const posted = await new Promise((resolve, reject) => {
-        worker.once('message', resolve);
-        worker.once('error', reject);
-      });
+      const posted = await firstMessage(worker);
       assert.is(posted, 'posted');
       if (delay > 0) await sleep(delay);
       await worker.terminate();

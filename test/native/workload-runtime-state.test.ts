@@ -23,6 +23,7 @@ import {
 import { buildOwnerName, leaseDirOf, liveLeases, ownerAlive, parseOwnerName, processStart, threadStart, withMutex, writeLease } from '../../lib/sandbox/runtime-lease.js';
 import { withScratch } from '../fixtures/workload/host.js';
 import { TREE_BASE } from '../helpers/sandbox.js';
+import { firstMessage } from '../helpers/workers.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -299,10 +300,7 @@ test('a worker terminated while holding the mutex and a lease leaves neither hel
   writeLease(root, 'main');
   const worker = new Worker(new URL('../helpers/mutex-worker.js', import.meta.url), { workerData: { dir, root } });
   try {
-    const name = await new Promise<string>((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
-    });
+    const name = await firstMessage<string>(worker);
     const owner = parseOwnerName(name);
     // The worker's names carry its own thread: this process and another kernel thread of it.
     assert.ok(owner?.tid !== undefined, name);

@@ -11,6 +11,7 @@ import * as assert from 'uvu/assert';
 
 import { createPidsLimit, pidsCgroupParent, pidsCgroupUsable, pidsLimitKept, pidsLimitMade } from '../../lib/sandbox/cgroup.js';
 import { removeTempDirs, tempDir } from '../fixtures/temp-dirs.js';
+import { firstMessage } from '../helpers/workers.js';
 
 function parentDir(): string {
   return tempDir('zs-cgroup-ahead-');
@@ -132,10 +133,7 @@ test('a kept cgroup once read empty, or made ahead, is taken without asking its 
 /** Runs the cgroup worker and returns it with the names of the cgroups it took. */
 async function cgroupWorker(parent: string, max: number, count: number, stay = false): Promise<{ worker: Worker; names: string[] }> {
   const worker = new Worker(new URL('../helpers/cgroup-worker.js', import.meta.url), { workerData: { parent, max, count, stay } });
-  const names = await new Promise<string[]>((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('error', reject);
-  });
+  const names = await firstMessage<string[]>(worker);
   return { worker, names };
 }
 
