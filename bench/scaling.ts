@@ -35,6 +35,9 @@ function median(values: number[]): number {
 
 const x = (ratio: number) => `${ratio.toFixed(2)}x`;
 
+/** Runs of each policy back to back in a block of the blocks rows. */
+const BLOCK = 20;
+
 export async function once(workspace: string, options: RunOptions): Promise<number> {
   const start = performance.now();
   const r = await runSandboxed(['/bin/true'], { workspace, prewarm: false, ...options });
@@ -44,13 +47,15 @@ export async function once(workspace: string, options: RunOptions): Promise<numb
 
 /**
  * Median time of a plain run and of one with `options`, in blocks of `block` runs of each back to
- * back, blocks alternated (run by run with the default block of one). A caller repeating one policy
- * is measured with blocks of 20 and `skip` 5: the first five of a block, the switch from the other
- * policy while its memos, mount template and prewarmed sandboxes are made again, are not counted.
+ * back, blocks alternated (run by run with the default block of one), until each has `runs`. A
+ * caller repeating one policy is measured with blocks of 20 and `skip` 5: the first five of a
+ * block, the switch from the other policy while its memos, mount template and prewarmed sandboxes
+ * are made again, are not counted. `blocks`: each block pair's medians (with, base), in order.
  */
-export async function added(workspace: string, options: RunOptions, runs: number, baseOptions: RunOptions = {}, block = 1, skip = 0): Promise<{ base: number; with: number }> {
+export async function added(workspace: string, options: RunOptions, runs: number, baseOptions: RunOptions = {}, block = 1, skip = 0): Promise<{ base: number; with: number; blocks: Array<{ base: number; with: number }> }> {
   const base: number[] = [];
   const with_: number[] = [];
+  const blocks: Array<{ base: number; with: number }> = [];
   for (let done = 0; done < runs; done += block) {
     for (const [opts, into] of [[baseOptions, base], [options, with_]] as const) {
       for (let i = 0; i < block + skip; i++) {
@@ -58,8 +63,9 @@ export async function added(workspace: string, options: RunOptions, runs: number
         if (i >= skip) into.push(ms);
       }
     }
+    blocks.push({ base: median(base.slice(-block)), with: median(with_.slice(-block)) });
   }
-  return { base: median(base), with: median(with_) };
+  return { base: median(base), with: median(with_), blocks };
 }
 
 function spawnTrue(): Promise<void> {
@@ -221,10 +227,14 @@ export async function benchScaling(runs = 9, rounds = 3, onLine: (line: BenchLin
       row(`${n} allowWrite + ${n} denyRead + ${n} denyWrite vs none, default options (prewarm on for both)`, await added(workspace, policy, runs, { prewarm: true }), n === 100 ? 1 : 5);
     }
     // Alternated run by run, each policy's prewarm refills compete with the other's runs (the plain
-    // run's own time grows with the big policy's refills). A caller repeating one policy back to back:
+    // run's own time grows with the big policy's refills). A caller repeating one policy back to
+    // back: three blocks of each, alternated (one block's median moves with whatever else the
+    // machine did during its 20 runs), each block's figure shown.
     for (const n of [100, 1000]) {
       const policy = { allowWrite: dirs.slice(0, n), denyRead: files.slice(0, n), denyWrite: files.slice(0, n), prewarm: true };
-      row(`${n} allowWrite + ${n} denyRead + ${n} denyWrite vs none, default options, each back to back in blocks of 20`, await added(workspace, policy, runs, { prewarm: true }, 20, 5), n === 100 ? 1 : 5);
+      const m = await added(workspace, policy, 3 * BLOCK, { prewarm: true }, BLOCK, 5);
+      const each = m.blocks.map((b) => `${b.with - b.base >= 0 ? '+' : ''}${(b.with - b.base).toFixed(1)}`).join(' ');
+      row(`${n} allowWrite + ${n} denyRead + ${n} denyWrite vs none, default options, each back to back in three blocks of ${BLOCK} (blocks: ${each})`, m, n === 100 ? 1 : 5);
     }
 
     await benchBursts(workspace, rounds, add);

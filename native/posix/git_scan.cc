@@ -2,15 +2,9 @@
 // Repository discovery inside write roots (see git_scan.h).
 #include "posix/git_scan.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
-#if defined(__linux__)
-#include <sys/syscall.h>
-#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -22,11 +16,19 @@
 
 #include "linux/dir_watch.h"
 #include "posix/fs_walk.h"
+#include "posix/git_scan_listing.h"
 #include "posix/git_scan_memory.h"
 
 namespace git_scan {
 namespace {
 
+using listing::IsSkipped;
+using listing::kDirFlags;
+using listing::kLookFlags;
+using listing::kMaxRelative;
+using listing::LastWanted;
+using listing::List;
+using listing::OpenRelative;
 using memory::DropSummaries;
 using memory::Forget;
 using memory::kMaxSummaryBytes;
@@ -41,14 +43,6 @@ using memory::Summary;
 using memory::TakeChanges;
 using memory::Watched;
 
-constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-#ifdef O_PATH
-// A remembered directory is only looked through (fstatat of its entries), not listed: a path-only
-// descriptor is cheaper to open; a readable one is opened from it when a listing is needed.
-constexpr int kLookFlags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-#else
-constexpr int kLookFlags = kDirFlags;
-#endif
 // Deeper trees are reported as truncated (each level holds one descriptor while it is walked).
 constexpr size_t kMaxDepth = 400;
 // Remembered directories, at most; beyond it the memory starts over.
@@ -61,136 +55,6 @@ int64_t Now() {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return memory::Nanos(ts);
-}
-
-// Names git looks up: on macOS volumes are case-insensitive by default, so `OBJECTS` or `.GIT`
-// is what git finds there too (a false match elsewhere only guards more).
-bool NameIs(const char* name, const char* wanted) {
-#if defined(__APPLE__)
-  return strcasecmp(name, wanted) == 0;
-#else
-  return strcmp(name, wanted) == 0;
-#endif
-}
-
-// The Wanted of the last scan that asked for names: listings remember which entries matched it, so
-// a scan that asks for other names starts over (one that asks for none keeps them, unreported).
-Wanted& LastWanted() {
-  static auto* wanted = new Wanted();
-  return *wanted;
-}
-
-bool EndsWith(const char* name, const std::string& suffix) {
-  size_t len = strlen(name);
-  if (len <= suffix.size()) return false;
-  return NameIs(name + len - suffix.size(), suffix.c_str());
-}
-
-bool IsWanted(const char* name) {
-  const Wanted& wanted = LastWanted();
-  for (const std::string& exact : wanted.exact)
-    if (NameIs(name, exact.c_str())) return true;
-  for (const std::string& suffix : wanted.suffixes)
-    if (EndsWith(name, suffix)) return true;
-  return false;
-}
-
-bool IsSkipped(const std::string& name) {
-  for (const std::string& skip : LastWanted().skip)
-    if (NameIs(name.c_str(), skip.c_str())) return true;
-  return false;
-}
-
-bool IsDir(int dirfd, const char* name, unsigned char type) {
-  if (type == DT_DIR) return true;
-  if (type != DT_UNKNOWN) return false;
-  struct stat st;
-  return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
-}
-
-#if defined(__linux__)
-// The kernel's linux_dirent64, read by offset (no libc header: musl no longer names dirent64, and
-// a 32-bit glibc's dirent differs): d_ino (8 bytes), d_off (8), d_reclen (2), d_type (1), name.
-constexpr size_t kReclenAt = 16, kTypeAt = 18, kNameAt = 19;
-
-// Calls each(name, d_type) for the entries of the open directory `fd`, read straight from the
-// kernel: no duplicated descriptor and DIR stream per directory (a first scan lists every
-// directory of the workspace, and a one-run process's scan is always a first). False on a read
-// error.
-template <typename Each>
-bool ForEachEntry(int fd, Each each) {
-  alignas(8) static thread_local char buffer[32768];
-  for (;;) {
-    long n = syscall(SYS_getdents64, fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return n == 0;
-    for (long at = 0; at < n;) {
-      uint16_t reclen;
-      memcpy(&reclen, buffer + at + kReclenAt, sizeof reclen);
-      if (reclen == 0) return false;  // a record the kernel never makes: no endless loop
-      each(buffer + at + kNameAt, static_cast<unsigned char>(buffer[at + kTypeAt]));
-      at += reclen;
-    }
-  }
-}
-#else
-template <typename Each>
-bool ForEachEntry(int fd, Each each) {
-  int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (dup_fd < 0) return false;
-  DIR* dir = fdopendir(dup_fd);
-  if (dir == nullptr) {
-    close(dup_fd);
-    return false;
-  }
-  bool ok = true;
-  for (;;) {
-    errno = 0;
-    struct dirent* entry = readdir(dir);
-    if (entry == nullptr) {
-      ok = errno == 0;
-      break;
-    }
-    each(entry->d_name, entry->d_type);
-  }
-  closedir(dir);
-  return ok;
-}
-#endif
-
-// Lists an open directory (read from its start: `fd` is fresh): its subdirectories, whether it
-// has a `.git`, whether it is a git dir.
-bool List(int fd, Listing* out) {
-  bool head = false, objects = false, refs = false, objects_dir = false, refs_dir = false;
-  auto subdirs = std::make_shared<std::vector<std::string>>();
-  std::shared_ptr<std::vector<std::string>> named;
-  bool ok = ForEachEntry(fd, [&](const char* name, unsigned char type) {
-    if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) return;
-    if (NameIs(name, ".git")) {
-      out->has_git = true;
-      return;
-    }
-    if (IsWanted(name)) {
-      if (named == nullptr) named = std::make_shared<std::vector<std::string>>();
-      named->emplace_back(name);
-    }
-    bool is_dir = IsDir(fd, name, type);
-    if (NameIs(name, "HEAD")) head = true;
-    if (NameIs(name, "objects")) {
-      objects = true;
-      objects_dir = objects_dir || is_dir;
-    }
-    if (NameIs(name, "refs")) {
-      refs = true;
-      refs_dir = refs_dir || is_dir;
-    }
-    if (is_dir) subdirs->emplace_back(name);
-  });
-  out->subdirs = std::move(subdirs);
-  out->named = std::move(named);
-  out->is_git_dir = head && objects_dir && refs_dir;
-  out->may_be_git_dir = head && objects && refs && !out->is_git_dir;
-  return ok;
 }
 
 // A directory being walked. One whose listing was remembered and whose stamp still matches is not
@@ -222,25 +86,6 @@ struct Frame {
 std::atomic<bool>& Watching() {
   static std::atomic<bool> on{true};
   return on;
-}
-
-// Longest path looked up from an ancestor in one call (longer ones are opened step by step).
-constexpr size_t kMaxRelative = 1024;
-
-// Opens `rel` below `base` one component at a time, never following a link.
-int OpenRelative(int base, const std::string& rel, int flags) {
-  int fd = base;
-  size_t start = 0;
-  for (;;) {
-    size_t slash = rel.find('/', start);
-    bool last = slash == std::string::npos;
-    std::string part = rel.substr(start, last ? std::string::npos : slash - start);
-    int next = openat(fd, part.c_str(), last ? flags : kLookFlags);
-    if (fd != base) close(fd);
-    if (next < 0 || last) return next;
-    fd = next;
-    start = slash + 1;
-  }
 }
 
 class Walker {

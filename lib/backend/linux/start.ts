@@ -2,9 +2,6 @@
 // The Linux backend: prepares a run (plan, host facts, runtime-state lease), refuses to run weaker
 // than asked, and starts the sandbox through the addon (namespaces, Landlock, seccomp; a prewarmed
 // sandbox when one matches). The lifecycle around it is lib/sandbox/process.ts.
-import { createRequire } from 'node:module';
-import { constants } from 'node:os';
-
 import { SandboxError } from '../../errors.js';
 import { buildSandboxEnv } from '../../env.js';
 import { handOverFacts, HostFacts } from '../../host-facts.js';
@@ -29,15 +26,11 @@ import { backendForPlatform } from '../platform-table.js';
 import type { BackendInfo, SandboxPlan } from '../types.js';
 import { maskedPaths } from './mounts.js';
 import { hostViewOf, launchSpec, type LinuxNativeSpec, type StdioMode } from './spec.js';
-import { withPreparedPolicy } from './prepared-policy.js';
 import { rememberedSandbox } from './spec-memo.js';
+import { coldSpec, launchPrewarmed, osProcessOf, stdioModes, toOsExit } from './native-io.js';
+import { shareSpec } from './shared-specs.js';
 
-/** The largest input handed to the addon with the launch; more goes through a stdin stream. */
-const DIRECT_INPUT_BYTES = 4096;
-
-const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(
-  Object.entries(constants.signals).map(([name, value]) => [value, name as NodeJS.Signals]),
-);
+export { sharedSpecCount } from './shared-specs.js';
 
 /** The layers a plan needs on Linux. */
 export function requiredLayers(plan: Pick<SandboxPlan, 'network'>): LayerName[] {
@@ -150,57 +143,7 @@ function once(fn: () => void): () => void {
   };
 }
 
-/** node:net (and node:stream with it) loads only for piped stdio: `zero-sandbox run` inherits its stdio (~2 ms of start). */
-let net: typeof import('node:net') | undefined;
-function pipeSocket(fd: number, readable: boolean): import('node:net').Socket {
-  net ??= createRequire(import.meta.url)('node:net') as typeof import('node:net');
-  return new net.Socket({ fd, readable, writable: !readable });
-}
-
-function capturedStream(head: string | undefined, tail: string | undefined, bytes: number | undefined) {
-  return { head: head ?? '', bytes: bytes ?? 0, ...(tail === undefined ? {} : { tail }) };
-}
-
-/** The addon's exit record as the lifecycle reads it. */
-function toOsExit(raw: NativeExit, capturing: boolean): OsExit {
-  const exit: OsExit = { exitCode: raw.exitCode, signal: raw.signal === null ? null : (SIGNAL_NAMES.get(raw.signal) ?? null) };
-  if (raw.noRouteSends !== undefined) exit.networkRefusals = raw.noRouteSends;
-  if (raw.execErrno !== 0) {
-    const code = Object.entries(constants.errno).find(([, value]) => value === raw.execErrno)?.[0] ?? `errno ${raw.execErrno}`;
-    exit.execError = { errno: raw.execErrno, code };
-  }
-  if (capturing) {
-    exit.captured = { stdout: capturedStream(raw.stdout, raw.stdoutTail, raw.stdoutBytes), stderr: capturedStream(raw.stderr, raw.stderrTail, raw.stderrBytes) };
-    if (raw.overflow !== undefined) exit.captured.overflow = raw.overflow;
-    if (raw.spillFailed === true) exit.captured.spillFailed = true;
-  }
-  return exit;
-}
-
-/** The stdio the spec asks for: the caller's modes, or the addon's capture (input given directly when small). */
-function stdioModes(io: StartIo): [StdioMode, StdioMode, StdioMode] {
-  const capture = io.capture;
-  if (capture === undefined) return io.stdio.map((mode, i): StdioMode => (mode === 'inherit' ? i : mode)) as [StdioMode, StdioMode, StdioMode];
-  return [capture.inheritStdin === true ? 0 : capture.input.length <= DIRECT_INPUT_BYTES ? capture.input : 'pipe', 'capture', 'capture'];
-}
-
 type LinuxSpec = LinuxNativeSpec;
-type WarmSandbox = NonNullable<ReturnType<typeof prewarmPool.take>>;
-
-/**
- * Hands the command to a prewarmed sandbox taken from the pool; null when it died before it could
- * be used (it is killed, its listener dropped, and the run starts cold).
- */
-function launchPrewarmed(warm: WarmSandbox, spec: LinuxSpec, capture: StartIo['capture'], exited: (raw: NativeExit) => void): NativeSpawned | null {
-  warm.listener = exited;
-  const launch = { argv: spec.argv, env: spec.env, cwd: spec.cwd, stdio: spec.stdio, rlimits: spec.linux.rlimits, maxBuffer: capture?.maxBuffer, overflowKill: capture?.overflowKill === true, ...(capture?.spill === undefined ? {} : { spill: capture.spill }) };
-  const warmed = callNative((binding) => binding.launch(warm.pid, launch));
-  if (warmed === null) {
-    warm.listener = undefined;
-    callNative((binding) => binding.kill(warm.pid, 9));
-  }
-  return warmed;
-}
 
 /** Starts the next prewarmed sandboxes; a failure leaves the cold path, as a failed set-up does. */
 function warmQuietly(warm: () => void): void {
@@ -209,68 +152,6 @@ function warmQuietly(warm: () => void): void {
   } catch {
     // the next run starts cold
   }
-}
-
-/**
- * The spec of each prewarm key that runs in flight hold, with that key. Runs of one policy build
- * equal specs as far as the key goes (it is the spec's whole sandbox: mounts, Landlock, seccomp,
- * namespaces; what it leaves out, the command's argv, env, cwd and limits, is given at the launch
- * and is never read from what a run keeps), so a run keeps this copy until its exit instead of its
- * own: a burst of 256 runs in flight held 256 specs and keys (~5 KiB of key text alone each),
- * which every young collection of the caller's heap copied. The last run of a policy to end lets
- * it go: a caller with no run in flight keeps no spec (a large policy's is large).
- */
-const sharedSpecs = new Map<string, { key: string; spec: LinuxSpec; users: number }>();
-
-function shareSpec(key: string, spec: LinuxSpec): { key: string; spec: LinuxSpec; unshare: () => void } {
-  let entry = sharedSpecs.get(key);
-  if (entry === undefined) {
-    entry = { key, spec, users: 0 };
-    sharedSpecs.set(key, entry);
-  }
-  entry.users++;
-  const held = entry;
-  let done = false;
-  const unshare = (): void => {
-    if (done) return;
-    done = true;
-    if (--held.users === 0 && sharedSpecs.get(held.key) === held) sharedSpecs.delete(held.key);
-  };
-  return { key: held.key, spec: held.spec, unshare };
-}
-
-/** @internal How many policies' specs runs in flight share now (tests). */
-export function sharedSpecCount(): number {
-  return sharedSpecs.size;
-}
-
-/** A cold start's spec: the plan's, with the pids cgroup to join, the capture and a long script. */
-function coldSpec(spec: LinuxSpec, cgroupFd: number | undefined, capture: StartIo['capture'], script: PreparedRun['script']): object {
-  const linux = withPreparedPolicy(spec.linux);
-  return {
-    ...spec,
-    linux: cgroupFd === undefined ? linux : { ...linux, cgroupProcsFd: cgroupFd },
-    ...(capture === undefined ? {} : { maxBuffer: capture.maxBuffer, overflowKill: capture.overflowKill === true }),
-    ...(capture?.spill === undefined ? {} : { spill: capture.spill }),
-    ...(script === undefined ? {} : { script }),
-  };
-}
-
-/** The started sandbox as the lifecycle holds it. */
-function osProcessOf(native: NativeSpawned, facts: Pick<OsProcess, 'capturesOutput' | 'prewarmed' | 'limitsNotEnforced'>, check: OsProcess['checkProtectedPaths'], prepareCheck?: OsProcess['prepareCheck']): OsProcess {
-  const pid = native.pid;
-  return {
-    pid,
-    stdio: [
-      native.stdin === undefined ? null : pipeSocket(native.stdin, false),
-      native.stdout === undefined ? null : pipeSocket(native.stdout, true),
-      native.stderr === undefined ? null : pipeSocket(native.stderr, true),
-    ],
-    ...facts,
-    kill: (signal) => callNative((binding) => binding.kill(pid, signal)),
-    checkProtectedPaths: check,
-    ...(prepareCheck === undefined ? {} : { prepareCheck }),
-  };
 }
 
 /**
