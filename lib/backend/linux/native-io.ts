@@ -19,7 +19,6 @@ const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(
   Object.entries(constants.signals).map(([name, value]) => [value, name as NodeJS.Signals]),
 );
 
-type LinuxSpec = LinuxNativeSpec;
 type WarmSandbox = NonNullable<ReturnType<typeof prewarmPool.take>>;
 
 /** node:net (and node:stream with it) loads only for piped stdio: `zero-sandbox run` inherits its stdio (~2 ms of start). */
@@ -60,7 +59,7 @@ export function stdioModes(io: StartIo): [StdioMode, StdioMode, StdioMode] {
  * Hands the command to a prewarmed sandbox taken from the pool; null when it died before it could
  * be used (it is killed, its listener dropped, and the run starts cold).
  */
-export function launchPrewarmed(warm: WarmSandbox, spec: LinuxSpec, capture: StartIo['capture'], exited: (raw: NativeExit) => void): NativeSpawned | null {
+export function launchPrewarmed(warm: WarmSandbox, spec: LinuxNativeSpec, capture: StartIo['capture'], exited: (raw: NativeExit) => void): NativeSpawned | null {
   warm.listener = exited;
   const launch = { argv: spec.argv, env: spec.env, cwd: spec.cwd, stdio: spec.stdio, rlimits: spec.linux.rlimits, maxBuffer: capture?.maxBuffer, overflowKill: capture?.overflowKill === true, ...(capture?.spill === undefined ? {} : { spill: capture.spill }) };
   const warmed = callNative((binding) => binding.launch(warm.pid, launch));
@@ -72,7 +71,7 @@ export function launchPrewarmed(warm: WarmSandbox, spec: LinuxSpec, capture: Sta
 }
 
 /** A cold start's spec: the plan's, with the pids cgroup to join, the capture and a long script. */
-export function coldSpec(spec: LinuxSpec, cgroupFd: number | undefined, capture: StartIo['capture'], script: PreparedRun['script']): object {
+export function coldSpec(spec: LinuxNativeSpec, cgroupFd: number | undefined, capture: StartIo['capture'], script: PreparedRun['script']): object {
   const linux = withPreparedPolicy(spec.linux);
   return {
     ...spec,

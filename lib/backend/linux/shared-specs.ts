@@ -2,8 +2,6 @@
 // One spec per policy for the Linux runs in flight (see sharedSpecs).
 import type { LinuxNativeSpec } from './spec.js';
 
-type LinuxSpec = LinuxNativeSpec;
-
 /**
  * The spec of each prewarm key that runs in flight hold, with that key. Runs of one policy build
  * equal specs as far as the key goes (it is the spec's whole sandbox: mounts, Landlock, seccomp,
@@ -13,9 +11,9 @@ type LinuxSpec = LinuxNativeSpec;
  * which every young collection of the caller's heap copied. The last run of a policy to end lets
  * it go: a caller with no run in flight keeps no spec (a large policy's is large).
  */
-const sharedSpecs = new Map<string, { key: string; spec: LinuxSpec; users: number }>();
+const sharedSpecs = new Map<string, { key: string; spec: LinuxNativeSpec; users: number }>();
 
-export function shareSpec(key: string, spec: LinuxSpec): { key: string; spec: LinuxSpec; unshare: () => void } {
+export function shareSpec(key: string, spec: LinuxNativeSpec): { key: string; spec: LinuxNativeSpec; unshare: () => void } {
   let entry = sharedSpecs.get(key);
   if (entry === undefined) {
     entry = { key, spec, users: 0 };
