@@ -16,13 +16,11 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "linux/kernel_compat.h"
-#include "linux/link_window.h"
 #include "linux/loopback.h"
 #include "linux/masks.h"
 #include "linux/mount_calls.h"
