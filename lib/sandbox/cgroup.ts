@@ -285,6 +285,12 @@ function nextDir(parent: string): string {
 // times in a row.
 const NAME_TRIES = 16;
 
+/** The name to try after a mkdir's `error`: rethrown unless the name was taken, at most NAME_TRIES times in a row. */
+function nameAfter(error: unknown, tries: number, parent: string): string {
+  if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || tries >= NAME_TRIES) throw error;
+  return nextDir(parent);
+}
+
 // Cgroups are made ahead off the caller's thread, one at a time (cgroup creation and removal take
 // one lock of the whole kernel, which a burst's sandboxes joining their cgroups hold too: a mkdir
 // on the caller's thread waited milliseconds for it, holding the event loop): how many are wanted
@@ -372,8 +378,7 @@ async function makeAhead(key: string, parent: string, max: number, queue: Array<
           await makeCgroup(dir, max);
           break;
         } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || tries >= NAME_TRIES) throw error;
-          dir = nextDir(parent);
+          dir = nameAfter(error, tries, parent);
         }
       }
       const dirs = idle.get(key) ?? [];
@@ -423,8 +428,7 @@ export function createPidsLimit(max: number, parent = pidsCgroupParent(), requir
           ours = true;
           break;
         } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || tries >= NAME_TRIES) throw error;
-          dir = nextDir(parent);
+          dir = nameAfter(error, tries, parent);
         }
       }
       writeFileSync(join(dir, 'pids.max'), `${max}\n`);
