@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // SandboxError, the union of stable error codes, and the one function that converts native errors.
+import { constants } from 'node:os';
 
 /** Every error code this package throws. Consumers branch on `.code`, never on `.message`. */
 export const SANDBOX_ERROR_CODES = [
@@ -39,6 +40,12 @@ export const SANDBOX_ERROR_CODES = [
   'max_buffer_exceeded',
   /** A protected workspace path would have been created or changed. */
   'protected_path',
+  /**
+   * The start ran out of descriptors (the caller's RLIMIT_NOFILE or the system's table); nothing
+   * ran, and the same start can succeed once other runs or files are closed. `layer` and `syscall`
+   * name where it was found.
+   */
+  'resource_exhausted',
   /** Anything else; a bug. */
   'internal_error',
 ] as const;
@@ -102,7 +109,10 @@ export function fromNative(error: unknown): SandboxError {
   }
   const record = (typeof error === 'object' && error !== null ? error : {}) as Record<string, unknown>;
   const message = error instanceof Error ? error.message : String(error);
-  const code = isSandboxErrorCode(record.code) ? record.code : 'internal_error';
+  const exhausted = record.errno === EMFILE || record.errno === ENFILE;
+  // A full descriptor table fails whichever layer's call comes next (a Landlock rule, a mount, the
+  // init helper's open): named by its layer alone it would send the caller after the wrong fix.
+  const code = exhausted ? 'resource_exhausted' : isSandboxErrorCode(record.code) ? record.code : 'internal_error';
   const details: SandboxErrorDetails = { cause: error };
   if (typeof record.errno === 'number') details.errno = record.errno;
   if (typeof record.win32Error === 'number') details.win32Error = record.win32Error;
@@ -110,5 +120,7 @@ export function fromNative(error: unknown): SandboxError {
   if (typeof record.syscall === 'string') details.syscall = record.syscall;
   if (typeof record.path === 'string') details.path = record.path;
   if (typeof record.layer === 'string') details.layer = record.layer;
-  return new SandboxError(code, message, details);
+  return new SandboxError(code, exhausted ? `${message}; ${record.errno === EMFILE ? "the process's open-file limit (RLIMIT_NOFILE)" : "the system's open-file table"} is full: nothing ran` : message, details);
 }
+
+const { EMFILE, ENFILE } = constants.errno;

@@ -14,6 +14,7 @@ import type { AsyncStarter, CapturedOutput, InternalSpawnOptions, OsExit, OsProc
 import { validateOptions, type SandboxCommand, type SpawnSandboxedOptions } from './options.js';
 import { currentBackend } from '../backend/current.js';
 import { nextPiece, paced } from './start-pacing.js';
+import { runAdmission } from './run-admission.js';
 
 export type { CapturedOutput, CapturedStream, InternalSpawnOptions, SandboxExit } from './contract.js';
 
@@ -308,7 +309,13 @@ const SIGKILL = 9;
  */
 export function spawnSandboxed(command: SandboxCommand, options: SpawnSandboxedOptions = {}): SandboxedProcess {
   validateOptions('spawn', options);
-  return startSandboxed(command, options);
+  const child = startSandboxed(command, options);
+  // Counted with the runs in flight, whose descriptors it holds as they do, but never made to wait:
+  // the process is returned at once (run-admission.ts).
+  runAdmission.count();
+  const release = (): void => runAdmission.release();
+  void child.exited.then(release, release);
+  return child;
 }
 
 /** @internal spawnSandboxed without the schema check, for options this package built itself. */

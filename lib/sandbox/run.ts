@@ -14,6 +14,7 @@ import { loadCurrentBackend, loadedCurrentBackend } from '../backend/current.js'
 import { truncationMarker } from './truncation.js';
 import { endTurn, startTurn } from './start-pacing.js';
 import { prewarmPool } from './prewarm.js';
+import { runAdmission } from './run-admission.js';
 import { networkDenial, outputCapDenial, protectedPathDenial, timeoutDenial, processCapDenial, tmpfsCapDenial, type SandboxDenial } from './denials.js';
 
 /** What runSandboxed resolves with. */
@@ -41,7 +42,7 @@ export interface RunResult {
   aborted: boolean;
   /** With `aborted`: the AbortSignal's reason. */
   abortReason?: unknown;
-  /** Wall time of the run in milliseconds. */
+  /** Wall time of the run in milliseconds (not counting a wait for other runs to end under a low descriptor limit). */
   durationMs: number;
   /** The backend that ran it. */
   backend: SandboxBackendName;
@@ -147,6 +148,20 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
  * assembles the RunResult.
  */
 export async function runWith(command: SandboxCommand, options: RunOptions, backend: SandboxBackend, check?: () => void): Promise<RunResult> {
+  // A run over what the caller's descriptor limit holds waits for another to end (run-admission.ts).
+  // The options are not checked yet (that is the start's first step): read with care.
+  const given = (options as RunOptions | null | undefined)?.signal;
+  const signal = given instanceof AbortSignal ? given : undefined;
+  const admitted = runAdmission.take(signal);
+  if (admitted !== undefined) await admitted;
+  try {
+    return await runAdmitted(command, options, backend, check);
+  } finally {
+    runAdmission.release();
+  }
+}
+
+async function runAdmitted(command: SandboxCommand, options: RunOptions, backend: SandboxBackend, check?: () => void): Promise<RunResult> {
   const started = performance.now();
   // A burst's later starts wait for the event loop's next turn (start-pacing.ts); such a start
   // still belongs to the prewarm generation of this call.

@@ -1,3 +1,4 @@
+import { constants } from 'node:os';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
@@ -26,6 +27,20 @@ test('an unknown native code becomes internal_error, a TypeError becomes invalid
   assert.is(fromNative(Object.assign(new Error('x'), { code: 'EWHATEVER' })).code, 'internal_error');
   assert.is(fromNative(new TypeError('spec.argv must be an array')).code, 'invalid_argument');
   assert.is(fromNative('a string').code, 'internal_error');
+});
+
+test('a full descriptor table is resource_exhausted whichever layer met it, with that layer kept', () => {
+  const { EMFILE, ENFILE, EACCES } = constants.errno;
+  const raw = Object.assign(new Error('landlock_create_ruleset failed: Too many open files'), { code: 'landlock_unsupported', errno: EMFILE, syscall: 'landlock_create_ruleset', layer: 'landlock' });
+  const error = fromNative(raw);
+  assert.is(error.code, 'resource_exhausted');
+  assert.is(error.layer, 'landlock');
+  assert.is(error.errno, EMFILE);
+  assert.match(error.message, /^landlock_create_ruleset failed: Too many open files; .*RLIMIT_NOFILE.* is full: nothing ran$/);
+  const system = fromNative(Object.assign(new Error('pipe2(stdio) failed'), { code: 'spawn_failed', errno: ENFILE }));
+  assert.is(system.code, 'resource_exhausted');
+  assert.match(system.message, /system's open-file table is full/);
+  assert.is(fromNative(Object.assign(new Error('open(/x) failed'), { code: 'native_unavailable', errno: EACCES })).code, 'native_unavailable', 'other errors keep their code');
 });
 
 test('a SandboxError passes through unchanged', () => {
