@@ -330,6 +330,44 @@ export async function benchBursts(workspace: string, rounds: number, add: (line:
   add({ name: '1024 concurrent runSandboxed: succeeded', value: okMany, unit: 'of 1024', target: '1024', ok: okMany === 1024 });
   add({ name: '1024 concurrent runSandboxed: caller RSS growth, peak', value: (rssPeak - rssBefore) / 1024 / 1024, unit: 'MiB' });
   loopRows('1024 burst', [many], undefined);
+
+  // A caller whose hard descriptor limit is 1,024 (so Node cannot raise it): 1,024 runs that
+  // outlive their start, against 1,024 spawns of the same in the same kind of caller.
+  const limited = (mode: string) => nofileBurst(mode, workspace, 1024, NOFILE_LIMIT, 0.5);
+  const sandboxed = await limited('sandbox');
+  const spawned = await limited('spawn');
+  const failures = (r: NofileBurst) => (Object.keys(r.failures).length === 0 ? 'none failed' : Object.entries(r.failures).map(([code, n]) => `${n} ${code}`).join(', '));
+  add({ name: `1024 concurrent runSandboxed of sleep 0.5 under RLIMIT_NOFILE ${NOFILE_LIMIT}: succeeded (${(sandboxed.ms / 1000).toFixed(1)} s; ${failures(sandboxed)})`, value: sandboxed.ok, unit: 'of 1024', target: '1024', ok: sandboxed.ok === 1024 });
+  add({ name: `  1024 concurrent spawn of sleep 0.5 in the same kind of caller: succeeded (${(spawned.ms / 1000).toFixed(1)} s; ${failures(spawned)})`, value: spawned.ok, unit: 'of 1024' });
+}
+
+/** The descriptor limit of the limited caller: the kernel's default, and many containers' hard limit. */
+const NOFILE_LIMIT = 1024;
+
+interface NofileBurst {
+  ok: number;
+  ms: number;
+  failures: Record<string, number>;
+}
+
+/** Runs bench/nofile-child.js under `ulimit -n limit` and returns what it printed. */
+function nofileBurst(mode: string, workspace: string, count: number, limit: number, seconds: number): Promise<NofileBurst> {
+  const script = join(fileURLToPath(new URL('.', import.meta.url)), 'nofile-child.js');
+  return new Promise((resolve, reject) => {
+    const child = spawn('/bin/sh', ['-c', `ulimit -n ${limit} && exec "$0" "$@"`, process.execPath, script, mode, workspace, String(count), String(seconds)]);
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      try {
+        resolve(JSON.parse(out) as NofileBurst);
+      } catch {
+        reject(new Error(`the limited caller (${mode}) exited ${String(code)}: ${err}`));
+      }
+    });
+  });
 }
 
 /** The burst rows alone (`node dist/bench/main.js bursts`), in a workspace of their own. */

@@ -41,9 +41,9 @@ export const SANDBOX_ERROR_CODES = [
   /** A protected workspace path would have been created or changed. */
   'protected_path',
   /**
-   * The start ran out of descriptors (the caller's RLIMIT_NOFILE or the system's table); nothing
-   * ran, and the same start can succeed once other runs or files are closed. `layer` and `syscall`
-   * name where it was found.
+   * The start ran out of descriptors (the caller's RLIMIT_NOFILE or the system's table) or of
+   * processes (a clone refused with EAGAIN); nothing ran, and the same start can succeed once other
+   * runs or files are closed. `layer` and `syscall` name where it was found.
    */
   'resource_exhausted',
   /** Anything else; a bug. */
@@ -109,10 +109,10 @@ export function fromNative(error: unknown): SandboxError {
   }
   const record = (typeof error === 'object' && error !== null ? error : {}) as Record<string, unknown>;
   const message = error instanceof Error ? error.message : String(error);
-  const exhausted = record.errno === EMFILE || record.errno === ENFILE;
+  const exhausted = exhaustion(record);
   // A full descriptor table fails whichever layer's call comes next (a Landlock rule, a mount, the
   // init helper's open): named by its layer alone it would send the caller after the wrong fix.
-  const code = exhausted ? 'resource_exhausted' : isSandboxErrorCode(record.code) ? record.code : 'internal_error';
+  const code = exhausted === undefined ? (isSandboxErrorCode(record.code) ? record.code : 'internal_error') : 'resource_exhausted';
   const details: SandboxErrorDetails = { cause: error };
   if (typeof record.errno === 'number') details.errno = record.errno;
   if (typeof record.win32Error === 'number') details.win32Error = record.win32Error;
@@ -120,7 +120,16 @@ export function fromNative(error: unknown): SandboxError {
   if (typeof record.syscall === 'string') details.syscall = record.syscall;
   if (typeof record.path === 'string') details.path = record.path;
   if (typeof record.layer === 'string') details.layer = record.layer;
-  return new SandboxError(code, exhausted ? `${message}; ${record.errno === EMFILE ? "the process's open-file limit (RLIMIT_NOFILE)" : "the system's open-file table"} is full: nothing ran` : message, details);
+  return new SandboxError(code, exhausted === undefined ? message : `${message}; ${exhausted}: nothing ran`, details);
 }
 
-const { EMFILE, ENFILE } = constants.errno;
+const { EAGAIN, EMFILE, ENFILE } = constants.errno;
+
+/** What ran out, for a native error that says a limit was reached (else undefined). */
+function exhaustion(record: Record<string, unknown>): string | undefined {
+  if (record.errno === EMFILE) return "the process's open-file limit (RLIMIT_NOFILE) is reached";
+  if (record.errno === ENFILE) return "the system's open-file table is full";
+  // clone's EAGAIN: the user's process limit (RLIMIT_NPROC) or the system's threads or pids.
+  if (record.errno === EAGAIN && typeof record.syscall === 'string' && record.syscall.startsWith('clone')) return 'the process limit (RLIMIT_NPROC, threads-max or pid_max) is reached';
+  return undefined;
+}

@@ -10,7 +10,8 @@ import type { EngineWithConfig } from '../policy/engine/create-engine.js';
 import { buildEnforcementReport, type EnforcementReport } from '../backend/enforcement.js';
 import { PROTECTED_METADATA_NAMES } from '../protected-names.js';
 import { buildBackendJson, buildCapabilities, buildPolicyJson, buildRestrictions } from '../policy/output/report.js';
-import { DEFAULT_PROCESSES, effectiveLimits } from '../sandbox/default-limits.js';
+import { DEFAULT_PROCESSES, effectiveLimits, underHardLimits } from '../sandbox/default-limits.js';
+import { hardLimit } from '../process-limits.js';
 import { processCapMechanism } from '../sandbox/cgroup.js';
 import type { ResourceLimits } from '../backend/types.js';
 import { flagBool, parseArgs } from './args.js';
@@ -47,13 +48,15 @@ function formatSize(bytes: number): string {
 const SIZE_LIMITS = new Set<keyof ResourceLimits>(['memoryBytes', 'fileSizeBytes', 'tmpBytes', 'shmBytes']);
 
 /**
- * The caps a run gets here, where each comes from (default, config or flag), and what enforces the
+ * The caps a run gets here, where each comes from (default, config, flag, or the caller's own hard limit below them), and what enforces the
  * process cap; `limitsNotEnforced` as a run would report it.
  */
 function limitsReport(config: ResourceLimits | undefined, flags: ResourceLimits): Record<string, unknown> {
   const { limits, sources } = effectiveLimits(config, flags);
   // process.platform: only Linux chooses between a pids cgroup and a fork probe for the process cap.
   const mechanism = process.platform === 'linux' ? processCapMechanism(limits.processes ?? DEFAULT_PROCESSES) : undefined;
+  // A cap above the caller's own hard limit is lowered to it at the spawn (the sandbox cannot raise it).
+  if (process.platform === 'linux') underHardLimits(limits, sources, hardLimit, mechanism === 'rlimit');
   return {
     limits,
     limitSources: sources,

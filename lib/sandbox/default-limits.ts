@@ -33,8 +33,32 @@ export function mergeLimits(config: ResourceLimits | undefined, given: { [K in k
   return Object.fromEntries([...set(config), ...set(given)]) as ResourceLimits;
 }
 
-/** Where an effective cap comes from. */
-export type LimitSource = 'default' | 'config' | 'flag';
+/** Where an effective cap comes from (`caller`: the caller's own hard limit, below what was asked). */
+export type LimitSource = 'default' | 'config' | 'flag' | 'caller';
+
+/** The Linux RLIMIT_* number that enforces each cap that is an rlimit (the same on x86_64 and aarch64). */
+export const LIMIT_RLIMITS = { cpuSeconds: 0, fileSizeBytes: 1, memoryBytes: 2, processes: 6, openFiles: 7 } as const;
+
+/**
+ * The caps lowered to the caller's hard limits (`hardOf`, by RLIMIT_* number) where an rlimit
+ * enforces them, as the spawn does (buildRlimits), with `caller` as their source; `processes`
+ * only when an rlimit is what enforces it (an ordinary caller's).
+ */
+export function underHardLimits(
+  limits: ResourceLimits,
+  sources: Partial<Record<keyof ResourceLimits, LimitSource>>,
+  hardOf: (resource: number) => number,
+  processesByRlimit: boolean,
+): void {
+  for (const [key, resource] of Object.entries(LIMIT_RLIMITS) as Array<[keyof typeof LIMIT_RLIMITS, number]>) {
+    const value = limits[key];
+    if (value === undefined || (key === 'processes' && !processesByRlimit)) continue;
+    const hard = hardOf(resource);
+    if (value <= hard) continue;
+    limits[key] = hard;
+    sources[key] = 'caller';
+  }
+}
 
 /**
  * The caps a run would get here (defaults on Linux, then the config, then options or flags), with

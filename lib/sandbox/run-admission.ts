@@ -10,9 +10,10 @@
 // to end instead, in call order; spawnSandboxed, which returns its process at once, is counted but
 // never waits. The limit is read, and the caller's own descriptors counted, at the first run (Linux,
 // from /proc); where neither can be read (other systems) nothing waits.
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 
 import { SandboxError } from '../errors.js';
+import { LIMIT_NAMES, processLimits } from '../process-limits.js';
 
 /** Descriptors the caller holds for one run in flight, at most (six by default, eight with an output file). */
 export const DESCRIPTORS_PER_RUN = 8;
@@ -30,21 +31,18 @@ export function runsAllowed(limit: number, opened: number): number {
   return Math.max(1, Math.floor((limit - opened - DESCRIPTOR_RESERVE) / DESCRIPTORS_PER_RUN));
 }
 
-/** The soft RLIMIT_NOFILE from /proc/self/limits ("Max open files  1024  4096  files"), or Infinity. */
-export function descriptorLimit(limitsText: string): number {
-  const line = /^Max open files\s+(\S+)/m.exec(limitsText);
-  const value = line === null ? Number.NaN : Number(line[1]);
-  return Number.isSafeInteger(value) && value > 0 ? value : Number.POSITIVE_INFINITY;
-}
-
 function measuredAllowance(): number {
   if (process.platform !== 'linux') return Number.POSITIVE_INFINITY;
+  const limit = processLimits().get(LIMIT_NAMES[RLIMIT_NOFILE] as string)?.soft ?? Number.POSITIVE_INFINITY;
   try {
-    return runsAllowed(descriptorLimit(readFileSync('/proc/self/limits', 'latin1')), readdirSync('/proc/self/fd').length);
+    return runsAllowed(limit, readdirSync('/proc/self/fd').length);
   } catch {
     return Number.POSITIVE_INFINITY;
   }
 }
+
+/** RLIMIT_NOFILE's number on Linux. */
+const RLIMIT_NOFILE = 7;
 
 interface Waiter {
   admit: () => void;

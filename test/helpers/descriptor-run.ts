@@ -3,11 +3,11 @@
 // `count` runSandboxed calls in one tick, each appending "s" to a log in the workspace, sleeping
 // `seconds` and appending "e", and prints one JSON line: how many runs the admission allows at once,
 // the limit it read, and every run's outcome (exit code, or the error's code and message).
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { runSandboxed } from '../../lib/sandbox/run.js';
-import { descriptorLimit, runAdmission } from '../../lib/sandbox/run-admission.js';
+import { runAdmission } from '../../lib/sandbox/run-admission.js';
+import { processLimits } from '../../lib/process-limits.js';
 
 const [workspace, count, seconds] = process.argv.slice(2) as [string, string, string];
 const script = `echo s >> ${join(workspace, 'log')}; sleep ${seconds}; echo e >> ${join(workspace, 'log')}`;
@@ -22,5 +22,5 @@ const outcomes = await Promise.all(
     }
   }),
 );
-const limit = descriptorLimit(readFileSync('/proc/self/limits', 'latin1'));
+const limit = processLimits().get('Max open files')?.soft;
 process.stdout.write(`${JSON.stringify({ allowed: runAdmission.allowed, limit, outcomes })}\n`);

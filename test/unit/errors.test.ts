@@ -29,18 +29,23 @@ test('an unknown native code becomes internal_error, a TypeError becomes invalid
   assert.is(fromNative('a string').code, 'internal_error');
 });
 
-test('a full descriptor table is resource_exhausted whichever layer met it, with that layer kept', () => {
+test('a full descriptor table or a refused clone is resource_exhausted whichever layer met it, that layer kept', () => {
   const { EMFILE, ENFILE, EACCES } = constants.errno;
   const raw = Object.assign(new Error('landlock_create_ruleset failed: Too many open files'), { code: 'landlock_unsupported', errno: EMFILE, syscall: 'landlock_create_ruleset', layer: 'landlock' });
   const error = fromNative(raw);
   assert.is(error.code, 'resource_exhausted');
   assert.is(error.layer, 'landlock');
   assert.is(error.errno, EMFILE);
-  assert.match(error.message, /^landlock_create_ruleset failed: Too many open files; .*RLIMIT_NOFILE.* is full: nothing ran$/);
+  assert.match(error.message, /^landlock_create_ruleset failed: Too many open files; .*RLIMIT_NOFILE.* is reached: nothing ran$/);
   const system = fromNative(Object.assign(new Error('pipe2(stdio) failed'), { code: 'spawn_failed', errno: ENFILE }));
   assert.is(system.code, 'resource_exhausted');
   assert.match(system.message, /system's open-file table is full/);
   assert.is(fromNative(Object.assign(new Error('open(/x) failed'), { code: 'native_unavailable', errno: EACCES })).code, 'native_unavailable', 'other errors keep their code');
+  const { EAGAIN } = constants.errno;
+  const clone = fromNative(Object.assign(new Error('clone(CLONE_NEWUSER|...) failed'), { code: 'spawn_failed', errno: EAGAIN, syscall: 'clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID|...)', layer: 'userns' }));
+  assert.is(clone.code, 'resource_exhausted', 'a clone refused for want of processes');
+  assert.match(clone.message, /RLIMIT_NPROC/);
+  assert.is(fromNative(Object.assign(new Error('write failed'), { code: 'spawn_failed', errno: EAGAIN, syscall: 'write(pipe)' })).code, 'spawn_failed', 'EAGAIN elsewhere is no exhaustion');
 });
 
 test('a SandboxError passes through unchanged', () => {

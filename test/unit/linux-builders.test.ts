@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { FS, SCOPE, buildHandledAccess, buildLandlockPlan, buildScoped, rightsOf } from '../../lib/backend/linux/landlock.js';
 import { MASK_DIR_STANDINS, SNAPSHOT_PINS, MAX_SEPARATE_WRITE_ROOTS, buildMountPlan, maskedPaths, outermostRoots, type HostView } from '../../lib/backend/linux/mounts.js';
 import { buildRlimits } from '../../lib/backend/linux/spec.js';
+import { underHardLimits } from '../../lib/sandbox/default-limits.js';
 import { buildWritableRoot } from '../../lib/sandbox/plan.js';
 import { SandboxError } from '../../lib/errors.js';
 
@@ -255,6 +256,33 @@ test('resource limits map onto rlimits; a process limit refuses for a root calle
   assert.throws(() => buildRlimits({ processes: 10 }, true), /cannot be enforced for a root caller/);
   assert.equal(buildRlimits({ processes: 10 }, true, true), [], 'a pids cgroup enforces it instead');
   assert.equal(buildRlimits({}, true), []);
+});
+
+test('no rlimit is above the caller\'s hard limit, which the sandbox could not raise', () => {
+  const hard: Record<number, number> = { 6: 1200, 7: 1024 };
+  const hardOf = (resource: number) => hard[resource] ?? Number.POSITIVE_INFINITY;
+  assert.equal(buildRlimits({ cpuSeconds: 5, openFiles: 4096, processes: 4096 }, false, false, hardOf), [
+    { resource: 0, soft: 5, hard: 5 },
+    { resource: 7, soft: 1024, hard: 1024 },
+    { resource: 6, soft: 1200, hard: 1200 },
+  ]);
+  assert.equal(buildRlimits({ openFiles: 64, processes: 32 }, false, false, hardOf), [
+    { resource: 7, soft: 64, hard: 64 },
+    { resource: 6, soft: 32, hard: 32 },
+  ], 'a cap under the hard limit stays as asked');
+});
+
+test('policy\'s caps are lowered to the caller\'s hard limits as the spawn lowers them, with the caller as their source', () => {
+  const hardOf = (resource: number) => ({ 6: 1200, 7: 1024 } as Record<number, number>)[resource] ?? Number.POSITIVE_INFINITY;
+  const limits = { processes: 4096, openFiles: 2048, cpuSeconds: 60, tmpBytes: 1 << 30 };
+  const sources: Record<string, string> = { processes: 'default', openFiles: 'flag', cpuSeconds: 'config', tmpBytes: 'default' };
+  underHardLimits(limits, sources, hardOf, true);
+  assert.equal(limits, { processes: 1200, openFiles: 1024, cpuSeconds: 60, tmpBytes: 1 << 30 });
+  assert.equal(sources, { processes: 'caller', openFiles: 'caller', cpuSeconds: 'config', tmpBytes: 'default' });
+  const byCgroup = { processes: 4096 };
+  underHardLimits(byCgroup, {}, hardOf, false);
+  assert.equal(byCgroup, { processes: 4096 }, 'a process cap a pids cgroup enforces is no rlimit');
+  assert.equal(buildRlimits(limits, false, false, hardOf).map((r) => r.soft), [60, 1024, 1200], 'the same values the spawn sets');
 });
 
 test.run();

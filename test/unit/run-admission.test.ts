@@ -5,20 +5,36 @@
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
-import { DESCRIPTOR_RESERVE, DESCRIPTORS_PER_RUN, RunAdmission, descriptorLimit, runsAllowed } from '../../lib/sandbox/run-admission.js';
+import { LIMIT_NAMES, parseLimits } from '../../lib/process-limits.js';
+import { DESCRIPTOR_RESERVE, DESCRIPTORS_PER_RUN, RunAdmission, runsAllowed } from '../../lib/sandbox/run-admission.js';
 import { rejection } from '../helpers/sandbox.js';
 
-const LIMITS = `Limit                     Soft Limit           Hard Limit           Units
-Max cpu time              unlimited            unlimited            seconds
-Max open files            1024                 4096                 files
-Max locked memory         8388608              8388608              bytes
-`;
+/** /proc/self/limits as Linux 6.18 prints it (trailing blanks and all), with lowered limits. */
+const LIMITS = [
+  'Limit                     Soft Limit           Hard Limit           Units     ',
+  'Max cpu time              unlimited            unlimited            seconds   ',
+  'Max file size             unlimited            unlimited            bytes     ',
+  'Max data size             unlimited            unlimited            bytes     ',
+  'Max stack size            8388608              unlimited            bytes     ',
+  'Max core file size        0                    unlimited            bytes     ',
+  'Max processes             1200                 1200                 processes ',
+  'Max open files            1024                 4096                 files     ',
+  'Max locked memory         8388608              8388608              bytes     ',
+  'Max nice priority         0                    0                    ',
+  'Max realtime timeout      unlimited            unlimited            us        ',
+  '',
+].join('\n');
 
-test('the soft open-file limit is read from /proc/self/limits; anything else means no limit known', () => {
-  assert.is(descriptorLimit(LIMITS), 1024);
-  assert.is(descriptorLimit(LIMITS.replace('1024 ', 'unlimited ')), Number.POSITIVE_INFINITY);
-  assert.is(descriptorLimit(''), Number.POSITIVE_INFINITY);
-  assert.is(descriptorLimit('Max open files            0    0    files\n'), Number.POSITIVE_INFINITY);
+test('the limits of /proc/self/limits by name, unlimited as Infinity; anything else left out', () => {
+  const limits = parseLimits(LIMITS);
+  assert.equal(limits.get('Max open files'), { soft: 1024, hard: 4096 });
+  assert.equal(limits.get('Max processes'), { soft: 1200, hard: 1200 });
+  assert.equal(limits.get('Max cpu time'), { soft: Number.POSITIVE_INFINITY, hard: Number.POSITIVE_INFINITY });
+  assert.equal(limits.get('Max nice priority'), { soft: 0, hard: 0 }, 'a line without units');
+  assert.is(limits.has('Limit'), false, 'the header is no limit');
+  for (const name of Object.values(LIMIT_NAMES)) assert.ok(limits.has(name), `${name} is read`);
+  assert.is(parseLimits('Max open files            many                 4096                 files\n').size, 0);
+  assert.is(parseLimits('').size, 0);
 });
 
 test('runs allowed: what the limit leaves after the open descriptors and the reserve, at least one', () => {

@@ -8,11 +8,12 @@ import { dirname, join } from 'node:path';
 import { SandboxError } from '../../errors.js';
 import type { HostFacts } from '../../host-facts.js';
 import type { SandboxPlan } from '../types.js';
-import { buildLinuxLimits } from '../../sandbox/default-limits.js';
+import { buildLinuxLimits, LIMIT_RLIMITS } from '../../sandbox/default-limits.js';
 import { listDirEntries } from '../../dir-listing.js';
 import { buildLandlockPlan, type RootEntry } from './landlock.js';
 import { buildMountPlan, PROC_READONLY, type HostView, type MountOp } from './mounts.js';
 import { buildSeccompWords, seccompArchFor } from './seccomp.js';
+import { hardLimit } from '../../process-limits.js';
 
 /** The spec object native spawn() takes on Linux (mirrors native/binding/args.cc). */
 export interface LinuxNativeSpec {
@@ -45,25 +46,28 @@ export interface LinuxNativeSpec {
  */
 export type StdioMode = 'pipe' | 'ignore' | 'capture' | Uint8Array | number;
 
-// RLIMIT_* numbers on Linux (identical on x86_64 and aarch64).
-const RLIMIT = { CPU: 0, FSIZE: 1, DATA: 2, NPROC: 6, NOFILE: 7 } as const;
 
 /**
  * The rlimits for a plan. A root caller's process limit is not an rlimit (the kernel exempts root
  * from RLIMIT_NPROC): `processesByCgroup` says a pids cgroup or the PID namespace's pid_max
- * enforces it instead; without either it refuses.
+ * enforces it instead; without either it refuses. Each is at most the caller's hard limit
+ * (`hardOf`): the sandbox's first process cannot raise one (it has no capability outside its own
+ * user namespace), and a cap above it, the default process cap included, failed every start. The
+ * caller's own limit binds the command anyway, so the cap given is never above what was asked.
  */
-export function buildRlimits(limits: SandboxPlan['limits'], isRoot: boolean, processesByCgroup = false): LinuxNativeSpec['linux']['rlimits'] {
+export function buildRlimits(limits: SandboxPlan['limits'], isRoot: boolean, processesByCgroup = false, hardOf: (resource: number) => number = () => Number.POSITIVE_INFINITY): LinuxNativeSpec['linux']['rlimits'] {
   const out: LinuxNativeSpec['linux']['rlimits'] = [];
-  const add = (resource: number, value: number | undefined) => {
-    if (value !== undefined) out.push({ resource, soft: value, hard: value });
+  const add = (resource: number, asked: number | undefined) => {
+    if (asked === undefined) return;
+    const value = Math.min(asked, hardOf(resource));
+    out.push({ resource, soft: value, hard: value });
   };
-  add(RLIMIT.CPU, limits.cpuSeconds);
+  add(LIMIT_RLIMITS.cpuSeconds, limits.cpuSeconds);
   // RLIMIT_DATA (heap and private mappings) rather than RLIMIT_AS: runtimes such as V8 reserve
   // far more address space than they use, and would not start under an address-space cap.
-  add(RLIMIT.DATA, limits.memoryBytes);
-  add(RLIMIT.FSIZE, limits.fileSizeBytes);
-  add(RLIMIT.NOFILE, limits.openFiles);
+  add(LIMIT_RLIMITS.memoryBytes, limits.memoryBytes);
+  add(LIMIT_RLIMITS.fileSizeBytes, limits.fileSizeBytes);
+  add(LIMIT_RLIMITS.openFiles, limits.openFiles);
   if (limits.processes !== undefined && !processesByCgroup) {
     if (isRoot) {
       throw new SandboxError(
@@ -72,7 +76,7 @@ export function buildRlimits(limits: SandboxPlan['limits'], isRoot: boolean, pro
         { layer: 'limits' },
       );
     }
-    add(RLIMIT.NPROC, limits.processes);
+    add(LIMIT_RLIMITS.processes, limits.processes);
   }
   return out;
 }
@@ -244,7 +248,7 @@ export function buildLinuxSandbox(plan: SandboxFields, context: LinuxSpecContext
     landlockScoped: landlock.scoped,
     landlockRules: landlock.rules,
     seccomp,
-    rlimits: buildRlimits(spawnLimits(plan.limits, limits, context), context.isRoot, processesEnforcedElsewhere(context)),
+    rlimits: buildRlimits(spawnLimits(plan.limits, limits, context), context.isRoot, processesEnforcedElsewhere(context), hardLimit),
     ...(context.pidMax === undefined ? {} : { pidMax: context.pidMax }),
   };
 }
