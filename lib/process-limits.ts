@@ -11,7 +11,7 @@ export interface LimitPair {
   hard: number;
 }
 
-/** The limits' names in /proc/self/limits by RLIMIT_* number (Linux; the same on x86_64 and aarch64). */
+/** The limits' names in /proc/self/limits by RLIMIT_* number (the same on x86_64 and aarch64). */
 export const LIMIT_NAMES: Readonly<Record<number, string>> = { 0: 'Max cpu time', 1: 'Max file size', 2: 'Max data size', 6: 'Max processes', 7: 'Max open files' };
 
 function value(text: string | undefined): number {

@@ -48,8 +48,9 @@ function formatSize(bytes: number): string {
 const SIZE_LIMITS = new Set<keyof ResourceLimits>(['memoryBytes', 'fileSizeBytes', 'tmpBytes', 'shmBytes']);
 
 /**
- * The caps a run gets here, where each comes from (default, config, flag, or the caller's own hard limit below them), and what enforces the
- * process cap; `limitsNotEnforced` as a run would report it.
+ * The caps a run gets here, where each comes from (default, config, flag, or the caller's own
+ * hard limit below them), and what enforces the process cap; `limitsNotEnforced` as a run would
+ * report it.
  */
 function limitsReport(config: ResourceLimits | undefined, flags: ResourceLimits): Record<string, unknown> {
   const { limits, sources } = effectiveLimits(config, flags);

@@ -33,10 +33,10 @@ export function mergeLimits(config: ResourceLimits | undefined, given: { [K in k
   return Object.fromEntries([...set(config), ...set(given)]) as ResourceLimits;
 }
 
-/** Where an effective cap comes from (`caller`: the caller's own hard limit, below what was asked). */
+/** Where an effective cap comes from (`caller`: the caller's own hard limit, lower than asked). */
 export type LimitSource = 'default' | 'config' | 'flag' | 'caller';
 
-/** The Linux RLIMIT_* number that enforces each cap that is an rlimit (the same on x86_64 and aarch64). */
+/** The Linux RLIMIT_* number of each cap that is an rlimit (the same on x86_64 and aarch64). */
 export const LIMIT_RLIMITS = { cpuSeconds: 0, fileSizeBytes: 1, memoryBytes: 2, processes: 6, openFiles: 7 } as const;
 
 /**

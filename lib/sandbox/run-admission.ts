@@ -7,15 +7,15 @@
 // kernel's default, and the hard limit of many containers and CI runners) 1,024 runs of a command
 // that outlives its start would fill the table: starts then failed part-way with EMFILE, in the
 // caller or in the sandbox's set-up. runSandboxed calls beyond what the limit holds wait for a run
-// to end instead, in call order; spawnSandboxed, which returns its process at once, is counted but
-// never waits. The limit is read, and the caller's own descriptors counted, at the first run (Linux,
-// from /proc); where neither can be read (other systems) nothing waits.
+// to end instead, in call order; spawnSandboxed, which returns its process at once, is counted
+// but never waits. The limit is read, and the caller's own descriptors counted, at the first run
+// (Linux, from /proc); where neither can be read (other systems) nothing waits.
 import { readdirSync } from 'node:fs';
 
 import { SandboxError } from '../errors.js';
 import { LIMIT_NAMES, processLimits } from '../process-limits.js';
 
-/** Descriptors the caller holds for one run in flight, at most (six by default, eight with an output file). */
+/** The most descriptors the caller holds per run in flight (6, or 8 with keepOutputFile). */
 export const DESCRIPTORS_PER_RUN = 8;
 
 /**
@@ -25,7 +25,7 @@ export const DESCRIPTORS_PER_RUN = 8;
  */
 export const DESCRIPTOR_RESERVE = 128;
 
-/** Runs that may be in flight with `limit` descriptors of which `opened` were open before any run. */
+/** Runs that may be in flight under `limit` descriptors, `opened` of them open before any run. */
 export function runsAllowed(limit: number, opened: number): number {
   if (!Number.isFinite(limit)) return Number.POSITIVE_INFINITY;
   return Math.max(1, Math.floor((limit - opened - DESCRIPTOR_RESERVE) / DESCRIPTORS_PER_RUN));

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// Run as its own process under a low RLIMIT_NOFILE (the test sets it with the shell's ulimit): makes
-// `count` runSandboxed calls in one tick, each appending "s" to a log in the workspace, sleeping
-// `seconds` and appending "e", and prints one JSON line: how many runs the admission allows at once,
-// the limit it read, and every run's outcome (exit code, or the error's code and message).
+// Run as its own process under a low RLIMIT_NOFILE (the test sets it with the shell's ulimit):
+// makes `count` runSandboxed calls in one tick, each appending "s" to a log in the workspace,
+// sleeping `seconds` and appending "e", and prints one JSON line: how many runs the admission
+// allows at once, the limit it read, and every run's outcome (exit code, or the error's code and
+// message).
 import { join } from 'node:path';
 
 import { runSandboxed } from '../../lib/sandbox/run.js';

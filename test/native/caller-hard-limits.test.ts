@@ -14,7 +14,7 @@ import { makeTree, sandboxTest } from '../helpers/sandbox.js';
 
 const NOBODY = 65534;
 
-// Runs as the unprivileged user under the lowered limits; prints one JSON object of the runs' results.
+// Runs as the unprivileged user under the lowered limits; prints the runs' results as JSON.
 const SCRIPT = `
 const { runSandboxed } = await import(process.argv[1]);
 const ws = process.argv[2];

@@ -46,7 +46,6 @@ export interface LinuxNativeSpec {
  */
 export type StdioMode = 'pipe' | 'ignore' | 'capture' | Uint8Array | number;
 
-
 /**
  * The rlimits for a plan. A root caller's process limit is not an rlimit (the kernel exempts root
  * from RLIMIT_NPROC): `processesByCgroup` says a pids cgroup or the PID namespace's pid_max
