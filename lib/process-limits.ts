@@ -55,8 +55,18 @@ function readLimitsText(): string {
   return readFileSync('/proc/self/limits', 'latin1');
 }
 
+/** The limits of an RLIMIT_* number for this process, or undefined when they are unknown. */
+function limitOf(resource: number): LimitPair | undefined {
+  const name = LIMIT_NAMES[resource];
+  return name === undefined ? undefined : processLimits().get(name);
+}
+
 /** The hard limit of an RLIMIT_* number for this process, `Infinity` when unlimited or unknown. */
 export function hardLimit(resource: number): number {
-  const name = LIMIT_NAMES[resource];
-  return (name === undefined ? undefined : processLimits().get(name)?.hard) ?? Number.POSITIVE_INFINITY;
+  return limitOf(resource)?.hard ?? Number.POSITIVE_INFINITY;
+}
+
+/** The soft limit of an RLIMIT_* number for this process, `Infinity` when unlimited or unknown. */
+export function softLimit(resource: number): number {
+  return limitOf(resource)?.soft ?? Number.POSITIVE_INFINITY;
 }

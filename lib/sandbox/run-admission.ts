@@ -13,7 +13,8 @@
 import { readdirSync } from 'node:fs';
 
 import { SandboxError } from '../errors.js';
-import { LIMIT_NAMES, processLimits } from '../process-limits.js';
+import { softLimit } from '../process-limits.js';
+import { LIMIT_RLIMITS } from './default-limits.js';
 
 /** The most descriptors the caller holds per run in flight (6, or 8 with keepOutputFile). */
 export const DESCRIPTORS_PER_RUN = 8;
@@ -32,17 +33,15 @@ export function runsAllowed(limit: number, opened: number): number {
 }
 
 function measuredAllowance(): number {
-  if (process.platform !== 'linux') return Number.POSITIVE_INFINITY;
-  const limit = processLimits().get(LIMIT_NAMES[RLIMIT_NOFILE] as string)?.soft ?? Number.POSITIVE_INFINITY;
+  // Unknown off Linux (process-limits.ts reads /proc): nothing waits there.
+  const limit = softLimit(LIMIT_RLIMITS.openFiles);
+  if (!Number.isFinite(limit)) return Number.POSITIVE_INFINITY;
   try {
     return runsAllowed(limit, readdirSync('/proc/self/fd').length);
   } catch {
     return Number.POSITIVE_INFINITY;
   }
 }
-
-/** RLIMIT_NOFILE's number on Linux. */
-const RLIMIT_NOFILE = 7;
 
 interface Waiter {
   admit: () => void;
