@@ -42,8 +42,9 @@ export const SANDBOX_ERROR_CODES = [
   'protected_path',
   /**
    * The start ran out of descriptors (the caller's RLIMIT_NOFILE or the system's table) or of
-   * processes (a clone refused with EAGAIN); nothing ran, and the same start can succeed once other
-   * runs or files are closed. `layer` and `syscall` name where it was found.
+   * processes (a clone or the command's execve refused with EAGAIN); nothing ran, and the same
+   * start can succeed once other runs or files are closed (runSandboxed starts it again by itself
+   * when another of its runs is in flight). `layer` and `syscall` name where it was found.
    */
   'resource_exhausted',
   /** Anything else; a bug. */

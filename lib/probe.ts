@@ -319,16 +319,34 @@ export function buildProbeReport(native: NativeProbe, env: NodeJS.ProcessEnv = p
 
 let cachedNative: NativeProbe | undefined;
 
-/** Measures this machine (once per process; later calls reuse the measurement). */
+const { EAGAIN, EMFILE, ENFILE } = constants.errno;
+
+/**
+ * Whether a step of the measurement ran out of processes or descriptors (a burst of runs under the
+ * user's limits): that says nothing about the layer the step was for.
+ */
+export function ranOutMeasuring(measured: NativeProbe): boolean {
+  return Object.values(measured.facts).some((fact) => !fact.ok && (fact.errno === EAGAIN || fact.errno === EMFILE || fact.errno === ENFILE));
+}
+
+/** The measurement, kept for the process unless it ran out (then reported once and made again). */
+function keep(measured: NativeProbe): NativeProbe {
+  if (!ranOutMeasuring(measured)) cachedNative = measured;
+  return measured;
+}
+
+/**
+ * Measures this machine (once per process; later calls reuse the measurement, unless a step of it
+ * ran out of processes or descriptors: see keep()).
+ */
 export async function probe(): Promise<ProbeReport> {
-  if (cachedNative === undefined) {
-    cachedNative = await callNativeAsync((native) => native.probe());
-  }
-  if (needsSeatbeltProfile(cachedNative)) {
+  let native = cachedNative ?? keep(await callNativeAsync((binding) => binding.probe()));
+  if (needsSeatbeltProfile(native)) {
     const { checkSeatbeltProfile } = await import('./backend/macos/profile-check.js');
     addProbeFacts({ seatbeltProfile: checkSeatbeltProfile() });
+    native = cachedNative ?? native;
   }
-  const report = buildProbeReport(cachedNative!);
+  const report = buildProbeReport(native);
   if (report.platform !== 'win32') return report;
   if (report.layers.appcontainer?.available !== true) {
     return addNetworkProbe(report, undefined, 'the AppContainer layer is unavailable, so no container could try a connection');
@@ -371,10 +389,8 @@ export function addNetworkProbe(report: ProbeReport, result: NetworkProbeResult 
 
 /** The synchronous form of `probe()`, for callers that cannot await. */
 export function probeSync(): ProbeReport {
-  if (cachedNative === undefined) {
-    cachedNative = callNative((native) => native.probeSync());
-  }
-  if (needsSeatbeltProfile(cachedNative)) {
+  let measured = cachedNative ?? keep(callNative((native) => native.probeSync()));
+  if (needsSeatbeltProfile(measured)) {
     // The macOS backends measure it themselves when they load (platform-backends.ts); here it is
     // loaded synchronously where require(esm) works, and otherwise left unmeasured (unavailable).
     try {
@@ -383,8 +399,9 @@ export function probeSync(): ProbeReport {
     } catch {
       // unmeasured: the seatbelt layer reports seatbeltProfile as not measured
     }
+    measured = cachedNative ?? measured;
   }
-  const report = buildProbeReport(cachedNative);
+  const report = buildProbeReport(measured);
   return report.platform === 'win32' ? addNetworkProbe(report, keptNetworkProbe) : report;
 }
 

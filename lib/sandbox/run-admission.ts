@@ -10,6 +10,13 @@
 // to end instead, in call order; spawnSandboxed, which returns its process at once, is counted
 // but never waits. The limit is read, and the caller's own descriptors counted, at the first run
 // (Linux, from /proc); where neither can be read (other systems) nothing waits.
+//
+// What the first run measured can run out all the same: descriptors the caller opened since,
+// the user's process limit (RLIMIT_NPROC, which commands that fork fill long before the
+// descriptors), another process of the same user. A runSandboxed start that fails so, with
+// nothing run, waits for another run to end and starts again, ahead of the runs waiting to
+// start; one end lets one such start go. Only when no other run is in flight, so no end could
+// free anything, does it fail with `resource_exhausted`.
 import { readdirSync } from 'node:fs';
 
 import { SandboxError } from '../errors.js';
@@ -55,6 +62,8 @@ export class RunAdmission {
   readonly #measure: () => number;
   #inFlight = 0;
   readonly #waiting: Waiter[] = [];
+  // Runs whose start ran out of a resource, each waiting for another run's end.
+  readonly #retrying: Waiter[] = [];
 
   constructor(measure: () => number = measuredAllowance) {
     this.#measure = measure;
@@ -65,9 +74,9 @@ export class RunAdmission {
     return this.#inFlight;
   }
 
-  /** Runs waiting for a slot. */
+  /** Runs waiting for a slot (to start, or to start again after running out of a resource). */
   get waiting(): number {
-    return this.#waiting.length;
+    return this.#waiting.length + this.#retrying.length;
   }
 
   /** How many runs may be in flight (measured at the first call). */
@@ -87,36 +96,64 @@ export class RunAdmission {
    * never started).
    */
   take(signal?: AbortSignal): Promise<void> | undefined {
-    if (this.#waiting.length === 0 && this.#inFlight < this.allowed) {
+    if (this.#waiting.length === 0 && this.#retrying.length === 0 && this.#inFlight < this.allowed) {
       this.#inFlight++;
       return undefined;
     }
+    return this.#wait(this.#waiting, signal);
+  }
+
+  /**
+   * A counted run whose start ran out of a resource, nothing run: it gives its slot back and
+   * waits for another run to end (the promise, which rejects with `aborted` if `signal` aborts
+   * first), counted again from then. Undefined when no other run is in flight, since then no end
+   * could free what ran out: the run is still counted, and reports its failure and releases.
+   */
+  retryAfterAnEnd(signal?: AbortSignal): Promise<void> | undefined {
+    if (this.#inFlight <= 1) return undefined;
+    this.#inFlight--;
+    return this.#wait(this.#retrying, signal);
+  }
+
+  #wait(queue: Waiter[], signal: AbortSignal | undefined): Promise<void> {
     if (signal?.aborted === true) return Promise.reject(abortedWhileWaiting(signal));
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
         admit: resolve,
         signal,
         onAbort: () => {
-          const at = this.#waiting.indexOf(waiter);
-          if (at >= 0) this.#waiting.splice(at, 1);
+          const at = queue.indexOf(waiter);
+          if (at >= 0) queue.splice(at, 1);
           reject(abortedWhileWaiting(signal));
         },
       };
       signal?.addEventListener('abort', waiter.onAbort, { once: true });
-      this.#waiting.push(waiter);
+      queue.push(waiter);
     });
   }
 
-  /** A counted run ended: its slot goes to the run that has waited longest. */
+  /**
+   * A counted run ended: what it held goes first to a run waiting to start again (one, for one
+   * end), else to the runs waiting to start, longest first.
+   */
   release(): void {
     this.#inFlight--;
+    const again = this.#retrying.shift();
+    if (again !== undefined) {
+      this.#admit(again);
+      return;
+    }
     while (this.#inFlight < this.allowed) {
       const next = this.#waiting.shift();
       if (next === undefined) return;
-      next.signal?.removeEventListener('abort', next.onAbort);
-      this.#inFlight++;
-      next.admit();
+      this.#admit(next);
     }
+  }
+
+  #admit(waiter: Waiter): void {
+    waiter.signal?.removeEventListener('abort', waiter.onAbort);
+    this.#inFlight++;
+    waiter.admit();
   }
 }
 

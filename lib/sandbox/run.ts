@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // runSandboxed(): run a command inside the sandbox to completion and collect its output.
-import { closeSync, constants, mkdtempSync, openSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, rmdirSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import type { SandboxBackendName } from '../backend/types.js';
 import { SandboxError } from '../errors.js';
@@ -94,6 +94,17 @@ function openOutputFile(): { fd: number; path: string } {
   return { fd: openSync(path, flags, 0o600), path };
 }
 
+/**
+ * execve's EAGAIN: the user's process limit (RLIMIT_NPROC) was over when the command's process
+ * was to become the command. The command never ran, so it is no failure of the command's own
+ * (126 or 127, as "command not found") but of the start.
+ */
+function execExhausted(command: SandboxCommand, options: RunOptions, exit: SandboxExit): SandboxError | undefined {
+  if (exit.execError?.code !== 'EAGAIN') return undefined;
+  const argv0 = normalizeCommand(command, options.shell)[0] as string;
+  return new SandboxError('resource_exhausted', `${argv0} could not be executed (execve: EAGAIN): the process limit (RLIMIT_NPROC) is reached: nothing ran`, { errno: exit.execError.errno, syscall: 'execve' });
+}
+
 /** A captured stream as text: whole, or head + marker + tail. */
 export function joinCaptured(stream: CapturedStream): string {
   if (stream.tail === undefined) return stream.head;
@@ -105,10 +116,12 @@ export function joinCaptured(stream: CapturedStream): string {
  * Runs `command` sandboxed; resolves when every process in the sandbox is gone and its output is
  * collected, also on timeout (`timedOut`) and abort (`aborted`, `abortReason`), with the output
  * written until then. Rejects with SandboxError: `invalid_argument` for a bad option (nothing
- * ran), `sandbox_unavailable`, `max_buffer_exceeded`, and with `engine` `permission_denied`,
- * `approval_required` (a prompt and no responder) or `aborted` (abort before the command started,
- * or a `cancel` answer). With `engine`, the permission engine evaluates the command first and an
- * approved network prompt runs the command with network allowed, still inside the sandbox.
+ * ran), `sandbox_unavailable`, `max_buffer_exceeded`, `resource_exhausted` (out of descriptors or
+ * processes with no other run in flight: started again after another run's end otherwise), and
+ * with `engine` `permission_denied`, `approval_required` (a prompt and no responder) or `aborted`
+ * (abort before the command started, or a `cancel` answer). With `engine`, the permission engine
+ * evaluates the command first and an approved network prompt runs the command with network
+ * allowed, still inside the sandbox.
  */
 export async function runSandboxed(command: SandboxCommand, options: RunOptions = {}): Promise<RunResult> {
   // With a loaded backend the schema check is the first thing of the start's turn (start-pacing.ts):
@@ -148,17 +161,46 @@ async function runDirect(command: SandboxCommand, options: RunOptions): Promise<
  * assembles the RunResult.
  */
 export async function runWith(command: SandboxCommand, options: RunOptions, backend: SandboxBackend, check?: () => void): Promise<RunResult> {
-  // A run over what the caller's descriptor limit holds waits for another to end (run-admission.ts).
-  // The options are not checked yet (that is the start's first step): read with care.
+  // A run over what the caller's descriptor limit holds waits for another to end, and so does a
+  // start that ran out of a resource with nothing run, then starts again (run-admission.ts). The
+  // options are not checked yet (that is the start's first step): read with care.
   const given = (options as RunOptions | null | undefined)?.signal;
   const signal = given instanceof AbortSignal ? given : undefined;
-  const admitted = runAdmission.take(signal);
-  if (admitted !== undefined) await admitted;
-  try {
-    return await runAdmitted(command, options, backend, check);
-  } finally {
-    runAdmission.release();
+  // A wait that rejects (aborted) was not counted, so releases nothing.
+  let admitted = runAdmission.take(signal);
+  for (;;) {
+    if (admitted !== undefined) await admitted;
+    let again: Promise<void> | undefined;
+    try {
+      return await runAdmitted(command, options, backend, check);
+    } catch (error) {
+      again = error instanceof SandboxError && exhaustedStarts.has(error) ? runAdmission.retryAfterAnEnd(signal) : undefined;
+      if (again === undefined) throw error;
+    } finally {
+      if (again === undefined) runAdmission.release();
+    }
+    admitted = again;
   }
+}
+
+/** Start failures of runAdmitted that ran out of a resource (the command never ran). */
+const exhaustedStarts = new WeakSet<SandboxError>();
+
+/**
+ * A start that failed, nothing run: the output file it made goes (the caller never hears of it),
+ * and a failure for want of a resource is marked as one to start again.
+ */
+function failedStart(error: unknown, spill: { path: string } | undefined): unknown {
+  if (spill !== undefined) {
+    try {
+      unlinkSync(spill.path);
+      rmdirSync(dirname(spill.path));
+    } catch {
+      // already gone, or something else was put there: left as it is
+    }
+  }
+  if (error instanceof SandboxError && error.code === 'resource_exhausted') exhaustedStarts.add(error);
+  return error;
 }
 
 async function runAdmitted(command: SandboxCommand, options: RunOptions, backend: SandboxBackend, check?: () => void): Promise<RunResult> {
@@ -191,7 +233,11 @@ async function runAdmitted(command: SandboxCommand, options: RunOptions, backend
     } finally {
       endTurn();
     }
-    child = await starting;
+    try {
+      child = await starting;
+    } catch (error) {
+      throw failedStart(error, spill);
+    }
     // The addon reads stdout and stderr itself and hands them over with the exit; elsewhere the
     // pipes are read here, under the same rule.
     if (child.capturesOutput) child.stdin?.end(capture.input);
@@ -208,8 +254,8 @@ async function runAdmitted(command: SandboxCommand, options: RunOptions, backend
   }
   const none: CapturedStream = { head: '', bytes: 0 };
   const output: CapturedOutput = collected?.output() ?? child.capturedOutput() ?? { stdout: none, stderr: none };
-  const startFailure = child.startFailure(output.stderr.head);
-  if (startFailure !== undefined) throw startFailure;
+  const startFailure = child.startFailure(output.stderr.head) ?? execExhausted(command, options, exit);
+  if (startFailure !== undefined) throw failedStart(startFailure, spill);
   if (output.overflow !== undefined) {
     throw new SandboxError('max_buffer_exceeded', `${output.overflow} exceeded maxBuffer (${maxBuffer} bytes); the sandbox was killed`);
   }

@@ -11,7 +11,7 @@ import { test } from 'uvu';
 
 import { makeTree, sandboxTest } from '../helpers/sandbox.js';
 
-const HELPER = fileURLToPath(new URL('../helpers/descriptor-run.js', import.meta.url));
+const HELPER = fileURLToPath(new URL('../helpers/limited-runs.js', import.meta.url));
 
 /** The most runs the log shows running at once ("s" at each start, "e" at each end). */
 function peak(log: string): number {

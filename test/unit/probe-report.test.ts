@@ -1,8 +1,9 @@
+import { constants } from 'node:os';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import type { NativeFact, NativeProbe } from '../../lib/native/types.js';
-import { buildProbeReport, errnoName } from '../../lib/probe.js';
+import { buildProbeReport, errnoName, ranOutMeasuring } from '../../lib/probe.js';
 
 const NAMES = [
   'userNamespace', 'uidMap', 'mountNamespace', 'mountPrivate', 'mountSetattr', 'tmpfs', 'netNamespace',
@@ -88,6 +89,16 @@ test('macOS and Windows are judged from their measured facts through the backend
   assert.not.ok(win.canEnforceDefaultPolicy);
   assert.is(win.missing[0]!.layer, 'appcontainer');
   assert.match(win.missing[0]!.reason, /securityCapabilities/);
+});
+
+test('a measurement in which a step ran out of processes or descriptors is not one to keep', () => {
+  assert.is(ranOutMeasuring(linuxProbe()), false);
+  assert.is(ranOutMeasuring(linuxProbe({ pidNamespace: { ok: false, errno: constants.errno.EPERM } })), false, 'a layer refused (EPERM) is a finding');
+  const { EAGAIN, EMFILE, ENFILE } = constants.errno;
+  for (const errno of [EAGAIN, EMFILE, ENFILE]) {
+    assert.is(ranOutMeasuring(linuxProbe({ pidNamespace: { ok: false, errno } })), true, `errno ${errno}`);
+  }
+  assert.is(ranOutMeasuring(linuxProbe({ pidNamespace: { ok: true, errno: EAGAIN } })), false, 'only a failed step counts');
 });
 
 test.run();

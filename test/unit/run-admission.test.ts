@@ -107,4 +107,67 @@ test('an abort while waiting rejects with aborted and gives up the place; one al
   assert.is(admission.waiting, 0);
 });
 
+test('a start that ran out of a resource waits for an end, ahead of the runs waiting to start, one per end', async () => {
+  const admission = new RunAdmission(() => 10);
+  for (let i = 0; i < 3; i++) assert.is(admission.take(), undefined);
+  const order: string[] = [];
+  const first = admission.retryAfterAnEnd()?.then(() => order.push('retry 1'));
+  const second = admission.retryAfterAnEnd()?.then(() => order.push('retry 2'));
+  assert.ok(first !== undefined && second !== undefined, 'another run is in flight: they wait');
+  assert.is(admission.inFlight, 1, 'each gave its slot back');
+  const fresh = admission.take()?.then(() => order.push('fresh'));
+  assert.ok(fresh !== undefined, 'a new run waits behind them though the allowance has room');
+  assert.is(admission.waiting, 3);
+  admission.release();
+  await first;
+  await Promise.resolve();
+  assert.equal(order, ['retry 1'], 'one end lets one start again, and nothing else');
+  assert.is(admission.inFlight, 1);
+  admission.release();
+  await second;
+  await Promise.resolve();
+  assert.equal(order, ['retry 1', 'retry 2']);
+  admission.release();
+  await fresh;
+  assert.equal(order, ['retry 1', 'retry 2', 'fresh'], 'the runs waiting to start go once none waits to start again');
+  assert.is(admission.inFlight, 1);
+});
+
+test('with no other run in flight a start that ran out of a resource does not wait, and stays counted', () => {
+  const admission = new RunAdmission(() => 10);
+  assert.is(admission.take(), undefined);
+  assert.is(admission.retryAfterAnEnd(), undefined, 'no end could free anything');
+  assert.is(admission.inFlight, 1, 'it reports its failure and releases');
+  admission.release();
+  assert.is(admission.inFlight, 0);
+});
+
+test('the last run waiting to start again is let go by the failing run\'s release, and fails alone', async () => {
+  const admission = new RunAdmission(() => 10);
+  assert.is(admission.take(), undefined);
+  assert.is(admission.take(), undefined);
+  const waiting = admission.retryAfterAnEnd();
+  assert.ok(waiting !== undefined);
+  // The other run fails the same way: nothing is in flight but itself, so it reports and releases.
+  assert.is(admission.retryAfterAnEnd(), undefined);
+  admission.release();
+  await waiting;
+  assert.is(admission.inFlight, 1, 'the waiting one is counted again and tries once more');
+  assert.is(admission.retryAfterAnEnd(), undefined, 'alone, it reports its failure');
+});
+
+test('an abort while waiting to start again rejects with aborted and holds no slot', async () => {
+  const admission = new RunAdmission(() => 10);
+  assert.is(admission.take(), undefined);
+  assert.is(admission.take(), undefined);
+  const controller = new AbortController();
+  const waiting = admission.retryAfterAnEnd(controller.signal);
+  assert.ok(waiting !== undefined);
+  controller.abort(new Error('stop'));
+  assert.is((await rejection(waiting)).code, 'aborted');
+  assert.is(admission.inFlight, 1);
+  assert.is(admission.waiting, 0);
+  assert.is(admission.take(), undefined, 'nothing waits to start again: a new run starts at once');
+});
+
 test.run();

@@ -87,9 +87,14 @@ export function quickLinuxInfo(): BackendInfo {
 
 const SPAWN_LAYERS = new Set<string>(['userns', 'mount', 'netns', 'landlock', 'seccomp', 'capabilities']);
 
-/** A spawn that failed in a sandbox layer becomes sandbox_unavailable, explained by the probe. */
+/**
+ * A spawn that failed in a sandbox layer becomes sandbox_unavailable, explained by the probe. One
+ * that ran out of descriptors or processes stays what it is: the probe would run out the same way
+ * and then blame (and remember as missing) whichever layer its own fork or unshare was for.
+ */
 export function explainSpawnFailure(error: unknown, plan: Pick<SandboxPlan, 'network'>): unknown {
   if (!(error instanceof SandboxError) || error.layer === undefined || !SPAWN_LAYERS.has(error.layer)) return error;
+  if (error.code === 'resource_exhausted') return error;
   const report = probeSync();
   const missing = requiredLayers(plan).filter((name) => report.layers[name]?.available !== true);
   if (missing.length === 0) return error;
