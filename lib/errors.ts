@@ -2,6 +2,8 @@
 // SandboxError, the union of stable error codes, and the one function that converts native errors.
 import { constants } from 'node:os';
 
+import { namespaceCountsAboveZero } from './process-limits.js';
+
 /** Every error code this package throws. Consumers branch on `.code`, never on `.message`. */
 export const SANDBOX_ERROR_CODES = [
   /** The native addon is missing or cannot be loaded. */
@@ -124,7 +126,10 @@ export function fromNative(error: unknown): SandboxError {
   return new SandboxError(code, exhausted === undefined ? message : `${message}; ${exhausted}: nothing ran`, details);
 }
 
-const { EAGAIN, EMFILE, ENFILE } = constants.errno;
+const { EAGAIN, EMFILE, ENFILE, ENOSPC } = constants.errno;
+// Where making a namespace can meet the user's count of them: the sandbox's clone (userns), its
+// network and the mount layer, whose detached copies of a tree are mount namespaces too.
+const NAMESPACE_LAYERS = new Set(['userns', 'netns', 'pidns', 'ipcns', 'utsns', 'mount']);
 
 /** What ran out, for a native error that says a limit was reached (else undefined). */
 function exhaustion(record: Record<string, unknown>): string | undefined {
@@ -132,5 +137,13 @@ function exhaustion(record: Record<string, unknown>): string | undefined {
   if (record.errno === ENFILE) return "the system's open-file table is full";
   // clone's EAGAIN: the user's process limit (RLIMIT_NPROC) or the system's threads or pids.
   if (record.errno === EAGAIN && typeof record.syscall === 'string' && record.syscall.startsWith('clone')) return 'the process limit (RLIMIT_NPROC, threads-max or pid_max) is reached';
+  // A namespace refused with ENOSPC where none of the kinds is switched off (a limit of 0, which
+  // stays a missing layer): the user's count of namespaces of that kind is at its limit (or, for a
+  // mount, the namespace's count of mounts: fs.mount-max).
+  if (record.errno === ENOSPC && typeof record.layer === 'string' && NAMESPACE_LAYERS.has(record.layer) && namespaceCountsAboveZero()) {
+    return record.layer === 'mount'
+      ? "the user's namespace count limit (user.max_mnt_namespaces) or the mount count limit (fs.mount-max) is reached"
+      : "the user's namespace count limit (user.max_*_namespaces) is reached";
+  }
   return undefined;
 }

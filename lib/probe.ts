@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import { constants } from 'node:os';
 
 import { callNative, callNativeAsync } from './native/load.js';
+import { namespaceCountsAboveZero } from './process-limits.js';
 import type { NativeFact, NativeProbe } from './native/types.js';
 import { selectBackend } from './backend/select.js';
 import { backendForPlatform, backendNameFor, type LayerName } from './backend/platform-table.js';
@@ -319,14 +320,17 @@ export function buildProbeReport(native: NativeProbe, env: NodeJS.ProcessEnv = p
 
 let cachedNative: NativeProbe | undefined;
 
-const { EAGAIN, EMFILE, ENFILE } = constants.errno;
+const { EAGAIN, EMFILE, ENFILE, ENOSPC } = constants.errno;
 
 /**
  * Whether a step of the measurement ran out of processes or descriptors (a burst of runs under the
- * user's limits): that says nothing about the layer the step was for.
+ * user's limits), or of namespaces where none of the kinds is switched off (`countsAboveZero`):
+ * that says nothing about the layer the step was for.
  */
-export function ranOutMeasuring(measured: NativeProbe): boolean {
-  return Object.values(measured.facts).some((fact) => !fact.ok && (fact.errno === EAGAIN || fact.errno === EMFILE || fact.errno === ENFILE));
+export function ranOutMeasuring(measured: NativeProbe, countsAboveZero: () => boolean = namespaceCountsAboveZero): boolean {
+  const failed = Object.values(measured.facts).filter((fact) => !fact.ok);
+  if (failed.some((fact) => fact.errno === EAGAIN || fact.errno === EMFILE || fact.errno === ENFILE)) return true;
+  return failed.some((fact) => fact.errno === ENOSPC) && countsAboveZero();
 }
 
 /** The measurement, kept for the process unless it ran out (then reported once and made again). */

@@ -3,6 +3,7 @@
 // open-file limit sizes how many runs may be in flight (sandbox/run-admission.ts), and the hard
 // limits bound the caps a sandbox is given (an unprivileged process, as the sandbox's first one is
 // in its own user namespace, cannot raise a hard limit: asking for more failed the whole start).
+// Also the user's namespace count limits, which tell a count reached from namespaces switched off.
 import { readFileSync } from 'node:fs';
 
 /** A limit's soft and hard values; `Infinity` for unlimited. */
@@ -69,4 +70,22 @@ export function hardLimit(resource: number): number {
 /** The soft limit of an RLIMIT_* number for this process, `Infinity` when unlimited or unknown. */
 export function softLimit(resource: number): number {
   return limitOf(resource)?.soft ?? Number.POSITIVE_INFINITY;
+}
+
+/** The kinds of namespace a Linux sandbox makes, as /proc/sys/user names their count limits. */
+const NAMESPACE_KINDS = ['user', 'mnt', 'pid', 'net', 'ipc', 'uts', 'cgroup'] as const;
+
+/**
+ * Whether every kind of namespace a sandbox makes may be made here at all: each
+ * user.max_*_namespaces of this process's user namespace above 0, read now. A namespace refused
+ * with ENOSPC is then a count reached (or the nesting depth), which frees up as other sandboxes
+ * end, not namespaces switched off (a limit of 0). False where a limit cannot be read.
+ */
+export function namespaceCountsAboveZero(): boolean {
+  if (process.platform !== 'linux') return false;
+  try {
+    return NAMESPACE_KINDS.every((kind) => Number(readFileSync(`/proc/sys/user/max_${kind}_namespaces`, 'latin1')) > 0);
+  } catch {
+    return false;
+  }
 }

@@ -53,14 +53,37 @@ function parseTotals(text) {
   return { total: Number(total[1]), passed: Number(passed[1]), skipped: skipped ? Number(skipped[1]) : 0 };
 }
 
-function runFile(file) {
+/**
+ * Starts a test file's process. Node throws from spawn() itself for some failures (Wine's
+ * CreateProcess failing under load gave `spawn UNKNOWN`, which ended the whole run without a
+ * closing line): tried again twice, a second apart, then reported as that file's failure.
+ */
+async function spawnTest(file) {
+  const options = {
+    cwd: root,
+    env: { ...process.env, NO_COLOR: '1', XDG_CACHE_HOME: process.env.ZERO_SANDBOX_TEST_KEEP_CACHE === '1' ? process.env.XDG_CACHE_HOME : scratchCache },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return spawn(process.execPath, [file], options);
+    } catch (error) {
+      if (attempt === 3) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
+
+async function runFile(file) {
+  const started = Date.now();
+  let child;
+  try {
+    child = await spawnTest(file);
+  } catch (error) {
+    const output = `\n[run-tests] ${relative(root, file)} could not be started: ${error instanceof Error ? error.message : String(error)}; counted as one failure\n`;
+    return { file, output, passed: 0, failed: 1, skipped: 0, ms: Date.now() - started };
+  }
   return new Promise((resolve) => {
-    const started = Date.now();
-    const child = spawn(process.execPath, [file], {
-      cwd: root,
-      env: { ...process.env, NO_COLOR: '1', XDG_CACHE_HOME: process.env.ZERO_SANDBOX_TEST_KEEP_CACHE === '1' ? process.env.XDG_CACHE_HOME : scratchCache },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));

@@ -15,8 +15,9 @@
 // the user's process limit (RLIMIT_NPROC, which commands that fork fill long before the
 // descriptors), another process of the same user. A runSandboxed start that fails so, with
 // nothing run, waits for another run to end and starts again, ahead of the runs waiting to
-// start; one end lets one such start go. Only when no other run is in flight, so no end could
-// free anything, does it fail with `resource_exhausted`.
+// start; one end lets one such start go. With no other run in flight it tries again a few times
+// after short pauses (the kernel frees a user namespace a little after its last process is
+// gone), then fails with `resource_exhausted`.
 import { readdirSync } from 'node:fs';
 
 import { SandboxError } from '../errors.js';
@@ -106,29 +107,50 @@ export class RunAdmission {
   /**
    * A counted run whose start ran out of a resource, nothing run: it gives its slot back and
    * waits for another run to end (the promise, which rejects with `aborted` if `signal` aborts
-   * first), counted again from then. Undefined when no other run is in flight, since then no end
-   * could free what ran out: the run is still counted, and reports its failure and releases.
+   * first), counted again from then. With no other run in flight it waits `aloneMs` instead (or an
+   * end, whichever comes first): the kernel frees some things a little after the run that held
+   * them has ended (a user namespace is freed by a kernel worker). Undefined when alone without
+   * `aloneMs`: the run is still counted, and reports its failure and releases.
    */
-  retryAfterAnEnd(signal?: AbortSignal): Promise<void> | undefined {
-    if (this.#inFlight <= 1) return undefined;
+  retryAfterAnEnd(signal?: AbortSignal, aloneMs?: number): Promise<void> | undefined {
+    const alone = this.#inFlight <= 1;
+    if (alone && aloneMs === undefined) return undefined;
     this.#inFlight--;
-    return this.#wait(this.#retrying, signal);
+    return this.#wait(this.#retrying, signal, alone ? aloneMs : undefined);
   }
 
-  #wait(queue: Waiter[], signal: AbortSignal | undefined): Promise<void> {
+  /** Waits in `queue` until admitted, aborted, or (with `timeoutMs`) admitted when that passes. */
+  #wait(queue: Waiter[], signal: AbortSignal | undefined, timeoutMs?: number): Promise<void> {
     if (signal?.aborted === true) return Promise.reject(abortedWhileWaiting(signal));
     return new Promise<void>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const leave = (): boolean => {
+        clearTimeout(timer);
+        const at = queue.indexOf(waiter);
+        if (at >= 0) queue.splice(at, 1);
+        return at >= 0;
+      };
       const waiter: Waiter = {
-        admit: resolve,
+        admit: () => {
+          clearTimeout(timer);
+          resolve();
+        },
         signal,
         onAbort: () => {
-          const at = queue.indexOf(waiter);
-          if (at >= 0) queue.splice(at, 1);
+          leave();
           reject(abortedWhileWaiting(signal));
+          // The last run waiting to start again no longer holds back those waiting to start.
+          this.#admitWaiting();
         },
       };
       signal?.addEventListener('abort', waiter.onAbort, { once: true });
       queue.push(waiter);
+      // Past the pause, runs waiting to start meanwhile go too, as far as the allowance goes.
+      timer = timeoutMs === undefined ? undefined : setTimeout(() => {
+        if (!leave()) return;
+        this.#admit(waiter);
+        this.#admitWaiting();
+      }, timeoutMs);
     });
   }
 
@@ -143,7 +165,12 @@ export class RunAdmission {
       this.#admit(again);
       return;
     }
-    while (this.#inFlight < this.allowed) {
+    this.#admitWaiting();
+  }
+
+  /** Starts the runs waiting to start, longest first, while none waits to start again. */
+  #admitWaiting(): void {
+    while (this.#retrying.length === 0 && this.#inFlight < this.allowed) {
       const next = this.#waiting.shift();
       if (next === undefined) return;
       this.#admit(next);

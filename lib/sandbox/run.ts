@@ -168,13 +168,19 @@ export async function runWith(command: SandboxCommand, options: RunOptions, back
   const signal = given instanceof AbortSignal ? given : undefined;
   // A wait that rejects (aborted) was not counted, so releases nothing.
   let admitted = runAdmission.take(signal);
+  let pauses = 0;
   for (;;) {
     if (admitted !== undefined) await admitted;
     let again: Promise<void> | undefined;
     try {
       return await runAdmitted(command, options, backend, check);
     } catch (error) {
-      again = error instanceof SandboxError && exhaustedStarts.has(error) ? runAdmission.retryAfterAnEnd(signal) : undefined;
+      if (error instanceof SandboxError && exhaustedStarts.has(error)) {
+        // The pauses count the failures in a row with no other run in flight.
+        const alone = runAdmission.inFlight <= 1;
+        again = runAdmission.retryAfterAnEnd(signal, ALONE_PAUSES_MS[pauses]);
+        pauses = alone ? pauses + 1 : 0;
+      }
       if (again === undefined) throw error;
     } finally {
       if (again === undefined) runAdmission.release();
@@ -182,6 +188,13 @@ export async function runWith(command: SandboxCommand, options: RunOptions, back
     admitted = again;
   }
 }
+
+/**
+ * The pauses before a start that ran out of a resource, with no other run in flight, tries again:
+ * about 0.6 s in all, for what the kernel frees a little after a run's end (a user namespace goes
+ * on a kernel worker once the last descriptor of the run's namespaces is closed: 10-70 ms here).
+ */
+const ALONE_PAUSES_MS = [10, 20, 40, 80, 160, 320];
 
 /** Start failures of runAdmitted that ran out of a resource (the command never ran). */
 const exhaustedStarts = new WeakSet<SandboxError>();

@@ -14,9 +14,9 @@ import { processLimits } from '../../lib/process-limits.js';
 const [workspace, count, seconds, mode] = process.argv.slice(2) as [string, string, string, string | undefined];
 let retries = 0;
 const retryAfterAnEnd = runAdmission.retryAfterAnEnd.bind(runAdmission);
-runAdmission.retryAfterAnEnd = (signal) => {
+runAdmission.retryAfterAnEnd = (...args) => {
   retries++;
-  return retryAfterAnEnd(signal);
+  return retryAfterAnEnd(...args);
 };
 const log = join(workspace, 'log');
 const script = mode === 'exec' ? `echo s >> ${log}; exec sleep ${seconds}` : `echo s >> ${log}; sleep ${seconds}; echo e >> ${log}`;

@@ -3,6 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { SANDBOX_ERROR_CODES, SandboxError, fromNative, isSandboxErrorCode } from '../../lib/errors.js';
+import { namespaceCountsAboveZero } from '../../lib/process-limits.js';
 
 test('native errors keep code, errno, syscall, path and layer', () => {
   const raw = Object.assign(new Error('mount(/tmp) failed: Operation not permitted'), {
@@ -46,6 +47,22 @@ test('a full descriptor table or a refused clone is resource_exhausted whichever
   assert.is(clone.code, 'resource_exhausted', 'a clone refused for want of processes');
   assert.match(clone.message, /RLIMIT_NPROC/);
   assert.is(fromNative(Object.assign(new Error('write failed'), { code: 'spawn_failed', errno: EAGAIN, syscall: 'write(pipe)' })).code, 'spawn_failed', 'EAGAIN elsewhere is no exhaustion');
+});
+
+test('a namespace refused with ENOSPC is resource_exhausted where no kind of namespace is switched off', () => {
+  const { ENOSPC, EACCES } = constants.errno;
+  // This machine's limits decide which: above 0 a count was reached; a 0 is a missing layer.
+  const counted = namespaceCountsAboveZero();
+  const clone = fromNative(Object.assign(new Error('clone(CLONE_NEWUSER|...) failed'), { code: 'userns_denied', errno: ENOSPC, syscall: 'clone(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID|...)', layer: 'userns' }));
+  assert.is(clone.code, counted ? 'resource_exhausted' : 'userns_denied');
+  if (counted) assert.match(clone.message, /user\.max_\*_namespaces\) is reached: nothing ran$/);
+  const copy = fromNative(Object.assign(new Error('detach_clone(/w) failed'), { code: 'mount_failed', errno: ENOSPC, syscall: 'detach_clone(/w)', layer: 'mount' }));
+  assert.is(copy.code, counted ? 'resource_exhausted' : 'mount_failed');
+  assert.is(copy.layer, 'mount');
+  if (counted) assert.match(copy.message, /fs\.mount-max/);
+  const landlock = fromNative(Object.assign(new Error('landlock_add_rule failed'), { code: 'landlock_unsupported', errno: ENOSPC, layer: 'landlock' }));
+  assert.is(landlock.code, 'landlock_unsupported', 'ENOSPC of another layer is no namespace count');
+  assert.is(fromNative(Object.assign(new Error('mount failed'), { code: 'mount_failed', errno: EACCES, layer: 'mount' })).code, 'mount_failed');
 });
 
 test('a SandboxError passes through unchanged', () => {

@@ -79,11 +79,17 @@ test('a start that ran out of a resource while another run is in flight starts a
   assert.is(runAdmission.inFlight, 0, 'every run released what it held');
 });
 
-test('alone, a start that ran out of a resource fails with resource_exhausted at once', async () => {
+test('alone, a start that ran out of a resource tries again after short pauses, then fails with resource_exhausted', async () => {
   const { backend, starts } = playedBackend(() => ({ throws: exhausted }));
+  const began = performance.now();
   const error = await rejection(runWith(['/bin/fake'], {}, backend));
   assert.is(error.code, 'resource_exhausted');
-  assert.is(starts(), 1);
+  assert.is(starts(), 7, 'the first start and six more, one after each pause');
+  assert.ok(performance.now() - began >= 630, 'after pauses of 10, 20, 40, 80, 160 and 320 ms');
+  assert.is(runAdmission.inFlight, 0);
+  const once = playedBackend((n) => (n === 1 ? { throws: exhausted } : { exit: { exitCode: 0 } }));
+  assert.is((await runWith(['/bin/fake'], {}, once.backend)).exitCode, 0, 'what was freed meanwhile lets it start');
+  assert.is(once.starts(), 2);
   assert.is(runAdmission.inFlight, 0);
 });
 

@@ -99,6 +99,9 @@ test('a measurement in which a step ran out of processes or descriptors is not o
     assert.is(ranOutMeasuring(linuxProbe({ pidNamespace: { ok: false, errno } })), true, `errno ${errno}`);
   }
   assert.is(ranOutMeasuring(linuxProbe({ pidNamespace: { ok: true, errno: EAGAIN } })), false, 'only a failed step counts');
+  const noSpace = linuxProbe({ userNamespace: { ok: false, errno: constants.errno.ENOSPC } });
+  assert.is(ranOutMeasuring(noSpace, () => true), true, 'ENOSPC with every namespace limit above 0: a count reached');
+  assert.is(ranOutMeasuring(noSpace, () => false), false, 'ENOSPC with a limit of 0: namespaces switched off, a finding');
 });
 
 test.run();

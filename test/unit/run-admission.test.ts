@@ -142,6 +142,21 @@ test('with no other run in flight a start that ran out of a resource does not wa
   assert.is(admission.inFlight, 0);
 });
 
+test('alone, a start that ran out of a resource may wait a pause instead, and is counted again after it', async () => {
+  const admission = new RunAdmission(() => 10);
+  assert.is(admission.take(), undefined);
+  const paused = admission.retryAfterAnEnd(undefined, 5);
+  assert.ok(paused !== undefined);
+  assert.is(admission.inFlight, 0);
+  assert.is(admission.waiting, 1);
+  const fresh = admission.take();
+  assert.ok(fresh !== undefined, 'a new run waits behind it');
+  await paused;
+  await fresh;
+  assert.is(admission.inFlight, 2, 'both counted once the pause passed: nothing held the new run back');
+  assert.is(admission.waiting, 0);
+});
+
 test('the last run waiting to start again is let go by the failing run\'s release, and fails alone', async () => {
   const admission = new RunAdmission(() => 10);
   assert.is(admission.take(), undefined);
