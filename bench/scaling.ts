@@ -10,7 +10,7 @@
 // - the resource caps (the size-capped private /tmp and /dev/shm, the process cap) against the
 //   same launch without them.
 import { fork, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -331,30 +331,54 @@ export async function benchBursts(workspace: string, rounds: number, add: (line:
   add({ name: '1024 concurrent runSandboxed: caller RSS growth, peak', value: (rssPeak - rssBefore) / 1024 / 1024, unit: 'MiB' });
   loopRows('1024 burst', [many], undefined);
 
-  // A caller whose hard descriptor limit is 1,024 (so Node cannot raise it): 1,024 runs that
-  // outlive their start, against 1,024 spawns of the same in the same kind of caller.
-  const limited = (mode: string) => nofileBurst(mode, workspace, 1024, NOFILE_LIMIT, 0.5);
-  const sandboxed = await limited('sandbox');
-  const spawned = await limited('spawn');
-  const failures = (r: NofileBurst) => (Object.keys(r.failures).length === 0 ? 'none failed' : Object.entries(r.failures).map(([code, n]) => `${n} ${code}`).join(', '));
-  add({ name: `1024 concurrent runSandboxed of sleep 0.5 under RLIMIT_NOFILE ${NOFILE_LIMIT}: succeeded (${(sandboxed.ms / 1000).toFixed(1)} s; ${failures(sandboxed)})`, value: sandboxed.ok, unit: 'of 1024', target: '1024', ok: sandboxed.ok === 1024 });
-  add({ name: `  1024 concurrent spawn of sleep 0.5 in the same kind of caller: succeeded (${(spawned.ms / 1000).toFixed(1)} s; ${failures(spawned)})`, value: spawned.ok, unit: 'of 1024' });
+  // Callers under a low limit: 1,024 runs that outlive their start, against 1,024 spawns of the
+  // same in the same kind of caller. A hard descriptor limit of 1,024 (so Node cannot raise it);
+  // a process limit of 300 for an unprivileged user (root's is not enforced: as root, the caller
+  // runs as uid 65534), with commands long enough that the runs started outgrow it (about 140
+  // runs of `sleep` fit it at once, two processes each).
+  const failures = (r: LimitedBurst) => (Object.keys(r.failures).length === 0 ? 'none failed' : Object.entries(r.failures).map(([code, n]) => `${n} ${code}`).join(', '));
+  const limits = [
+    { flag: '-n', value: NOFILE_LIMIT, name: 'RLIMIT_NOFILE', seconds: 0.5 },
+    { flag: '-u', value: NPROC_LIMIT, name: 'RLIMIT_NPROC', seconds: 3 },
+  ];
+  for (const limit of limits) {
+    const sandboxed = await limitedBurst('sandbox', 1024, limit.seconds, limit.flag, limit.value);
+    const spawned = await limitedBurst('spawn', 1024, limit.seconds, limit.flag, limit.value);
+    const who = limit.flag === '-u' && process.getuid?.() === 0 ? ', uid 65534' : '';
+    add({ name: `1024 concurrent runSandboxed of sleep ${limit.seconds} under ${limit.name} ${limit.value}${who}: succeeded (${(sandboxed.ms / 1000).toFixed(1)} s; ${failures(sandboxed)})`, value: sandboxed.ok, unit: 'of 1024', target: '1024', ok: sandboxed.ok === 1024 });
+    add({ name: `  1024 concurrent spawn of sleep ${limit.seconds} in the same kind of caller: succeeded (${(spawned.ms / 1000).toFixed(1)} s; ${failures(spawned)})`, value: spawned.ok, unit: 'of 1024' });
+  }
 }
 
 /** The descriptor limit of the limited caller: the kernel's default, and many containers' hard limit. */
 const NOFILE_LIMIT = 1024;
+/** The process limit of the other. */
+const NPROC_LIMIT = 300;
+const NOBODY = 65534;
 
-interface NofileBurst {
+interface LimitedBurst {
   ok: number;
   ms: number;
   failures: Record<string, number>;
 }
 
-/** Runs bench/nofile-child.js under `ulimit -n limit` and returns what it printed. */
-function nofileBurst(mode: string, workspace: string, count: number, limit: number, seconds: number): Promise<NofileBurst> {
-  const script = join(fileURLToPath(new URL('.', import.meta.url)), 'nofile-child.js');
-  return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', `ulimit -n ${limit} && exec "$0" "$@"`, process.execPath, script, mode, workspace, String(count), String(seconds)]);
+/**
+ * Runs bench/limited-child.js under `ulimit FLAG value` in a workspace and home of its own (owned
+ * by uid 65534 when root starts it that way, for a process limit) and returns what it printed.
+ */
+function limitedBurst(mode: string, count: number, seconds: number, flag: string, value: number): Promise<LimitedBurst> {
+  const script = join(fileURLToPath(new URL('.', import.meta.url)), 'limited-child.js');
+  const base = mkdtempSync(join(tmpdir(), 'zs-bench-limited-'));
+  const workspace = join(base, 'ws');
+  const home = join(base, 'home');
+  mkdirSync(workspace);
+  mkdirSync(home);
+  const asNobody = flag === '-u' && process.getuid?.() === 0;
+  if (asNobody) for (const dir of [base, workspace, home]) chownSync(dir, NOBODY, NOBODY);
+  const args = ['/bin/bash', '-c', `ulimit ${flag} ${value} && exec "$0" "$@"`, process.execPath, script, mode, realpathSync(workspace), String(count), String(seconds)];
+  const env = { ...process.env, HOME: home };
+  return new Promise<LimitedBurst>((resolve, reject) => {
+    const child = asNobody ? spawn('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', ...args], { env, cwd: workspace }) : spawn(args[0] as string, args.slice(1), { env, cwd: workspace });
     let out = '';
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -362,12 +386,12 @@ function nofileBurst(mode: string, workspace: string, count: number, limit: numb
     child.on('error', reject);
     child.on('close', (code) => {
       try {
-        resolve(JSON.parse(out) as NofileBurst);
+        resolve(JSON.parse(out) as LimitedBurst);
       } catch {
-        reject(new Error(`the limited caller (${mode}) exited ${String(code)}: ${err}`));
+        reject(new Error(`the limited caller (${mode}, ulimit ${flag} ${value}) exited ${String(code)}: ${err}`));
       }
     });
-  });
+  }).finally(() => rmSync(base, { recursive: true, force: true }));
 }
 
 /** The burst rows alone (`node dist/bench/main.js bursts`), in a workspace of their own. */

@@ -42,7 +42,10 @@ export interface RunResult {
   aborted: boolean;
   /** With `aborted`: the AbortSignal's reason. */
   abortReason?: unknown;
-  /** Wall time of the run in milliseconds (not counting a wait for other runs to end under a low descriptor limit). */
+  /**
+   * Wall time of the run in milliseconds, from its last start: not counting waits for other runs to
+   * end (under a low descriptor limit, or after a start that ran out of a resource).
+   */
   durationMs: number;
   /** The backend that ran it. */
   backend: SandboxBackendName;
@@ -116,8 +119,9 @@ export function joinCaptured(stream: CapturedStream): string {
  * Runs `command` sandboxed; resolves when every process in the sandbox is gone and its output is
  * collected, also on timeout (`timedOut`) and abort (`aborted`, `abortReason`), with the output
  * written until then. Rejects with SandboxError: `invalid_argument` for a bad option (nothing
- * ran), `sandbox_unavailable`, `max_buffer_exceeded`, `resource_exhausted` (out of descriptors or
- * processes with no other run in flight: started again after another run's end otherwise), and
+ * ran), `sandbox_unavailable`, `max_buffer_exceeded`, `resource_exhausted` (out of descriptors,
+ * processes or namespaces with no other run in flight, after a few short pauses: started again
+ * after another run's end otherwise), and
  * with `engine` `permission_denied`, `approval_required` (a prompt and no responder) or `aborted`
  * (abort before the command started, or a `cancel` answer). With `engine`, the permission engine
  * evaluates the command first and an approved network prompt runs the command with network

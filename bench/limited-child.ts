@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// A caller for the descriptor-limit row of the burst bench (bench/scaling.ts), started under a low
-// RLIMIT_NOFILE by the shell's ulimit: makes `count` runs of `sleep seconds` in one tick, through
+// A caller for the limited-caller rows of the burst bench (bench/scaling.ts), started under a low
+// RLIMIT_NOFILE or RLIMIT_NPROC by the shell's ulimit: makes `count` runs of `sleep seconds` in one
+// tick, through
 // runSandboxed (`sandbox`) or child_process.spawn with its default pipes (`spawn`), and prints one
 // JSON line: how many exited 0, the wall time, and each failure's code with how often it came.
 import { spawn } from 'node:child_process';
