@@ -11,7 +11,9 @@ import { SandboxError } from '../errors.js';
 import { buildAnalyzer } from '../policy/engine/analyzer.js';
 import { createEngine } from '../policy/engine/create-engine.js';
 import { authorizeRun, commandText } from '../sandbox/authorize.js';
-import { execFailureMessage, startSandboxed } from '../sandbox/process.js';
+import { execFailureMessage, startSandboxed, type SandboxedProcess } from '../sandbox/process.js';
+import type { SandboxExit } from '../sandbox/contract.js';
+import { ALONE_PAUSES_MS } from '../sandbox/run-admission.js';
 import { prepareHostBackend, quickBackendInfo } from '../backend/current.js';
 import { interruptedRunNotice } from '../sandbox/missed-checks.js';
 import { tmpfsCapDenial } from '../sandbox/denials.js';
@@ -53,6 +55,9 @@ ${LIMIT_FLAGS_HELP}  -c STRING            run STRING with /bin/sh -c
                        events on stdout, output captured and redacted) or json (snake_case
                        records, one per line, ending with {"type":"done","exit_code":N})
   -h, --help           show this help
+
+A start refused for want of descriptors, processes or namespaces (the user's limits, which
+other commands' sandboxes may hold) is tried again for up to 8 s, said once on stderr.
 
 Exit status: the command's; 128+N when killed by signal N; 124 on timeout; 125 when the
 sandbox could not be set up or would have been weaker than asked (reason on stderr);
@@ -117,17 +122,17 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   }
 
   const command = shell ?? rest;
-  let child;
   let cleanup = () => {};
+  let exit: SandboxExit;
   try {
     const authorized = await authorize(command, options, workspace, io);
     cleanup = authorized.cleanup;
     await prepareHostBackend(authorized.options.network ?? 'deny');
     // The options are built from flags parsed above, so the API's schema check (and zod) is skipped.
-    child = startSandboxed(command, { ...authorized.options, stdio: 'inherit' });
+    exit = await startAndWait(() => startSandboxed(command, { ...authorized.options, stdio: 'inherit' }), io);
   } catch (error) {
     cleanup();
-    if (error instanceof SandboxError) {
+    if (error instanceof SandboxError && !exitFailures.has(error)) {
       if (error.code === 'config_invalid') throw error;
       io.stderr(`zero-sandbox run: ${error.message} [${error.code}]\n`);
       if (['permission_denied', 'approval_required', 'aborted'].includes(error.code)) return 1;
@@ -135,17 +140,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
     }
     throw error;
   }
-  if (child.limitsNotEnforced.includes('processes')) io.stderr(NO_PROCESS_CAP_WARNING);
-  // Ctrl-C and friends reach the sandbox; its init forwards them to the command.
-  const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
-  const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((signal) => {
-    const handler = forward(signal);
-    process.on(signal, handler);
-    return [signal, handler] as const;
-  });
-  const exit = await child.exited;
   cleanup();
-  for (const [signal, handler] of handlers) process.off(signal, handler);
   for (const { path, reason } of exit.interruptedRunRepairs ?? []) io.stderr(`zero-sandbox run: ${interruptedRunNotice(path, reason ?? '')}\n`);
   for (const { path, reason } of exit.protectedPathDetails ?? exit.protectedPathViolations.map((p) => ({ path: p, reason: '' }))) {
     // The reason says what was found and what was done about it (put back, removed); without one,
@@ -176,6 +171,53 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   }
   if (exit.signal !== null) return 128 + (SIGNAL_NUMBERS[exit.signal] ?? constants.signals[exit.signal]);
   return exit.exitCode ?? 125;
+}
+
+/** Failures of the host-side work after an exit: not start failures, so reported as before. */
+const exitFailures = new WeakSet<SandboxError>();
+
+/**
+ * Starts the command and waits for its sandbox to be gone, with Ctrl-C and friends forwarded (the
+ * sandbox's init passes them to the command). A start refused for descriptors, processes or
+ * namespaces (nothing ran; the command's execve refused with EAGAIN too) is made again after each
+ * of runSandboxed's pauses for a start with no other run in flight: what other processes' runs
+ * held may be freed meanwhile (a user namespace is freed by the kernel a little after its run).
+ */
+async function startAndWait(start: () => SandboxedProcess, io: CliIo): Promise<SandboxExit> {
+  let told = false;
+  const wait = async (why: string, pause: number): Promise<void> => {
+    if (!told) io.stderr(`zero-sandbox run: ${why}; trying again for up to ${Math.round(ALONE_PAUSES_MS.reduce((sum, ms) => sum + ms, 0) / 1000)} s\n`);
+    told = true;
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  };
+  for (const pause of [...ALONE_PAUSES_MS, undefined]) {
+    let child: SandboxedProcess;
+    try {
+      child = start();
+    } catch (error) {
+      if (pause === undefined || !(error instanceof SandboxError) || error.code !== 'resource_exhausted') throw error;
+      await wait(error.message, pause);
+      continue;
+    }
+    if (child.limitsNotEnforced.includes('processes')) io.stderr(NO_PROCESS_CAP_WARNING);
+    const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((signal) => {
+      const handler = () => child.kill(signal);
+      process.on(signal, handler);
+      return [signal, handler] as const;
+    });
+    let exit: SandboxExit;
+    try {
+      exit = await child.exited;
+    } catch (error) {
+      if (error instanceof SandboxError) exitFailures.add(error);
+      throw error;
+    } finally {
+      for (const [signal, handler] of handlers) process.off(signal, handler);
+    }
+    if (exit.execError?.code !== 'EAGAIN' || pause === undefined) return exit;
+    await wait('the command could not be executed (execve: EAGAIN): the process limit (RLIMIT_NPROC) is reached', pause);
+  }
+  throw new Error('unreachable: the last attempt returns or throws');
 }
 
 /**

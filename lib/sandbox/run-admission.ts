@@ -15,9 +15,8 @@
 // the user's process limit (RLIMIT_NPROC, which commands that fork fill long before the
 // descriptors), another process of the same user. A runSandboxed start that fails so, with
 // nothing run, waits for another run to end and starts again, ahead of the runs waiting to
-// start; one end lets one such start go. With no other run in flight it tries again a few times
-// after short pauses (the kernel frees a user namespace a little after its last process is
-// gone), then fails with `resource_exhausted`.
+// start; one end lets one such start go. With no other run in flight it tries again after pauses
+// (ALONE_PAUSES_MS), then fails with `resource_exhausted`.
 import { readdirSync } from 'node:fs';
 
 import { SandboxError } from '../errors.js';
@@ -33,6 +32,15 @@ export const DESCRIPTORS_PER_RUN = 8;
  * level, the notes shared with other processes, and whatever the caller opens meanwhile.
  */
 export const DESCRIPTOR_RESERVE = 128;
+
+/**
+ * The pauses before a start that ran out of a resource, with no other run of this process in
+ * flight, tries again: short at first, for what the kernel frees a little after a run's end (a
+ * user namespace goes on a kernel worker once the last descriptor of the run's namespaces is
+ * closed: 10-70 ms here), then up to a second each, for what other processes' runs hold (parallel
+ * `zero-sandbox run` commands under one limit); about 8 s in all before the start fails.
+ */
+export const ALONE_PAUSES_MS: readonly number[] = [10, 20, 40, 80, 160, 320, 640, 1000, 1000, 1000, 1000, 1000, 1000, 1000];
 
 /** Runs that may be in flight under `limit` descriptors, `opened` of them open before any run. */
 export function runsAllowed(limit: number, opened: number): number {

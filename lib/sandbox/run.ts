@@ -14,7 +14,7 @@ import { loadCurrentBackend, loadedCurrentBackend } from '../backend/current.js'
 import { truncationMarker } from './truncation.js';
 import { endTurn, startTurn } from './start-pacing.js';
 import { prewarmPool } from './prewarm.js';
-import { runAdmission } from './run-admission.js';
+import { ALONE_PAUSES_MS, runAdmission } from './run-admission.js';
 import { networkDenial, outputCapDenial, protectedPathDenial, timeoutDenial, processCapDenial, tmpfsCapDenial, type SandboxDenial } from './denials.js';
 
 /** What runSandboxed resolves with. */
@@ -192,13 +192,6 @@ export async function runWith(command: SandboxCommand, options: RunOptions, back
     admitted = again;
   }
 }
-
-/**
- * The pauses before a start that ran out of a resource, with no other run in flight, tries again:
- * about 0.6 s in all, for what the kernel frees a little after a run's end (a user namespace goes
- * on a kernel worker once the last descriptor of the run's namespaces is closed: 10-70 ms here).
- */
-const ALONE_PAUSES_MS = [10, 20, 40, 80, 160, 320];
 
 /** Start failures of runAdmitted that ran out of a resource (the command never ran). */
 const exhaustedStarts = new WeakSet<SandboxError>();
