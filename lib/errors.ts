@@ -43,10 +43,11 @@ export const SANDBOX_ERROR_CODES = [
   /** A protected workspace path would have been created or changed. */
   'protected_path',
   /**
-   * The start ran out of descriptors (the caller's RLIMIT_NOFILE or the system's table) or of
-   * processes (a clone or the command's execve refused with EAGAIN); nothing ran, and the same
-   * start can succeed once other runs or files are closed (runSandboxed starts it again by itself
-   * when another of its runs is in flight). `layer` and `syscall` name where it was found.
+   * The start ran out of descriptors (the caller's RLIMIT_NOFILE or the system's table), of
+   * processes (a clone or the command's execve refused with EAGAIN) or of namespaces (ENOSPC under
+   * a user.max_*_namespaces count); nothing ran, and the same start can succeed once other runs or
+   * files are closed (runSandboxed and `zero-sandbox run` start it again by themselves for a
+   * while). `layer` and `syscall` name where it was found.
    */
   'resource_exhausted',
   /** Anything else; a bug. */

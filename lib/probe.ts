@@ -341,7 +341,7 @@ function keep(measured: NativeProbe): NativeProbe {
 
 /**
  * Measures this machine (once per process; later calls reuse the measurement, unless a step of it
- * ran out of processes or descriptors: see keep()).
+ * ran out of processes, descriptors or namespaces: see keep()).
  */
 export async function probe(): Promise<ProbeReport> {
   let native = cachedNative ?? keep(await callNativeAsync((binding) => binding.probe()));

@@ -57,7 +57,8 @@ ${LIMIT_FLAGS_HELP}  -c STRING            run STRING with /bin/sh -c
   -h, --help           show this help
 
 A start refused for want of descriptors, processes or namespaces (the user's limits, which
-other commands' sandboxes may hold) is tried again for up to 8 s, said once on stderr.
+other commands' sandboxes may hold) is tried again for up to 8 s (at most --timeout), said
+once on stderr.
 
 Exit status: the command's; 128+N when killed by signal N; 124 on timeout; 125 when the
 sandbox could not be set up or would have been weaker than asked (reason on stderr);
@@ -129,7 +130,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
     cleanup = authorized.cleanup;
     await prepareHostBackend(authorized.options.network ?? 'deny');
     // The options are built from flags parsed above, so the API's schema check (and zod) is skipped.
-    exit = await startAndWait(() => startSandboxed(command, { ...authorized.options, stdio: 'inherit' }), io);
+    exit = await startAndWait(() => startSandboxed(command, { ...authorized.options, stdio: 'inherit' }), io, timeoutMs);
   } catch (error) {
     cleanup();
     if (error instanceof SandboxError && !exitFailures.has(error)) {
@@ -183,7 +184,9 @@ const exitFailures = new WeakSet<SandboxError>();
  * of runSandboxed's pauses for a start with no other run in flight: what other processes' runs
  * held may be freed meanwhile (a user namespace is freed by the kernel a little after its run).
  */
-async function startAndWait(start: () => SandboxedProcess, io: CliIo): Promise<SandboxExit> {
+async function startAndWait(start: () => SandboxedProcess, io: CliIo, timeoutMs: number | undefined): Promise<SandboxExit> {
+  // --timeout bounds the waits too: the command never started, but was given no longer.
+  const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs;
   let told = false;
   const wait = async (why: string, pause: number): Promise<void> => {
     if (!told) io.stderr(`zero-sandbox run: ${why}; trying again for up to ${Math.round(ALONE_PAUSES_MS.reduce((sum, ms) => sum + ms, 0) / 1000)} s\n`);
@@ -195,7 +198,7 @@ async function startAndWait(start: () => SandboxedProcess, io: CliIo): Promise<S
     try {
       child = start();
     } catch (error) {
-      if (pause === undefined || !(error instanceof SandboxError) || error.code !== 'resource_exhausted') throw error;
+      if (pause === undefined || Date.now() + pause > deadline || !(error instanceof SandboxError) || error.code !== 'resource_exhausted') throw error;
       await wait(error.message, pause);
       continue;
     }
@@ -214,7 +217,7 @@ async function startAndWait(start: () => SandboxedProcess, io: CliIo): Promise<S
     } finally {
       for (const [signal, handler] of handlers) process.off(signal, handler);
     }
-    if (exit.execError?.code !== 'EAGAIN' || pause === undefined) return exit;
+    if (exit.execError?.code !== 'EAGAIN' || pause === undefined || Date.now() + pause > deadline) return exit;
     await wait('the command could not be executed (execve: EAGAIN): the process limit (RLIMIT_NPROC) is reached', pause);
   }
   throw new Error('unreachable: the last attempt returns or throws');

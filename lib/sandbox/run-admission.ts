@@ -13,10 +13,11 @@
 //
 // What the first run measured can run out all the same: descriptors the caller opened since,
 // the user's process limit (RLIMIT_NPROC, which commands that fork fill long before the
-// descriptors), another process of the same user. A runSandboxed start that fails so, with
-// nothing run, waits for another run to end and starts again, ahead of the runs waiting to
-// start; one end lets one such start go. With no other run in flight it tries again after pauses
-// (ALONE_PAUSES_MS), then fails with `resource_exhausted`.
+// descriptors) or namespace counts, another process of the same user. A runSandboxed start that
+// fails so, with nothing run, waits for another run to end and starts again, ahead of the runs
+// waiting to start; one end lets one such start go. With no other run in flight it tries again
+// after pauses (ALONE_PAUSES_MS), then fails with `resource_exhausted`; the run's timeoutMs
+// bounds the whole wait (run.ts).
 import { readdirSync } from 'node:fs';
 
 import { SandboxError } from '../errors.js';

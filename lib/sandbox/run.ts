@@ -173,24 +173,88 @@ export async function runWith(command: SandboxCommand, options: RunOptions, back
   // A wait that rejects (aborted) was not counted, so releases nothing.
   let admitted = runAdmission.take(signal);
   let pauses = 0;
-  for (;;) {
-    if (admitted !== undefined) await admitted;
-    let again: Promise<void> | undefined;
-    try {
-      return await runAdmitted(command, options, backend, check);
-    } catch (error) {
-      if (error instanceof SandboxError && exhaustedStarts.has(error)) {
-        // The pauses count the failures in a row with no other run in flight.
-        const alone = runAdmission.inFlight <= 1;
-        again = runAdmission.retryAfterAnEnd(signal, ALONE_PAUSES_MS[pauses]);
-        pauses = alone ? pauses + 1 : 0;
+  let window: RetryWindow | undefined;
+  let refused: SandboxError | undefined;
+  try {
+    for (;;) {
+      if (admitted !== undefined) {
+        try {
+          await admitted;
+        } catch (error) {
+          // timeoutMs passed while waiting to start again: the refusal is the answer.
+          if (window?.expired === true && refused !== undefined) throw withWait(refused, window.timeoutMs);
+          throw error;
+        }
       }
-      if (again === undefined) throw error;
-    } finally {
-      if (again === undefined) runAdmission.release();
+      let again: Promise<void> | undefined;
+      try {
+        return await runAdmitted(command, options, backend, check);
+      } catch (error) {
+        if (error instanceof SandboxError && exhaustedStarts.has(error)) {
+          refused = error;
+          window ??= retryWindow(signal, (options as RunOptions | null | undefined)?.timeoutMs);
+          // The pauses count the failures in a row with no other run in flight.
+          const alone = runAdmission.inFlight <= 1;
+          again = runAdmission.retryAfterAnEnd(window.signal, ALONE_PAUSES_MS[pauses]);
+          pauses = alone ? pauses + 1 : 0;
+        }
+        if (again === undefined) throw error;
+      } finally {
+        if (again === undefined) runAdmission.release();
+      }
+      admitted = again;
     }
-    admitted = again;
+  } finally {
+    window?.dispose();
   }
+}
+
+/**
+ * The wait of a refused start to start again: ended by the caller's signal, or once the run's
+ * `timeoutMs` has passed since the first refusal (the command never started, but the caller gave
+ * the run no longer than that: its other runs may not end for hours).
+ */
+interface RetryWindow {
+  readonly signal: AbortSignal | undefined;
+  readonly expired: boolean;
+  readonly timeoutMs: number;
+  dispose(): void;
+}
+
+function retryWindow(caller: AbortSignal | undefined, timeoutMs: unknown): RetryWindow {
+  if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    return { signal: caller, expired: false, timeoutMs: 0, dispose: () => {} };
+  }
+  const controller = new AbortController();
+  let expired = false;
+  const timer = setTimeout(() => {
+    expired = true;
+    controller.abort();
+  }, timeoutMs);
+  const forward = (): void => controller.abort(caller?.reason);
+  if (caller?.aborted === true) forward();
+  else caller?.addEventListener('abort', forward, { once: true });
+  return {
+    signal: controller.signal,
+    get expired() {
+      return expired;
+    },
+    timeoutMs,
+    dispose: () => {
+      clearTimeout(timer);
+      caller?.removeEventListener('abort', forward);
+    },
+  };
+}
+
+/** A refusal reported once the run's timeoutMs passed while it waited to start again. */
+function withWait(refused: SandboxError, timeoutMs: number): SandboxError {
+  return new SandboxError('resource_exhausted', `${refused.message}; timeoutMs (${timeoutMs} ms) passed while the run waited to start again`, {
+    cause: refused,
+    ...(refused.errno === undefined ? {} : { errno: refused.errno }),
+    ...(refused.syscall === undefined ? {} : { syscall: refused.syscall }),
+    ...(refused.layer === undefined ? {} : { layer: refused.layer }),
+  });
 }
 
 /** Start failures of runAdmitted that ran out of a resource (the command never ran). */

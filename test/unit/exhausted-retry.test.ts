@@ -94,6 +94,43 @@ test('alone, a start that ran out of a resource tries again after short pauses, 
   assert.is(runAdmission.inFlight, 0);
 });
 
+test('a refused start waits no longer than the run\'s timeoutMs, with or without other runs in flight', async () => {
+  const other = gate();
+  const { backend, starts } = playedBackend((n) => (n === 1 ? { exit: { exitCode: 0 }, hold: other.promise } : { throws: exhausted }));
+  const first = runWith(['/bin/fake'], {}, backend);
+  await new Promise((resolve) => setImmediate(resolve));
+  const began = performance.now();
+  const error = await rejection(runWith(['/bin/fake'], { timeoutMs: 60 }, backend));
+  assert.is(error.code, 'resource_exhausted');
+  assert.match(error.message, /timeoutMs \(60 ms\) passed while the run waited to start again$/);
+  assert.is((error as SandboxError).layer, 'userns', 'the refusal\'s details are kept');
+  assert.ok(performance.now() - began < 5000, 'not waiting for the other run, which has not ended');
+  assert.is(starts(), 2);
+  other.open();
+  await first;
+  const alone = playedBackend(() => ({ throws: exhausted }));
+  const timed = await rejection(runWith(['/bin/fake'], { timeoutMs: 100 }, alone.backend));
+  assert.match(timed.message, /timeoutMs \(100 ms\) passed/);
+  assert.ok(alone.starts() < ALONE_PAUSES_MS.length, 'alone, it stops at the timeout rather than after every pause');
+  assert.is(runAdmission.inFlight, 0);
+  assert.is(runAdmission.waiting, 0);
+});
+
+test('an abort while waiting to start again rejects with aborted', async () => {
+  const other = gate();
+  const { backend } = playedBackend((n) => (n === 1 ? { exit: { exitCode: 0 }, hold: other.promise } : { throws: exhausted }));
+  const first = runWith(['/bin/fake'], {}, backend);
+  await new Promise((resolve) => setImmediate(resolve));
+  const controller = new AbortController();
+  const waiting = rejection(runWith(['/bin/fake'], { signal: controller.signal, timeoutMs: 60_000 }, backend));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  controller.abort(new Error('stop'));
+  assert.is((await waiting).code, 'aborted');
+  other.open();
+  await first;
+  assert.is(runAdmission.inFlight, 0);
+});
+
 test('execve refused with EAGAIN is a start that ran out of processes: resource_exhausted, its output file gone', async () => {
   const execError = { errno: constants.errno.EAGAIN, code: 'EAGAIN' };
   const { backend } = playedBackend(() => ({ exit: { exitCode: 125, execError } }));

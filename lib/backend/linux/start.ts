@@ -89,8 +89,8 @@ const SPAWN_LAYERS = new Set<string>(['userns', 'mount', 'netns', 'landlock', 's
 
 /**
  * A spawn that failed in a sandbox layer becomes sandbox_unavailable, explained by the probe. One
- * that ran out of descriptors or processes stays what it is: the probe would run out the same way
- * and then blame (and remember as missing) whichever layer its own fork or unshare was for.
+ * that ran out of descriptors, processes or namespaces stays what it is: the probe would run out
+ * the same way and then blame whichever layer its own fork or unshare was for.
  */
 export function explainSpawnFailure(error: unknown, plan: Pick<SandboxPlan, 'network'>): unknown {
   if (!(error instanceof SandboxError) || error.layer === undefined || !SPAWN_LAYERS.has(error.layer)) return error;
