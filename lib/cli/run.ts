@@ -11,7 +11,7 @@ import { SandboxError } from '../errors.js';
 import { buildAnalyzer } from '../policy/engine/analyzer.js';
 import { createEngine } from '../policy/engine/create-engine.js';
 import { authorizeRun, commandText } from '../sandbox/authorize.js';
-import { execFailureMessage, startSandboxed, type SandboxedProcess } from '../sandbox/process.js';
+import { execExhausted, execFailureMessage, startSandboxed, type SandboxedProcess } from '../sandbox/process.js';
 import type { SandboxExit } from '../sandbox/contract.js';
 import { ALONE_PAUSES_MS } from '../sandbox/run-admission.js';
 import { prepareHostBackend, quickBackendInfo } from '../backend/current.js';
@@ -130,7 +130,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
     cleanup = authorized.cleanup;
     await prepareHostBackend(authorized.options.network ?? 'deny');
     // The options are built from flags parsed above, so the API's schema check (and zod) is skipped.
-    exit = await startAndWait(() => startSandboxed(command, { ...authorized.options, stdio: 'inherit' }), io, timeoutMs);
+    exit = await startAndWait(() => startSandboxed(command, { ...authorized.options, stdio: 'inherit' }), shell === undefined ? (rest[0] as string) : '/bin/sh', io, timeoutMs);
   } catch (error) {
     cleanup();
     if (error instanceof SandboxError && !exitFailures.has(error)) {
@@ -184,7 +184,7 @@ const exitFailures = new WeakSet<SandboxError>();
  * of runSandboxed's pauses for a start with no other run in flight: what other processes' runs
  * held may be freed meanwhile (a user namespace is freed by the kernel a little after its run).
  */
-async function startAndWait(start: () => SandboxedProcess, io: CliIo, timeoutMs: number | undefined): Promise<SandboxExit> {
+async function startAndWait(start: () => SandboxedProcess, argv0: string, io: CliIo, timeoutMs: number | undefined): Promise<SandboxExit> {
   // --timeout bounds the waits too: the command never started, but was given no longer.
   const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs;
   let told = false;
@@ -217,8 +217,9 @@ async function startAndWait(start: () => SandboxedProcess, io: CliIo, timeoutMs:
     } finally {
       for (const [signal, handler] of handlers) process.off(signal, handler);
     }
-    if (exit.execError?.code !== 'EAGAIN' || pause === undefined || Date.now() + pause > deadline) return exit;
-    await wait('the command could not be executed (execve: EAGAIN): the process limit (RLIMIT_NPROC) is reached', pause);
+    const refused = execExhausted(argv0, exit);
+    if (refused === undefined || pause === undefined || Date.now() + pause > deadline) return exit;
+    await wait(refused.message, pause);
   }
   throw new Error('unreachable: the last attempt returns or throws');
 }

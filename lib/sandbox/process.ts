@@ -63,6 +63,16 @@ export function execFailureMessage(argv0: string, execError: NonNullable<Sandbox
   return `${argv0}: ${what}\n`;
 }
 
+/**
+ * execve's EAGAIN: the user's process limit (RLIMIT_NPROC) was over when the command's process
+ * was to become the command. The command never ran, so it is no failure of the command's own
+ * (126 or 127, as "command not found") but of the start.
+ */
+export function execExhausted(argv0: string, exit: SandboxExit): SandboxError | undefined {
+  if (exit.execError?.code !== 'EAGAIN') return undefined;
+  return new SandboxError('resource_exhausted', `${argv0} could not be executed (execve: EAGAIN): the process limit (RLIMIT_NPROC) is reached: nothing ran`, { errno: exit.execError.errno, syscall: 'execve' });
+}
+
 /** What a failure of the host-side work after a sandbox's exit becomes. */
 function exitFailure(error: unknown): SandboxError {
   if (error instanceof SandboxError) return error;

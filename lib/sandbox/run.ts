@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import type { SandboxBackendName } from '../backend/types.js';
 import { SandboxError } from '../errors.js';
 import { normalizeCommand, validateOptions, type RunOptions, type SandboxCommand } from './options.js';
-import { execFailureMessage, startSandboxedAsync, type SandboxedProcess } from './process.js';
+import { execExhausted, execFailureMessage, startSandboxedAsync, type SandboxedProcess } from './process.js';
 import type { CaptureRequest, CapturedOutput, CapturedStream, SandboxBackend, SandboxExit } from './contract.js';
 import { collectStreams } from './capture.js';
 import { loadCurrentBackend, loadedCurrentBackend } from '../backend/current.js';
@@ -97,17 +97,6 @@ function openOutputFile(): { fd: number; path: string } {
   return { fd: openSync(path, flags, 0o600), path };
 }
 
-/**
- * execve's EAGAIN: the user's process limit (RLIMIT_NPROC) was over when the command's process
- * was to become the command. The command never ran, so it is no failure of the command's own
- * (126 or 127, as "command not found") but of the start.
- */
-function execExhausted(command: SandboxCommand, options: RunOptions, exit: SandboxExit): SandboxError | undefined {
-  if (exit.execError?.code !== 'EAGAIN') return undefined;
-  const argv0 = normalizeCommand(command, options.shell)[0] as string;
-  return new SandboxError('resource_exhausted', `${argv0} could not be executed (execve: EAGAIN): the process limit (RLIMIT_NPROC) is reached: nothing ran`, { errno: exit.execError.errno, syscall: 'execve' });
-}
-
 /** A captured stream as text: whole, or head + marker + tail. */
 export function joinCaptured(stream: CapturedStream): string {
   if (stream.tail === undefined) return stream.head;
@@ -120,12 +109,11 @@ export function joinCaptured(stream: CapturedStream): string {
  * collected, also on timeout (`timedOut`) and abort (`aborted`, `abortReason`), with the output
  * written until then. Rejects with SandboxError: `invalid_argument` for a bad option (nothing
  * ran), `sandbox_unavailable`, `max_buffer_exceeded`, `resource_exhausted` (out of descriptors,
- * processes or namespaces with no other run in flight, after a few short pauses: started again
- * after another run's end otherwise), and
- * with `engine` `permission_denied`, `approval_required` (a prompt and no responder) or `aborted`
- * (abort before the command started, or a `cancel` answer). With `engine`, the permission engine
- * evaluates the command first and an approved network prompt runs the command with network
- * allowed, still inside the sandbox.
+ * processes or namespaces: started again after another run's end, or alone after pauses of about
+ * 8 s in all, within `timeoutMs`), and with `engine` `permission_denied`, `approval_required` (a
+ * prompt and no responder) or `aborted` (abort before the command started, or a `cancel` answer).
+ * With `engine`, the permission engine evaluates the command first and an approved network prompt
+ * runs the command with network allowed, still inside the sandbox.
  */
 export async function runSandboxed(command: SandboxCommand, options: RunOptions = {}): Promise<RunResult> {
   // With a loaded backend the schema check is the first thing of the start's turn (start-pacing.ts):
@@ -328,7 +316,7 @@ async function runAdmitted(command: SandboxCommand, options: RunOptions, backend
   }
   const none: CapturedStream = { head: '', bytes: 0 };
   const output: CapturedOutput = collected?.output() ?? child.capturedOutput() ?? { stdout: none, stderr: none };
-  const startFailure = child.startFailure(output.stderr.head) ?? execExhausted(command, options, exit);
+  const startFailure = child.startFailure(output.stderr.head) ?? execExhausted(normalizeCommand(command, options.shell)[0] as string, exit);
   if (startFailure !== undefined) throw failedStart(startFailure, spill);
   if (output.overflow !== undefined) {
     throw new SandboxError('max_buffer_exceeded', `${output.overflow} exceeded maxBuffer (${maxBuffer} bytes); the sandbox was killed`);
