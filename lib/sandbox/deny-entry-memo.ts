@@ -19,10 +19,8 @@
 // another non-link kind are kept; a missing entry, a link or an error is looked at every time
 // (and refused or resolved by the plan).
 import { inspectMany, inspectManyWatched, type EntryInfo } from './beneath.js';
+import { dropsOldest } from './kept-bounds.js';
 import { settledStamp } from './root-tops.js';
-
-/** Deny lists remembered at most (the oldest is dropped first). */
-const MAX_KEPT = 4;
 
 /** What the plan learns of an entry from a look: a directory or not, never a link. */
 export type DenyEntryKind = 'dir' | 'nondir';
@@ -106,8 +104,9 @@ export function denyEntryKinds(paths: readonly string[]): Array<DenyEntryKind | 
   }
   denyEntryMemoCounts.answered += paths.length - ask.length;
   denyEntryMemoCounts.looked += ask.length;
+  // Least recently used goes first; each list weighs its entries (kept-bounds.ts).
   kept.delete(key);
-  if (kept.size >= MAX_KEPT) kept.delete(kept.keys().next().value as string);
+  while (dropsOldest(kept.size, [...kept.values()].reduce((sum, k) => sum + k.kinds.length, 0), paths.length)) kept.delete(kept.keys().next().value as string);
   // Every kind given now is the state at or after the stamps just read: they vouch for all of them.
   kept.set(key, { dirs, stamps, kinds: [...kinds], parents });
   return kinds;

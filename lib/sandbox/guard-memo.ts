@@ -40,14 +40,13 @@ import type { WritableRoot } from '../backend/types.js';
 import { fromBytes, inspectMany, scanRepositories, toBytes } from './beneath.js';
 import { outsideState } from './git-guard.js';
 import { recordLooks, type LookRecord, type RecordedScan } from './look-record.js';
+import { dropsOldest, POLICIES_KEPT } from './kept-bounds.js';
 import { RACY_NANOS } from './root-tops.js';
 import { standardSubpaths } from './standard-subpaths.js';
 import { oneRun } from './one-run.js';
 import { frozenRoot, frozenRoots } from './watched-memo.js';
 import { watchEntries, type WatchSet } from './watch-set.js';
 
-/** Root sets kept at most (each holds a watch set: the oldest is released first). */
-const MAX_KEPT = 4;
 
 interface Kept {
   set: WatchSet;
@@ -72,7 +71,7 @@ const UNWATCHABLE_RUNS = 64;
 const UNKEPT_RUNS = 4;
 
 function backOff(key: string, runs: number): void {
-  if (unwatchable.size >= MAX_KEPT) unwatchable.delete(unwatchable.keys().next().value as string);
+  if (unwatchable.size >= POLICIES_KEPT) unwatchable.delete(unwatchable.keys().next().value as string);
   unwatchable.set(key, runs);
 }
 
@@ -105,6 +104,9 @@ export function lookKept<T>(asked: LookAsked, look: () => T, keep: (value: T) =>
   const known = kept.get(key);
   if (known?.answer !== undefined && known.set.quiet() && unchanged(known.answer)) {
     guardMemoCounts.reused++;
+    // Least recently used goes first.
+    kept.delete(key);
+    kept.set(key, known);
     return { value: known.answer.value as T, quiet: hold(known) };
   }
   guardMemoCounts.looked++;
@@ -136,15 +138,15 @@ export function lookKept<T>(asked: LookAsked, look: () => T, keep: (value: T) =>
     return { value, quiet: hold(before) };
   }
   drop(key);
+  // Room first (the sets are bounded too); each look kept weighs what its set watches (kept-bounds.ts).
+  const weight = (k: { dirs: ReadonlySet<string>; entries: ReadonlySet<string> }) => k.dirs.size + k.entries.size;
+  while (dropsOldest(kept.size, [...kept.values()].reduce((sum, k) => sum + weight(k), 0), weight(found))) drop(kept.keys().next().value as string);
   // The set is asked with UTF-8 paths: one a byte string does not round-trip to is not kept.
   const dirs = utf8Paths(found.dirs);
   const entries = utf8Paths(found.entries);
   const set = dirs === undefined || entries === undefined ? undefined : watchEntries(entries, dirs);
   if (set === undefined) backOff(key, UNWATCHABLE_RUNS);
-  else {
-    if (kept.size >= MAX_KEPT) drop(kept.keys().next().value as string);
-    kept.set(key, { set, dirs: found.dirs, entries: found.entries, inputs: inputsOf(asked, env), holders: 0, dropped: false });
-  }
+  else kept.set(key, { set, dirs: found.dirs, entries: found.entries, inputs: inputsOf(asked, env), holders: 0, dropped: false });
   return { value };
 }
 

@@ -33,12 +33,11 @@
 import type { SandboxPlan } from '../backend/types.js';
 import { HostFacts } from '../host-facts.js';
 import { currentHandoverHost } from './host-handover.js';
+import { POLICIES_KEPT } from './kept-bounds.js';
 import { ownFilesFacts } from './own-files.js';
 import { resolvePlan, type ResolvedPlanInput } from './plan.js';
 import { WatchedMemo } from './watched-memo.js';
 
-/** Policies whose plan is kept at most (the oldest is dropped first). */
-const MAX_PLANS = 4;
 
 interface PlanKey {
   strings: Array<string | undefined>;
@@ -94,7 +93,7 @@ function planKey(input: ResolvedPlanInput): PlanKey {
   };
 }
 
-const plans = new WatchedMemo<PlanKey, SandboxPlan>(MAX_PLANS, sameKey, copyKey);
+const plans = new WatchedMemo<PlanKey, SandboxPlan>(POLICIES_KEPT, sameKey, copyKey);
 
 /**
  * resolvePlan(input), or the plan kept for the same inputs while nothing it looked at changed (see

@@ -24,6 +24,7 @@
 import { readFileSync } from 'node:fs';
 
 import { isCleanAbsolute } from '../path-within.js';
+import { dropsOldest, PATHS_KEPT } from './kept-bounds.js';
 import { nextLookEpoch, withLookLog, type LookLog } from './look-log.js';
 import { oneRun } from './one-run.js';
 import { watchEntries, type WatchSet } from './watch-set.js';
@@ -78,6 +79,11 @@ export function watchedOf(log: LookLog): Watched | undefined {
   return { entries, dirs };
 }
 
+/** What a kept value weighs against the memo's bound: the paths its set watches. */
+function weightOf(watched: Watched): number {
+  return watched.entries.size + watched.dirs.size;
+}
+
 /** True when `set` watches all that `need` asks for. */
 function covers(set: Watched, need: Watched): boolean {
   for (const path of need.entries) if (!set.entries.has(path)) return false;
@@ -123,6 +129,8 @@ export class WatchedMemo<K, V> {
     readonly copy: (key: K) => K,
     /** Makes a watch set (tests hand in their own). */
     readonly watch: (entries: readonly string[], dirs: readonly string[]) => WatchSet | undefined = watchEntries,
+    /** Paths watched over all kept values at most (kept-bounds.ts). */
+    readonly maxPaths = PATHS_KEPT,
   ) {}
 
   /**
@@ -145,7 +153,7 @@ export class WatchedMemo<K, V> {
     // a walk of every path it watches, for a later run that will not come.
     if (entry === undefined && oneRun()) {
       const value = compute();
-      if (this.#entries.length >= this.max) this.#drop(this.#entries[0]);
+      this.#makeRoom(0);
       this.#entries.push({ key: this.copy(key), set: undefined, unwatched: 0, wasted: 0, answered: false, watched: { entries: new Set(), dirs: new Set() }, madeAt: 0, contents: [] });
       return value;
     }
@@ -181,7 +189,7 @@ export class WatchedMemo<K, V> {
     const setWasted = entry?.set !== undefined && !entry.answered;
     const wasted = setWasted ? (entry?.wasted ?? 0) + 1 : (entry?.wasted ?? 0);
     this.#drop(entry);
-    if (this.#entries.length >= this.max) this.#drop(this.#entries[0]);
+    this.#makeRoom(weightOf(watched));
     const backoff = setWasted && wasted >= 2 ? Math.min(2 ** wasted, MAX_BACKOFF_RUNS) : 0;
     const madeAt = nextLookEpoch();
     const set = backoff > 0 ? undefined : this.watch([...watched.entries], [...watched.dirs]);
@@ -193,6 +201,11 @@ export class WatchedMemo<K, V> {
   /** Drops every kept value and releases its set. */
   clear(): void {
     for (const entry of [...this.#entries]) this.#drop(entry);
+  }
+
+  /** Drops the least recently used values until one more weighing `adding` fits the bounds. */
+  #makeRoom(adding: number): void {
+    while (dropsOldest(this.#entries.length, this.#entries.reduce((sum, e) => sum + weightOf(e.watched), 0), adding, this.max, this.maxPaths)) this.#drop(this.#entries[0]);
   }
 
   #drop(entry: Entry<K, V> | undefined): void {

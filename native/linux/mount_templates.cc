@@ -34,11 +34,15 @@ namespace {
 
 using backend::MountOp;
 
-constexpr size_t kMaxTemplates = 4;  // idle ones kept (least recently used go first)
+// Idle ones kept, least recently used going first: as many policies as the memos under a plan keep
+// (lib/sandbox/kept-bounds.ts), for a caller alternating between the policies of several agents;
+// and at most kMaxIdleSteps mount steps in all (each step is a mount held in the kernel).
+constexpr size_t kMaxTemplates = 16;
+constexpr size_t kMaxIdleSteps = 32768;
 // Per policy at once: its prewarmed sandboxes and the run using one hold a template each; a start
 // beyond that (a burst) sets its mounts up without one instead of building one more.
 constexpr size_t kMaxPerPolicy = 4;
-constexpr size_t kMaxSeen = 16;   // policies seen once, remembered for their second run
+constexpr size_t kMaxSeen = 32;   // policies seen once, remembered for their second run
 constexpr int kMaxDirMasks = 64;  // each holds a descriptor while the template lives
 constexpr size_t kStackSize = 256 * 1024;
 
@@ -249,19 +253,22 @@ void Lend(Template* t, int userns, Lease* out) {
   out->tmp_fds = t->tmp_fds;
 }
 
-// Drops idle templates beyond kMaxTemplates, least recently used first. Busy ones do not count:
-// each belongs to a live sandbox (at most kMaxPerPolicy per policy), and counting them dropped a
-// template as soon as it came back whenever two policies had prewarmed sandboxes.
-void Trim(State& s) {
+// Drops idle templates beyond kMaxTemplates or kMaxIdleSteps, least recently used first (all of
+// them with `max` 0). Busy ones do not count: each belongs to a live sandbox (at most
+// kMaxPerPolicy per policy), and counting them dropped a template as soon as it came back whenever
+// two policies had prewarmed sandboxes.
+void Trim(State& s, size_t max = kMaxTemplates) {
   for (;;) {
     size_t idle = 0;
+    size_t steps = 0;
     size_t oldest = s.all.size();
     for (size_t i = 0; i < s.all.size(); ++i) {
       if (s.all[i]->busy) continue;
       ++idle;
+      steps += s.all[i]->ops.size();
       if (oldest == s.all.size() || s.all[i]->used < s.all[oldest]->used) oldest = i;
     }
-    if (idle <= kMaxTemplates) return;
+    if (idle <= max && (idle <= 1 || steps <= kMaxIdleSteps)) return;
     s.all.erase(s.all.begin() + static_cast<long>(oldest));
   }
 }
@@ -423,6 +430,12 @@ void Discard(int id) {
   std::lock_guard<std::mutex> hold(s.lock);
   for (auto& t : s.all)
     if (t->id == id) t->discarded = true;
+}
+
+void DropIdle() {
+  State& s = Get();
+  std::lock_guard<std::mutex> hold(s.lock);
+  Trim(s, 0);
 }
 
 int Count() {

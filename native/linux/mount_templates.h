@@ -79,6 +79,9 @@ void Started(const Lease& declined);
 void Return(int id);
 // A copy of the template may not match the host: the template goes (once returned).
 void Discard(int id);
+// Drops every idle template: the user's namespace count is reached (each holds a mount namespace,
+// and one with write roots in the private /tmp a user namespace besides), and a run needs them.
+void DropIdle();
 // Templates held now (for tests).
 int Count();
 

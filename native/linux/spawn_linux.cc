@@ -320,6 +320,9 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
   Cloned cloned;
   int32_t stage = 0;
   status::Status setup = SpawnOnce(spec, templated ? &lease : nullptr, &cloned, plan.get(), &stage);
+  // The user's namespace count is reached: the idle templates' namespaces go first (the run is
+  // tried again, here without a template or by the caller, once namespaces are free).
+  if (setup.sys_errno == ENOSPC) mount_templates::DropIdle();
   if (templated && !setup.ok()) {
     // The template could not serve: this run sets its mounts up itself, as without templates. An
     // event queued meanwhile may be anyone's (the next run finds out whether it was the
@@ -330,6 +333,7 @@ status::Status Spawn(const SpawnSpec& spec, SpawnResult* out) {
     Cloned again;
     int32_t fresh_stage = 0;
     setup = SpawnOnce(spec, nullptr, &again, fresh.get(), &fresh_stage);
+    if (setup.sys_errno == ENOSPC) mount_templates::DropIdle();
     if (stage == child_setup::kStageTemplate || !setup.ok()) mount_templates::Discard(lease.id);
     mount_templates::Return(lease.id);
     plan = std::move(fresh);

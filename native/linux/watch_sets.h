@@ -20,7 +20,9 @@
 namespace watch_sets {
 
 // Sets live at once, at most (each holds a little per watched directory; callers release theirs).
-constexpr size_t kMaxSets = 64;
+// Each policy kept across runs holds up to four (its plan's, its spec's, its guard look's and its
+// mount template's), for 16 policies, with room for prewarmed ones and the runs in flight.
+constexpr size_t kMaxSets = 128;
 
 // What one set asks of one watched directory: every entry, or the entries of these names.
 struct Interest {

@@ -69,7 +69,8 @@ sandboxTest('many policies coming and going leave the process with a bounded num
   const t = makeTree();
   try {
     const policies: RunOptions[] = [];
-    for (let i = 0; i < 10; i++) {
+    // More policies than the templates kept (16): each round drops and builds some.
+    for (let i = 0; i < 20; i++) {
       const dir = join(t.ws, `hidden${i}`);
       mkdirSync(dir);
       writeFileSync(join(dir, 'key'), 'k\n');

@@ -4,7 +4,7 @@
 // once: the starts refused with ENOSPC wait for other runs to end and start again, so every run
 // succeeds. Before, each was refused as "the sandbox cannot enforce the policy here" with the
 // probe's guess at why, or failed as a mount. A limit of 0 (namespaces switched off) stays that
-// refusal.
+// refusal. Mount templates kept idle give their namespaces up to a run refused for the count.
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import * as assert from 'uvu/assert';
@@ -14,6 +14,7 @@ import { assertEveryRunStartedOnce } from '../helpers/limited-report.js';
 import { makeTree, sandboxTest } from '../helpers/sandbox.js';
 
 const HELPER = fileURLToPath(new URL('../helpers/limited-runs.js', import.meta.url));
+const IDLE_TEMPLATES = fileURLToPath(new URL('../helpers/idle-templates.js', import.meta.url));
 
 /** Runs the helper in a user namespace of its own whose user.max_`kind`_namespaces is `limit`. */
 function runsUnderLimit(limit: number, workspace: string, count: number, kind = 'user'): SpawnSyncReturns<string> {
@@ -35,6 +36,22 @@ for (const [kind, limit] of [['user', 4], ['mnt', 16]] as const) {
     }
   });
 }
+
+// The addon keeps a mount template (a mount namespace) for each of the last policies run; a run
+// refused for the count frees the idle ones, so a limit reached by what is only kept for speed
+// never refuses a run for good.
+sandboxTest('a run refused because idle mount templates hold the mount namespace count succeeds once they are freed', () => {
+  const t = makeTree('zs-mntns-idle-');
+  try {
+    const child = spawnSync('unshare', ['--user', '--map-root-user', process.execPath, IDLE_TEMPLATES, t.ws, '8', '5'], { encoding: 'utf8', timeout: 120_000 });
+    assert.is(child.status, 0, `helper exited ${String(child.status)}: ${child.stderr}`);
+    const report = JSON.parse(child.stdout) as { warm: string[]; after: string };
+    assert.equal(report.warm, [], 'the runs before the limit');
+    assert.is(report.after, 'ok');
+  } finally {
+    t.cleanup();
+  }
+});
 
 sandboxTest('where the user may hold no user namespace, a run is refused as the missing layer, naming the limit', () => {
   const t = makeTree('zs-userns-zero-');

@@ -22,14 +22,14 @@ interface FakeSet {
   entries: readonly string[];
 }
 
-function memo(): { memo: WatchedMemo<string, { n: number }>; sets: FakeSet[] } {
+function memo(max = 2, maxPaths?: number): { memo: WatchedMemo<string, { n: number }>; sets: FakeSet[] } {
   const sets: FakeSet[] = [];
   const watch = (entries: readonly string[]) => {
     const set: FakeSet = { quiet: true, released: false, entries };
     sets.push(set);
     return { quiet: () => set.quiet && !set.released, again: () => undefined, release: () => void (set.released = true) };
   };
-  return { memo: new WatchedMemo<string, { n: number }>(2, (a, b) => a === b, (k) => k, watch), sets };
+  return { memo: new WatchedMemo<string, { n: number }>(max, (a, b) => a === b, (k) => k, watch, maxPaths), sets };
 }
 
 posixTest('kept only from a computation after the set, used while it is quiet', () => {
@@ -123,6 +123,36 @@ posixTest('at most `max` keys are kept; the oldest set is released', () => {
   for (const key of ['a', 'b', 'c']) for (let i = 0; i < 2; i++) m.get(key, () => (logLooked('/x'), { n: 0 }));
   assert.ok(sets[0]?.released, 'the oldest was dropped');
   assert.not.ok(sets[2]?.released);
+});
+
+posixTest('the paths watched over all keys are bounded: the least recently used go to make room', () => {
+  const { memo: m, sets } = memo(16, 5);
+  const paths: Record<string, string[]> = { a: ['/a/1', '/a/2'], b: ['/b/1', '/b/2'], c: ['/c/1', '/c/2'], big: ['/d/1', '/d/2', '/d/3', '/d/4', '/d/5', '/d/6'] };
+  let computed = 0;
+  const get = (key: string) =>
+    m.get(key, () => {
+      for (const path of paths[key] as string[]) logLooked(path);
+      return { n: ++computed };
+    });
+  const setOf = (key: string) => sets.find((set) => set.entries[0] === paths[key]?.[0] && !set.released);
+  for (const key of ['a', 'b', 'a']) for (let i = 0; i < 2; i++) get(key);
+  assert.ok(setOf('a') !== undefined && setOf('b') !== undefined, 'four paths: both kept');
+  const before = computed;
+  get('a');
+  get('b');
+  assert.is(computed, before, 'both answered');
+  get('a'); // b is now the least recently used
+  get('c');
+  assert.is(setOf('b'), undefined, 'b went to make room for c');
+  assert.ok(setOf('a') !== undefined, 'a, used after b, stayed');
+  get('big');
+  assert.is(setOf('a'), undefined);
+  assert.is(setOf('c'), undefined);
+  assert.ok(setOf('big') !== undefined, 'a key over the bound alone is kept by itself');
+  get('big');
+  const kept = computed;
+  get('big');
+  assert.is(computed, kept, 'and answered');
 });
 
 // Last: a process that says it runs once cannot take it back (the flag is for the process's life).

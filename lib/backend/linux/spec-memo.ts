@@ -18,12 +18,11 @@
 // - Nothing of it reads a file's content.
 // argv, env, cwd and stdio are each run's own: put in around the kept part (launchSpec).
 import type { WritableRoot } from '../types.js';
+import { POLICIES_KEPT } from '../../sandbox/kept-bounds.js';
 import { deepFreeze, frozenRoot, WatchedMemo } from '../../sandbox/watched-memo.js';
 import type { HostView } from './mounts.js';
 import { buildLinuxSandbox, type LinuxNativeSpec, type LinuxSpecContext, type SandboxFields } from './spec.js';
 
-/** Plans whose sandbox is kept at most (the oldest is dropped first). */
-const MAX_SPECS = 4;
 
 interface SpecKey {
   fields: SandboxFields;
@@ -119,7 +118,7 @@ function copyKey(key: SpecKey): SpecKey {
   return { fields, context: { ...key.context } };
 }
 
-const sandboxes = new WatchedMemo<SpecKey, LinuxNativeSpec['linux']>(MAX_SPECS, sameKey, copyKey);
+const sandboxes = new WatchedMemo<SpecKey, LinuxNativeSpec['linux']>(POLICIES_KEPT, sameKey, copyKey);
 
 /**
  * buildLinuxSandbox(plan, context, host), or the one kept for the same fields and context while
