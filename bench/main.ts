@@ -7,6 +7,7 @@ import { join } from 'node:path';
 
 import { REPO_ROOT } from '../test/helpers/cli.js';
 import { benchSandbox, type BenchLine } from './sandbox.js';
+import { benchPoliciesInTurn } from './policies-in-turn.js';
 import { benchPolicyPairs } from './policy-pairs.js';
 import { benchPrune } from './prune.js';
 import { benchBurstsAlone, benchScaling } from './scaling.js';
@@ -33,6 +34,11 @@ if (want('scaling') && process.platform === 'linux') {
   // Printed line by line: under load the whole bench takes many minutes.
   process.stdout.write('\nScaling with policy size and load (Linux native; each against its baseline in this run)\n');
   await benchScaling(undefined, undefined, printLine);
+}
+
+if ((want('scaling') || only.includes('turn')) && process.platform === 'linux') {
+  process.stdout.write('\nPolicies in turn (Linux native; against the same policies back to back in this run)\n');
+  await benchPoliciesInTurn(printLine);
 }
 
 // Only the burst rows of the scaling bench (not part of a plain run: scaling has them).

@@ -138,7 +138,7 @@ export function lookKept<T>(asked: LookAsked, look: () => T, keep: (value: T) =>
     return { value, quiet: hold(before) };
   }
   drop(key);
-  // Room first (the sets are bounded too); each look kept weighs what its set watches (kept-bounds.ts).
+  // Room first (the sets are bounded too); each look weighs what its set watches (kept-bounds.ts).
   const weight = (k: { dirs: ReadonlySet<string>; entries: ReadonlySet<string> }) => k.dirs.size + k.entries.size;
   while (dropsOldest(kept.size, [...kept.values()].reduce((sum, k) => sum + weight(k), 0), weight(found))) drop(kept.keys().next().value as string);
   // The set is asked with UTF-8 paths: one a byte string does not round-trip to is not kept.

@@ -39,8 +39,12 @@ test('credential deny set: kept while its paths are unchanged, a credential stor
     const first = denySet(home, t.ws);
     assert.is(first.answered, false, 'the first call computes');
     assert.is(denySet(home, t.ws).answered, false, 'the second computes too: the stamps read before it vouch for it');
-    const third = denySet(home, t.ws);
-    assert.is(third.answered, LINUX, 'the third is answered from the memo');
+    // The stamps include every directory above the workspace, /var/tmp among them, where the tests
+    // running beside this one make and remove their trees: a call after such a change computes
+    // again, and the one after it is answered.
+    let third = denySet(home, t.ws);
+    for (let call = 0; LINUX && !third.answered && call < 4; call++) third = denySet(home, t.ws);
+    assert.is(third.answered, LINUX, 'answered from the memo');
     assert.equal(third.set, first.set, 'with the same set');
     const aws = join(realpathSync(home), '.aws');
     assert.not.ok(first.set.existing.includes(aws));
