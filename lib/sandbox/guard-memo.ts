@@ -58,6 +58,8 @@ interface Kept {
   /** Runs whose check still asks the set; it is released once none does and it is dropped. */
   holders: number;
   dropped: boolean;
+  /** When a run was last given the kept look (`calls` then; see makeRoom). */
+  reusedAt?: number;
   /** The kept look, with what it read: files and their stamps, scans, outside configs. */
   answer?: { value: unknown; files: string[]; stamps: string[]; scans: RecordedScan[]; outside: Map<string, string> };
 }
@@ -73,6 +75,21 @@ const UNKEPT_RUNS = 4;
 function backOff(key: string, runs: number): void {
   if (unwatchable.size >= POLICIES_KEPT) unwatchable.delete(unwatchable.keys().next().value as string);
   unwatchable.set(key, runs);
+}
+
+/** Keys whose last looks were dropped before any run was given them: how many in a row (see makeRoom). */
+const wasted = new Map<string, number>();
+/** The most runs a key looks without recording after its looks were dropped unused. */
+const MAX_WASTED_RUNS = 64;
+/** Looks asked of the memo so far: when each kept look was last given counts in these. */
+let calls = 0;
+
+function noteWasted(key: string): void {
+  const times = (wasted.get(key) ?? 0) + 1;
+  wasted.delete(key);
+  if (wasted.size >= 2 * POLICIES_KEPT) wasted.delete(wasted.keys().next().value as string);
+  wasted.set(key, times);
+  backOff(key, Math.min(UNKEPT_RUNS * 2 ** (times - 1), MAX_WASTED_RUNS));
 }
 
 /** How often a look was given again and how often it was made (tests count them). */
@@ -97,6 +114,7 @@ export function lookKept<T>(asked: LookAsked, look: () => T, keep: (value: T) =>
     guardMemoCounts.looked++;
     return { value: look() };
   }
+  calls++;
   const env = envOf();
   const key = keyOf(asked, env);
   // Another root set under the same key: dropped, the look is made and kept for this one.
@@ -104,6 +122,8 @@ export function lookKept<T>(asked: LookAsked, look: () => T, keep: (value: T) =>
   const known = kept.get(key);
   if (known?.answer !== undefined && known.set.quiet() && unchanged(known.answer)) {
     guardMemoCounts.reused++;
+    known.reusedAt = calls;
+    wasted.delete(key);
     // Least recently used goes first.
     kept.delete(key);
     kept.set(key, known);
@@ -138,9 +158,8 @@ export function lookKept<T>(asked: LookAsked, look: () => T, keep: (value: T) =>
     return { value, quiet: hold(before) };
   }
   drop(key);
-  // Room first (the sets are bounded too); each look weighs what its set watches (kept-bounds.ts).
-  const weight = (k: { dirs: ReadonlySet<string>; entries: ReadonlySet<string> }) => k.dirs.size + k.entries.size;
-  while (dropsOldest(kept.size, [...kept.values()].reduce((sum, k) => sum + weight(k), 0), weight(found))) drop(kept.keys().next().value as string);
+  // Room first: the sets are bounded too.
+  if (!makeRoom(key, found.dirs.size + found.entries.size)) return { value };
   // The set is asked with UTF-8 paths: one a byte string does not round-trip to is not kept.
   const dirs = utf8Paths(found.dirs);
   const entries = utf8Paths(found.entries);
@@ -148,6 +167,30 @@ export function lookKept<T>(asked: LookAsked, look: () => T, keep: (value: T) =>
   if (set === undefined) backOff(key, UNWATCHABLE_RUNS);
   else kept.set(key, { set, dirs: found.dirs, entries: found.entries, inputs: inputsOf(asked, env), holders: 0, dropped: false });
   return { value };
+}
+
+/**
+ * Drops the least recently used looks until one more of `adding` paths, for `key`, fits
+ * (kept-bounds.ts); false when it is not to be kept. More policies in turn than fit keep dropping
+ * one another's looks before any run is given them, each paying its recording and its set for
+ * nothing (10 workspaces of 1,000 write roots in turn: 80-90 ms per run recorded, 51-61 ms not).
+ * So a key whose look was dropped unused looks without recording for its next few runs (twice as
+ * many each time in a row), and once back it does not take the room of a look given to a run
+ * within the last two rounds of the kept ones: those stay kept, and it waits longer.
+ */
+function makeRoom(key: string, adding: number): boolean {
+  // Each look weighs what its set watches.
+  const weight = (k: Kept) => k.dirs.size + k.entries.size;
+  while (dropsOldest(kept.size, [...kept.values()].reduce((sum, k) => sum + weight(k), 0), adding)) {
+    const [oldKey, oldest] = kept.entries().next().value as [string, Kept];
+    if (wasted.has(key) && oldest.reusedAt !== undefined && calls - oldest.reusedAt <= 2 * kept.size) {
+      noteWasted(key);
+      return false;
+    }
+    drop(oldKey);
+    if (oldest.reusedAt === undefined) noteWasted(oldKey);
+  }
+  return true;
 }
 
 /** What the look before a run is asked: the plan's write roots and those of the caller (with protected names). */
@@ -226,6 +269,7 @@ function sameInputs(inputs: Inputs, asked: LookAsked, env: string): boolean {
 /** Forgets every kept look (tests). */
 export function forgetKeptLooks(): void {
   unwatchable.clear();
+  wasted.clear();
   for (const key of [...kept.keys()]) drop(key);
 }
 

@@ -14,6 +14,7 @@ import { forgetKeptLooks, guardMemoCounts, lookKept, type LookAsked } from '../.
 import { deepFreeze } from '../../lib/sandbox/watched-memo.js';
 import type { WritableRoot } from '../../lib/backend/types.js';
 import { guardRoot, settle } from '../helpers/guard-root.js';
+import { makeTree } from '../helpers/sandbox.js';
 
 // process.platform: only Linux has the watch sets (inotify).
 const linuxTest = process.platform === 'linux' ? test : test.skip;
@@ -133,6 +134,38 @@ linuxTest('frozen roots given again are the same roots; a root in the middle or 
     const names = list.map((w, i) => (i === 2 ? deepFreeze(rootOf(w.root, ['.zero', '.other'])) : w));
     lookKept({ writeRoots: list, user: names }, look(root)).quiet?.release();
     assert.is(guardMemoCounts.reused, reused, 'protected names changed: looked at again');
+  } finally {
+    forgetKeptLooks();
+    t.cleanup();
+  }
+});
+
+// More root sets in turn than the memo keeps (16): least recently used first, each would drop the
+// look of the next to come before any run was given it, and no look would ever be given again.
+// A key whose look went unused backs off and does not take the room of looks in use.
+linuxTest('20 root sets in turn: most looks are given again, each the answer of a look now', async () => {
+  const t = makeTree();
+  forgetKeptLooks();
+  try {
+    const roots = Array.from({ length: 20 }, (_, i) => {
+      const root = join(t.ws, `pkg${i}`);
+      mkdirSync(join(root, '.git'), { recursive: true });
+      writeFileSync(join(root, '.git', 'config'), `[core]\n# ${i}\n`);
+      const w: WritableRoot = { root, readOnlySubpaths: [], protectedNames: ['.zero'] };
+      return { root, asked: { writeRoots: [w], user: [w] } };
+    });
+    await settle();
+    let reused = 0;
+    for (let round = 0; round < 12; round++) {
+      const before = guardMemoCounts.reused;
+      for (const { root, asked } of roots) {
+        const got = lookKept(asked, look(root));
+        assert.is(got.value, look(root)(), `round ${round}: ${root}`);
+        got.quiet?.release();
+      }
+      reused = guardMemoCounts.reused - before;
+    }
+    assert.ok(reused >= 12, `${reused} of 20 looks given again in the last round`);
   } finally {
     forgetKeptLooks();
     t.cleanup();
