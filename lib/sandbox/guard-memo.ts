@@ -47,7 +47,6 @@ import { oneRun } from './one-run.js';
 import { frozenRoot, frozenRoots } from './watched-memo.js';
 import { watchEntries, type WatchSet } from './watch-set.js';
 
-
 interface Kept {
   set: WatchSet;
   /** The directories (every entry) and entries the set watches (see keepable). */
@@ -77,7 +76,7 @@ function backOff(key: string, runs: number): void {
   unwatchable.set(key, runs);
 }
 
-/** Keys whose last looks were dropped before any run was given them: how many in a row (see makeRoom). */
+/** Keys whose last looks were dropped before a run was given them, how many in a row (makeRoom). */
 const wasted = new Map<string, number>();
 /** The most runs a key looks without recording after its looks were dropped unused. */
 const MAX_WASTED_RUNS = 64;

@@ -38,7 +38,6 @@ import { ownFilesFacts } from './own-files.js';
 import { resolvePlan, type ResolvedPlanInput } from './plan.js';
 import { WatchedMemo } from './watched-memo.js';
 
-
 interface PlanKey {
   strings: Array<string | undefined>;
   lists: Array<readonly string[]>;

@@ -23,7 +23,6 @@ import { deepFreeze, frozenRoot, WatchedMemo } from '../../sandbox/watched-memo.
 import type { HostView } from './mounts.js';
 import { buildLinuxSandbox, type LinuxNativeSpec, type LinuxSpecContext, type SandboxFields } from './spec.js';
 
-
 interface SpecKey {
   fields: SandboxFields;
   context: LinuxSpecContext;
