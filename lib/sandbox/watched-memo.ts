@@ -56,6 +56,19 @@ interface Entry<K, V> {
   value?: V;
   /** The files its computation read, with what it read. */
   contents: Array<[string, string | undefined]>;
+  /** When the memo last answered from it (the memo's count of calls then). */
+  answeredAt?: number;
+  /** Its key's rest, when the key came back from one (see #makeRoom). */
+  rested?: Rest<K> | undefined;
+}
+
+/** A key whose values were dropped to make room before the memo answered from them. */
+interface Rest<K> {
+  key: K;
+  /** Times in a row. */
+  times: number;
+  /** Its runs still to compute without a set. */
+  runs: number;
 }
 
 /** How often the memos answered and computed (tests count them). */
@@ -122,6 +135,8 @@ export function deepFreeze<T>(value: T): T {
  */
 export class WatchedMemo<K, V> {
   readonly #entries: Array<Entry<K, V>> = [];
+  readonly #resting: Array<Rest<K>> = [];
+  #calls = 0;
 
   constructor(
     readonly max: number,
@@ -140,6 +155,7 @@ export class WatchedMemo<K, V> {
    * the set is not kept.
    */
   get(key: K, compute: () => V, since = nextLookEpoch()): V {
+    this.#calls++;
     const at = this.#entries.findIndex((entry) => this.same(entry.key, key));
     const entry = at === -1 ? undefined : this.#entries[at];
     if (entry !== undefined) {
@@ -157,6 +173,11 @@ export class WatchedMemo<K, V> {
       this.#entries.push({ key: this.copy(key), set: undefined, unwatched: 0, wasted: 0, answered: false, watched: { entries: new Set(), dirs: new Set() }, madeAt: 0, contents: [] });
       return value;
     }
+    const rest = entry === undefined ? this.#resting.find((r) => this.same(r.key, key)) : undefined;
+    if (rest !== undefined && rest.runs > 0) {
+      rest.runs--;
+      return compute();
+    }
     if (entry !== undefined && entry.set === undefined && entry.unwatched > 0) {
       entry.unwatched--;
       return compute();
@@ -166,7 +187,11 @@ export class WatchedMemo<K, V> {
     if (entry?.value !== undefined && quiet && entry.contents.every(([path, text]) => readNow(path) === text)) {
       watchedMemoCounts.answered++;
       entry.answered = true;
+      entry.answeredAt = this.#calls;
       entry.wasted = 0;
+      const rested = entry.rested === undefined ? -1 : this.#resting.indexOf(entry.rested);
+      if (rested !== -1) this.#resting.splice(rested, 1);
+      entry.rested = undefined;
       return entry.value;
     }
     watchedMemoCounts.computed++;
@@ -189,12 +214,12 @@ export class WatchedMemo<K, V> {
     const setWasted = entry?.set !== undefined && !entry.answered;
     const wasted = setWasted ? (entry?.wasted ?? 0) + 1 : (entry?.wasted ?? 0);
     this.#drop(entry);
-    this.#makeRoom(weightOf(watched));
+    if (!this.#makeRoom(weightOf(watched), rest)) return value;
     const backoff = setWasted && wasted >= 2 ? Math.min(2 ** wasted, MAX_BACKOFF_RUNS) : 0;
     const madeAt = nextLookEpoch();
     const set = backoff > 0 ? undefined : this.watch([...watched.entries], [...watched.dirs]);
     const unwatched = backoff > 0 ? backoff : set === undefined ? UNWATCHED_RUNS : 0;
-    this.#entries.push({ key: this.copy(key), set, unwatched, wasted, answered: false, watched, madeAt, contents: [] });
+    this.#entries.push({ key: this.copy(key), set, unwatched, wasted, answered: false, watched, madeAt, contents: [], rested: rest });
     return value;
   }
 
@@ -203,9 +228,37 @@ export class WatchedMemo<K, V> {
     for (const entry of [...this.#entries]) this.#drop(entry);
   }
 
-  /** Drops the least recently used values until one more weighing `adding` fits the bounds. */
-  #makeRoom(adding: number): void {
-    while (dropsOldest(this.#entries.length, this.#entries.reduce((sum, e) => sum + weightOf(e.watched), 0), adding, this.max, this.maxPaths)) this.#drop(this.#entries[0]);
+  /**
+   * Drops the least recently used values until one more weighing `adding` fits the bounds; false
+   * when it is not to be kept. More keys in turn than fit keep dropping one another's values before
+   * the memo answers from any, each paying its set for nothing. So a key whose value was dropped
+   * unanswered computes without a set for its next few runs (twice as many each time in a row), and
+   * once back (`rest`) it does not take the room of a value answered from within the last two rounds
+   * of the kept ones: those stay kept, and it rests longer.
+   */
+  #makeRoom(adding: number, rest?: Rest<K>): boolean {
+    while (dropsOldest(this.#entries.length, this.#entries.reduce((sum, e) => sum + weightOf(e.watched), 0), adding, this.max, this.maxPaths)) {
+      const oldest = this.#entries[0] as Entry<K, V>;
+      if (rest !== undefined && oldest.answeredAt !== undefined && this.#calls - oldest.answeredAt <= 2 * this.#entries.length) {
+        this.#rest(rest.key, rest);
+        return false;
+      }
+      this.#drop(oldest);
+      if (oldest.answeredAt === undefined && oldest.set !== undefined) this.#rest(oldest.key, oldest.rested);
+    }
+    return true;
+  }
+
+  /** Sends `key` to rest (again, when `known` is its rest already). */
+  #rest(key: K, known?: Rest<K>): void {
+    let rest = known;
+    if (rest === undefined) {
+      if (this.#resting.length >= 2 * this.max) this.#resting.shift();
+      rest = { key, times: 0, runs: 0 };
+      this.#resting.push(rest);
+    }
+    rest.times++;
+    rest.runs = Math.min(4 * 2 ** (rest.times - 1), MAX_BACKOFF_RUNS);
   }
 
   #drop(entry: Entry<K, V> | undefined): void {

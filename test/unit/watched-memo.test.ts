@@ -155,6 +155,25 @@ posixTest('the paths watched over all keys are bounded: the least recently used 
   assert.is(computed, kept, 'and answered');
 });
 
+posixTest('more keys in turn than fit: those dropped unanswered rest, and the others stay kept and answered', () => {
+  const { memo: m } = memo(16);
+  const keys = Array.from({ length: 20 }, (_, i) => `k${i}`);
+  let computed = 0;
+  const get = (key: string) =>
+    m.get(key, () => {
+      logLooked(`/${key}/x`);
+      computed++;
+      return { n: Number(key.slice(1)) };
+    });
+  let last = 0;
+  for (let round = 0; round < 12; round++) {
+    const before = computed;
+    for (const key of keys) assert.is(get(key).n, Number(key.slice(1)), `round ${round}: ${key}`);
+    last = computed - before;
+  }
+  assert.ok(last <= 8, `${last} of 20 computed in the last round`);
+});
+
 // Last: a process that says it runs once cannot take it back (the flag is for the process's life).
 posixTest('in a process that runs once, a key seen for the first time makes no set', () => {
   const { memo: m, sets } = memo();
