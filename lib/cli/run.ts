@@ -123,6 +123,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   }
 
   const command = shell ?? rest;
+  const argv0 = shell === undefined ? (rest[0] as string) : '/bin/sh';
   let cleanup = () => {};
   let exit: SandboxExit;
   try {
@@ -130,7 +131,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
     cleanup = authorized.cleanup;
     await prepareHostBackend(authorized.options.network ?? 'deny');
     // The options are built from flags parsed above, so the API's schema check (and zod) is skipped.
-    exit = await startAndWait(() => startSandboxed(command, { ...authorized.options, stdio: 'inherit' }), shell === undefined ? (rest[0] as string) : '/bin/sh', io, timeoutMs);
+    exit = await startAndWait(() => startSandboxed(command, { ...authorized.options, stdio: 'inherit' }), argv0, io, timeoutMs);
   } catch (error) {
     cleanup();
     if (error instanceof SandboxError && !exitFailures.has(error)) {
@@ -167,7 +168,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
     return 124;
   }
   if (exit.execError !== undefined) {
-    io.stderr(`zero-sandbox run: ${execFailureMessage(shell === undefined ? (rest[0] as string) : '/bin/sh', exit.execError)}`);
+    io.stderr(`zero-sandbox run: ${execFailureMessage(argv0, exit.execError)}`);
     return exit.exitCode ?? (exit.execError.code === 'ENOENT' ? 127 : 126);
   }
   if (exit.signal !== null) return 128 + (SIGNAL_NUMBERS[exit.signal] ?? constants.signals[exit.signal]);

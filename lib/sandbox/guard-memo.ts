@@ -40,7 +40,7 @@ import type { WritableRoot } from '../backend/types.js';
 import { fromBytes, inspectMany, scanRepositories, toBytes } from './beneath.js';
 import { outsideState } from './git-guard.js';
 import { recordLooks, type LookRecord, type RecordedScan } from './look-record.js';
-import { dropsOldest, POLICIES_KEPT } from './kept-bounds.js';
+import { dropsOldest, POLICIES_KEPT, restRuns, usedLately } from './kept-bounds.js';
 import { RACY_NANOS } from './root-tops.js';
 import { standardSubpaths } from './standard-subpaths.js';
 import { oneRun } from './one-run.js';
@@ -78,8 +78,6 @@ function backOff(key: string, runs: number): void {
 
 /** Keys whose last looks were dropped before a run was given them, how many in a row (makeRoom). */
 const wasted = new Map<string, number>();
-/** The most runs a key looks without recording after its looks were dropped unused. */
-const MAX_WASTED_RUNS = 64;
 /** Looks asked of the memo so far: when each kept look was last given counts in these. */
 let calls = 0;
 
@@ -88,7 +86,7 @@ function noteWasted(key: string): void {
   wasted.delete(key);
   if (wasted.size >= 2 * POLICIES_KEPT) wasted.delete(wasted.keys().next().value as string);
   wasted.set(key, times);
-  backOff(key, Math.min(UNKEPT_RUNS * 2 ** (times - 1), MAX_WASTED_RUNS));
+  backOff(key, restRuns(times));
 }
 
 /** How often a look was given again and how often it was made (tests count them). */
@@ -182,7 +180,7 @@ function makeRoom(key: string, adding: number): boolean {
   const weight = (k: Kept) => k.dirs.size + k.entries.size;
   while (dropsOldest(kept.size, [...kept.values()].reduce((sum, k) => sum + weight(k), 0), adding)) {
     const [oldKey, oldest] = kept.entries().next().value as [string, Kept];
-    if (wasted.has(key) && oldest.reusedAt !== undefined && calls - oldest.reusedAt <= 2 * kept.size) {
+    if (wasted.has(key) && usedLately(oldest.reusedAt, calls, kept.size)) {
       noteWasted(key);
       return false;
     }

@@ -16,7 +16,7 @@
 /** Policies each memo keeps at most. */
 export const POLICIES_KEPT = 16;
 
-/** Paths (those watched, or the entries themselves) each memo keeps at most over all its policies. */
+/** Paths (those watched, or the entries) each memo keeps at most, over all of its policies. */
 export const PATHS_KEPT = 32_768;
 
 /**
@@ -25,4 +25,22 @@ export const PATHS_KEPT = 32_768;
  */
 export function dropsOldest(count: number, paths: number, adding: number, maxCount = POLICIES_KEPT, maxPaths = PATHS_KEPT): boolean {
   return count > 0 && (count >= maxCount || paths + adding > maxPaths);
+}
+
+// More policies in turn than fit would drop one another's values before any is used again, each
+// paying its recording and its watch set for nothing. A memo rests a key whose value it dropped
+// unused (computed without keeping for restRuns of its runs), and a key back from rest does not
+// take the room of a value used lately (usedLately): those stay kept, and it rests longer.
+
+/** Runs a key rests after its value was dropped unused `times` times in a row: 4 doubling to 64. */
+export function restRuns(times: number): number {
+  return Math.min(4 * 2 ** (times - 1), 64);
+}
+
+/**
+ * Whether a value last used at call `usedAt` of a memo's `calls` was used within the last two
+ * rounds of its `kept` values.
+ */
+export function usedLately(usedAt: number | undefined, calls: number, kept: number): boolean {
+  return usedAt !== undefined && calls - usedAt <= 2 * kept;
 }

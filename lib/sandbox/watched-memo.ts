@@ -24,7 +24,7 @@
 import { readFileSync } from 'node:fs';
 
 import { isCleanAbsolute } from '../path-within.js';
-import { dropsOldest, PATHS_KEPT } from './kept-bounds.js';
+import { dropsOldest, PATHS_KEPT, restRuns, usedLately } from './kept-bounds.js';
 import { nextLookEpoch, withLookLog, type LookLog } from './look-log.js';
 import { oneRun } from './one-run.js';
 import { watchEntries, type WatchSet } from './watch-set.js';
@@ -46,8 +46,6 @@ interface Entry<K, V> {
    * doubles the runs computed without one (at most MAX_BACKOFF_RUNS); an answer resets it.
    */
   wasted: number;
-  /** Whether the memo answered from the current set. */
-  answered: boolean;
   /** What the set watches. */
   watched: Watched;
   /** When the set was made (look-log.ts nextLookEpoch). */
@@ -56,7 +54,7 @@ interface Entry<K, V> {
   value?: V;
   /** The files its computation read, with what it read. */
   contents: Array<[string, string | undefined]>;
-  /** When the memo last answered from it (the memo's count of calls then). */
+  /** When the memo last answered from it (the memo's count of calls then); undefined: never. */
   answeredAt?: number;
   /** Its key's rest, when the key came back from one (see #makeRoom). */
   rested?: Rest<K> | undefined;
@@ -170,7 +168,7 @@ export class WatchedMemo<K, V> {
     if (entry === undefined && oneRun()) {
       const value = compute();
       this.#makeRoom(0);
-      this.#entries.push({ key: this.copy(key), set: undefined, unwatched: 0, wasted: 0, answered: false, watched: { entries: new Set(), dirs: new Set() }, madeAt: 0, contents: [] });
+      this.#entries.push({ key: this.copy(key), set: undefined, unwatched: 0, wasted: 0, watched: { entries: new Set(), dirs: new Set() }, madeAt: 0, contents: [] });
       return value;
     }
     const rest = entry === undefined ? this.#resting.find((r) => this.same(r.key, key)) : undefined;
@@ -186,7 +184,6 @@ export class WatchedMemo<K, V> {
     const quiet = entry?.set !== undefined && entry.set.quiet();
     if (entry?.value !== undefined && quiet && entry.contents.every(([path, text]) => readNow(path) === text)) {
       watchedMemoCounts.answered++;
-      entry.answered = true;
       entry.answeredAt = this.#calls;
       entry.wasted = 0;
       const rested = entry.rested === undefined ? -1 : this.#resting.indexOf(entry.rested);
@@ -211,7 +208,7 @@ export class WatchedMemo<K, V> {
       return value;
     }
     // A set that changed before anything kept under it was used: after two in a row, back off.
-    const setWasted = entry?.set !== undefined && !entry.answered;
+    const setWasted = entry?.set !== undefined && entry.answeredAt === undefined;
     const wasted = setWasted ? (entry?.wasted ?? 0) + 1 : (entry?.wasted ?? 0);
     this.#drop(entry);
     if (!this.#makeRoom(weightOf(watched), rest)) return value;
@@ -219,7 +216,7 @@ export class WatchedMemo<K, V> {
     const madeAt = nextLookEpoch();
     const set = backoff > 0 ? undefined : this.watch([...watched.entries], [...watched.dirs]);
     const unwatched = backoff > 0 ? backoff : set === undefined ? UNWATCHED_RUNS : 0;
-    this.#entries.push({ key: this.copy(key), set, unwatched, wasted, answered: false, watched, madeAt, contents: [], rested: rest });
+    this.#entries.push({ key: this.copy(key), set, unwatched, wasted, watched, madeAt, contents: [], rested: rest });
     return value;
   }
 
@@ -239,7 +236,7 @@ export class WatchedMemo<K, V> {
   #makeRoom(adding: number, rest?: Rest<K>): boolean {
     while (dropsOldest(this.#entries.length, this.#entries.reduce((sum, e) => sum + weightOf(e.watched), 0), adding, this.max, this.maxPaths)) {
       const oldest = this.#entries[0] as Entry<K, V>;
-      if (rest !== undefined && oldest.answeredAt !== undefined && this.#calls - oldest.answeredAt <= 2 * this.#entries.length) {
+      if (rest !== undefined && usedLately(oldest.answeredAt, this.#calls, this.#entries.length)) {
         this.#rest(rest.key, rest);
         return false;
       }
@@ -258,7 +255,7 @@ export class WatchedMemo<K, V> {
       this.#resting.push(rest);
     }
     rest.times++;
-    rest.runs = Math.min(4 * 2 ** (rest.times - 1), MAX_BACKOFF_RUNS);
+    rest.runs = restRuns(rest.times);
   }
 
   #drop(entry: Entry<K, V> | undefined): void {
