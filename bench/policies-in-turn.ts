@@ -9,18 +9,13 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import type { RunOptions } from '../lib/sandbox/options.js';
-import { makePackages, once } from './scaling.js';
+import { makePackages, median, once } from './scaling.js';
 import type { BenchLine } from './sandbox.js';
 
 const WORKSPACES = 8;
 const ROUNDS = 15;
 /** Runs in turn against runs of each policy back to back, within this ratio. */
 const TARGET = 1.1;
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[sorted.length >> 1] ?? Number.NaN;
-}
 
 /**
  * Median of runs made over `policies` in turn, and of runs each made right after a run of the same

@@ -28,7 +28,7 @@ import type { BenchLine } from './sandbox.js';
 import { watchBurst, type BurstWatch } from './burst-watch.js';
 import { makeModules } from '../test/helpers/scan-trees.js';
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] as number;
 }
