@@ -50,6 +50,7 @@
             "native/linux/mount_steps.cc",
             "native/linux/mount_templates.cc",
             "native/linux/dir_watch.cc",
+            "native/linux/environ_read.cc",
             "native/linux/exit_watcher.cc",
             "native/linux/namespace_release.cc",
             "native/linux/net_holders.cc",

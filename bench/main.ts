@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { REPO_ROOT } from '../test/helpers/cli.js';
+import { benchCallerEnv } from './caller-env.js';
 import { benchSandbox, type BenchLine } from './sandbox.js';
 import { benchPoliciesInTurn } from './policies-in-turn.js';
 import { benchPolicyPairs } from './policy-pairs.js';
@@ -39,6 +40,11 @@ if (want('scaling') && process.platform === 'linux') {
 if ((want('scaling') || only.includes('turn')) && process.platform === 'linux') {
   process.stdout.write('\nPolicies in turn (Linux native; against the same policies back to back in this run)\n');
   await benchPoliciesInTurn(printLine);
+}
+
+if ((want('scaling') || only.includes('env')) && process.platform === 'linux') {
+  process.stdout.write("\nThe caller's environment (Linux native; against child_process.spawn from the same environment in this run)\n");
+  await benchCallerEnv(printLine);
 }
 
 // Only the burst rows of the scaling bench (not part of a plain run: scaling has them).

@@ -68,7 +68,7 @@ export async function added(workspace: string, options: RunOptions, runs: number
   return { base: median(base), with: median(with_), blocks };
 }
 
-function spawnTrue(): Promise<void> {
+export function spawnTrue(): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn('/bin/true');
     child.stdout.resume();

@@ -79,7 +79,7 @@ const valueChecked = new BoundedMemo<boolean>(4096);
 // call, and the value patterns cost far more than a look-up. Kept per name with the value it was
 // given for and compared by content (a variable read again is a new string of the same text), so
 // a question allocates nothing; a name whose value changes is judged again. Bounded like the others.
-const valueVerdicts = new BoundedMemo<{ value: string; sensitive: boolean }>(1024);
+const valueVerdicts = new BoundedMemo<{ value: string; sensitive: boolean }>(4096);
 
 function judgeEnvName(name: string): boolean {
   const upper = name.toUpperCase();

@@ -105,6 +105,12 @@ export interface NativeBinding {
   cgroupMake?(dir: string, max: number): Promise<number>;
   /** Linux: rmdir(dir) as cgroupMake runs; resolves with 0 or its errno. */
   cgroupRemove?(dir: string): Promise<number>;
+  /**
+   * Linux: the environment as process.env on the main thread gives it, in one walk, as one string
+   * (name, value, name, value, ... joined by NULs); null when not called on the process's first
+   * thread.
+   */
+  environ?(): string | null;
   /** Hands a command to a prewarmed sandbox; null when it is gone or already used. */
   launch(pid: number, launch: object): NativeSpawned | null;
   kill(pid: number, signal: number): boolean;

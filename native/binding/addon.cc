@@ -16,6 +16,7 @@
 #include "binding/spawn_glue.h"
 #if defined(__linux__)
 #include "linux/cgroup_calls.h"
+#include "linux/environ_read.h"
 #endif
 #if !defined(_WIN32)
 #include "posix/job_threads.h"
@@ -94,6 +95,7 @@ class Addon : public Napi::Addon<Addon> {
 #endif
 #if defined(__linux__)
     cgroup_calls::Export(env, exports, mailbox_.get());
+    environ_read::Export(env, exports);
 #endif
   }
 

@@ -29,6 +29,7 @@ import { hostViewOf, launchSpec, type LinuxNativeSpec, type StdioMode } from './
 import { rememberedSandbox } from './spec-memo.js';
 import { coldSpec, launchPrewarmed, osProcessOf, stdioModes, toOsExit } from './native-io.js';
 import { shareSpec } from './shared-specs.js';
+import { callerEnvironment } from './caller-env.js';
 
 export { sharedSpecCount } from './shared-specs.js';
 
@@ -115,7 +116,7 @@ export function prepareLinux(command: SandboxCommand, options: SandboxOptions): 
   // process.env read once into a plain object: each read of it makes new strings of every name and
   // value, and the scrub below and the plan's key would each read all of it (a tenth of what a run
   // allocated). The same answers: both are taken at this moment either way.
-  const callerEnv = { ...process.env };
+  const callerEnv = callerEnvironment();
   const source = options.env ?? callerEnv;
   const facts = new HostFacts();
   // Refused before any state is made for it (the plan below checks it again, from the memo).
