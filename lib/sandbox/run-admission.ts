@@ -17,7 +17,9 @@
 // fails so, with nothing run, waits for another run to end and starts again, ahead of the runs
 // waiting to start; one end lets one such start go. With no other run in flight it tries again
 // after pauses (ALONE_PAUSES_MS), then fails with `resource_exhausted`; the run's timeoutMs
-// bounds the whole wait (run.ts).
+// bounds the whole wait (run.ts). Beside other runs, once STALL_MS passed with none of them
+// ended, the first such start tries again, one each STALL_MS while none ends: what refused it may
+// be held by another process, and freed long before this process's own runs end.
 import { readdirSync } from 'node:fs';
 
 import { SandboxError } from '../errors.js';
@@ -42,6 +44,15 @@ export const DESCRIPTOR_RESERVE = 128;
  * `zero-sandbox run` commands under one limit); about 8 s in all before the start fails.
  */
 export const ALONE_PAUSES_MS: readonly number[] = [10, 20, 40, 80, 160, 320, 640, 1000, 1000, 1000, 1000, 1000, 1000, 1000];
+
+/**
+ * How long no run of this process ends before one start waiting to start again beside them tries
+ * again anyway. One at a time: a burst's hundreds of such starts, each trying again on a timer of
+ * its own, had made ten times the starts and three times the caller's CPU (1,024 runs of `sleep
+ * 10` under RLIMIT_NPROC 300), and such a start gives up only alone, so a burst of long commands
+ * still waits for its runs to end.
+ */
+export const STALL_MS = 1000;
 
 /** Runs that may be in flight under `limit` descriptors, `opened` of them open before any run. */
 export function runsAllowed(limit: number, opened: number): number {
@@ -74,9 +85,13 @@ export class RunAdmission {
   readonly #waiting: Waiter[] = [];
   // Runs whose start ran out of a resource, each waiting for another run's end.
   readonly #retrying: Waiter[] = [];
+  // Lets the first of #retrying go once STALL_MS passed with no end (set again at every end).
+  #stall: NodeJS.Timeout | undefined;
+  readonly #stallMs: number;
 
-  constructor(measure: () => number = measuredAllowance) {
+  constructor(measure: () => number = measuredAllowance, stallMs = STALL_MS) {
     this.#measure = measure;
+    this.#stallMs = stallMs;
   }
 
   /** Runs counted now (admitted and not yet released). */
@@ -119,13 +134,35 @@ export class RunAdmission {
    * first), counted again from then. With no other run in flight it waits `aloneMs` instead (or an
    * end, whichever comes first): the kernel frees some things a little after the run that held
    * them has ended (a user namespace is freed by a kernel worker). Undefined when alone without
-   * `aloneMs`: the run is still counted, and reports its failure and releases.
+   * `aloneMs`: the run is still counted, and reports its failure and releases. Beside other runs,
+   * the first waiting goes once the stall time passed with no end, and the next after as long
+   * again (see STALL_MS).
    */
   retryAfterAnEnd(signal?: AbortSignal, aloneMs?: number): Promise<void> | undefined {
     const alone = this.#inFlight <= 1;
     if (alone && aloneMs === undefined) return undefined;
     this.#inFlight--;
-    return this.#wait(this.#retrying, signal, alone ? aloneMs : undefined);
+    const waiting = this.#wait(this.#retrying, signal, alone ? aloneMs : undefined);
+    this.#watchStall();
+    return waiting;
+  }
+
+  /** No run ended for the stall time: the first waiting to start again goes, the next waits as long. */
+  #stalled(): void {
+    this.#stall = undefined;
+    const first = this.#retrying.shift();
+    if (first !== undefined) this.#admit(first);
+    this.#watchStall();
+  }
+
+  /** The stall timer runs while a start waits to start again, and only then (it holds the loop). */
+  #watchStall(): void {
+    if (this.#retrying.length === 0) {
+      clearTimeout(this.#stall);
+      this.#stall = undefined;
+    } else {
+      this.#stall ??= setTimeout(() => this.#stalled(), this.#stallMs);
+    }
   }
 
   /** Waits in `queue` until admitted, aborted, or (with `timeoutMs`) admitted when that passes. */
@@ -169,9 +206,11 @@ export class RunAdmission {
    */
   release(): void {
     this.#inFlight--;
+    if (this.#stall !== undefined) this.#stall.refresh();
     const again = this.#retrying.shift();
     if (again !== undefined) {
       this.#admit(again);
+      this.#watchStall();
       return;
     }
     this.#admitWaiting();
@@ -179,6 +218,7 @@ export class RunAdmission {
 
   /** Starts the runs waiting to start, longest first, while none waits to start again. */
   #admitWaiting(): void {
+    this.#watchStall();
     while (this.#retrying.length === 0 && this.#inFlight < this.allowed) {
       const next = this.#waiting.shift();
       if (next === undefined) return;

@@ -109,10 +109,11 @@ export function joinCaptured(stream: CapturedStream): string {
  * collected, also on timeout (`timedOut`) and abort (`aborted`, `abortReason`), with the output
  * written until then. Rejects with SandboxError: `invalid_argument` for a bad option (nothing
  * ran), `sandbox_unavailable`, `max_buffer_exceeded`, `resource_exhausted` (out of descriptors,
- * processes or namespaces: started again after another run's end, or alone after pauses of about
- * 8 s in all, within `timeoutMs`), and with `engine` `permission_denied`, `approval_required` (a
- * prompt and no responder) or `aborted` (abort before the command started, or a `cancel` answer).
- * With `engine`, the permission engine evaluates the command first and an approved network prompt
+ * processes or namespaces: started again after another run's end, beside runs that do not end
+ * after a second of none ending, or alone after pauses of about 8 s in all, within `timeoutMs`),
+ * and with `engine` `permission_denied`, `approval_required` (a prompt and no responder) or
+ * `aborted` (abort before the command started, or a `cancel` answer). With `engine`, the
+ * permission engine evaluates the command first and an approved network prompt
  * runs the command with network allowed, still inside the sandbox.
  */
 export async function runSandboxed(command: SandboxCommand, options: RunOptions = {}): Promise<RunResult> {

@@ -20,6 +20,8 @@ const HELPER = fileURLToPath(new URL('../helpers/limited-runs.js', import.meta.u
 // tests run as 65534 beside this one.
 const UID = 64871;
 const LIMIT = 48;
+const STALLED = fileURLToPath(new URL('../helpers/stalled-start.js', import.meta.url));
+const STALL_UID = 64872;
 
 sandboxTest(`40 runs in one tick under RLIMIT_NPROC ${LIMIT} all succeed, those refused for processes started again as others end`, () => {
   const t = makeTree('zs-nproc-');
@@ -34,6 +36,24 @@ sandboxTest(`40 runs in one tick under RLIMIT_NPROC ${LIMIT} all succeed, those 
     });
     const report = assertEveryRunStartedOnce(child, t.ws, count);
     assert.is(report.processes, LIMIT, 'the helper ran under the limit the test set');
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('a start refused for processes another program held starts once they are free, not when a long run of its caller ends', () => {
+  const t = makeTree('zs-nproc-stall-');
+  try {
+    for (const path of [t.base, t.ws, t.outside]) chownSync(path, STALL_UID, STALL_UID);
+    const child = spawnSync('setpriv', [`--reuid=${STALL_UID}`, `--regid=${STALL_UID}`, '--clear-groups', '/bin/bash', '-c', `ulimit -u ${LIMIT} && exec "$0" "$@"`, process.execPath, STALLED, t.ws], {
+      encoding: 'utf8', cwd: t.ws, env: { PATH: process.env.PATH, HOME: t.outside }, timeout: 120_000,
+    });
+    assert.is(child.status, 0, child.stderr);
+    const report = JSON.parse(child.stdout) as { sleepers: number; retries: number; ended: string[]; outcome: string };
+    assert.ok(report.sleepers > 0, 'the sleepers took what the limit left');
+    assert.ok(report.retries > 0, `the short run's start was refused (${child.stdout})`);
+    assert.is(report.outcome, 'ok');
+    assert.equal(report.ended, ['short', 'long'], 'the short run did not wait for the long one');
   } finally {
     t.cleanup();
   }

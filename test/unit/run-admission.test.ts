@@ -185,4 +185,56 @@ test('an abort while waiting to start again rejects with aborted and holds no sl
   assert.is(admission.take(), undefined, 'nothing waits to start again: a new run starts at once');
 });
 
+test('beside runs that do not end, the first start waiting to start again goes after the stall time, then the next', async () => {
+  const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+  const before = timers();
+  const admission = new RunAdmission(() => 10, 30);
+  for (let i = 0; i < 3; i++) assert.is(admission.take(), undefined);
+  const order: string[] = [];
+  const first = admission.retryAfterAnEnd()?.then(() => order.push('first'));
+  const second = admission.retryAfterAnEnd()?.then(() => order.push('second'));
+  assert.ok(first !== undefined && second !== undefined, 'a run is in flight: they wait');
+  const mark = new Promise<void>((resolve) => setTimeout(() => {
+    order.push('45 ms');
+    resolve();
+  }, 45));
+  await Promise.all([first, second, mark]);
+  assert.equal(order, ['first', '45 ms', 'second'], 'one at a time, a stall time apart');
+  assert.is(admission.inFlight, 3, 'each counted again, to start once more');
+  assert.is(timers(), before, 'no timer is left once none waits');
+});
+
+test('beside other runs, every end sets the stall time again, and lets the first waiting go', async () => {
+  const admission = new RunAdmission(() => 10, 30);
+  for (let i = 0; i < 4; i++) assert.is(admission.take(), undefined);
+  const order: string[] = [];
+  const first = admission.retryAfterAnEnd()?.then(() => order.push('first'));
+  const second = admission.retryAfterAnEnd()?.then(() => order.push('second'));
+  assert.ok(first !== undefined && second !== undefined);
+  // An end at 20 ms lets the first go and the stall time starts again: the second goes at 50 ms,
+  // after a mark at 40 ms (at 30 ms, before it, had the end not set it again).
+  setTimeout(() => admission.release(), 20);
+  const mark = new Promise<void>((resolve) => setTimeout(() => {
+    order.push('40 ms');
+    resolve();
+  }, 40));
+  await Promise.all([first, second, mark]);
+  assert.equal(order, ['first', '40 ms', 'second']);
+  assert.is(admission.inFlight, 3, 'one run ended; both counted again');
+});
+
+test('an end that lets the last waiting start go stops the stall timer', async () => {
+  const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+  const before = timers();
+  const admission = new RunAdmission(() => 10, 60_000);
+  assert.is(admission.take(), undefined);
+  assert.is(admission.take(), undefined);
+  const waiting = admission.retryAfterAnEnd();
+  assert.ok(waiting !== undefined);
+  assert.is(timers(), before + 1, 'the stall timer runs while a start waits');
+  admission.release();
+  await waiting;
+  assert.is(timers(), before, 'and holds the event loop no longer');
+});
+
 test.run();
