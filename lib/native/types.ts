@@ -111,6 +111,11 @@ export interface NativeBinding {
    * thread.
    */
   environ?(): string | null;
+  /**
+   * Linux, for tests: the mount templates built and the starts of a resting policy made without
+   * one since the process started, and the templates held now.
+   */
+  mountTemplateCounts?(): { built: number; rested: number; held: number };
   /** Hands a command to a prewarmed sandbox; null when it is gone or already used. */
   launch(pid: number, launch: object): NativeSpawned | null;
   kill(pid: number, signal: number): boolean;

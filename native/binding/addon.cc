@@ -17,6 +17,7 @@
 #if defined(__linux__)
 #include "linux/cgroup_calls.h"
 #include "linux/environ_read.h"
+#include "linux/mount_templates.h"
 #endif
 #if !defined(_WIN32)
 #include "posix/job_threads.h"
@@ -71,6 +72,18 @@ class ProbeWorker : public Napi::AsyncWorker {
   status::Status status_;
 };
 
+#if defined(__linux__)
+// mountTemplateCounts() => { built, rested, held } (mount_templates::Counts; for tests).
+Napi::Value MountTemplateCounts(const Napi::CallbackInfo& info) {
+  const mount_templates::Stats stats = mount_templates::Counts();
+  Napi::Object out = Napi::Object::New(info.Env());
+  out.Set("built", Napi::Number::New(info.Env(), static_cast<double>(stats.built)));
+  out.Set("rested", Napi::Number::New(info.Env(), static_cast<double>(stats.rested)));
+  out.Set("held", Napi::Number::New(info.Env(), static_cast<double>(stats.held)));
+  return out;
+}
+#endif
+
 class Addon : public Napi::Addon<Addon> {
  public:
   Addon(Napi::Env env, Napi::Object exports)
@@ -96,6 +109,7 @@ class Addon : public Napi::Addon<Addon> {
 #if defined(__linux__)
     cgroup_calls::Export(env, exports, mailbox_.get());
     environ_read::Export(env, exports);
+    exports.Set("mountTemplateCounts", Napi::Function::New(env, MountTemplateCounts));
 #endif
   }
 

@@ -18,10 +18,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -42,7 +45,16 @@ constexpr size_t kMaxIdleSteps = 32768;
 // Per policy at once: its prewarmed sandboxes and the run using one hold a template each; a start
 // beyond that (a burst) sets its mounts up without one instead of building one more.
 constexpr size_t kMaxPerPolicy = 4;
-constexpr size_t kMaxSeen = 32;   // policies seen once, remembered for their second run
+constexpr size_t kMaxSeen = 32;  // policies seen once, remembered for their second run
+// A policy whose template was dropped before a second run took it (more policies in turn than
+// kMaxTemplates, each template built and dropped unused, a wasted build and a mount namespace
+// each time) rests: its next runs set their mounts up without one, kRestRuns doubling to
+// kMaxRestRuns for each time in a row. Back from rest, it does not take the room of a template
+// taken within the last two rounds of the kept ones: it rests longer. The memos' rule as well
+// (lib/sandbox/kept-bounds.ts).
+constexpr int kRestRuns = 4;
+constexpr int kMaxRestRuns = 64;
+constexpr size_t kMaxRests = 64;
 constexpr int kMaxDirMasks = 64;  // each holds a descriptor while the template lives
 constexpr size_t kStackSize = 256 * 1024;
 
@@ -64,6 +76,7 @@ struct Template {
   bool busy = false;
   bool discarded = false;
   uint64_t used = 0;
+  int lends = 0;
   ~Template() {
     for (int fd : {mntns_fd, file_fd, staging_fd, tmp_mntns_fd})
       if (fd >= 0) close(fd);
@@ -74,13 +87,20 @@ struct Template {
   }
 };
 
+struct Rest {
+  int runs_left = 0;
+  int times = 0;
+};
+
 struct State {
   std::mutex lock;
   int userns_fd = -2;  // -2: not made yet; -1: cannot be
   std::vector<std::unique_ptr<Template>> all;
   std::vector<size_t> seen;
+  std::unordered_map<size_t, Rest> rests;  // by policy key
   int next_id = 0;
-  uint64_t clock = 0;
+  uint64_t clock = 0;  // templatable starts so far
+  Stats stats;
 };
 
 State& Get() {
@@ -240,8 +260,10 @@ bool Build(Template* t, int userns, int dir_masks) {
 }
 
 void Lend(Template* t, int userns, Lease* out) {
+  State& s = Get();
   t->busy = true;
-  t->used = ++Get().clock;
+  t->used = s.clock;
+  if (++t->lends == 2) s.rests.erase(t->hash);  // taken again: its rests start over
   out->id = t->id;
   out->userns_fd = userns;
   out->mntns_fd = t->mntns_fd;
@@ -253,10 +275,36 @@ void Lend(Template* t, int userns, Lease* out) {
   out->tmp_fds = t->tmp_fds;
 }
 
+// The policy `key` rests (once more in a row).
+void Rested(State& s, size_t key) {
+  Rest& rest = s.rests[key];
+  rest.times++;
+  rest.runs_left = std::min(kRestRuns << std::min(rest.times - 1, 4), kMaxRestRuns);
+  if (s.rests.size() <= kMaxRests) return;
+  for (auto it = s.rests.begin(); it != s.rests.end(); ++it) {
+    if (it->first == key) continue;
+    s.rests.erase(it);
+    return;
+  }
+}
+
+// Whether a new template may be kept without dropping one taken within the last two rounds of
+// the kept ones.
+bool RoomWithoutRecent(const State& s) {
+  size_t idle = 0;
+  uint64_t oldest = UINT64_MAX;
+  for (const auto& t : s.all) {
+    if (t->busy) continue;
+    ++idle;
+    oldest = std::min(oldest, t->used);
+  }
+  return idle < kMaxTemplates || s.clock - oldest > 2 * kMaxTemplates;
+}
+
 // Drops idle templates beyond kMaxTemplates or kMaxIdleSteps, least recently used first (all of
-// them with `max` 0). Busy ones do not count: each belongs to a live sandbox (at most
-// kMaxPerPolicy per policy), and counting them dropped a template as soon as it came back whenever
-// two policies had prewarmed sandboxes.
+// them with `max` 0, when a run needs their namespaces: not a rest). Busy ones do not count: each
+// belongs to a live sandbox (at most kMaxPerPolicy per policy), and counting them dropped a
+// template as soon as it came back whenever two policies had prewarmed sandboxes.
 void Trim(State& s, size_t max = kMaxTemplates) {
   for (;;) {
     size_t idle = 0;
@@ -269,6 +317,7 @@ void Trim(State& s, size_t max = kMaxTemplates) {
       if (oldest == s.all.size() || s.all[i]->used < s.all[oldest]->used) oldest = i;
     }
     if (idle <= max && (idle <= 1 || steps <= kMaxIdleSteps)) return;
+    if (max > 0 && s.all[oldest]->lends <= 1) Rested(s, s.all[oldest]->hash);
     s.all.erase(s.all.begin() + static_cast<long>(oldest));
   }
 }
@@ -350,6 +399,7 @@ bool Take(const backend::LinuxSpec& spec, Lease* out) {
   out->templatable = true;
   State& s = Get();
   std::unique_lock<std::mutex> hold(s.lock);
+  ++s.clock;
   bool known = false;
   size_t busy = 0;
   for (size_t i = 0; i < s.all.size();) {
@@ -374,6 +424,17 @@ bool Take(const backend::LinuxSpec& spec, Lease* out) {
   bool seen = false;
   for (size_t h : s.seen) seen = seen || h == hash;
   if ((!known && !seen) || busy >= kMaxPerPolicy) return false;
+  auto rest = s.rests.find(hash);
+  if (rest != s.rests.end() && rest->second.runs_left > 0) {
+    --rest->second.runs_left;
+    s.stats.rested++;
+    return false;
+  }
+  if (rest != s.rests.end() && !RoomWithoutRecent(s)) {
+    Rested(s, hash);
+    s.stats.rested++;
+    return false;
+  }
   int userns = OwnUserNamespace(s);
   if (userns < 0) return false;
   auto t = std::make_unique<Template>();
@@ -395,6 +456,10 @@ bool Take(const backend::LinuxSpec& spec, Lease* out) {
   }
   t->set = watched_looks::MakeSet({}, entries);
   if (t->set < 0 || !Build(t.get(), userns, dir_masks)) return false;
+  {
+    std::lock_guard<std::mutex> count(s.lock);
+    s.stats.built++;
+  }
   if (!watched_looks::SetQuietMarked(t->set, &out->mark)) return false;
   hold.lock();
   Lend(t.get(), userns, out);
@@ -442,6 +507,14 @@ int Count() {
   State& s = Get();
   std::lock_guard<std::mutex> hold(s.lock);
   return static_cast<int>(s.all.size());
+}
+
+Stats Counts() {
+  State& s = Get();
+  std::lock_guard<std::mutex> hold(s.lock);
+  Stats out = s.stats;
+  out.held = s.all.size();
+  return out;
 }
 
 }  // namespace mount_templates

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -84,5 +85,14 @@ void Discard(int id);
 void DropIdle();
 // Templates held now (for tests).
 int Count();
+
+// Since the process started: templates built, and starts of a policy that rested (set up without
+// its template, which was dropped unused before); and templates held now. For tests.
+struct Stats {
+  uint64_t built = 0;
+  uint64_t rested = 0;
+  size_t held = 0;
+};
+Stats Counts();
 
 }  // namespace mount_templates
