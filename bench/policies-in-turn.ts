@@ -4,7 +4,8 @@
 // own, alternated round by round in this process: 8 workspaces of a plain policy, 24 of them (more
 // than the 16 policies kept: those beyond rest), and 5 policies of up to 1,000 entries of each kind
 // in one workspace (none, denyRead, denyWrite, allowWrite, all three). Prewarm off: the runs' own
-// preparation, not a prewarmed sandbox, is what is measured.
+// preparation, not a prewarmed sandbox, is what is measured; and the 8 workspaces again with the
+// default options, as a caller has them (the prewarm pools keep 4 policies).
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,6 +59,9 @@ export async function benchPoliciesInTurn(onLine: (line: BenchLine) => void = ()
     };
     row(`${WORKSPACES} workspaces in turn / each back to back, plain policy`, await inTurn(plain.slice(0, WORKSPACES)));
     row(`${MANY_WORKSPACES} workspaces in turn / each back to back, plain policy`, await inTurn(plain));
+    // As a caller with the default options has it: the prewarm pools keep 4 policies.
+    const prewarmed = plain.slice(0, WORKSPACES).map(([workspace]): [string, RunOptions] => [workspace, { prewarm: true }]);
+    row(`${WORKSPACES} workspaces in turn / each back to back, plain policy, default options (prewarm on)`, await inTurn(prewarmed));
     const policies: RunOptions[] = [{}, { denyRead: files }, { denyWrite: files }, { allowWrite: dirs }, { allowWrite: dirs, denyRead: files, denyWrite: files }];
     const each = await inTurn(policies.map((options): [string, RunOptions] => [big, { prewarm: false, ...options }]));
     row('5 policies of up to 1,000 entries in turn / each back to back', each);

@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { runSandboxed } from '../../lib/sandbox/run.js';
-import { prewarmPool } from '../../lib/sandbox/prewarm.js';
+import { prewarmCounts, prewarmPool } from '../../lib/sandbox/prewarm.js';
 import { loadNative } from '../../lib/native/load.js';
 import { makeTree, sandboxTest } from '../helpers/sandbox.js';
 
@@ -178,6 +178,31 @@ sandboxTest('uses noted before clear() warm nothing after it (no sandboxes left 
   } finally {
     prewarmPool.clear();
     t.cleanup();
+  }
+});
+
+sandboxTest('8 workspaces in turn: the policies beyond the pools rest, the others keep theirs, every run enforced', async () => {
+  const trees = Array.from({ length: 8 }, (_, i) => makeTree(`zs-prewarm-turn-${i}-`));
+  try {
+    for (const t of trees) writeFileSync(join(t.ws, 'secret.env'), 'S\n');
+    const round = async (): Promise<void> => {
+      for (const [i, t] of trees.entries()) {
+        const r = await runSandboxed(['/bin/sh', '-c', `cat secret.env; echo ${i} > out`], { workspace: t.ws, denyRead: [join(t.ws, 'secret.env')] });
+        assert.is(r.stdout, '', 'the denied file stays hidden');
+        assert.is(readFileSync(join(t.ws, 'out'), 'utf8'), `${i}\n`, 'the write landed');
+      }
+    };
+    for (let r = 0; r < 4; r++) await round();
+    const started = prewarmCounts.started;
+    const taken = prewarmCounts.taken;
+    for (let r = 0; r < 2; r++) await round();
+    // With the oldest policy's sandboxes evicted for each new one and no rest, each run warmed
+    // three sandboxes no run took: 48 started and none taken over two rounds.
+    assert.ok(prewarmCounts.taken - taken >= 6, `prewarmed sandboxes taken: ${prewarmCounts.taken - taken}`);
+    assert.ok(prewarmCounts.started - started <= 16, `prewarmed sandboxes started: ${prewarmCounts.started - started}`);
+  } finally {
+    prewarmPool.clear();
+    for (const t of trees) t.cleanup();
   }
 });
 
