@@ -29,7 +29,7 @@ function variables(count: number): Array<[string, string]> {
   return Array.from({ length: count }, (_, i) => [`ZS_BENCH_VAR_${i}`, `value-${i}-${'v'.repeat(40)}`]);
 }
 
-/** Runs and spawns (medians, ms) in blocks with `added` set in this process's environment and without. */
+/** Runs and spawns (medians, ms), in blocks with `added` in this process's environment and not. */
 async function measure(workspace: string, added: Array<[string, string]>): Promise<{ run: number; spawn: number; plainRun: number; plainSpawn: number }> {
   const times = { run: [] as number[], spawn: [] as number[], plainRun: [] as number[], plainSpawn: [] as number[] };
   const block = async (into: { run: number[]; spawn: number[] }) => {

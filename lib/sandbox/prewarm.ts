@@ -27,7 +27,7 @@ const USES_KEPT = 256;
 /** Resting policies remembered at most, the oldest rest going first. */
 const RESTS_KEPT = 64;
 
-/** Sandboxes the pools started and runs handed one, since the process started (tests count them). */
+/** Sandboxes the pools started, and those runs took, since the process started (for tests). */
 export const prewarmCounts = { started: 0, taken: 0 };
 
 export interface WarmSandbox {

@@ -147,7 +147,7 @@ export class RunAdmission {
     return waiting;
   }
 
-  /** No run ended for the stall time: the first waiting to start again goes, the next waits as long. */
+  /** No run ended for the stall time: the first waiting to start again goes; the next waits. */
   #stalled(): void {
     this.#stall = undefined;
     const first = this.#retrying.shift();
