@@ -188,38 +188,39 @@ test('an abort while waiting to start again rejects with aborted and holds no sl
 test('beside runs that do not end, the first start waiting to start again goes after the stall time, then the next', async () => {
   const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
   const before = timers();
-  const admission = new RunAdmission(() => 10, 30);
+  // Times 50 ms apart or more: timers are coarse on some systems (Windows: about 16 ms).
+  const admission = new RunAdmission(() => 10, 100);
   for (let i = 0; i < 3; i++) assert.is(admission.take(), undefined);
   const order: string[] = [];
   const first = admission.retryAfterAnEnd()?.then(() => order.push('first'));
   const second = admission.retryAfterAnEnd()?.then(() => order.push('second'));
   assert.ok(first !== undefined && second !== undefined, 'a run is in flight: they wait');
   const mark = new Promise<void>((resolve) => setTimeout(() => {
-    order.push('45 ms');
+    order.push('150 ms');
     resolve();
-  }, 45));
+  }, 150));
   await Promise.all([first, second, mark]);
-  assert.equal(order, ['first', '45 ms', 'second'], 'one at a time, a stall time apart');
+  assert.equal(order, ['first', '150 ms', 'second'], 'one at a time, a stall time apart');
   assert.is(admission.inFlight, 3, 'each counted again, to start once more');
   assert.is(timers(), before, 'no timer is left once none waits');
 });
 
 test('beside other runs, every end sets the stall time again, and lets the first waiting go', async () => {
-  const admission = new RunAdmission(() => 10, 30);
+  const admission = new RunAdmission(() => 10, 200);
   for (let i = 0; i < 4; i++) assert.is(admission.take(), undefined);
   const order: string[] = [];
   const first = admission.retryAfterAnEnd()?.then(() => order.push('first'));
   const second = admission.retryAfterAnEnd()?.then(() => order.push('second'));
   assert.ok(first !== undefined && second !== undefined);
-  // An end at 20 ms lets the first go and the stall time starts again: the second goes at 50 ms,
-  // after a mark at 40 ms (at 30 ms, before it, had the end not set it again).
-  setTimeout(() => admission.release(), 20);
+  // An end at 100 ms lets the first go and the stall time starts again: the second goes at 300
+  // ms, after a mark at 250 ms (at 200 ms, before it, had the end not set it again).
+  setTimeout(() => admission.release(), 100);
   const mark = new Promise<void>((resolve) => setTimeout(() => {
-    order.push('40 ms');
+    order.push('250 ms');
     resolve();
-  }, 40));
+  }, 250));
   await Promise.all([first, second, mark]);
-  assert.equal(order, ['first', '40 ms', 'second']);
+  assert.equal(order, ['first', '250 ms', 'second']);
   assert.is(admission.inFlight, 3, 'one run ended; both counted again');
 });
 
