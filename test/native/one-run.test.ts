@@ -27,41 +27,49 @@ test('the declaration holds for the rest of the process', () => {
 });
 
 linuxTest('the guard look is made on every call and never kept, and sees what changed in between', async () => {
-  const { root, asked } = await guardRoot();
-  let looks = 0;
-  const look = () => {
-    looks++;
-    return `${inspect(toBytes(join(root, '.zero'))).kind} ${readSmall(toBytes(join(root, '.git', 'config')), 1 << 20)?.toString() ?? 'none'}`;
-  };
-  const reused = guardMemoCounts.reused;
-  for (let i = 0; i < 3; i++) {
-    const kept = lookKept(asked, look);
-    assert.is(kept.value, 'missing [core]\n');
-    assert.is(kept.quiet, undefined, 'no watch set vouches for a later run');
+  const { t, root, asked } = await guardRoot();
+  try {
+    let looks = 0;
+    const look = () => {
+      looks++;
+      return `${inspect(toBytes(join(root, '.zero'))).kind} ${readSmall(toBytes(join(root, '.git', 'config')), 1 << 20)?.toString() ?? 'none'}`;
+    };
+    const reused = guardMemoCounts.reused;
+    for (let i = 0; i < 3; i++) {
+      const kept = lookKept(asked, look);
+      assert.is(kept.value, 'missing [core]\n');
+      assert.is(kept.quiet, undefined, 'no watch set vouches for a later run');
+    }
+    assert.is(looks, 3, 'every call looked');
+    assert.is(guardMemoCounts.reused, reused, 'no call was answered from the memo');
+    mkdirSync(join(root, '.zero'));
+    assert.is(lookKept(asked, look).value, 'dir [core]\n');
+  } finally {
+    t.cleanup();
   }
-  assert.is(looks, 3, 'every call looked');
-  assert.is(guardMemoCounts.reused, reused, 'no call was answered from the memo');
-  mkdirSync(join(root, '.zero'));
-  assert.is(lookKept(asked, look).value, 'dir [core]\n');
 });
 
 linuxTest('watched looks and root listings look every time and answer as plain looks do', async () => {
   const t = makeTree();
-  const dirs = ['a', 'b', 'c'].map((name) => join(t.ws, name));
-  for (const dir of dirs) mkdirSync(join(dir, 'sub', '.git'), { recursive: true });
-  await settle();
-  const paths = [...dirs, join(t.ws, 'missing')].map(toBytes);
-  const { answered, looked } = watchedLookCounts;
-  const listed = rootListingCounts.answered;
-  const plain = inspectMany(paths).map((info) => info.kind);
-  for (let i = 0; i < 2; i++) {
-    assert.equal(inspectManyWatched(paths).map((info) => info.kind), plain);
-    const listings = listRoots(dirs, 8);
-    assert.equal(listings, dirs.map(() => 'ddsub/'));
+  try {
+    const dirs = ['a', 'b', 'c'].map((name) => join(t.ws, name));
+    for (const dir of dirs) mkdirSync(join(dir, 'sub', '.git'), { recursive: true });
+    await settle();
+    const paths = [...dirs, join(t.ws, 'missing')].map(toBytes);
+    const { answered, looked } = watchedLookCounts;
+    const listed = rootListingCounts.answered;
+    const plain = inspectMany(paths).map((info) => info.kind);
+    for (let i = 0; i < 2; i++) {
+      assert.equal(inspectManyWatched(paths).map((info) => info.kind), plain);
+      const listings = listRoots(dirs, 8);
+      assert.equal(listings, dirs.map(() => 'ddsub/'));
+    }
+    assert.is(watchedLookCounts.answered, answered, 'no look was answered from a watch');
+    assert.is(watchedLookCounts.looked, looked, 'the unwatched verb looked');
+    assert.is(rootListingCounts.answered, listed, 'no listing was a kept one');
+  } finally {
+    t.cleanup();
   }
-  assert.is(watchedLookCounts.answered, answered, 'no look was answered from a watch');
-  assert.is(watchedLookCounts.looked, looked, 'the unwatched verb looked');
-  assert.is(rootListingCounts.answered, listed, 'no listing was a kept one');
 });
 
 test('the credential deny set is computed on every call, its paths not noted', () => {

@@ -191,6 +191,8 @@ try {
     assert.ok(readdirSync(cargoHome).some((name) => name.startsWith('.package-cache')), 'cargo lock files in the managed CARGO_HOME');
   }));
 
-test.after(() => rmSync(userCache, { recursive: true, force: true }));
+// At exit, not after the last test: a run's lease of the managed state lingers 3 s, and its
+// release stamps the user cache dir's state base (the dir came back after an earlier removal).
+process.once('exit', () => rmSync(userCache, { recursive: true, force: true }));
 
 test.run();
