@@ -9,6 +9,7 @@ import { cpus, loadavg } from 'node:os';
 
 import { classifyRisk } from '../lib/bash/risk.js';
 import { forgetRecentTrees, loadShellParser, setFastPath } from '../lib/bash/parse.js';
+import { median } from './median.js';
 
 const COMMANDS = [
   'git status',
@@ -63,11 +64,6 @@ const cpuMs = (): number => {
   const used = process.cpuUsage();
   return (used.user + used.system) / 1000;
 };
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
-};
-
 /** Passes over the command list per throughput round (about 3,000 classifications, tens of ms). */
 const PASSES = 150;
 

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 
 import { runSandboxed } from '../lib/sandbox/run.js';
 import type { BenchLine } from './sandbox.js';
-import { median, spawnTrue } from './scaling.js';
+import { median } from './median.js';
+import { spawnTrue } from './scaling.js';
 
 const SIZES = [1000, 3000];
 const BLOCKS = 3;

@@ -19,6 +19,7 @@ import { MAX_GIT_DIRS, MAX_SCANNED_DIRS } from '../lib/sandbox/git-guard.js';
 import { buildWritableRoot } from '../lib/sandbox/plan.js';
 import type { SandboxPlan } from '../lib/backend/types.js';
 import type { BenchLine } from './sandbox.js';
+import { median } from './median.js';
 
 function git(cwd: string, ...args: string[]): void {
   execFileSync('git', ['-c', 'user.email=b@example.com', '-c', 'user.name=b', '-c', 'protocol.file.allow=always', ...args], { cwd, stdio: 'ignore' });
@@ -47,11 +48,6 @@ open(os.path.join(ws, '.gitignore'), 'w').write('node_modules\\n')
   git(ws, 'commit', '-qm', 'ws');
   writeFileSync(join(ws, '.git', 'info', 'exclude'), '');
   return ws;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
 export function benchGitGuard(runs = 500): BenchLine[] {

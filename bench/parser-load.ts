@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 
 import { REPO_ROOT } from '../test/helpers/cli.js';
+import { median } from './median.js';
 
 const RUNS = Number(process.argv[2] ?? 5);
 const ENTRY = JSON.stringify(join(REPO_ROOT, 'dist', 'lib', 'index.js'));
@@ -36,7 +37,6 @@ function measure(args: string[]): { cpu: number; wall: number } {
     if (result.status !== 0) throw new Error(`bench process failed (${result.status}): ${result.stderr}`);
     cpu.push(Number(result.stdout));
   }
-  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   return { cpu: median(cpu), wall: median(wall) };
 }
 

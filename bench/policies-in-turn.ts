@@ -11,7 +11,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import type { RunOptions } from '../lib/sandbox/options.js';
-import { makePackages, median, once } from './scaling.js';
+import { median } from './median.js';
+import { makePackages, once } from './scaling.js';
 import type { BenchLine } from './sandbox.js';
 
 const WORKSPACES = 8;

@@ -12,6 +12,7 @@ import { buildPrewarmKey } from '../lib/sandbox/prewarm.js';
 import { assertEnforceable, prepareLinux } from '../lib/backend/linux/start.js';
 import { guardProtectedPaths } from '../lib/sandbox/protected.js';
 import type { BenchLine } from './sandbox.js';
+import { median } from './median.js';
 
 /**
  * A workspace shaped like a real checkout: a repository with hooks and config, a dozen top-level
@@ -31,11 +32,6 @@ export function buildBenchWorkspace(base: string): string {
     writeFileSync(join(ws, file), '\n');
   }
   return ws;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
 /** One pass over the preparation path, as SandboxedProcess runs it; returns the time of each part. */

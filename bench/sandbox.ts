@@ -9,6 +9,7 @@ import { join } from 'node:path';
 
 import { runSandboxed } from '../lib/sandbox/run.js';
 import { prewarmPool } from '../lib/sandbox/prewarm.js';
+import { median } from './median.js';
 
 export interface BenchLine {
   name: string;
@@ -16,11 +17,6 @@ export interface BenchLine {
   unit: string;
   target?: string;
   ok?: boolean;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
 }
 
 function spawnOnce(cmd: string, args: string[], cwd?: string, env?: NodeJS.ProcessEnv): Promise<void> {

@@ -27,11 +27,7 @@ import type { RunOptions } from '../lib/sandbox/options.js';
 import type { BenchLine } from './sandbox.js';
 import { watchBurst, type BurstWatch } from './burst-watch.js';
 import { makeModules } from '../test/helpers/scan-trees.js';
-
-export function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
-}
+import { median } from './median.js';
 
 const x = (ratio: number) => `${ratio.toFixed(2)}x`;
 
