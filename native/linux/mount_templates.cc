@@ -288,17 +288,31 @@ void Rested(State& s, size_t key) {
   }
 }
 
+// The idle templates (busy ones belong to live sandboxes): how many, their mount steps, and the
+// index of the least recently used (s.all.size() when none is idle).
+struct Idle {
+  size_t count = 0;
+  size_t steps = 0;
+  size_t oldest = 0;
+};
+
+Idle IdleOf(const State& s) {
+  Idle idle;
+  idle.oldest = s.all.size();
+  for (size_t i = 0; i < s.all.size(); ++i) {
+    if (s.all[i]->busy) continue;
+    ++idle.count;
+    idle.steps += s.all[i]->ops.size();
+    if (idle.oldest == s.all.size() || s.all[i]->used < s.all[idle.oldest]->used) idle.oldest = i;
+  }
+  return idle;
+}
+
 // Whether a new template may be kept without dropping one taken within the last two rounds of
 // the kept ones.
 bool RoomWithoutRecent(const State& s) {
-  size_t idle = 0;
-  uint64_t oldest = UINT64_MAX;
-  for (const auto& t : s.all) {
-    if (t->busy) continue;
-    ++idle;
-    oldest = std::min(oldest, t->used);
-  }
-  return idle < kMaxTemplates || s.clock - oldest > 2 * kMaxTemplates;
+  const Idle idle = IdleOf(s);
+  return idle.count < kMaxTemplates || s.clock - s.all[idle.oldest]->used > 2 * kMaxTemplates;
 }
 
 // Drops idle templates beyond kMaxTemplates or kMaxIdleSteps, least recently used first (all of
@@ -307,18 +321,10 @@ bool RoomWithoutRecent(const State& s) {
 // template as soon as it came back whenever two policies had prewarmed sandboxes.
 void Trim(State& s, size_t max = kMaxTemplates) {
   for (;;) {
-    size_t idle = 0;
-    size_t steps = 0;
-    size_t oldest = s.all.size();
-    for (size_t i = 0; i < s.all.size(); ++i) {
-      if (s.all[i]->busy) continue;
-      ++idle;
-      steps += s.all[i]->ops.size();
-      if (oldest == s.all.size() || s.all[i]->used < s.all[oldest]->used) oldest = i;
-    }
-    if (idle <= max && (idle <= 1 || steps <= kMaxIdleSteps)) return;
-    if (max > 0 && s.all[oldest]->lends <= 1) Rested(s, s.all[oldest]->hash);
-    s.all.erase(s.all.begin() + static_cast<long>(oldest));
+    const Idle idle = IdleOf(s);
+    if (idle.count <= max && (idle.count <= 1 || idle.steps <= kMaxIdleSteps)) return;
+    if (max > 0 && s.all[idle.oldest]->lends <= 1) Rested(s, s.all[idle.oldest]->hash);
+    s.all.erase(s.all.begin() + static_cast<long>(idle.oldest));
   }
 }
 
