@@ -7,6 +7,7 @@ import { join } from 'node:path';
 
 import { REPO_ROOT } from '../test/helpers/cli.js';
 import { benchCallerEnv } from './caller-env.js';
+import { benchCommandLength } from './command-length.js';
 import { benchSandbox, type BenchLine } from './sandbox.js';
 import { benchPoliciesInTurn } from './policies-in-turn.js';
 import { benchPolicyPairs } from './policy-pairs.js';
@@ -45,6 +46,11 @@ if ((want('scaling') || only.includes('turn')) && process.platform === 'linux') 
 if ((want('scaling') || only.includes('env')) && process.platform === 'linux') {
   process.stdout.write("\nThe caller's environment (Linux native; against child_process.spawn from the same environment in this run)\n");
   await benchCallerEnv(printLine);
+}
+
+if ((want('scaling') || only.includes('command')) && process.platform === 'linux') {
+  process.stdout.write('\nThe command\'s length (Linux native; against child_process.spawn of the same argv in this run)\n');
+  await benchCommandLength(printLine);
 }
 
 // Only the burst rows of the scaling bench (not part of a plain run: scaling has them).

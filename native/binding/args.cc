@@ -2,6 +2,8 @@
 // JS spec object -> backend::SpawnSpec. TypeScript validated the values; this checks types only.
 #include "binding/args.h"
 
+#include <string.h>
+
 #include <string>
 #include <vector>
 
@@ -69,6 +71,38 @@ std::vector<std::string> Strings(const Napi::Object& obj, const char* name,
     out.push_back(std::move(s));
   }
   return out;
+}
+
+// Appends the JS string `v` and its NUL to `out`, copied once from V8 into `out`'s own storage (a
+// reused buffer's pages are already faulted in). Throws if the string holds a NUL.
+void AppendString(const Napi::Value& v, const std::string& what, std::string* out) {
+  napi_env env = v.Env();
+  size_t len = 0;
+  NAPI_THROW_IF_FAILED_VOID(env, napi_get_value_string_utf8(env, v, nullptr, 0, &len));
+  size_t at = out->size();
+  out->resize(at + len + 1);
+  size_t copied = 0;
+  NAPI_THROW_IF_FAILED_VOID(env,
+                            napi_get_value_string_utf8(env, v, out->data() + at, len + 1, &copied));
+  out->resize(at + copied + 1);
+  if (memchr(out->data() + at, '\0', copied) != nullptr)
+    throw Napi::TypeError::New(env, what + " must not contain NUL bytes");
+}
+
+// Appends each string of the array obj[name], NUL-terminated, to `out`; returns how many.
+uint32_t AppendStrings(const Napi::Object& obj, const char* name, const std::string& where,
+                       std::string* out) {
+  Napi::Array arr = Array(obj, name, where);
+  uint32_t count = arr.Length();
+  for (uint32_t i = 0; i < count; ++i) {
+    Napi::Value v = arr.Get(i);
+    if (!v.IsString()) {
+      throw Napi::TypeError::New(
+          obj.Env(), where + "." + name + "[" + std::to_string(i) + "] must be a string");
+    }
+    AppendString(v, where + "." + name, out);
+  }
+  return count;
 }
 
 StdioMode ParseStdio(const Napi::Value& v, int index) {
@@ -244,16 +278,20 @@ void ParseLinux(const Napi::Object& obj, backend::LinuxSpec* out, SharedPolicy* 
   }
 }
 
+void ParseStdioModes(const Napi::Object& obj, const std::string& w, StdioMode* stdio) {
+  Napi::Array modes = Array(obj, "stdio", w);
+  if (modes.Length() != 3)
+    throw Napi::TypeError::New(obj.Env(), w + ".stdio must have three entries");
+  for (uint32_t i = 0; i < 3; ++i) stdio[i] = ParseStdio(modes.Get(i), static_cast<int>(i));
+}
+
 void ParseCommon(const Napi::Object& obj, const std::string& w, std::vector<std::string>* argv,
                  std::vector<std::string>* envp, std::string* cwd, StdioMode* stdio) {
   *argv = Strings(obj, "argv", w);
   if (argv->empty()) throw Napi::TypeError::New(obj.Env(), w + ".argv must not be empty");
   *envp = Strings(obj, "env", w);
   *cwd = String(obj, "cwd", w);
-  Napi::Array modes = Array(obj, "stdio", w);
-  if (modes.Length() != 3)
-    throw Napi::TypeError::New(obj.Env(), w + ".stdio must have three entries");
-  for (uint32_t i = 0; i < 3; ++i) stdio[i] = ParseStdio(modes.Get(i), static_cast<int>(i));
+  ParseStdioModes(obj, w, stdio);
 }
 
 }  // namespace
@@ -280,9 +318,17 @@ ParsedSpawn ParseSpawnSpec(const Napi::Object& obj) {
   return parsed;
 }
 
-ParsedLaunch ParseLaunchSpec(const Napi::Object& obj) {
+ParsedLaunch ParseLaunchSpec(const Napi::Object& obj, std::string buffer) {
   ParsedLaunch parsed;
-  ParseCommon(obj, "launch", &parsed.argv, &parsed.envp, &parsed.cwd, parsed.stdio);
+  parsed.strings = std::move(buffer);
+  parsed.strings.clear();
+  parsed.argc = AppendStrings(obj, "argv", "launch", &parsed.strings);
+  if (parsed.argc == 0) throw Napi::TypeError::New(obj.Env(), "launch.argv must not be empty");
+  parsed.envc = AppendStrings(obj, "env", "launch", &parsed.strings);
+  Napi::Value cwd = Field(obj, "cwd", "launch");
+  if (!cwd.IsString()) throw Napi::TypeError::New(obj.Env(), "launch.cwd must be a string");
+  AppendString(cwd, "launch.cwd", &parsed.strings);
+  ParseStdioModes(obj, "launch", parsed.stdio);
   parsed.max_buffer = MaxBuffer(obj, "launch");
   parsed.overflow_kill = obj.Get("overflowKill").ToBoolean().Value();
   parsed.spill_fd = SpillFd(obj, "launch");

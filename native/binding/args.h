@@ -54,11 +54,13 @@ void TakePrepared(ParsedSpawn* parsed);
 // Throws Napi::TypeError naming the offending field.
 ParsedSpawn ParseSpawnSpec(const Napi::Object& obj);
 
-// The per-command part handed to a prewarmed sandbox: {argv, env, cwd, stdio, rlimits}.
+// The per-command part handed to a prewarmed sandbox: {argv, env, cwd, stdio, rlimits}. The argv
+// strings, then the env strings, then the cwd, each NUL-terminated, end to end in `strings`: the
+// launch message's payload as it is sent, copied once from the JavaScript strings.
 struct ParsedLaunch {
-  std::vector<std::string> argv;
-  std::vector<std::string> envp;
-  std::string cwd;
+  std::string strings;
+  uint32_t argc = 0;
+  uint32_t envc = 0;
   StdioMode stdio[3];
   double max_buffer = 0;
   bool overflow_kill = false;
@@ -66,6 +68,8 @@ struct ParsedLaunch {
   std::vector<backend::ResourceLimit> rlimits;
 };
 
-ParsedLaunch ParseLaunchSpec(const Napi::Object& obj);
+// `buffer`: storage for `strings` (its bytes are dropped, its capacity kept), so that a caller can
+// reuse the pages of an earlier launch. Throws Napi::TypeError naming the offending field.
+ParsedLaunch ParseLaunchSpec(const Napi::Object& obj, std::string buffer = std::string());
 
 }  // namespace args

@@ -10,6 +10,7 @@ namespace launch_message {
 
 constexpr uint32_t kMagic = 0x5a53574d;  // "ZSWM"
 constexpr uint32_t kMaxPayload = 16u * 1024 * 1024;
+constexpr uint32_t kMaxRlimits = 8;
 
 struct Header {
   uint32_t magic;

@@ -7,9 +7,9 @@
 
 namespace launch_send {
 
-// Sends the launch message: header, limits and strings in one buffer, with the three descriptors
-// attached to its first byte. One sendmsg wakes the waiting command process once. False when the
-// message is too large or the socket refused it.
+// Sends the launch message: header and limits, then the strings from launch.strings itself, with
+// the three descriptors attached to its first byte. One sendmsg wakes the waiting command process
+// once. False when the message is too large or the socket refused it.
 bool Send(int socket_fd, const args::ParsedLaunch& launch, const int* fds);
 
 }  // namespace launch_send

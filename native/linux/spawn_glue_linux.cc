@@ -349,7 +349,18 @@ Napi::Value Launch(const Napi::CallbackInfo& info, State* state) {
     throw Napi::TypeError::New(env, "launch(pid, launch) expects a number and an object");
   }
   long long pid = info[0].As<Napi::Number>().Int64Value();
-  args::ParsedLaunch launch = args::ParseLaunchSpec(info[1].As<Napi::Object>());
+  // The strings' buffer of this thread's last launch, reused: a long command (up to the kernel's
+  // ~2 MiB of arguments) is then copied onto pages already faulted in, where fresh ones cost
+  // several times the copy on some VMs. At most kKeptLaunchBytes stay held between launches.
+  constexpr size_t kKeptLaunchBytes = 4u << 20;
+  thread_local std::string reused;
+  args::ParsedLaunch launch = args::ParseLaunchSpec(info[1].As<Napi::Object>(), std::move(reused));
+  struct Keep {
+    std::string* from;
+    ~Keep() {
+      if (from->capacity() <= kKeptLaunchBytes) reused = std::move(*from);
+    }
+  } keep{&launch.strings};
   exit_watcher::Watch* watch = state->registry.Find(pid);
   if (watch == nullptr || watch->control_fd < 0 || watch->delivered) return env.Null();
   spawn_pipes::Pipes pipes;

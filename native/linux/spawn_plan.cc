@@ -119,7 +119,6 @@ std::vector<char*> CStrings(const std::vector<std::string>& items) {
 // launch message).
 void BuildInitArgs(const SpawnSpec& spec, Plan* plan) {
   const LinuxSpec& ls = spec.linux_spec;
-  plan->init_args.reserve(spec.argv.size() + 1);
   plan->init_args.push_back("zero-sandbox-init");
   // The process cap is the PID namespace's pid_max or RLIMIT_NPROC, neither of which counts
   // refusals: the init checks with forks of its own. (Its RLIMIT_NPROC is the command's: set here
@@ -127,12 +126,18 @@ void BuildInitArgs(const SpawnSpec& spec, Plan* plan) {
   bool nproc = false;
   for (const ResourceLimit& limit : ls.rlimits) nproc = nproc || limit.resource == RLIMIT_NPROC;
   if (ls.pid_max > 0 || nproc) plan->init_args.push_back("--probe-forks");
-  if (spec.control_fd >= 0) {
-    plan->init_args.push_back("--warm");
-  } else {
-    plan->init_args.insert(plan->init_args.end(), spec.argv.begin(), spec.argv.end());
+  bool warm = spec.control_fd >= 0;
+  if (warm) plan->init_args.push_back("--warm");
+  // The command's own arguments are pointed at where the spec holds them, not copied: they can be
+  // megabytes, and the kernel copies them at each exec anyway.
+  plan->init_argv.reserve(plan->init_args.size() + (warm ? 0 : spec.argv.size()) + 1);
+  for (const std::string& arg : plan->init_args)
+    plan->init_argv.push_back(const_cast<char*>(arg.c_str()));
+  if (!warm) {
+    for (const std::string& arg : spec.argv)
+      plan->init_argv.push_back(const_cast<char*>(arg.c_str()));
   }
-  plan->init_argv = CStrings(plan->init_args);
+  plan->init_argv.push_back(nullptr);
   plan->envp = CStrings(spec.envp);
 }
 

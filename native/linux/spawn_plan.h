@@ -61,8 +61,8 @@ struct Plan {
   Fd report_read;   // the init's report records, for the exit watcher
   Fd report_write;  // installed as the init's fd 3
 
-  std::vector<std::string> init_args;
-  std::vector<char*> init_argv;
+  std::vector<std::string> init_args;  // the init's own flags
+  std::vector<char*> init_argv;        // those, then the spec's argv (a cold start): not copies
   std::vector<char*> envp;
   IdMaps ids;
   char pid_max[16];
@@ -84,8 +84,8 @@ struct Plan {
   child_setup::ChildPlan child;
 };
 
-// Checks the spec and fills `plan` (which must be fresh); a failure leaves nothing open once
-// `plan` is destroyed.
+// Checks the spec and fills `plan` (which must be fresh, and must not outlive the spec: its argv
+// and envp point into it); a failure leaves nothing open once `plan` is destroyed.
 // With `lease` (a mount template, see mount_templates.h): only the run's own mount steps, the
 // template's masks allowed by the ruleset and watched by the addon.
 status::Status Build(const backend::SpawnSpec& spec, Plan* plan,

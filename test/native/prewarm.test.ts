@@ -1,6 +1,7 @@
 // Prewarmed sandboxes: a burst of commands with one policy reuses sandboxes set up ahead of time.
 // Each must behave exactly like a cold one (argv, env, cwd, stdin/stdout, exit codes, limits,
 // every restriction), be used only once, and never serve a command whose plan differs.
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -203,6 +204,41 @@ sandboxTest('8 workspaces in turn: the policies beyond the pools rest, the other
   } finally {
     prewarmPool.clear();
     for (const t of trees) t.cleanup();
+  }
+});
+
+sandboxTest('a long command (a megabyte of arguments, a large variable) reaches it intact, prewarmed and cold', async () => {
+  const t = makeTree();
+  try {
+    // Twelve different 100 KB arguments (each under the kernel's 128 KiB per string), and a 64 KB
+    // variable: more than the launch socket's buffer holds, so the prewarmed launch goes out in
+    // several sends, and a shift or a lost piece changes the digest.
+    const args = Array.from({ length: 12 }, (_, i) => String.fromCharCode(97 + i).repeat(99_990) + String(i).padStart(10, '0'));
+    const big = 'v'.repeat(65_000) + 'END';
+    const script = 'import sys, os, hashlib; print(len(sys.argv) - 1, hashlib.sha256("|".join(sys.argv[1:]).encode()).hexdigest(), len(os.environ["BIG"]), os.environ["BIG"][-3:], os.getcwd())';
+    const expected = `12 ${createHash('sha256').update(args.join('|')).digest('hex')} 65003 END ${join(t.ws, 'sub')}\n`;
+    mkdirSync(join(t.ws, 'sub'));
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', BIG: big };
+    const command = ['python3', '-c', script, ...args];
+    await runSandboxed(['true'], { workspace: t.ws, cwd: 'sub', env });
+    await runSandboxed(['true'], { workspace: t.ws, cwd: 'sub', env });
+    await untilWarm();
+    const warm = await runSandboxed(command, { workspace: t.ws, cwd: 'sub', env });
+    assert.ok(warm.prewarmed, 'a prewarmed sandbox ran it');
+    assert.is(warm.stderr, '');
+    assert.is(warm.stdout, expected);
+    const cold = await runSandboxed(command, { workspace: t.ws, cwd: 'sub', env, prewarm: false });
+    assert.not.ok(cold.prewarmed);
+    assert.is(cold.stdout, expected);
+    // The next prewarmed launch on this thread reuses the buffer of the long one: nothing of it
+    // may leak into a short command.
+    await untilWarm();
+    const short = await runSandboxed(['python3', '-c', 'import sys; print(sys.argv[1:])', 'x'], { workspace: t.ws, cwd: 'sub', env: { PATH: env.PATH } });
+    assert.ok(short.prewarmed);
+    assert.is(short.stdout, "['x']\n");
+  } finally {
+    prewarmPool.clear();
+    t.cleanup();
   }
 });
 
