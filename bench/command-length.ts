@@ -53,7 +53,10 @@ export async function benchCommandLength(onLine: (line: BenchLine) => void): Pro
         const run = median(runs);
         const spawned = median(spawns);
         const label = `${kb === 0 ? 'no' : `${kb.toLocaleString('en')} KB of`} arguments, ${prewarm ? 'default options' : 'prewarm off'}`;
-        onLine({ name: `${label}: runSandboxed / spawn (${run.toFixed(1)} / ${spawned.toFixed(1)} ms)`, value: run / spawned, unit: 'x', target: '<= 1.0', ok: run / spawned <= 1.0 });
+        const line: BenchLine = { name: `${label}: runSandboxed / spawn (${run.toFixed(1)} / ${spawned.toFixed(1)} ms)`, value: run / spawned, unit: 'x' };
+        // The target is the one of back-to-back runs with the default options (prewarmed); a cold
+        // start is reported beside it.
+        onLine(prewarm ? { ...line, target: '<= 1.0', ok: run / spawned <= 1.0 } : line);
       }
     }
     onLine({ name: 'load average (1 min) at the end', value: loadavg()[0] ?? Number.NaN, unit: '' });
