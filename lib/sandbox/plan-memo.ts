@@ -55,6 +55,7 @@ function sameStrings(a: ReadonlyArray<string | undefined>, b: ReadonlyArray<stri
 }
 
 function samePairs(a: ReadonlyArray<readonly [string, unknown]>, b: ReadonlyArray<readonly [string, unknown]>): boolean {
+  if (a === b) return true;
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i]?.[0] !== b[i]?.[0] || a[i]?.[1] !== b[i]?.[1]) return false;
   return true;
@@ -78,6 +79,20 @@ function copyKey(key: PlanKey): PlanKey {
   return { ...key, lists: key.lists.map((list) => [...list]) };
 }
 
+// The entries of a frozen environment (the caller's, kept while it is unchanged: caller-env.ts),
+// listed once: the same list then compares by identity with the key kept.
+const frozenEntries = new WeakMap<object, Array<[string, string | undefined]>>();
+
+function envEntries(env: Readonly<Record<string, string | undefined>>): Array<[string, string | undefined]> {
+  if (!Object.isFrozen(env)) return Object.entries(env);
+  let entries = frozenEntries.get(env);
+  if (entries === undefined) {
+    entries = Object.freeze(Object.entries(env)) as Array<[string, string | undefined]>;
+    frozenEntries.set(env, entries);
+  }
+  return entries;
+}
+
 function planKey(input: ResolvedPlanInput): PlanKey {
   const { options } = input;
   return {
@@ -85,7 +100,7 @@ function planKey(input: ResolvedPlanInput): PlanKey {
     // Held as given for the comparison; copied only when kept.
     lists: [options.allowWrite, options.allowRead, options.denyRead, options.denyWrite, input.runtimeWriteRoots ?? []],
     limits: Object.entries(options.limits).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-    envs: input.envs.map((env) => Object.entries(env)),
+    envs: input.envs.map(envEntries),
     host: currentHandoverHost(),
     uid: process.getuid?.(),
     gid: process.getgid?.(),

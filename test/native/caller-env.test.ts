@@ -40,6 +40,31 @@ linuxTest('the addon answers on the main thread, with what a spread of process.e
   }
 });
 
+linuxTest('the same environment is the same frozen object; any change gives a new one', () => {
+  const first = callerEnvironment();
+  assert.ok(Object.isFrozen(first), 'nothing can change the kept answer');
+  assert.is(callerEnvironment(), first, 'unchanged: the object kept');
+  const changes: Array<[string, () => void, (env: Readonly<Record<string, string | undefined>>) => boolean]> = [
+    ['a variable added', () => (process.env.ZS_T_KEPT = 'one'), (env) => env.ZS_T_KEPT === 'one'],
+    ['a value changed, same length', () => (process.env.ZS_T_KEPT = 'two'), (env) => env.ZS_T_KEPT === 'two'],
+    ['a variable removed', () => delete process.env.ZS_T_KEPT, (env) => !('ZS_T_KEPT' in env)],
+  ];
+  let before = first;
+  try {
+    for (const [what, change, holds] of changes) {
+      change();
+      const after = callerEnvironment();
+      assert.is.not(after, before, what);
+      assert.ok(holds(after), what);
+      assert.equal(Object.entries(after), Object.entries({ ...process.env }), what);
+      assert.is(callerEnvironment(), after, `${what}: then kept`);
+      before = after;
+    }
+  } finally {
+    delete process.env.ZS_T_KEPT;
+  }
+});
+
 linuxTest('entries process.env leaves out or decodes are read as it reads them', () => {
   // An environment no Node API can make, set up with execve itself: a name twice, an entry
   // without "=", an empty name, a name and a value that are not UTF-8, and a __proto__ name.
