@@ -49,6 +49,7 @@
             "native/linux/link_window.cc",
             "native/linux/mount_steps.cc",
             "native/linux/mount_templates.cc",
+            "native/linux/template_steps.cc",
             "native/linux/dir_watch.cc",
             "native/linux/environ_read.cc",
             "native/linux/exit_watcher.cc",
