@@ -189,17 +189,21 @@ export function buildLinuxSpec(
   return launchSpec(plan, stdio, buildLinuxSandbox(plan, context, host, entries));
 }
 
-/** The last environment made into `NAME=value` strings: its names and values in order, and the strings (frozen). */
-let lastEnv: { names: string[]; values: string[]; strings: readonly string[] } | undefined;
+/** The last environment made into `NAME=value` strings: it, its names and values in order, and the strings (frozen). */
+let lastEnv: { env: object; names: string[]; values: string[]; strings: readonly string[] } | undefined;
 
 /**
- * `plan.env` as `NAME=value` strings in its order. Each run's environment is a new object, nearly
- * always of the same variables: the strings made for the last one are handed out again while every
- * name and value is the same, in the same order (compared without allocating; a burst's runs made
- * ~60 strings and pairs each, about 11 KB of the young generation per run).
+ * `plan.env` as `NAME=value` strings in its order. A run's environment is the last run's frozen
+ * object or a new one, nearly always of the same variables: the strings made for the last one are
+ * handed out again while it is the same frozen object, or every name and value is the same, in the
+ * same order (compared without allocating; a burst's runs made ~60 strings and pairs each, about
+ * 11 KB of the young generation per run).
  */
 export function envStrings(env: Readonly<Record<string, string>>): readonly string[] {
   const last = lastEnv;
+  // A frozen environment (command-env.ts keeps one while its inputs stay the same) cannot have
+  // changed since its strings were made.
+  if (last !== undefined && last.env === env && Object.isFrozen(env)) return last.strings;
   if (last !== undefined) {
     let i = 0;
     let same = true;
@@ -215,7 +219,7 @@ export function envStrings(env: Readonly<Record<string, string>>): readonly stri
   const names = Object.keys(env);
   const values = names.map((name) => env[name] as string);
   const strings = Object.freeze(names.map((name, i) => `${name}=${values[i]}`));
-  lastEnv = { names, values, strings };
+  lastEnv = { env, names, values, strings };
   return strings;
 }
 

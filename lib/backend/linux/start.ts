@@ -3,7 +3,6 @@
 // than asked, and starts the sandbox through the addon (namespaces, Landlock, seccomp; a prewarmed
 // sandbox when one matches). The lifecycle around it is lib/sandbox/process.ts.
 import { SandboxError } from '../../errors.js';
-import { buildSandboxEnv } from '../../env.js';
 import { handOverFacts, HostFacts } from '../../host-facts.js';
 import { callNative, callNativeAsync, nativeBindingPath } from '../../native/load.js';
 import type { NativeExit, NativeSpawned } from '../../native/types.js';
@@ -30,6 +29,7 @@ import { rememberedSandbox } from './spec-memo.js';
 import { coldSpec, launchPrewarmed, osProcessOf, stdioModes, toOsExit } from './native-io.js';
 import { shareSpec } from './shared-specs.js';
 import { callerEnvironment } from './caller-env.js';
+import { commandEnvironment } from './command-env.js';
 
 export { sharedSpecCount } from './shared-specs.js';
 
@@ -123,8 +123,7 @@ export function prepareLinux(command: SandboxCommand, options: SandboxOptions): 
   resolveWorkspace(checked.workspace, facts);
   const runtime = acquireRuntimeState(checked.workspace ?? process.cwd(), { argv, lingerMs: 3000, facts, env: callerEnv });
   try {
-    const scrubbedEnv: string[] = [];
-    const commandEnv = buildSandboxEnv(source, { backend: 'linux-native', network: checked.network, pass: checked.envPass, tmpDir: '/tmp', overrides: runtime?.env ?? {}, scrubbed: scrubbedEnv });
+    const { env: commandEnv, scrubbed: scrubbedEnv } = commandEnvironment(source, { network: checked.network, pass: checked.envPass, overrides: runtime?.env ?? {} });
     const envs = options.env === undefined ? [process.env] : [process.env, options.env];
     // Kept across runs of the same policy while nothing it looked at changed (plan-memo.ts).
     const plan = rememberedPlan({ argv, options: checked, envs: options.env === undefined ? [callerEnv] : [callerEnv, options.env], commandEnv, scrubbedEnv, runtimeWriteRoots: runtime?.writeRoots ?? [], facts });
