@@ -18,6 +18,7 @@
 import { lstatSync } from 'node:fs';
 
 import { isAscii, isCleanAbsolute } from '../path-within.js';
+import { sameList } from '../same-lists.js';
 import { inspectMany, type EntryInfo } from './beneath.js';
 import { settledStamp } from './root-tops.js';
 import { lookLogOpen } from './look-log.js';
@@ -93,12 +94,6 @@ function withAncestors(seen: ReadonlySet<string>): string[] | undefined {
   return [...all].sort();
 }
 
-function sameStamps(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
 /**
  * `compute(note)`, or its value kept for `key` while the stamps of every path it noted (and every
  * directory above them) are what they were before it was computed. `compute` must call `note` with
@@ -112,7 +107,7 @@ export function rememberedFor<T>(key: string, compute: (note: (path: string) => 
   if (lookLogOpen() || oneRun()) return compute(() => {});
   const entry = kept.get(key) as Kept<T> | undefined;
   const before = entry === undefined ? undefined : stampsOf(entry.paths);
-  if (entry?.stamps !== undefined && before !== undefined && sameStamps(before, entry.stamps)) {
+  if (entry?.stamps !== undefined && before !== undefined && sameList(before, entry.stamps)) {
     credentialMemoCounts.answered++;
     return entry.value as T;
   }
@@ -124,7 +119,7 @@ export function rememberedFor<T>(key: string, compute: (note: (path: string) => 
   if (paths === undefined) return value;
   if (kept.size >= MAX_KEPT) kept.delete(kept.keys().next().value as string);
   // The stamps read before this computation vouch for it when it looked at no path beyond theirs.
-  const covered = entry !== undefined && before !== undefined && sameStamps(paths, entry.paths);
+  const covered = entry !== undefined && before !== undefined && sameList(paths, entry.paths);
   kept.set(key, covered ? { paths, stamps: before, value } : { paths });
   return value;
 }

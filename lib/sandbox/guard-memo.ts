@@ -37,6 +37,7 @@
 import { sep } from 'node:path';
 
 import type { WritableRoot } from '../backend/types.js';
+import { sameList } from '../same-lists.js';
 import { fromBytes, inspectMany, scanRepositories, toBytes } from './beneath.js';
 import { outsideState } from './git-guard.js';
 import { recordLooks, type LookRecord, type RecordedScan } from './look-record.js';
@@ -323,12 +324,6 @@ function utf8Paths(paths: ReadonlySet<string>): string[] | undefined {
     out.push(utf8);
   }
   return out;
-}
-
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 /**

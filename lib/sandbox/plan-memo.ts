@@ -32,6 +32,7 @@
 //   are put in.
 import type { SandboxPlan } from '../backend/types.js';
 import { HostFacts } from '../host-facts.js';
+import { sameList, samePairs } from '../same-lists.js';
 import { currentHandoverHost } from './host-handover.js';
 import { POLICIES_KEPT } from './kept-bounds.js';
 import { ownFilesFacts } from './own-files.js';
@@ -48,27 +49,14 @@ interface PlanKey {
   gid: number | undefined;
 }
 
-function sameStrings(a: ReadonlyArray<string | undefined>, b: ReadonlyArray<string | undefined>): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-function samePairs(a: ReadonlyArray<readonly [string, unknown]>, b: ReadonlyArray<readonly [string, unknown]>): boolean {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i]?.[0] !== b[i]?.[0] || a[i]?.[1] !== b[i]?.[1]) return false;
-  return true;
-}
-
 function sameKey(a: PlanKey, b: PlanKey): boolean {
   return (
     a.host === b.host &&
     a.uid === b.uid &&
     a.gid === b.gid &&
-    sameStrings(a.strings, b.strings) &&
+    sameList(a.strings, b.strings) &&
     a.lists.length === b.lists.length &&
-    a.lists.every((list, i) => sameStrings(list, b.lists[i] as readonly string[])) &&
+    a.lists.every((list, i) => sameList(list, b.lists[i] as readonly string[])) &&
     samePairs(a.limits, b.limits) &&
     a.envs.length === b.envs.length &&
     a.envs.every((env, i) => samePairs(env, b.envs[i] as Array<[string, string | undefined]>))

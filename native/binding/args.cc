@@ -53,26 +53,6 @@ Napi::Object ObjectAt(const Napi::Array& arr, uint32_t i, const std::string& whe
   return v.As<Napi::Object>();
 }
 
-std::vector<std::string> Strings(const Napi::Object& obj, const char* name,
-                                 const std::string& where) {
-  Napi::Array arr = Array(obj, name, where);
-  std::vector<std::string> out;
-  out.reserve(arr.Length());
-  for (uint32_t i = 0; i < arr.Length(); ++i) {
-    Napi::Value v = arr.Get(i);
-    if (!v.IsString()) {
-      throw Napi::TypeError::New(
-          obj.Env(), where + "." + name + "[" + std::to_string(i) + "] must be a string");
-    }
-    std::string s = v.As<Napi::String>().Utf8Value();
-    if (s.find('\0') != std::string::npos) {
-      throw Napi::TypeError::New(obj.Env(), where + "." + name + " must not contain NUL bytes");
-    }
-    out.push_back(std::move(s));
-  }
-  return out;
-}
-
 // Appends the JS string `v` and its NUL to `out`, copied once from V8 into `out`'s own storage (a
 // reused buffer's pages are already faulted in). Throws if the string holds a NUL.
 void AppendString(const Napi::Value& v, const std::string& what, std::string* out) {
@@ -89,19 +69,36 @@ void AppendString(const Napi::Value& v, const std::string& what, std::string* ou
     throw Napi::TypeError::New(env, what + " must not contain NUL bytes");
 }
 
+// Element `i` of the array `what`, which must be a string.
+Napi::Value StringAt(const Napi::Array& arr, uint32_t i, const std::string& what) {
+  Napi::Value v = arr.Get(i);
+  if (!v.IsString())
+    throw Napi::TypeError::New(arr.Env(), what + "[" + std::to_string(i) + "] must be a string");
+  return v;
+}
+
+std::vector<std::string> Strings(const Napi::Object& obj, const char* name,
+                                 const std::string& where) {
+  Napi::Array arr = Array(obj, name, where);
+  const std::string what = where + "." + name;
+  std::vector<std::string> out;
+  out.reserve(arr.Length());
+  for (uint32_t i = 0; i < arr.Length(); ++i) {
+    std::string s;
+    AppendString(StringAt(arr, i, what), what, &s);
+    s.pop_back();  // its NUL
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 // Appends each string of the array obj[name], NUL-terminated, to `out`; returns how many.
 uint32_t AppendStrings(const Napi::Object& obj, const char* name, const std::string& where,
                        std::string* out) {
   Napi::Array arr = Array(obj, name, where);
+  const std::string what = where + "." + name;
   uint32_t count = arr.Length();
-  for (uint32_t i = 0; i < count; ++i) {
-    Napi::Value v = arr.Get(i);
-    if (!v.IsString()) {
-      throw Napi::TypeError::New(
-          obj.Env(), where + "." + name + "[" + std::to_string(i) + "] must be a string");
-    }
-    AppendString(v, where + "." + name, out);
-  }
+  for (uint32_t i = 0; i < count; ++i) AppendString(StringAt(arr, i, what), what, out);
   return count;
 }
 

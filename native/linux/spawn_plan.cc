@@ -107,12 +107,9 @@ int32_t MountKindCode(const std::string& kind) {
   return 0;
 }
 
-std::vector<char*> CStrings(const std::vector<std::string>& items) {
-  std::vector<char*> out;
-  out.reserve(items.size() + 1);
-  for (const std::string& item : items) out.push_back(const_cast<char*>(item.c_str()));
-  out.push_back(nullptr);
-  return out;
+// Appends a pointer to each of `items` (not a copy: they must outlive `out`).
+void AppendCStrings(const std::vector<std::string>& items, std::vector<char*>* out) {
+  for (const std::string& item : items) out->push_back(const_cast<char*>(item.c_str()));
 }
 
 // The init's argv: its flags, then the command's argv (a cold start) or --warm (it waits for one
@@ -131,14 +128,12 @@ void BuildInitArgs(const SpawnSpec& spec, Plan* plan) {
   // The command's own arguments are pointed at where the spec holds them, not copied: they can be
   // megabytes, and the kernel copies them at each exec anyway.
   plan->init_argv.reserve(plan->init_args.size() + (warm ? 0 : spec.argv.size()) + 1);
-  for (const std::string& arg : plan->init_args)
-    plan->init_argv.push_back(const_cast<char*>(arg.c_str()));
-  if (!warm) {
-    for (const std::string& arg : spec.argv)
-      plan->init_argv.push_back(const_cast<char*>(arg.c_str()));
-  }
+  AppendCStrings(plan->init_args, &plan->init_argv);
+  if (!warm) AppendCStrings(spec.argv, &plan->init_argv);
   plan->init_argv.push_back(nullptr);
-  plan->envp = CStrings(spec.envp);
+  plan->envp.reserve(spec.envp.size() + 1);
+  AppendCStrings(spec.envp, &plan->envp);
+  plan->envp.push_back(nullptr);
 }
 
 // From this many pins and denyWrite entries in one write root on, they are made in a link window

@@ -5,6 +5,7 @@
 // variables (a name check and a value check each) took about 2.5 ms of every run; the answer kept
 // is frozen, so the spec's strings can be handed out again by identity (spec.ts).
 import { buildSandboxEnv } from '../../env.js';
+import { sameList, samePairs } from '../../same-lists.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -24,14 +25,6 @@ interface Kept {
 }
 
 let kept: Kept | undefined;
-
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((item, i) => item === b[i]);
-}
-
-function samePairs(a: ReadonlyArray<[string, string]>, b: ReadonlyArray<[string, string]>): boolean {
-  return a.length === b.length && a.every(([name, value], i) => name === b[i]?.[0] && value === b[i]?.[1]);
-}
 
 /**
  * The command's environment from `source` and the names it scrubbed (a list of the caller's own).

@@ -18,6 +18,7 @@
 // - Nothing of it reads a file's content.
 // argv, env, cwd and stdio are each run's own: put in around the kept part (launchSpec).
 import type { WritableRoot } from '../types.js';
+import { sameList } from '../../same-lists.js';
 import { POLICIES_KEPT } from '../../sandbox/kept-bounds.js';
 import { deepFreeze, frozenRoot, WatchedMemo } from '../../sandbox/watched-memo.js';
 import type { HostView } from './mounts.js';
@@ -31,13 +32,6 @@ interface SpecKey {
 /** Frozen, so its content is what it was when it was kept. */
 function frozen(list: readonly unknown[]): boolean {
   return Object.isFrozen(list);
-}
-
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  if (a === b && frozen(a)) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 function sameRoot(a: WritableRoot, b: WritableRoot): boolean {
