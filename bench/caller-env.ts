@@ -19,7 +19,8 @@ const BLOCKS = 3;
 const PER_BLOCK = 12;
 const SKIPPED = 4;
 
-async function timed(fn: () => Promise<unknown>): Promise<number> {
+/** How long `fn` took, in milliseconds. */
+export async function timed(fn: () => Promise<unknown>): Promise<number> {
   const started = performance.now();
   await fn();
   return performance.now() - started;

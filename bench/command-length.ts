@@ -3,32 +3,18 @@
 // arguments adding up to 0 bytes, 100 KB, 1 MB and 2 MB (100 KB strings, under the kernel's
 // 128 KiB per argument; 2 MB is about all that the default 8 MiB stack lets exec take), alternated
 // run by run, each size's first runs not counted. Prewarmed (the default options) and cold.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { runSandboxed } from '../lib/sandbox/run.js';
-import type { BenchLine } from './sandbox.js';
+import { spawnOnce, type BenchLine } from './sandbox.js';
+import { timed } from './caller-env.js';
 import { median } from './median.js';
 
 const SIZES_KB = [0, 100, 1000, 2000];
 const RUNS = 20;
 const SKIPPED = 4;
-
-function spawnOnce(argv: readonly string[], cwd: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(argv[0] as string, argv.slice(1), { cwd, stdio: 'ignore' });
-    child.once('error', reject);
-    child.once('exit', () => resolve());
-  });
-}
-
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const started = performance.now();
-  await fn();
-  return performance.now() - started;
-}
 
 export async function benchCommandLength(onLine: (line: BenchLine) => void): Promise<void> {
   const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'zs-bench-command-')));
@@ -45,7 +31,7 @@ export async function benchCommandLength(onLine: (line: BenchLine) => void): Pro
             const r = await runSandboxed(argv, { workspace, prewarm });
             if (r.exitCode !== 0) throw new Error(`bench run failed: ${r.stderr}`);
           });
-          const spawned = await timed(() => spawnOnce(argv, workspace));
+          const spawned = await timed(() => spawnOnce(argv[0] as string, argv.slice(1), workspace));
           if (i < SKIPPED) continue;
           runs.push(run);
           spawns.push(spawned);

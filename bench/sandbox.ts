@@ -19,7 +19,8 @@ export interface BenchLine {
   ok?: boolean;
 }
 
-function spawnOnce(cmd: string, args: string[], cwd?: string, env?: NodeJS.ProcessEnv): Promise<void> {
+/** `cmd args` from `cwd` with stdio ignored, done on 'close'; rejects unless it exits 0. */
+export function spawnOnce(cmd: string, args: string[], cwd?: string, env?: NodeJS.ProcessEnv): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: 'ignore', ...(cwd === undefined ? {} : { cwd }), ...(env === undefined ? {} : { env }) });
     child.on('error', reject);
