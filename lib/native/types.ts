@@ -113,9 +113,10 @@ export interface NativeBinding {
   environ?(): string | null;
   /**
    * Linux, for tests: the mount templates built and the starts of a resting policy made without
-   * one since the process started, and the templates held now.
+   * one since the process started, and the templates held now with their descriptors (a bounded
+   * cache, which the bench's count of leaked descriptors leaves out).
    */
-  mountTemplateCounts?(): { built: number; rested: number; held: number };
+  mountTemplateCounts?(): { built: number; rested: number; held: number; fds: number };
   /** Hands a command to a prewarmed sandbox; null when it is gone or already used. */
   launch(pid: number, launch: object): NativeSpawned | null;
   kill(pid: number, signal: number): boolean;

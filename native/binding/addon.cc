@@ -73,13 +73,14 @@ class ProbeWorker : public Napi::AsyncWorker {
 };
 
 #if defined(__linux__)
-// mountTemplateCounts() => { built, rested, held } (mount_templates::Counts; for tests).
+// mountTemplateCounts() => { built, rested, held, fds } (mount_templates::Counts; for tests).
 Napi::Value MountTemplateCounts(const Napi::CallbackInfo& info) {
   const mount_templates::Stats stats = mount_templates::Counts();
   Napi::Object out = Napi::Object::New(info.Env());
   out.Set("built", Napi::Number::New(info.Env(), static_cast<double>(stats.built)));
   out.Set("rested", Napi::Number::New(info.Env(), static_cast<double>(stats.rested)));
   out.Set("held", Napi::Number::New(info.Env(), static_cast<double>(stats.held)));
+  out.Set("fds", Napi::Number::New(info.Env(), static_cast<double>(stats.fds)));
   return out;
 }
 #endif

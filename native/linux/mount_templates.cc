@@ -71,12 +71,17 @@ struct Template {
   bool discarded = false;
   uint64_t used = 0;
   int lends = 0;
-  ~Template() {
+  // Every descriptor it holds.
+  std::vector<int> Fds() const {
+    std::vector<int> out(dir_fds);
     for (int fd : {mntns_fd, file_fd, staging_fd, tmp_mntns_fd})
-      if (fd >= 0) close(fd);
-    for (int fd : dir_fds) close(fd);
+      if (fd >= 0) out.push_back(fd);
     for (int fd : tmp_fds)
-      if (fd >= 0) close(fd);
+      if (fd >= 0) out.push_back(fd);
+    return out;
+  }
+  ~Template() {
+    for (int fd : Fds()) close(fd);
     if (set >= 0) watched_looks::ReleaseSet(set);
   }
 };
@@ -393,6 +398,7 @@ Stats Counts() {
   std::lock_guard<std::mutex> hold(s.lock);
   Stats out = s.stats;
   out.held = s.all.size();
+  for (const auto& t : s.all) out.fds += t->Fds().size();
   return out;
 }
 
