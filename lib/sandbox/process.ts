@@ -107,6 +107,7 @@ function startIo(options: InternalSpawnOptions): StartIo {
  * `close`.
  */
 export class SandboxedProcess extends EventEmitter<SandboxedProcessEvents> {
+  /** The command's standard input (a pipe), closed once the sandbox is gone. */
   readonly stdin: Writable | null;
   readonly stdout: Readable | null;
   readonly stderr: Readable | null;
@@ -194,6 +195,9 @@ export class SandboxedProcess extends EventEmitter<SandboxedProcessEvents> {
       if (this.listenerCount('error') > 0) this.emit('error', failure);
     };
     const finishExit = (raw: OsExit): void => {
+      // Nothing is left to read stdin: its pipe is closed, as child_process does at an exit, or a
+      // caller that never ends it would hold one descriptor per run for good.
+      this.stdin?.destroy();
       let exit: SandboxExit;
       try {
         exit = settle(raw);

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
 // The process API behaves like child_process: `spawn` once the process exists, `exit` when the
 // sandbox is gone, `close` (and `exited`) only once stdout and stderr have delivered everything;
-// kill() sends SIGTERM and then SIGKILL after a grace period; runSandboxed keeps partial output on
-// abort and says on stderr why a command could not be executed.
+// kill() sends SIGTERM and then SIGKILL after a grace period; stdin is closed once the sandbox is
+// gone; runSandboxed keeps partial output on abort and says on stderr why a command could not be
+// executed.
+import { readdirSync, readlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { runSandboxed } from '../../lib/sandbox/run.js';
+import { prewarmPool } from '../../lib/sandbox/prewarm.js';
 import { spawnSandboxed, type SandboxExit } from '../../lib/sandbox/process.js';
 import { makeTree, sandboxTest } from '../helpers/sandbox.js';
 
@@ -48,6 +52,41 @@ sandboxTest('streams nobody reads do not keep exited from resolving', async () =
     const exit = await child.exited;
     assert.is(exit.exitCode, 0);
     assert.is(exit.timedOut, false);
+  } finally {
+    t.cleanup();
+  }
+});
+
+/** Pipes this process holds open. */
+function openPipes(): number {
+  let count = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      if (readlinkSync(join('/proc/self/fd', fd)).startsWith('pipe:')) count++;
+    } catch {
+      // the listing's own descriptor, closed by now
+    }
+  }
+  return count;
+}
+
+sandboxTest('a stdin nobody ends is closed once the sandbox is gone, as child_process does: no pipe is left per run', async () => {
+  const t = makeTree();
+  try {
+    // The first runs open what the process keeps (its exit watcher's and threads' pipes).
+    for (let i = 0; i < 2; i++) await spawnSandboxed(['/bin/true'], { workspace: t.ws }).exited;
+    const before = openPipes();
+    for (const [i, options] of [{ prewarm: false }, { prewarm: true }, { prewarm: true }, { prewarm: false }].entries()) {
+      const child = spawnSandboxed(['/bin/sleep', '5'], { workspace: t.ws, ...options });
+      setTimeout(() => child.kill('SIGKILL'), 100);
+      const exit = await child.exited;
+      assert.is(exit.signal, 'SIGKILL', `run ${i}`);
+      assert.ok(child.stdin?.destroyed, `run ${i}: stdin closed after the exit`);
+    }
+    for (let i = 0; i < 4; i++) await spawnSandboxed(['/bin/true'], { workspace: t.ws }).exited;
+    prewarmPool.clear();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.ok(openPipes() <= before, `pipes held: ${openPipes()}, ${before} before the runs`);
   } finally {
     t.cleanup();
   }
