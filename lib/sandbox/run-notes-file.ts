@@ -95,6 +95,46 @@ export function encode(notes: SharedNotes): string {
   });
 }
 
+/** Whether the character at `at` follows an odd number of backslashes (it is escaped). */
+function escapedAt(text: string, at: number): boolean {
+  let count = 0;
+  while (text[at - 1 - count] === '\\') count++;
+  return count % 2 === 1;
+}
+
+/** How encode and encodeParts begin a file: its write roots come first, after the version and time. */
+const HEAD = /^\{"v":1,"since":"\d+","roots":\[/;
+
+/**
+ * The write roots of notes read from the head of the file without parsing the rest (a run of
+ * 1,000 write roots publishes about 700 KB, and most files a run lists are not its roots'
+ * business); undefined when the file does not begin as encode writes it (decode it whole then).
+ */
+export function decodeRoots(text: string): string[] | undefined {
+  const head = HEAD.exec(text);
+  if (head === null) return undefined;
+  const start = head[0].length - 1;
+  // The array holds strings and commas only: a string ends at the first quote that an even
+  // number of backslashes (none, most often) precedes.
+  let at = start + 1;
+  while (at < text.length && text[at] !== ']') {
+    if (text[at] === '"') {
+      let end = text.indexOf('"', at + 1);
+      while (end > 0 && escapedAt(text, end)) end = text.indexOf('"', end + 1);
+      if (end < 0) return undefined;
+      at = end;
+    }
+    at++;
+  }
+  try {
+    // Parsed, not kept: a slice of the file's text would keep the whole text alive.
+    const roots = JSON.parse(text.slice(start, at + 1)) as unknown;
+    return Array.isArray(roots) && roots.every((root) => typeof root === 'string') ? roots : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function decode(text: string): SharedNotes | undefined {
   try {
     const raw = JSON.parse(text) as {

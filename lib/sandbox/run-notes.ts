@@ -34,48 +34,22 @@
 // pid 1 finishes exiting only after every other process of it is gone); while that sandbox is
 // still there, the run's r. counts as in flight. Elsewhere the command may outlive its
 // supervisor, so nothing can tell when it is gone: a dead owner's notes are removed as before.
-import { closeSync, constants, openSync, readFileSync, renameSync, writeFileSync, writevSync } from 'node:fs';
+import { closeSync, constants, openSync, renameSync, writeFileSync, writevSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { rootsOverlap } from '../path-within.js';
 import { ensureDir, forgetCheckedDir, refuse, runNotesDir, shmNotesDir } from './run-notes-dir.js';
-import { decode, encodeParts, secondName, type PublishedNotesBody, type SharedNotes } from './run-notes-file.js';
+import { encodeParts, secondName, type PublishedNotesBody, type SharedNotes } from './run-notes-file.js';
+import { notesIf, rememberedRoots } from './run-notes-kept.js';
 import { aliveOnce, inFlight, list, ownOwner, parseEntry, sandboxAlive, selfId, tryUnlink } from './run-notes-entries.js';
 import { buildOwnerName, currentHolder, processStart } from './runtime-lease.js';
 
 export type { SharedNotes } from './run-notes-file.js';
+export { runNotesCounts } from './run-notes-kept.js';
 export { buildThreadRealm, parseThreadRealm } from './run-notes-entries.js';
 export { chooseNotesDir, notesPlacesToHide, runNotesDir, shmNotesDir, stateNotesBase, stateNotesDir } from './run-notes-dir.js';
 
 let counter = 0;
-
-/** Notes by file name: a published file never changes, so each is parsed once. */
-const parsed = new Map<string, SharedNotes>();
-
-function readNotes(dir: string, name: string): SharedNotes | undefined {
-  const known = parsed.get(name);
-  if (known !== undefined) return known;
-  let text: string;
-  try {
-    text = readFileSync(join(dir, name), 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw refuse((error as Error).message, join(dir, name), error);
-  }
-  const notes = decode(text);
-  if (notes === undefined) throw refuse('a record it cannot read', join(dir, name));
-  if (parsed.size >= 256) parsed.delete(parsed.keys().next().value as string);
-  parsed.set(name, notes);
-  return notes;
-}
-
-/**
- * The write roots of notes by file name, kept for many more files than whole notes are: a run
- * lists every other process's runs in flight and reads only the notes whose roots overlap its
- * own. Another process's burst of 500 runs would otherwise have each run read and parse 500
- * files (the whole-notes cache holds 256).
- */
-const rootsByName = new Map<string, readonly string[]>();
 
 /**
  * Per remembered list of roots, the answers for each frozen list of roots it was compared with: a
@@ -104,18 +78,9 @@ function overlapsKept(known: readonly string[], roots: readonly string[]): boole
 
 /** The notes of `name` when their roots overlap `roots` (all when undefined), else undefined. */
 function overlappingNotes(dir: string, name: string, roots: readonly string[] | undefined): SharedNotes | undefined {
-  const known = rootsByName.get(name);
-  if (known !== undefined && roots !== undefined && !overlapsKept(known, roots)) return undefined;
-  const notes = readNotes(dir, name);
-  if (notes === undefined) return undefined;
-  if (known === undefined) rememberRoots(name, notes.roots);
-  return roots === undefined || rootsOverlap(notes.roots, roots) ? notes : undefined;
-}
-
-function rememberRoots(name: string, roots: string[]): void {
-  if (rootsByName.size >= 8192) rootsByName.delete(rootsByName.keys().next().value as string);
-  // Frozen: asked about at every run while its owner's check waits, its set is made once.
-  rootsByName.set(name, Object.freeze([...roots]));
+  // A remembered list is frozen: asked about at every run while its owner's check waits, its
+  // answer is kept.
+  return notesIf(dir, name, (other) => roots === undefined || (Object.isFrozen(other) ? overlapsKept(other, roots) : rootsOverlap(other, roots)));
 }
 
 /**
@@ -387,16 +352,16 @@ function takeNotes(dir: string, names: readonly string[], start: bigint, marker:
     }
     // This realm's own runs are its in-process notes (protected.ts).
     if (mine || (entry.kind !== 'r' && entry.kind !== 'k' && !(entry.kind === 'e' && entry.at >= start))) continue;
-    if (rootsByName.has(name) && !overlaps(rootsByName.get(name) as readonly string[])) continue;
-    let notes = readNotes(dir, name);
-    if (notes === undefined && (entry.kind === 'r' || entry.kind === 'k')) {
+    const known = rememberedRoots(name);
+    if (known !== undefined && !overlaps(known)) continue;
+    let notes = notesIf(dir, name, overlaps);
+    const gone = notes === undefined && (rememberedRoots(name) === undefined || known !== undefined);
+    if (gone && (entry.kind === 'r' || entry.kind === 'k')) {
       // It ended meanwhile: its notes are under an e. name, kept while our marker is there.
       const moved = list(dir).find((other) => other.startsWith('e.') && other.endsWith(`.${entry.id}`));
-      notes = moved === undefined ? undefined : readNotes(dir, moved);
+      notes = moved === undefined ? undefined : notesIf(dir, moved, overlaps);
     }
-    if (notes === undefined) continue;
-    if (!rootsByName.has(name)) rememberRoots(name, notes.roots);
-    if (overlaps(notes.roots)) taken.push(notes);
+    if (notes !== undefined) taken.push(notes);
   }
   // Ended runs' notes are kept while a run noting since before they ended may need them: one that
   // ended before this window opened and before every marker listed is needed by no run (a marker

@@ -14,7 +14,7 @@ import * as assert from 'uvu/assert';
 import { test as uvuTest } from 'uvu';
 
 import { REPO_ROOT } from '../helpers/cli.js';
-import { buildThreadRealm, chooseNotesDir, claimMissedChecks, openNotingWindow, parseThreadRealm, type SharedNotes } from '../../lib/sandbox/run-notes.js';
+import { buildThreadRealm, chooseNotesDir, claimMissedChecks, openNotingWindow, parseThreadRealm, runNotesCounts, type SharedNotes } from '../../lib/sandbox/run-notes.js';
 import { processStart, threadStart } from '../../lib/sandbox/runtime-lease.js';
 import { firstMessage } from '../helpers/workers.js';
 
@@ -28,12 +28,14 @@ class OtherRun {
   readonly child: ChildProcessWithoutNullStreams;
   #out = '';
 
-  constructor(dir: string, root: string, tag: string) {
+  /** `padBytes`: that many more bytes in the noted config (a large run's notes). */
+  constructor(dir: string, root: string, tag: string, padBytes = 0) {
     const script = `import { openNotingWindow } from ${JSON.stringify(RUN_NOTES_JS)};
-const [dir, root, tag] = process.argv.slice(1);
+const [dir, root, tag, pad] = process.argv.slice(1);
 const w = openNotingWindow(dir);
 w.take([root]);
-const p = w.publish({ since: w.since, roots: [root], gitRoots: [root], configs: new Map([[root + '/.git/config', { bytes: Buffer.from(tag), state: 'file:' + tag }]]), watched: new Map(), ownEntries: [] });
+const bytes = Buffer.concat([Buffer.from(tag), Buffer.alloc(Number(pad), 'x')]);
+const p = w.publish({ since: w.since, roots: [root], gitRoots: [root], configs: new Map([[root + '/.git/config', { bytes, state: 'file:' + tag }]]), watched: new Map(), ownEntries: [] });
 console.log('published');
 process.stdin.setEncoding('utf8').on('data', (line) => {
   const started = /started (\\d+)/.exec(line);
@@ -41,7 +43,7 @@ process.stdin.setEncoding('utf8').on('data', (line) => {
   if (line.includes('end')) { p.end(); console.log('ended'); }
   if (line.includes('exit')) process.exit(0);
 });`;
-    this.child = spawn(process.execPath, ['--input-type=module', '-e', script, dir, root, tag], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, ['--input-type=module', '-e', script, dir, root, tag, String(padBytes)], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdout.setEncoding('utf8').on('data', (chunk: string) => (this.#out += chunk));
   }
 
@@ -76,7 +78,7 @@ function withDir(fn: (dir: string, base: string) => Promise<void>): () => Promis
   };
 }
 
-const tags = (notes: SharedNotes[]) => notes.map((n) => [...n.configs.values()][0]?.bytes?.toString());
+const tags = (notes: SharedNotes[]) => notes.map((n) => [...n.configs.values()][0]?.bytes?.toString().replace(/x+$/, ''));
 
 test('a run takes the notes of other processes\' runs in flight of overlapping roots, and only those', withDir(async (dir, base) => {
   const ws = join(base, 'ws');
@@ -102,6 +104,34 @@ test('a run takes the notes of other processes\' runs in flight of overlapping r
     other.abandon();
   } finally {
     for (const run of [first, nested, elsewhere, again, elsewhereAgain]) await run.tell('exit');
+  }
+}));
+
+test('other processes\' notes are parsed whole only when their roots overlap; large ones are not kept parsed', withDir(async (dir, base) => {
+  const ws = join(base, 'ws');
+  // 3 MB of notes each: another workspace's large runs, and one of ours. One after the other: the
+  // order their noting began in is the order they are taken in.
+  const runs: OtherRun[] = [];
+  const start = async (root: string, tag: string, padBytes: number): Promise<void> => {
+    const run = new OtherRun(dir, root, tag, padBytes);
+    runs.push(run);
+    await run.said('published');
+  };
+  try {
+    for (const i of [0, 1]) await start(join(base, `other${i}`), `elsewhere ${i}`, 3_000_000);
+    await start(join(ws, 'a'), 'small', 0);
+    await start(join(ws, 'b'), 'large', 3_000_000);
+    const before = runNotesCounts.parsed;
+    for (let round = 0; round < 3; round++) {
+      const window = openNotingWindow(dir);
+      assert.equal(tags(window.take([ws])), ['small', 'large'], `round ${round}`);
+      window.abandon();
+    }
+    // The small notes parsed once and kept; the large ones at each take, never kept; the others'
+    // roots read from the head of their files, never parsed whole.
+    assert.is(runNotesCounts.parsed - before, 1 + 3);
+  } finally {
+    for (const run of runs) await run.tell('exit');
   }
 }));
 
