@@ -102,7 +102,7 @@ function escapedAt(text: string, at: number): boolean {
   return count % 2 === 1;
 }
 
-/** How encode and encodeParts begin a file: its write roots come first, after the version and time. */
+/** How encode and encodeParts begin a file: the write roots follow the version and the time. */
 const HEAD = /^\{"v":1,"since":"\d+","roots":\[/;
 
 /**
