@@ -114,9 +114,9 @@ export interface NativeBinding {
   /**
    * Linux, for tests: the mount templates built and the starts of a resting policy made without
    * one since the process started, and the templates held now with their descriptors (a bounded
-   * cache, which the bench's count of leaked descriptors leaves out).
+   * cache, which the bench's count of leaked descriptors leaves out) and how many a sandbox uses.
    */
-  mountTemplateCounts?(): { built: number; rested: number; held: number; fds: number };
+  mountTemplateCounts?(): { built: number; rested: number; held: number; fds: number; busy: number };
   /** Hands a command to a prewarmed sandbox; null when it is gone or already used. */
   launch(pid: number, launch: object): NativeSpawned | null;
   kill(pid: number, signal: number): boolean;

@@ -73,7 +73,7 @@ class ProbeWorker : public Napi::AsyncWorker {
 };
 
 #if defined(__linux__)
-// mountTemplateCounts() => { built, rested, held, fds } (mount_templates::Counts; for tests).
+// mountTemplateCounts() => { built, rested, held, fds, busy } (mount_templates::Counts; tests).
 Napi::Value MountTemplateCounts(const Napi::CallbackInfo& info) {
   const mount_templates::Stats stats = mount_templates::Counts();
   Napi::Object out = Napi::Object::New(info.Env());
@@ -81,6 +81,7 @@ Napi::Value MountTemplateCounts(const Napi::CallbackInfo& info) {
   out.Set("rested", Napi::Number::New(info.Env(), static_cast<double>(stats.rested)));
   out.Set("held", Napi::Number::New(info.Env(), static_cast<double>(stats.held)));
   out.Set("fds", Napi::Number::New(info.Env(), static_cast<double>(stats.fds)));
+  out.Set("busy", Napi::Number::New(info.Env(), static_cast<double>(stats.busy)));
   return out;
 }
 #endif

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/inotify.h>
@@ -17,14 +18,9 @@
 #include <string>
 
 #include "linux/init_wire.h"
+#include "linux/kernel_compat.h"
 #include "linux/mount_templates.h"
 
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
 #ifndef PIDFD_GET_MNT_NAMESPACE
 #define PIDFD_GET_MNT_NAMESPACE _IO(0xFF, 3)
 #endif
@@ -70,16 +66,35 @@ int HoldMountNamespace(int pidfd, long long pid) {
 
 }  // namespace
 
+void KillAndReap(int pidfd) {
+  syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+  siginfo_t info;
+  for (;;) {
+    if (waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &info, WEXITED) == 0)
+      return;
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) return;  // reaped already
+    // The pidfds are non-blocking (the watcher polls them): waitid answers EAGAIN until the exit
+    // makes the pidfd readable.
+    struct pollfd ready = {pidfd, POLLIN, 0};
+    poll(&ready, 1, -1);
+  }
+}
+
 Registry::~Registry() {
   for (auto& entry : watches_) {
     Watch* watch = entry.second;
-    syscall(SYS_pidfd_send_signal, watch->pidfd, SIGKILL, nullptr, 0);
+    // Reaped here: nothing else of this process waits for it (a zombie per sandbox otherwise).
+    // Then it is gone with every process of its pid namespace, and its template is free again.
+    if (!watch->reaped) KillAndReap(watch->pidfd);
+    watch->reaped = true;
+    if (watch->template_id >= 0) mount_templates::Return(watch->template_id);
     watch->callback.Reset();
     // The environment is being torn down: its async context must not be destroyed from the close
     // callback, which runs after the environment is gone. Leak it (one small object per sandbox
     // still alive at teardown) rather than touch a dead environment.
     watch->context = nullptr;
-    if (!watch->reaped) uv_poll_stop(&watch->pid_poll);
+    uv_poll_stop(&watch->pid_poll);
     close(watch->pidfd);
     close(watch->report_fd);
     if (watch->control_fd >= 0) close(watch->control_fd);

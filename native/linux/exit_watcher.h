@@ -24,6 +24,10 @@
 
 namespace exit_watcher {
 
+// Kills the sandbox whose init `pidfd` names (its init first, so every process of its pid
+// namespace) and reaps the init; the descriptor stays open. Safe on any thread.
+void KillAndReap(int pidfd);
+
 class Registry;
 struct Watch;
 

@@ -398,7 +398,10 @@ Stats Counts() {
   std::lock_guard<std::mutex> hold(s.lock);
   Stats out = s.stats;
   out.held = s.all.size();
-  for (const auto& t : s.all) out.fds += t->Fds().size();
+  for (const auto& t : s.all) {
+    out.fds += t->Fds().size();
+    out.busy += t->busy ? 1 : 0;
+  }
   return out;
 }
 

@@ -88,12 +88,13 @@ int Count();
 
 // Since the process started: templates built, and starts of a policy that rested (set up without
 // its template, which was dropped unused before); and templates held now, with the descriptors
-// they hold. For tests and the bench's count of leaked descriptors.
+// they hold and how many a sandbox is using. For tests and the bench's count of leaked descriptors.
 struct Stats {
   uint64_t built = 0;
   uint64_t rested = 0;
   size_t held = 0;
   size_t fds = 0;
+  size_t busy = 0;
 };
 Stats Counts();
 

@@ -68,12 +68,7 @@ net_holders::Holder HolderOf(const backend::SpawnResult& result) {
 // held let go of. Safe on any thread; nothing of JavaScript is touched.
 void DiscardStarted(backend::SpawnResult* result) {
   if (result->pidfd >= 0) {
-    syscall(SYS_pidfd_send_signal, result->pidfd, SIGKILL, nullptr, 0);
-    siginfo_t info;
-    while (waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(result->pidfd), &info,
-                  WEXITED) < 0 &&
-           errno == EINTR) {
-    }
+    exit_watcher::KillAndReap(result->pidfd);
     close(result->pidfd);
   }
   if (result->report_fd >= 0) close(result->report_fd);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // spawnAsync and spawnWarm clone on the addon's own spawn threads, not the libuv pool: a start
 // must complete while every pool thread is held by other work, and an environment torn down while
-// its starts are on those threads (a worker terminated) must leave no sandbox running.
+// its starts are on those threads (a worker terminated) must leave no sandbox running, and no
+// zombie: a torn-down environment's sandboxes are killed and reaped.
 import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, open, openSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, open, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -42,6 +43,21 @@ function liveProcesses(marker: string): string[] {
     }
   }
   return live;
+}
+
+/** Children of this process that exited and were never reaped: `pid (comm)` each. */
+function zombieChildren(): string[] {
+  const zombies: string[] = [];
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (state === 'Z' && Number(ppid) === process.pid) zombies.push(stat.slice(0, stat.lastIndexOf(')') + 1));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return zombies;
 }
 
 /** Holds every thread of the libuv pool: each blocks opening a FIFO in `dir` until `release` opens its other end. */
@@ -133,7 +149,29 @@ sandboxTest('a worker torn down while its starts are on the spawn threads leaves
       live = liveProcesses(marker);
     }
     assert.equal(live, [], 'every sandbox of the torn-down workers was killed');
+    assert.equal(zombieChildren(), [], 'and reaped');
     const after = await runSandboxed(['/bin/sh', '-c', 'echo fine'], { workspace: t.ws, prewarm: false });
+    assert.is(after.stdout, 'fine\n');
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest('a worker torn down with sandboxes running leaves no zombie and no mount template in use', async () => {
+  const counts = loadNative().mountTemplateCounts;
+  assert.ok(counts !== undefined, 'the addon reports its mount templates');
+  const t = makeTree();
+  try {
+    const secret = join(t.ws, 'secret.env');
+    writeFileSync(secret, 'S\n');
+    for (let i = 0; i < 3; i++) {
+      const worker = new Worker(new URL('../helpers/inflight-worker.js', import.meta.url), { workerData: { workspace: t.ws, secret } });
+      assert.is(await firstMessage(worker), 'running');
+      await worker.terminate();
+      assert.equal(zombieChildren(), [], `worker ${i}: its sandboxes were reaped`);
+      assert.is(counts().busy, 0, `worker ${i}: the templates its sandboxes used are free again`);
+    }
+    const after = await runSandboxed(['/bin/sh', '-c', 'cat secret.env; echo fine'], { workspace: t.ws, denyRead: [secret] });
     assert.is(after.stdout, 'fine\n');
   } finally {
     t.cleanup();
