@@ -43,10 +43,6 @@ let rootListChars = 0;
 /** The write roots of notes by file name (an entry of rootLists, never a string of its own). */
 const rootsByName = new Map<string, RootList>();
 
-/** The remembered write roots of the notes file `name`, or undefined. */
-export function rememberedRoots(name: string): readonly string[] | undefined {
-  return rootsByName.get(name)?.roots;
-}
 
 function forgetOldestName(): void {
   const [name, list] = rootsByName.entries().next().value as [string, RootList];
@@ -102,14 +98,15 @@ function parseKept(dir: string, name: string, text: string): SharedNotes {
 }
 
 /**
- * The notes of the file `name` when `wanted` answers yes for their write roots; undefined when it
- * answers no or the file is gone. Throws `protected_path` when the file cannot be read.
+ * The notes of the file `name` when `wanted` answers yes for their write roots; false when it
+ * answers no; undefined when the file is gone. Throws `protected_path` when the file cannot be
+ * read.
  */
-export function notesIf(dir: string, name: string, wanted: (roots: readonly string[]) => boolean): SharedNotes | undefined {
-  const known = rememberedRoots(name);
-  if (known !== undefined && !wanted(known)) return undefined;
+export function notesIf(dir: string, name: string, wanted: (roots: readonly string[]) => boolean): SharedNotes | false | undefined {
+  const known = rootsByName.get(name)?.roots;
+  if (known !== undefined && !wanted(known)) return false;
   const kept = parsed.get(name)?.notes;
-  if (kept !== undefined) return known !== undefined || wanted(kept.roots) ? kept : undefined;
+  if (kept !== undefined) return known !== undefined || wanted(kept.roots) ? kept : false;
   const text = readText(dir, name);
   if (text === undefined) return undefined;
   if (known === undefined) {
@@ -117,9 +114,9 @@ export function notesIf(dir: string, name: string, wanted: (roots: readonly stri
     if (roots === undefined) {
       // Another layout (another version's writer): parsed whole to learn its roots.
       const notes = parseKept(dir, name, text);
-      return wanted(rememberRoots(name, [...notes.roots])) ? notes : undefined;
+      return wanted(rememberRoots(name, [...notes.roots])) ? notes : false;
     }
-    if (!wanted(rememberRoots(name, roots))) return undefined;
+    if (!wanted(rememberRoots(name, roots))) return false;
   }
   return parseKept(dir, name, text);
 }

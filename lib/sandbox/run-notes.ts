@@ -40,7 +40,7 @@ import { join } from 'node:path';
 import { rootsOverlap } from '../path-within.js';
 import { ensureDir, forgetCheckedDir, refuse, runNotesDir, shmNotesDir } from './run-notes-dir.js';
 import { encodeParts, secondName, type PublishedNotesBody, type SharedNotes } from './run-notes-file.js';
-import { notesIf, rememberedRoots } from './run-notes-kept.js';
+import { notesIf } from './run-notes-kept.js';
 import { aliveOnce, inFlight, list, ownOwner, parseEntry, sandboxAlive, selfId, tryUnlink } from './run-notes-entries.js';
 import { buildOwnerName, currentHolder, processStart } from './runtime-lease.js';
 
@@ -74,13 +74,6 @@ function overlapsKept(known: readonly string[], roots: readonly string[]): boole
     answers.set(roots, overlaps);
   }
   return overlaps;
-}
-
-/** The notes of `name` when their roots overlap `roots` (all when undefined), else undefined. */
-function overlappingNotes(dir: string, name: string, roots: readonly string[] | undefined): SharedNotes | undefined {
-  // A remembered list is frozen: asked about at every run while its owner's check waits, its
-  // answer is kept.
-  return notesIf(dir, name, (other) => roots === undefined || (Object.isFrozen(other) ? overlapsKept(other, roots) : rootsOverlap(other, roots)));
 }
 
 /**
@@ -263,15 +256,11 @@ export function claimMissedChecks(roots: readonly string[] | undefined, given?: 
   // worker terminated in the middle of a run left its check undone.
   const ownCheck = `c.${selfId()}.`;
   const alive = aliveOnce();
-  // Made at the first dead owner's check (most listings have none): frozen, so that its set is
-  // made once, and the answer for each other run's roots kept (overlapsKept) while the same frozen
-  // roots come again (a kept plan's).
-  let ours: readonly string[] | undefined;
-  const ourRoots = () => {
-    if (roots === undefined) return undefined;
-    ours ??= Object.isFrozen(roots) ? roots : Object.freeze([...roots]);
-    return ours;
-  };
+  // Made at the first dead owner's check (most listings have none): our roots frozen, so that
+  // their set is made once, and the answer for each other run's remembered roots kept
+  // (overlapsKept) while the same frozen roots come again (a kept plan's).
+  let overlaps: ((other: readonly string[]) => boolean) | undefined;
+  const wanted = (other: readonly string[]): boolean => roots === undefined || (overlaps ??= overlapOnce(roots))(other);
   for (const name of names) {
     // Only checks and claims of them can be missed ones: the rest (hundreds of records and notes
     // of the runs in flight during a burst) is skipped unparsed.
@@ -279,8 +268,8 @@ export function claimMissedChecks(roots: readonly string[] | undefined, given?: 
     const entry = parseEntry(name);
     if (entry === undefined || (entry.kind !== 'c' && entry.kind !== 'k')) continue;
     if (alive(entry.kind === 'k' ? (entry.claimer as string) : entry.owner)) continue;
-    const notes = overlappingNotes(dir, name, ourRoots());
-    if (notes === undefined) continue;
+    const notes = notesIf(dir, name, wanted);
+    if (notes === undefined || notes === false) continue;
     for (const deadline = Date.now() + waitMs; sandboxAlive(dir, entry.id); ) {
       if (Date.now() >= deadline) break;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
@@ -352,16 +341,13 @@ function takeNotes(dir: string, names: readonly string[], start: bigint, marker:
     }
     // This realm's own runs are its in-process notes (protected.ts).
     if (mine || (entry.kind !== 'r' && entry.kind !== 'k' && !(entry.kind === 'e' && entry.at >= start))) continue;
-    const known = rememberedRoots(name);
-    if (known !== undefined && !overlaps(known)) continue;
     let notes = notesIf(dir, name, overlaps);
-    const gone = notes === undefined && (rememberedRoots(name) === undefined || known !== undefined);
-    if (gone && (entry.kind === 'r' || entry.kind === 'k')) {
+    if (notes === undefined && (entry.kind === 'r' || entry.kind === 'k')) {
       // It ended meanwhile: its notes are under an e. name, kept while our marker is there.
       const moved = list(dir).find((other) => other.startsWith('e.') && other.endsWith(`.${entry.id}`));
       notes = moved === undefined ? undefined : notesIf(dir, moved, overlaps);
     }
-    if (notes !== undefined) taken.push(notes);
+    if (notes !== undefined && notes !== false) taken.push(notes);
   }
   // Ended runs' notes are kept while a run noting since before they ended may need them: one that
   // ended before this window opened and before every marker listed is needed by no run (a marker
