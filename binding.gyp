@@ -53,6 +53,7 @@
             "native/linux/dir_watch.cc",
             "native/linux/environ_read.cc",
             "native/linux/exit_watcher.cc",
+            "native/linux/exit_capture.cc",
             "native/linux/namespace_release.cc",
             "native/linux/net_holders.cc",
             "native/linux/probe_linux.cc",

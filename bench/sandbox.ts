@@ -3,7 +3,7 @@
 // child_process.spawn('/bin/true') and vs bubblewrap with equivalent namespaces; 64 concurrent
 // runs (no leaked descriptors or zombies); CLI cold start vs `node -e 0`. Prints ratios.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -11,6 +11,7 @@ import { runSandboxed } from '../lib/sandbox/run.js';
 import { prewarmPool } from '../lib/sandbox/prewarm.js';
 import { loadNative } from '../lib/native/load.js';
 import { median } from './median.js';
+import { openDescriptors, zombieChildren } from '../test/helpers/fds.js';
 
 export interface BenchLine {
   name: string;
@@ -79,15 +80,7 @@ function which(name: string): string | undefined {
 }
 
 function fdTargets(): string[] {
-  const out: string[] = [];
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      out.push(readlinkSync(join('/proc/self/fd', fd)));
-    } catch {
-      // the descriptor readdir itself used, closed by now
-    }
-  }
-  return out;
+  return [...openDescriptors().values()];
 }
 
 /** Open descriptors, without the namespace holders the addon keeps for reuse (a bounded cache). */
@@ -109,19 +102,6 @@ function cachedNetns(): number {
   return fdTargets().filter((target) => target.startsWith('net:[')).length;
 }
 
-function zombieChildren(): number {
-  let count = 0;
-  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      const stat = readFileSync(join('/proc', pid, 'stat'), 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (fields[0] === 'Z' && Number(fields[1]) === process.pid) count++;
-    } catch {
-      // the process went away while we looked
-    }
-  }
-  return count;
-}
 
 /** Calls per block when the spawn baseline and runSandboxed are measured alternately. */
 const BLOCK = 40;
@@ -202,7 +182,7 @@ async function benchIn(workspace: string, cliPath: string, runs: number): Promis
   lines.push({ name: '64 concurrent runSandboxed: leaked descriptors', value: leaked, unit: 'fds', target: '0', ok: leaked <= 0 });
   const holders = cachedNetns();
   lines.push({ name: '64 concurrent runSandboxed: network namespaces kept for reuse', value: holders, unit: 'namespaces', target: '<= 8', ok: holders <= 8 });
-  const zombies = zombieChildren();
+  const zombies = zombieChildren().length;
   lines.push({ name: '64 concurrent runSandboxed: zombie children', value: zombies, unit: 'processes', target: '0', ok: zombies === 0 });
 
   // Node's own start reads some variables before any script runs: NODE_EXTRA_CA_CERTS makes it

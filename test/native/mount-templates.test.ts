@@ -4,7 +4,7 @@
 // a read of a hidden file (or of a file of a hidden directory) is reported as a denial naming that
 // file, in that run only, and the process holds a bounded number of descriptors however many
 // policies come and go.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -13,6 +13,7 @@ import { loadNative } from '../../lib/native/load.js';
 import { runSandboxed } from '../../lib/sandbox/run.js';
 import type { RunOptions } from '../../lib/sandbox/options.js';
 import type { RunResult } from '../../lib/sandbox/run.js';
+import { openDescriptors } from '../helpers/fds.js';
 import { makeTree, sandboxTest } from '../helpers/sandbox.js';
 
 function readScopes(r: RunResult): string[] {
@@ -52,15 +53,8 @@ sandboxTest('templated runs report the reads of hidden files and directories of 
  * reuse (at most 8, with the user namespace they were made in).
  */
 function openBesideKept(): number {
-  let count = 0;
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      if (!/^(net|user):\[/.test(readlinkSync(join('/proc/self/fd', fd)))) count++;
-    } catch {
-      // the listing's own descriptor, closed by now
-    }
-  }
-  return count - (loadNative().mountTemplateCounts?.().fds ?? 0);
+  const open = [...openDescriptors().values()].filter((target) => !/^(net|user):\[/.test(target)).length;
+  return open - (loadNative().mountTemplateCounts?.().fds ?? 0);
 }
 
 /**

@@ -4,14 +4,13 @@
 // kill() sends SIGTERM and then SIGKILL after a grace period; stdin is closed once the sandbox is
 // gone; runSandboxed keeps partial output on abort and says on stderr why a command could not be
 // executed.
-import { readdirSync, readlinkSync } from 'node:fs';
-import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { runSandboxed } from '../../lib/sandbox/run.js';
 import { prewarmPool } from '../../lib/sandbox/prewarm.js';
 import { spawnSandboxed, type SandboxExit } from '../../lib/sandbox/process.js';
+import { openDescriptors } from '../helpers/fds.js';
 import { makeTree, sandboxTest } from '../helpers/sandbox.js';
 
 function collect(stream: NodeJS.ReadableStream | null): { text: () => string } {
@@ -59,15 +58,7 @@ sandboxTest('streams nobody reads do not keep exited from resolving', async () =
 
 /** Pipes this process holds open. */
 function openPipes(): number {
-  let count = 0;
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      if (readlinkSync(join('/proc/self/fd', fd)).startsWith('pipe:')) count++;
-    } catch {
-      // the listing's own descriptor, closed by now
-    }
-  }
-  return count;
+  return [...openDescriptors().values()].filter((target) => target.startsWith('pipe:')).length;
 }
 
 sandboxTest('a stdin nobody ends is closed once the sandbox is gone, as child_process does: no pipe is left per run', async () => {

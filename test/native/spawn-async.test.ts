@@ -4,7 +4,6 @@
 // setup, and the JavaScript thread registers the result. Each start of a burst must get its own
 // streams and exit, a clone that fails must reject with the layer's error and leave no descriptor
 // or watch behind, and an exit listener's error must stay an ordinary uncaught exception.
-import { readdirSync, readlinkSync } from 'node:fs';
 import * as assert from 'uvu/assert';
 import { test } from 'uvu';
 
@@ -14,20 +13,9 @@ import { HostFacts } from '../../lib/host-facts.js';
 import { callNative, callNativeAsync, loadNative, nativeBindingPath } from '../../lib/native/load.js';
 import { runSandboxed } from '../../lib/sandbox/run.js';
 import { SandboxError } from '../../lib/errors.js';
+import { openDescriptors } from '../helpers/fds.js';
 import { makeTree, sandboxTest } from '../helpers/sandbox.js';
 
-/** The process's open descriptors as `number -> what it names` (a pipe, a socket, a file...). */
-function openDescriptors(): Map<string, string> {
-  const open = new Map<string, string>();
-  for (const fd of readdirSync('/proc/self/fd')) {
-    try {
-      open.set(fd, readlinkSync(`/proc/self/fd/${fd}`));
-    } catch {
-      // Closed between the listing and the read (the listing's own descriptor is one).
-    }
-  }
-  return open;
-}
 
 /**
  * The descriptors open now that were not open in `before` (the same number naming something else

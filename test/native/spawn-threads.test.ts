@@ -15,6 +15,7 @@ import { loadNative } from '../../lib/native/load.js';
 import type { NativeExit } from '../../lib/native/types.js';
 import { pidsCgroupParent } from '../../lib/sandbox/cgroup.js';
 import { runSandboxed } from '../../lib/sandbox/run.js';
+import { zombieChildren } from '../helpers/fds.js';
 import { nativeSpec } from '../helpers/native-spec.js';
 import { makeTree, sandboxTest } from '../helpers/sandbox.js';
 import { firstMessage } from '../helpers/workers.js';
@@ -45,20 +46,6 @@ function liveProcesses(marker: string): string[] {
   return live;
 }
 
-/** Children of this process that exited and were never reaped: `pid (comm)` each. */
-function zombieChildren(): string[] {
-  const zombies: string[] = [];
-  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (state === 'Z' && Number(ppid) === process.pid) zombies.push(stat.slice(0, stat.lastIndexOf(')') + 1));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return zombies;
-}
 
 /** Holds every thread of the libuv pool: each blocks opening a FIFO in `dir` until `release` opens its other end. */
 async function holdPool(dir: string): Promise<{ release(): Promise<void> }> {
