@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The one subtree test every path decision uses: is `child` the `parent` itself or beneath it.
-import { sep } from 'node:path';
+import { normalize, sep } from 'node:path';
 
 /**
  * True when `child` equals `parent` or lies beneath it (both absolute and clean). `separator` is
@@ -46,6 +46,28 @@ export function isCleanAbsolute(path: string): boolean {
   // (most paths: one search instead of four).
   if (!path.includes(DOT)) return true;
   return !(path.includes(DOT_PART) || path.endsWith(DOT) || path.includes(DOTS_PART) || path.endsWith(DOTS));
+}
+
+const POSIX = sep === '/';
+
+/**
+ * `normalize(path)`, the same answer: a POSIX path already clean and absolute comes back as it is
+ * (normalize walks every character of it; the engine normalizes each path of a request several
+ * times).
+ */
+export function normalized(path: string): string {
+  return POSIX && isCleanAbsolute(path) ? path : normalize(path);
+}
+
+/**
+ * `base` + separator + `path` when that is a clean absolute POSIX path, else undefined. For a
+ * relative `path` it is then what both `join(base, path)` and `resolve(base, path)` answer, without
+ * their walk over every character.
+ */
+export function cleanJoin(base: string, path: string): string | undefined {
+  if (!POSIX || base === '') return undefined;
+  const joined = base === sep ? sep + path : base + sep + path;
+  return isCleanAbsolute(joined) ? joined : undefined;
 }
 
 /**

@@ -2,6 +2,7 @@
 // classifyRisk: the risk of any tool request (side effect, shell command, path arguments).
 import { posix, resolve, win32 } from 'node:path';
 import { normalizeSideEffect } from '../enums.js';
+import { cleanJoin } from '../path-within.js';
 import { classifyCommand } from './classify.js';
 import type { Risk, RiskCategory, RiskLevel, RiskRequest, SideEffect } from './types.js';
 
@@ -118,7 +119,7 @@ export function classifyRisk(request: RiskRequest, context: RiskContext = {}): R
       if (context.validateWritePath !== undefined && typeof root === 'string' && root !== '') {
         let verdict: 'symlink_traversal' | 'out_of_workspace' | null = null;
         try {
-          verdict = context.validateWritePath(isAbsolutePath(value) ? value : resolve(root, value));
+          verdict = context.validateWritePath(isAbsolutePath(value) ? value : (cleanJoin(root, value) ?? resolve(root, value)));
         } catch {
           verdict = 'out_of_workspace';
         }

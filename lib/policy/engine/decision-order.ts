@@ -135,14 +135,17 @@ export function decide(deps: DecisionDeps, c: RequestFacts & {
     if (mode !== 'unsafe') return failClosed({ action: 'prompt', reason, risk });
     return failClosed(deny(risk, 'denied_permission', toolName, reason));
   }
-  const rest = decideAfterRisk(deps, { ...c, granted, approvedEarlier: usedRisks.length > 0, promptable, paths, isShell, grantsError, persistentAllow, sessionFound, toolReason });
+  // The facts and what the checks above found go in two objects: a spread of the facts into a
+  // new one cost more than the rest of a decision together (V8 copies each property's map
+  // transition afresh for such an object: kilobytes of garbage per call).
+  const rest = decideAfterRisk(deps, c, { granted, approvedEarlier: usedRisks.length > 0, promptable, paths, isShell, grantsError, persistentAllow, sessionFound, toolReason });
   if (usedRisks.length === 0 || rest.action !== 'allow') return rest;
   const reason = `${approved?.session ? 'session' : 'persistent'} approval of this exact command (${usedRisks.join(', ')}); the command still runs sandboxed`;
   return { ...rest, reason, grantMatched: true, approvedRisks: usedRisks };
 }
 
-function decideAfterRisk(deps: DecisionDeps, c: RequestFacts & {
-  risk: Decision['risk'];
+/** What the checks ahead of decideAfterRisk found. */
+interface Reached {
   granted: boolean;
   /** An earlier approval of this exact command answered its risk prompt (not an escalation). */
   approvedEarlier: boolean;
@@ -153,11 +156,14 @@ function decideAfterRisk(deps: DecisionDeps, c: RequestFacts & {
   persistentAllow: Grant | undefined;
   sessionFound: Grant | undefined;
   toolReason: string | undefined;
-}): Decision {
-  const { toolName, args, sideEffect, mode, risk, promptable, paths, isShell, grantsError, persistentAllow, sessionFound, toolReason } = c;
+}
+
+function decideAfterRisk(deps: DecisionDeps, c: RequestFacts & { risk: Decision['risk'] }, reached: Reached): Decision {
+  const { toolName, args, sideEffect, mode, risk } = c;
+  const { promptable, paths, isShell, grantsError, persistentAllow, sessionFound, toolReason } = reached;
   const failClosed = (d: Decision): Decision => (grantsError === undefined ? d : withGrantsError(d, grantsError));
   // Escalation out of the sandbox: only an approval of this very call lifts it.
-  if (isShell && args.sandbox_permissions === 'require_escalated' && !c.granted) {
+  if (isShell && args.sandbox_permissions === 'require_escalated' && !reached.granted) {
     if (mode !== 'unsafe') return failClosed({ action: 'prompt', reason: REASON_ESCALATED_SANDBOX_REQUIRED, risk });
     return failClosed(deny(risk, 'denied_permission', toolName, 'unsafe mode must not silently run a command unsandboxed'));
   }
@@ -175,7 +181,7 @@ function decideAfterRisk(deps: DecisionDeps, c: RequestFacts & {
       return { action: 'allow', reason, risk, grantMatched: true, commandPrefix: [...prefix.prefix] };
     }
   }
-  const granted = c.granted || c.approvedEarlier;
+  const granted = reached.granted || reached.approvedEarlier;
   // A recoverable outside-workspace path: a prompt carrying the block.
   if (promptable !== undefined) return failClosed(blockDecision('prompt', risk, toolName, promptable));
   if (grantsError !== undefined) {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Grant scopes: deriving a request's scope from its arguments, resolving it, and choosing the
 // covering grant.
-import { posix, win32 } from 'node:path';
+import { posix, sep, win32 } from 'node:path';
 
+import { cleanJoin, isCleanAbsolute, isWithin } from '../../path-within.js';
 import type { Grant } from '../schema.js';
 
 /** A request or grant scope: kind '' is tool-wide. */
@@ -87,8 +88,9 @@ export function pathApi(platform: string): typeof posix {
 export function resolveScopeAbs(scope: string, workspaceRoot: string, platform: string = process.platform): string {
   if (scope === '') return '';
   const api = pathApi(platform);
-  if (api.isAbsolute(scope)) return api.normalize(scope);
-  return api.resolve(workspaceRoot === '' ? process.cwd() : workspaceRoot, scope);
+  if (api.isAbsolute(scope)) return api === posix && sep === posix.sep && isCleanAbsolute(scope) ? scope : api.normalize(scope);
+  const base = workspaceRoot === '' ? process.cwd() : workspaceRoot;
+  return (api === posix ? cleanJoin(base, scope) : undefined) ?? api.resolve(base, scope);
 }
 
 /** Resolves a derived scope to the form grants store. */
@@ -106,6 +108,11 @@ export function grantCovers(grant: Pick<Grant, 'scope' | 'scopeKind'>, requestSc
   if (requestScope === '') return false;
   if (kind === 'host') return normalizeHost(scope) === normalizeHost(requestScope);
   const api = pathApi(platform);
+  // Two clean absolute POSIX paths: relative() would resolve both again only to say whether one
+  // holds the other (a grant lookup runs for every request the engine decides).
+  if (api === posix && sep === posix.sep && isCleanAbsolute(scope) && isCleanAbsolute(requestScope)) {
+    return kind === 'file' ? scope === requestScope : isWithin(scope, requestScope);
+  }
   const fold = api === win32 ? (p: string) => p.toLowerCase() : (p: string) => p;
   const rel = api.relative(fold(api.normalize(scope)), fold(api.normalize(requestScope)));
   if (kind === 'file') return rel === '';

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Validates one request path against the policy lists and the scope for a side effect, and
 // gathers the paths a request names.
-import { isAbsolute, join, normalize, relative, sep } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
+
+import { cleanJoin, normalized } from '../../path-within.js';
 
 import { PATH_ARG_KEYS, PROTECTED_SEGMENTS, REASON_NO_WORKSPACE_ROOT } from '../engine/constants.js';
 import { parsePatchPaths, patchText } from '../engine/patch.js';
@@ -44,7 +46,7 @@ export function checkRequestPath(path: string, ctx: PathCheckContext): PathBlock
     return undefined;
   }
   const enforce = ctx.policyEnforce && ctx.workspaceRoot !== '';
-  const abs = relative ? join(ctx.workspaceRoot, path) : normalize(path);
+  const abs = relative ? (cleanJoin(ctx.workspaceRoot, path) ?? join(ctx.workspaceRoot, path)) : normalized(path);
   let check: PathCheck = OK_CHECK;
   if (ctx.sideEffect === 'read') {
     if (ctx.listsActive && isReadDenied(ctx.lists, abs)) {
@@ -84,10 +86,21 @@ export function collectRequestPaths(toolName: string, args: Record<string, unkno
 
 /** Whether a write path's first segment below its write root (or the workspace) is `.git`, `.zero` or `.agents`. */
 export function touchesProtectedPath(path: string, root: string, writeRoots: readonly string[]): boolean {
-  const abs = isAbsolute(path) ? normalize(path) : join(root, path);
+  const abs = isAbsolute(path) ? normalized(path) : (cleanJoin(root, path) ?? join(root, path));
   for (const writeRoot of writeRoots) {
     if (!isWithin(writeRoot, abs)) continue;
-    if (PROTECTED_SEGMENTS.has(relative(writeRoot, abs).split(sep)[0] ?? '')) return true;
+    if (PROTECTED_SEGMENTS.has(firstNameBelow(writeRoot, abs))) return true;
   }
-  return root !== '' && PROTECTED_SEGMENTS.has(relative(root, abs).split(sep)[0] ?? '');
+  if (root === '') return false;
+  if (isWithin(root, abs)) return PROTECTED_SEGMENTS.has(firstNameBelow(root, abs));
+  // relative() folds case on Windows, where isWithin does not.
+  return PROTECTED_SEGMENTS.has(relative(root, abs).split(sep)[0] ?? '');
+}
+
+/** The first name of `child` below `parent` ('' for `parent` itself); `child` is within `parent`. */
+function firstNameBelow(parent: string, child: string): string {
+  if (child === parent) return '';
+  const rest = child.slice(parent.endsWith(sep) ? parent.length : parent.length + 1);
+  const end = rest.indexOf(sep);
+  return end === -1 ? rest : rest.slice(0, end);
 }

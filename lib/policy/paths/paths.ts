@@ -3,9 +3,9 @@
 // validation with symlink-traversal detection.
 import { lstatSync, realpathSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, join, normalize, resolve, sep } from 'node:path';
+import { isAbsolute, join, resolve, sep } from 'node:path';
 
-import { isWithin } from '../../path-within.js';
+import { cleanJoin, isWithin, normalized } from '../../path-within.js';
 
 /** Outcome of validating one path against one root. */
 export interface PathCheck {
@@ -91,6 +91,15 @@ export function resolveBestEffort(path: string): string {
 }
 
 /**
+ * `join(dir, name)` for a clean absolute `dir` and one clean name (no separator, not `.` or `..`,
+ * not empty): the walks below build a path per component, and join normalizes the whole string
+ * each time.
+ */
+function childPath(dir: string, name: string): string {
+  return dir.endsWith(sep) ? dir + name : dir + sep + name;
+}
+
+/**
  * Resolves symlinks in the part of `abs` that lies outside `root` (macOS `/var` → `/private/var`,
  * an aliased workspace) and keeps the in-root components verbatim, so in-root symlinks are still
  * seen by the traversal walk. `root` must be realpath-resolved.
@@ -101,7 +110,7 @@ export function normalizePrefixForRoot(abs: string, root: string): string {
   let current: string = sep;
   for (let i = 0; i < parts.length; i++) {
     if (isWithin(root, current)) return join(current, ...parts.slice(i));
-    const next = join(current, parts[i] as string);
+    const next = childPath(current, parts[i] as string);
     let isLink = false;
     try {
       const stat = lstatMemo(next);
@@ -127,7 +136,7 @@ export function normalizePrefixForRoot(abs: string, root: string): string {
  * else `symlink_traversal`. Missing tails are allowed. `root` must be realpath-resolved.
  */
 export function validateUnderRoot(root: string, path: string): PathCheck {
-  const abs = normalizePrefixForRoot(isAbsolute(path) ? normalize(path) : join(root, path), root);
+  const abs = normalizePrefixForRoot(isAbsolute(path) ? normalized(path) : (cleanJoin(root, path) ?? join(root, path)), root);
   // Both are absolute and normalized, so containment is a prefix test (cheaper than relative()).
   if (!isWithin(root, abs)) return { code: 'outside_workspace', reason: `${path} is outside the workspace` };
   let rel = abs.slice(root.endsWith(sep) ? root.length : root.length + 1);
@@ -135,7 +144,7 @@ export function validateUnderRoot(root: string, path: string): PathCheck {
   if (rel === '') return OK;
   let current = root;
   for (const segment of rel.split(sep)) {
-    current = join(current, segment);
+    current = childPath(current, segment);
     let stat;
     try {
       stat = lstatMemo(current);
