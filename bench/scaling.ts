@@ -213,6 +213,10 @@ export async function benchScaling(runs = 9, rounds = 3, onLine: (line: BenchLin
       row(`${n} allowWrite dirs vs none`, await added(workspace, { allowWrite: dirs.slice(0, n) }, runs), limit);
       row(`${n} denyRead files vs none`, await added(workspace, { denyRead: files.slice(0, n) }, runs), limit);
       row(`${n} denyWrite files vs none`, await added(workspace, { denyWrite: files.slice(0, n) }, runs), limit);
+      // n write roots plus n deny entries of either kind (the size of policy the targets are set
+      // for), then n of all three kinds (half as many entries again).
+      row(`${n} allowWrite + ${n} denyRead vs none`, await added(workspace, { allowWrite: dirs.slice(0, n), denyRead: files.slice(0, n) }, runs), limit);
+      row(`${n} allowWrite + ${n} denyWrite vs none`, await added(workspace, { allowWrite: dirs.slice(0, n), denyWrite: files.slice(0, n) }, runs), limit);
       row(`${n} allowWrite + ${n} denyRead + ${n} denyWrite vs none`, await added(workspace, { allowWrite: dirs.slice(0, n), denyRead: files.slice(0, n), denyWrite: files.slice(0, n) }, runs), limit);
     }
     // The rows above start every sandbox cold (prewarm off): the whole cost of a policy. A caller

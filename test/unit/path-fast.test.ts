@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: MIT
 // The engine's shortcuts around node:path give node:path's answers: normalized() is normalize(),
-// cleanJoin() is join() and resolve() whenever it answers, a grant covers a path exactly when
-// relative() says it holds it, and the protected-name check finds what relative() finds. Every
-// pair of a list of awkward paths (trailing and doubled separators, `.` and `..` components,
-// names that begin with dots, siblings sharing a prefix, the root) is compared.
+// cleanJoin() is join() and resolve() whenever it answers, a path scope is empty exactly when
+// normalize() makes it '.', a grant covers a path exactly when relative() says it holds it, and
+// the protected-name check finds what relative() finds. Every pair of a list of awkward paths
+// (trailing and doubled separators, `.` and `..` components, names that begin with dots, siblings
+// sharing a prefix, the root) is compared.
 import { join, normalize, posix, relative, resolve, sep } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { cleanJoin, normalized } from '../../lib/path-within.js';
-import { grantCovers, resolveScopeAbs } from '../../lib/policy/grants/grant-match.js';
+import { deriveScope, grantCovers, resolveScopeAbs } from '../../lib/policy/grants/grant-match.js';
 import { touchesProtectedPath } from '../../lib/policy/paths/path-check.js';
 
 const ABSOLUTE = [
@@ -47,6 +48,14 @@ test('resolveScopeAbs gives what normalize and resolve give', () => {
       const expected = posix.isAbsolute(scope) ? posix.normalize(scope) : posix.resolve(root, scope);
       assert.is(resolveScopeAbs(scope, root, 'linux'), expected, `${root} ${scope}`);
     }
+  }
+});
+
+test('a path scope is empty exactly for the workspace itself, as normalize() says', () => {
+  for (const path of [...ABSOLUTE, ...RELATIVE, ' a ', './', './/', 'a/b/../..', 'a/../', '...', ' . ']) {
+    const trimmed = path.trim();
+    const none = trimmed === '' || posix.normalize(trimmed).replace(/\/+$/, '') === '.';
+    assert.equal(deriveScope('read_file', { path }), none ? { raw: '', kind: '' } : { raw: trimmed, kind: 'file' }, path);
   }
 });
 

@@ -71,9 +71,10 @@ export function deriveScope(toolName: string, args: Record<string, unknown> | un
   }
   for (const [key, kind] of SCOPE_KEYS) {
     const value = a[key];
-    if (typeof value !== 'string' || value.trim() === '') continue;
-    if (posix.normalize(value.trim()).replace(/\/+$/, '') === '.' || posix.normalize(value.trim()) === './') continue;
-    return { raw: value.trim(), kind };
+    const raw = typeof value === 'string' ? value.trim() : '';
+    // The workspace itself ('.', './', 'a/..'): no scope. A path without a dot cannot normalize to one.
+    if (raw === '' || (raw.includes('.') && posix.normalize(raw).replace(/\/+$/, '') === '.')) continue;
+    return { raw, kind };
   }
   return { raw: '', kind: '' };
 }
