@@ -5,6 +5,7 @@
 // the protected-name check finds what relative() finds. Every pair of a list of awkward paths
 // (trailing and doubled separators, `.` and `..` components, names that begin with dots, siblings
 // sharing a prefix, the root) is compared.
+import { mkdirSync, realpathSync, symlinkSync } from 'node:fs';
 import { join, normalize, posix, relative, resolve, sep } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -12,6 +13,10 @@ import * as assert from 'uvu/assert';
 import { cleanJoin, normalized } from '../../lib/path-within.js';
 import { deriveScope, grantCovers, resolveScopeAbs } from '../../lib/policy/grants/grant-match.js';
 import { touchesProtectedPath } from '../../lib/policy/paths/path-check.js';
+import { normalizePrefixForRoot, validateUnderRoot } from '../../lib/policy/paths/paths.js';
+import { removeTempDirs, tempDir } from '../fixtures/temp-dirs.js';
+
+test.after(removeTempDirs);
 
 const ABSOLUTE = [
   '/', '//', '/a', '/a/', '/a//', '/a/b', '/a/b/', '/a//b', '/a/./b', '/a/b/.', '/a/b/..', '/a/../b', '/a/b/../..',
@@ -87,6 +92,25 @@ test('the protected-name check finds what relative() finds below each write root
       assert.is(touchesProtectedPath(path, root, roots), expected, `${root} ${path}`);
     }
   }
+});
+
+test('the walk below a root follows a link and then `..` as the filesystem does, on a path not normalized', () => {
+  if (sep !== '/') return; // POSIX links
+  const base = realpathSync(tempDir('zs-path-fast-'));
+  mkdirSync(join(base, 'real', 'sub'), { recursive: true });
+  mkdirSync(join(base, 'w'));
+  symlinkSync(join(base, 'real', 'sub'), join(base, 'link'));
+  symlinkSync(join(base, 'real', 'sub'), join(base, 'w', 'inner'));
+  // Outside the root: the link resolves, then `..` leaves its target, not the link.
+  assert.is(normalizePrefixForRoot(`${base}/link/../f`, join(base, 'w')), join(base, 'real', 'f'));
+  assert.is(normalizePrefixForRoot(`${base}/link/./g`, join(base, 'w')), join(base, 'real', 'sub', 'g'));
+  // Into the root through the link's parent: inside it, kept verbatim.
+  assert.is(normalizePrefixForRoot(`${base}/link/../../w/x`, join(base, 'w')), join(base, 'w', 'x'));
+  // A link inside the root leading out of it is a traversal, however the path reaches it.
+  assert.is(validateUnderRoot(join(base, 'w'), 'inner/x').code, 'symlink_traversal');
+  assert.is(validateUnderRoot(join(base, 'w'), `${base}/w/./inner/x`).code, 'symlink_traversal');
+  assert.is(validateUnderRoot(join(base, 'w'), 'x/../inner/y').code, 'symlink_traversal');
+  assert.is(validateUnderRoot(join(base, 'w'), 'x/y').code, null);
 });
 
 test.run();

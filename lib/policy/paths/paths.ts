@@ -91,12 +91,13 @@ export function resolveBestEffort(path: string): string {
 }
 
 /**
- * `join(dir, name)` for a clean absolute `dir` and one clean name (no separator, not `.` or `..`,
- * not empty): the walks below build a path per component, and join normalizes the whole string
- * each time.
+ * `join(dir, name)` for a clean absolute `dir` and one non-empty name without a separator: the
+ * walks below build a path per component, and join normalizes the whole string each time. A `.`
+ * or `..` (a caller's path need not be normalized) and every Windows path go through join.
  */
 function childPath(dir: string, name: string): string {
-  return dir.endsWith(sep) ? dir + name : dir + sep + name;
+  if (sep !== '/' || name === '.' || name === '..') return join(dir, name);
+  return dir.endsWith('/') ? dir + name : `${dir}/${name}`;
 }
 
 /**
