@@ -61,6 +61,7 @@
             "native/linux/spawn_linux.cc",
             "native/linux/spawn_pipes.cc",
             "native/linux/spawn_plan.cc",
+            "native/linux/link_window_plan.cc",
             "native/linux/watch_sets.cc",
             "native/linux/watched_looks.cc"
           ],

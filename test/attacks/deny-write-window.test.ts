@@ -21,7 +21,7 @@ import { makeTree, sandboxTest, sh, type Tree } from '../helpers/sandbox.js';
 
 /**
  * Enough entries in one root for the link window: a pin and a denied file each, more than its
- * threshold (kWindowSteps in native/linux/spawn_plan.cc), and more pins than SNAPSHOT_PINS.
+ * threshold (kWindowSteps in native/linux/link_window_plan.cc), and more pins than SNAPSHOT_PINS.
  */
 const COUNT = Math.max(40, SNAPSHOT_PINS + 4);
 
