@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The one subtree test every path decision uses: is `child` the `parent` itself or beneath it.
-import { normalize, sep } from 'node:path';
+import { join, normalize, sep } from 'node:path';
 
 /**
  * True when `child` equals `parent` or lies beneath it (both absolute and clean). `separator` is
@@ -49,6 +49,24 @@ export function isCleanAbsolute(path: string): boolean {
 }
 
 const POSIX = sep === '/';
+
+/**
+ * Whether `path` is a clean absolute POSIX path: its parent and its children by a plain name
+ * (childOf) are clean too, so a walk over them asks once (`clean` below).
+ */
+export function cleanPosix(path: string): boolean {
+  return POSIX && isCleanAbsolute(path);
+}
+
+/**
+ * join(dir, name): by concatenation when `dir` is a clean POSIX path and `name` a plain component
+ * (a thousand roots a run ask this for their `.git` and protected names; the engine's symlink
+ * check, for each component of a path). `clean`: cleanPosix(dir), when the caller knows it.
+ */
+export function childOf(dir: string, name: string, clean = cleanPosix(dir)): string {
+  if (!clean || name === '' || name === '.' || name === '..' || name.includes('/')) return join(dir, name);
+  return dir === '/' ? `/${name}` : `${dir}/${name}`;
+}
 
 /**
  * `normalize(path)`, the same answer: a POSIX path already clean and absolute comes back as it is

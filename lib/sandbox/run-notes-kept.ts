@@ -43,7 +43,6 @@ let rootListChars = 0;
 /** The write roots of notes by file name (an entry of rootLists, never a string of its own). */
 const rootsByName = new Map<string, RootList>();
 
-
 function forgetOldestName(): void {
   const [name, list] = rootsByName.entries().next().value as [string, RootList];
   rootsByName.delete(name);

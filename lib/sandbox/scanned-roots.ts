@@ -2,30 +2,11 @@
 // Paths as the repository scan walks them: cut at their slashes when they are clean POSIX paths
 // (a thousand roots a run each ask for their `.git` and protected names), and the roots already
 // scanned, which tell whether a further root was walked with an earlier one.
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname } from 'node:path';
 
-import { isAscii, isCleanAbsolute } from '../path-within.js';
+import { cleanPosix, isAscii } from '../path-within.js';
 
-// process.platform: paths are cut at their slashes only where that is the one separator.
-const POSIX = process.platform !== 'win32';
-
-/**
- * Whether `path` is a clean absolute POSIX path: its parent and its children by a plain name
- * (childOf) are clean too, so a walk over them asks once (`clean` below).
- */
-export function cleanPosix(path: string): boolean {
-  return POSIX && isCleanAbsolute(path);
-}
-
-/**
- * join(dir, name): by concatenation when `dir` is a clean POSIX path and `name` a plain component
- * (a thousand roots a run ask this for their `.git` and protected names). `clean`: cleanPosix(dir),
- * when the caller knows it.
- */
-export function childOf(dir: string, name: string, clean = cleanPosix(dir)): string {
-  if (!clean || name === '' || name === '.' || name === '..' || name.includes('/')) return join(dir, name);
-  return dir === '/' ? `/${name}` : `${dir}/${name}`;
-}
+export { childOf, cleanPosix } from '../path-within.js';
 
 /** dirname(path): cut at the last slash when `path` is a clean POSIX path (`clean`: cleanPosix(path), when known). */
 export function parentOf(path: string, clean = cleanPosix(path)): string {

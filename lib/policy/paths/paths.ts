@@ -5,7 +5,7 @@ import { lstatSync, realpathSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve, sep } from 'node:path';
 
-import { cleanJoin, isWithin, normalized } from '../../path-within.js';
+import { childOf, cleanJoin, isWithin, normalized } from '../../path-within.js';
 
 /** Outcome of validating one path against one root. */
 export interface PathCheck {
@@ -90,15 +90,9 @@ export function resolveBestEffort(path: string): string {
   return tryRealpath(abs) ?? abs;
 }
 
-/**
- * `join(dir, name)` for a clean absolute `dir` and one non-empty name without a separator: the
- * walks below build a path per component, and join normalizes the whole string each time. A `.`
- * or `..` (a caller's path need not be normalized) and every Windows path go through join.
- */
-function childPath(dir: string, name: string): string {
-  if (sep !== '/' || name === '.' || name === '..') return join(dir, name);
-  return dir.endsWith('/') ? dir + name : `${dir}/${name}`;
-}
+// The walks below build a path per component onto a clean absolute one (the root, a realpath
+// target, or one built so): childOf by concatenation on POSIX, join elsewhere.
+const POSIX = sep === '/';
 
 /**
  * Resolves symlinks in the part of `abs` that lies outside `root` (macOS `/var` → `/private/var`,
@@ -111,7 +105,7 @@ export function normalizePrefixForRoot(abs: string, root: string): string {
   let current: string = sep;
   for (let i = 0; i < parts.length; i++) {
     if (isWithin(root, current)) return join(current, ...parts.slice(i));
-    const next = childPath(current, parts[i] as string);
+    const next = childOf(current, parts[i] as string, POSIX);
     let isLink = false;
     try {
       const stat = lstatMemo(next);
@@ -145,7 +139,7 @@ export function validateUnderRoot(root: string, path: string): PathCheck {
   if (rel === '') return OK;
   let current = root;
   for (const segment of rel.split(sep)) {
-    current = childPath(current, segment);
+    current = childOf(current, segment, POSIX);
     let stat;
     try {
       stat = lstatMemo(current);
