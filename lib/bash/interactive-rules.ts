@@ -138,10 +138,23 @@ export function interactiveSuggestion(match: InteractiveMatch, platform: NodeJS.
     case 'selector':
       return 'Filter non-interactively with grep or rg instead of an interactive selector.';
     case 'follow':
-      return windows
-        ? 'Read a bounded part of the log non-interactively instead of following it: Get-Content FILE -Last 100.'
-        : 'Read a bounded part of the log non-interactively instead of following it: tail -n 100 FILE, or journalctl -n 100.';
+      return followSuggestion(match.command, windows);
     case 'git':
       return 'Use the non-interactive form: GIT_SEQUENCE_EDITOR for rebase, explicit paths for git add, git commit with -m.';
   }
+}
+
+/**
+ * What to run instead of a command that follows a log forever: the same tool's bounded form
+ * (container and cluster logs have their own `--tail`), and on Windows, where `tail` is an MSYS
+ * build that fails in the sandbox, the file tool or PowerShell rather than `tail -n`.
+ */
+function followSuggestion(command: string, windows: boolean): string {
+  const lead = 'Read a bounded part of the log non-interactively instead of following it:';
+  if (command === 'kubectl logs -f') return `${lead} drop -f and use kubectl logs --tail=100.`;
+  if (command === 'docker logs -f') return `${lead} drop -f and use docker logs --tail 100.`;
+  if (command === 'journalctl -f') return `${lead} journalctl -n 100.`;
+  return windows
+    ? `${lead} the read_file tool (offset and limit), or Get-Content FILE -Last 100 in PowerShell.`
+    : `${lead} tail -n 100 FILE.`;
 }

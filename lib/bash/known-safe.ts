@@ -8,11 +8,15 @@ const ALWAYS_SAFE = new Set([
 
 /**
  * Names that on Windows usually resolve to MSYS/Git-for-Windows builds of the Unix tools, whose
- * behaviour (path conversion, different options) is not the read-only tool the list assumes.
+ * behaviour (path conversion, different options) is not the read-only tool the list assumes, and
+ * which die at start under the sandbox's restricted token. The shells are among them: a bare
+ * `bash` or `sh` is Git for Windows' MSYS build or the WSL launcher, and neither starts there.
+ * `base64` (no Windows build exists) and `find` (System32's find.exe searches text, with other
+ * arguments) are on the list too, so neither is known-safe on Windows: stricter than Zero's list.
  */
 const MSYS_PRONE = new Set([
-  'base64', 'cat', 'cut', 'expr', 'find', 'grep', 'head', 'id', 'ls', 'nl', 'paste', 'rev', 'sed', 'seq', 'stat',
-  'tail', 'tr', 'uname', 'uniq', 'wc', 'which',
+  'awk', 'base64', 'bash', 'cat', 'cut', 'expr', 'find', 'grep', 'head', 'id', 'ls', 'nl', 'paste', 'rev', 'sed',
+  'seq', 'sh', 'stat', 'tail', 'tr', 'uname', 'uniq', 'wc', 'which', 'xargs',
 ]);
 
 const FIND_UNSAFE = new Set(['-exec', '-execdir', '-ok', '-okdir', '-delete', '-fls', '-fprint', '-fprint0', '-fprintf']);

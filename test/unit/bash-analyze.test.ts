@@ -172,6 +172,20 @@ test('every interactive suggestion is non-empty and Windows ones avoid POSIX too
   }
 });
 
+test('a followed log gets its own tool bounded, and on Windows the file tool rather than tail', async () => {
+  const { detectInteractiveCommand } = await import('../../lib/bash/interactive.js');
+  const suggestion = (command: string, platform: NodeJS.Platform) => detectInteractiveCommand(command, { platform }).suggestion ?? '';
+  for (const platform of ['linux', 'win32'] as const) {
+    assert.match(suggestion('kubectl logs -f web', platform), /kubectl logs --tail=/);
+    assert.match(suggestion('docker logs --follow web', platform), /docker logs --tail /);
+    assert.not.match(suggestion('docker logs -f web', platform), /tail -n|journalctl/);
+  }
+  assert.match(suggestion('journalctl -f', 'linux'), /journalctl -n /);
+  assert.match(suggestion('tail -f app.log', 'linux'), /tail -n /);
+  assert.match(suggestion('tail -F app.log', 'win32'), /read_file/);
+  assert.not.match(suggestion('tail -f app.log', 'win32'), /tail -n/);
+});
+
 test('analyzeArgv analyzes an argv without shell parsing, and parses launcher payloads', () => {
   assert.is(analyzeArgv(['curl', 'https://x.test']).network, true);
   assert.is(analyzeArgv(['echo', 'curl x; rm -rf /']).network, false);
