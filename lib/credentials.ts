@@ -185,18 +185,28 @@ export const CREDENTIAL_STORES: readonly CredentialStore[] = [
 ];
 
 /**
- * Variables that name a credential file or directory (a list for KUBECONFIG): what they name is
- * denied as well, whatever the table says.
+ * The names beside Zero's OAuth token store that hold or pass through its secrets: the lock, the
+ * encryption key and its lock, the temporary files older versions left, and the directories each
+ * writes its next contents through before the rename. With ZERO_OAUTH_STORAGE=keyring the store
+ * writes none of them, and only the named path is denied.
  */
-export const CREDENTIAL_ENV_FILES: readonly { variable: string; holds: string; list?: boolean }[] = [
+const OAUTH_STORE_SIBLINGS = ['.lockfile', '.secret', '.secret.lock', '.tmp', '.secret.tmp', '.publish', '.secret.publish'];
+
+/**
+ * Variables that name a credential file or directory (a list for KUBECONFIG): what they name is
+ * denied as well, whatever the table says, and with it the siblings a store keeps beside it
+ * (`siblings`: suffixes appended to the named path).
+ */
+export const CREDENTIAL_ENV_FILES: readonly { variable: string; holds: string; list?: boolean; siblings?: readonly string[] }[] = [
   { variable: 'GOOGLE_APPLICATION_CREDENTIALS', holds: 'Google service account key' },
   { variable: 'KUBECONFIG', holds: 'Kubernetes configs', list: true },
   { variable: 'AWS_SHARED_CREDENTIALS_FILE', holds: 'AWS credentials' },
   { variable: 'PGPASSFILE', holds: 'PostgreSQL passwords' },
   { variable: 'TF_CLI_CONFIG_FILE', holds: 'Terraform CLI credentials' },
   { variable: 'HISTFILE', holds: 'shell history' },
-  { variable: 'ZERO_OAUTH_TOKENS_PATH', holds: "Zero's OAuth tokens" },
-  { variable: 'ZERO_MCP_OAUTH_TOKENS_PATH', holds: "Zero's MCP OAuth tokens" },
+  { variable: 'ZERO_OAUTH_TOKENS_PATH', holds: "Zero's OAuth tokens", siblings: OAUTH_STORE_SIBLINGS },
+  // The legacy store's migration leaves the tokens in a backup beside it.
+  { variable: 'ZERO_MCP_OAUTH_TOKENS_PATH', holds: "Zero's MCP OAuth tokens", siblings: ['.migrated'] },
 ];
 
 /**
@@ -264,7 +274,7 @@ function fromEnv(env: CredentialSource['env'], name: string): string | undefined
 
 /** The variables the list reads. */
 const CREDENTIAL_ENV_NAMES = [
-  'HOME', 'npm_config_userconfig',
+  'HOME', 'npm_config_userconfig', 'ZERO_OAUTH_STORAGE',
   ...Object.values(CREDENTIAL_BASES).map((base) => base.variable),
   ...CREDENTIAL_ENV_FILES.map((entry) => entry.variable),
 ];
@@ -319,7 +329,13 @@ function buildShape(env: CredentialSource['env'], givenHome: string | undefined,
     const value = fromEnv(env, entry.variable);
     if (value === undefined) continue;
     const items = entry.list === true ? value.split(platform === 'win32' ? ';' : ':') : [value];
-    for (const item of items) if (item !== '') paths.push(abs(item));
+    const keyring = entry.variable === 'ZERO_OAUTH_TOKENS_PATH' && fromEnv(env, 'ZERO_OAUTH_STORAGE')?.trim() === 'keyring';
+    const siblings = keyring ? [] : (entry.siblings ?? []);
+    for (const item of items) {
+      if (item === '') continue;
+      const path = abs(item);
+      paths.push(path, ...siblings.map((suffix) => path + suffix));
+    }
   }
   const guarded: GuardedDir[] = [
     ...expand('~/.ssh').map((dir) => ({ dir, keeps: isSshPublicEntry })),

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 // `zero-sandbox grants list|allow|deny|revoke|clear`: the persistent grants file.
 import { realpathSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 
 import { SandboxError } from '../errors.js';
 import { loadAnalyzer } from '../policy/engine/analyzer.js';
 import { GrantStore, resolveGrantsPath } from '../policy/grants/grants-store.js';
 import { formatGrantList } from '../policy/output/report.js';
+import { realAsFarAsExists } from '../sandbox/host-handover.js';
 import { flagBool, flagString, parseArgs, UsageError } from './args.js';
 import type { CliIo } from './io.js';
 
@@ -36,7 +38,8 @@ Writes are atomic and locked against other processes. A grants file that cannot 
 never rewritten: fix or remove it by hand. revoke <tool> removes all three kinds for the tool.
 
 Options:
-  --path P     scope the grant to P (must exist)
+  --path P     scope the grant to P: a directory covers what lies below it, anything else
+               (a file, a path that does not exist) that path alone
   --reason T   why (stored, secrets redacted)
   --confirm    required by clear
   --json       print JSON
@@ -45,14 +48,19 @@ Options:
 Exit status: 0 on success, 1 when the grants file is unusable or locked, 2 for usage errors.
 `;
 
-function existingPath(raw: string | undefined): { path: string; kind: 'file' | 'dir' } | undefined {
+/**
+ * The scope `--path` names: the real path and its kind. A path that does not exist (yet, or any
+ * more: a grant on a file since deleted must stay revocable) is a file scope, with its deepest
+ * existing ancestor resolved, as the engine resolves a request's path.
+ */
+function grantTarget(raw: string | undefined): { path: string; kind: 'file' | 'dir' } | undefined {
   if (raw === undefined) return undefined;
   if (raw.trim() === '') throw new UsageError('--path requires a non-empty file path');
   let real: string;
   try {
     real = realpathSync(raw);
   } catch {
-    throw new UsageError(`--path ${raw} does not exist`);
+    return { path: realAsFarAsExists(resolve(raw)), kind: 'file' };
   }
   return { path: real, kind: statSync(real).isDirectory() ? 'dir' : 'file' };
 }
@@ -87,7 +95,7 @@ export async function runGrants(argv: string[], io: CliIo): Promise<number> {
   const out = (value: unknown, text: string) => io.stdout(json ? `${JSON.stringify(value, null, 2)}\n` : `${text}\n`);
   const tool = sub === 'list' || sub === 'clear' ? '' : oneTool(args.positionals, sub);
   if (sub === 'clear' && !flagBool(args, 'confirm')) throw new UsageError('zero-sandbox grants clear requires --confirm');
-  const target = sub === 'list' || sub === 'clear' ? undefined : existingPath(flagString(args, 'path'));
+  const target = sub === 'list' || sub === 'clear' ? undefined : grantTarget(flagString(args, 'path'));
   const analyzer = await loadAnalyzer();
   const store = new GrantStore(resolveGrantsPath(), { validatePrefix: analyzer.validateCommandPrefix });
   try {

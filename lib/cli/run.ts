@@ -45,7 +45,7 @@ Options:
   --workspace DIR      writable workspace root (default: the current directory)
   --cwd DIR            working directory inside a write root (relative to the workspace)
   --network deny|allow network access (default: deny)
-  --allow-write P      also allow writes under directory P (repeatable)
+  --allow-write P      also allow writes under directory P (repeatable; --add-dir is the same)
   --allow-read P       extra readable root (repeatable)
   --deny-read P        hide P from the command (repeatable)
   --deny-write P       keep P read-only (repeatable)
@@ -71,6 +71,7 @@ const FLAGS = [
   { name: 'cwd', type: 'string' as const },
   { name: 'network', type: 'string' as const },
   { name: 'allow-write', type: 'list' as const },
+  { name: 'add-dir', type: 'list' as const },
   { name: 'allow-read', type: 'list' as const },
   { name: 'deny-read', type: 'list' as const },
   { name: 'deny-write', type: 'list' as const },
@@ -101,7 +102,7 @@ export async function runRun(argv: string[], io: CliIo): Promise<number> {
   const options: SandboxOptions = {
     // One command per process: a prewarmed sandbox would never be used.
     prewarm: false,
-    allowWrite: flagList(args, 'allow-write'),
+    allowWrite: [...flagList(args, 'allow-write'), ...flagList(args, 'add-dir')],
     allowRead: flagList(args, 'allow-read'),
     denyRead: flagList(args, 'deny-read'),
     denyWrite: flagList(args, 'deny-write'),

@@ -260,7 +260,11 @@ const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environ
 export const SandboxConfigSchema = z
   .object({
     enabled: z.boolean().optional().describe('false disables the sandbox (user config only; a project config may not).'),
-    network: z.enum(['allow', 'deny']).optional().describe('Shell network egress; a project config may only set "deny".'),
+    network: z
+      .string()
+      .optional()
+      .describe('Shell network egress: "allow" or "deny" (any other value is "deny", with a warning); a project config may only set "deny".')
+      .meta({ examples: ['deny', 'allow'] }),
     additionalWriteRoots: z.array(z.string().min(1)).optional().describe('Extra existing directories commands may write (user config only).'),
     blockUnixSockets: z.boolean().optional().describe('Block creating Unix sockets (can only be turned on).'),
     monitorDenials: z.boolean().optional().describe('macOS: report sandbox denials (can only be turned on).'),

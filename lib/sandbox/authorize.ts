@@ -9,7 +9,7 @@ import { isNetworkPrompt } from '../policy/approval/approval.js';
 import { authorizeCommand, type HintSurface, type PermissionPrompt } from '../policy/approval/authorize.js';
 import type { ResourceLimits } from '../backend/types.js';
 import type { Engine } from '../policy/engine/engine.js';
-import type { EngineOptions, SandboxCommand, SandboxOptions } from './options.js';
+import { DENY_READ_IF_APPEARS, type EngineOptions, type SandboxCommand, type SandboxOptions } from './options.js';
 import { assertHostEnforceable } from '../backend/current.js';
 import { mergeLimits } from './default-limits.js';
 
@@ -73,6 +73,8 @@ export async function authorizeRun<T extends SandboxOptions & EngineOptions>(
     network: options.network === 'deny' || options.network === 'allow' ? options.network : auth.network,
     allowWrite: [...new Set([...(options.allowWrite ?? []), ...extraWrite])],
     denyRead: [...new Set([...(options.denyRead ?? []), ...lists.denyRead.filter((path) => existsSync(path))])],
+    // The config's entries missing now: kept unreadable should they appear during the run.
+    [DENY_READ_IF_APPEARS]: [...(lists.denyReadMissing ?? []), ...lists.denyRead.filter((path) => !existsSync(path))],
     denyWrite: [...new Set([...(options.denyWrite ?? []), ...lists.denyWrite.filter((path) => existsSync(path))])],
     envPass: [...new Set([...(options.envPass ?? []), ...(config?.envPass ?? [])])],
     // The config's caps, under the ones the caller gave (an explicit option or flag stands).

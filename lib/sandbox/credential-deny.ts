@@ -58,7 +58,7 @@ const isRootOnly = (path: string) => ROOT_ONLY_FILE_SET.has(path) || path === '/
  * A path resolved as far as it exists: the realpath of its deepest existing ancestor plus the
  * rest as written. Undefined when nothing of it can be resolved.
  */
-function resolveAsFarAsExists(path: string, facts: Looks, missing = false): string | undefined {
+export function resolveAsFarAsExists(path: string, facts: Looks, missing = false): string | undefined {
   let rest = '';
   let dir = path;
   if (missing) {
@@ -93,11 +93,15 @@ function resolveBelow(dir: string, path: string, facts: Looks): string | undefin
  * The credential deny-read set, both as the existing paths to mask (resolved, minus any that
  * would hide a write root) and as the tree of every candidate, existing or not (resolved as far
  * as it exists), that no read grant may cover, with the guarded directories (see ReadTree).
+ * `allowRead` (real paths) opts out: a store at or below one of them is not denied, as in the Go
+ * Zero CLI, so an explicit `--allow-read ~/.aws` gives a command the AWS credentials (and one of
+ * the home directory gives it every store there). A root below a store opts nothing out.
  */
 export function credentialDenySet(
   envs: ReadonlyArray<Readonly<Record<string, string | undefined>>>,
   writeRoots: string[],
   facts: HostFacts = new HostFacts(),
+  allowRead: readonly string[] = [],
 ): CredentialDenySet {
   // Kept across runs while every path it looked at is as it was (credential-memo.ts); the key is
   // everything else it depends on: the environments, the write roots, whether the caller is root and
@@ -116,7 +120,10 @@ export function credentialDenySet(
     };
     return computeCredentialDenySet(envs, writeRoots, looks, note);
   });
-  return { existing: [...set.existing], tree: { denied: [...set.tree.denied], guarded: [...set.tree.guarded] } };
+  if (allowRead.length === 0) return { existing: [...set.existing], tree: { denied: [...set.tree.denied], guarded: [...set.tree.guarded] } };
+  const opted = new DirectorySet(allowRead);
+  const kept = (paths: readonly string[]) => paths.filter((path) => !opted.holds(path));
+  return { existing: kept(set.existing), tree: { denied: kept(set.tree.denied), guarded: kept(set.tree.guarded) } };
 }
 
 /** The credential deny set: the existing paths to mask, and the tree no read grant may cover. */

@@ -259,7 +259,7 @@ function real(path: string): string {
 }
 
 /** `path` with its deepest existing ancestor resolved (the settings may not exist yet). */
-function realAsFarAsExists(path: string): string {
+export function realAsFarAsExists(path: string): string {
   const up = dirname(path);
   try {
     return realpathSync.native(path);

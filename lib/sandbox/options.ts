@@ -71,6 +71,14 @@ export function commandScript(command: SandboxCommand): Buffer | undefined {
   return bytes.length > SCRIPT_FD_BYTES ? bytes : undefined;
 }
 
+/**
+ * The deny-read entries of the user's config that do not exist when a run is authorized, carried
+ * on the options the engine's authorization builds (a symbol: no caller option, no schema key).
+ * They are kept out of the read tree, so a file that appears there during the run stays
+ * unreadable; an entry named by the caller must exist (a typo is an error, not a silent pass).
+ */
+export const DENY_READ_IF_APPEARS = Symbol('zero-sandbox.denyReadIfAppears');
+
 export interface CheckedOptions {
   workspace: string | undefined;
   cwd: string | undefined;
@@ -78,6 +86,8 @@ export interface CheckedOptions {
   allowWrite: string[];
   allowRead: string[];
   denyRead: string[];
+  /** See DENY_READ_IF_APPEARS. */
+  denyReadIfAppears: string[];
   denyWrite: string[];
   envPass: string[];
   limits: ResourceLimits;
@@ -211,6 +221,7 @@ export function checkOptions(options: SandboxOptions): CheckedOptions {
     allowWrite: options.allowWrite ?? [],
     allowRead: options.allowRead ?? [],
     denyRead: options.denyRead ?? [],
+    denyReadIfAppears: (options as { [DENY_READ_IF_APPEARS]?: string[] })[DENY_READ_IF_APPEARS] ?? [],
     denyWrite: options.denyWrite ?? [],
     envPass: options.envPass ?? [],
     limits: Object.fromEntries(Object.entries(options.limits ?? {}).filter(([, value]) => value !== undefined)) as ResourceLimits,

@@ -3,9 +3,9 @@
 // roots and deny entries is resolved once, not on every run, while nothing it looked at changed.
 //
 // What resolvePlan reads, and why each is covered:
-// - The options it uses (workspace, cwd, network, allowWrite, allowRead, denyRead, denyWrite,
-//   limits) and the extra write roots of the managed runtime state: in the key, copied and compared
-//   element by element.
+// - The options it uses (workspace, cwd, network, allowWrite, allowRead, denyRead, the config's
+//   missing deny-read entries, denyWrite, limits) and the extra write roots of the managed runtime
+//   state: in the key, copied and compared element by element.
 // - The environments (ours and the command's: the credential baseline, HOME, XDG_*): in the key,
 //   every variable of each, in order. process.cwd() (the default workspace, relative paths and the
 //   credential overrides), the uid and gid (a root caller's extra deny set): in the key.
@@ -86,7 +86,7 @@ function planKey(input: ResolvedPlanInput): PlanKey {
   return {
     strings: [options.workspace, options.cwd, options.network, process.cwd(), ownFilesFacts()],
     // Held as given for the comparison; copied only when kept.
-    lists: [options.allowWrite, options.allowRead, options.denyRead, options.denyWrite, input.runtimeWriteRoots ?? []],
+    lists: [options.allowWrite, options.allowRead, options.denyRead, options.denyReadIfAppears, options.denyWrite, input.runtimeWriteRoots ?? []],
     limits: Object.entries(options.limits).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
     envs: input.envs.map(envEntries),
     host: currentHandoverHost(),

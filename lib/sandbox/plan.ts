@@ -13,7 +13,7 @@ import { ownFilesInside } from './own-files.js';
 import { assertNoSymlinkHop, assertNotHostHandover, currentHandoverHost, samePath, type HandoverHost } from './host-handover.js';
 import { buildRuntimeLayout, buildUserCacheDir } from './runtime-state.js';
 import { wasWriteRoot } from './earlier-roots.js';
-import { credentialDenySet } from './credential-deny.js';
+import { credentialDenySet, resolveAsFarAsExists } from './credential-deny.js';
 import { PROTECTED_METADATA_NAMES, agentToolConfigPaths } from '../protected-names.js';
 import { forEachEntry, listRoots, type RootListing } from './root-walk.js';
 import { denyEntryKinds } from './deny-entry-memo.js';
@@ -50,6 +50,23 @@ function lookAtDenyEntries(paths: readonly string[], base: string, facts: HostFa
   denyEntryKinds(absolute).forEach((kind, i) => {
     if (kind !== undefined) facts.noteLooked(absolute[i] as string, kind === 'dir');
   });
+}
+
+/**
+ * The config's deny-read entries missing when the run was authorized (DENY_READ_IF_APPEARS), each
+ * resolved as far as it exists, for the read tree: outside the write roots a file that appears
+ * there during the run stays unreadable (no read rule covers it). Inside a write root the
+ * command may write, and so read, anything: there an entry can be hidden only once it exists.
+ */
+function denyIfAppears(paths: readonly string[], base: string, roots: readonly string[], facts: HostFacts): string[] {
+  if (paths.length === 0) return [];
+  const inRoot = new DirectorySet(roots);
+  const out: string[] = [];
+  for (const path of paths) {
+    const resolved = resolveAsFarAsExists(isAbsolute(path) ? path : resolve(base, path), facts);
+    if (resolved !== undefined && !inRoot.holds(resolved)) out.push(resolved);
+  }
+  return out;
 }
 
 function directory(path: string, option: string, base: string, facts: HostFacts): string {
@@ -316,9 +333,11 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
     }
   }
   const denyWrite = options.denyWrite.map((path) => existing(path, 'denyWrite', workspace, facts));
-  const credentials = credentialDenySet(input.envs, roots, facts);
+  const allowRead = options.allowRead.map((path) => existing(path, 'allowRead', workspace, facts));
+  const credentials = credentialDenySet(input.envs, roots, facts, allowRead);
   const denyRead = [...new Set([...userDenyRead, ...credentials.existing])];
-  const readRoots = ['/', ...options.allowRead.map((path) => existing(path, 'allowRead', workspace, facts))];
+  const appearing = denyIfAppears(options.denyReadIfAppears, workspace, roots, facts);
+  const readRoots = ['/', ...allowRead];
   const allRoots = new DirectorySet(roots);
   return {
     argv: input.argv,
@@ -343,6 +362,6 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
     blockUnixSockets: options.network === 'deny',
     limits: options.limits,
     scrubbedEnv: input.scrubbedEnv ?? [],
-    denyReadTree: { denied: [...new Set([...userDenyRead, ...credentials.tree.denied])], guarded: credentials.tree.guarded },
+    denyReadTree: { denied: [...new Set([...userDenyRead, ...credentials.tree.denied, ...appearing])], guarded: credentials.tree.guarded },
   };
 }

@@ -76,6 +76,44 @@ sandboxTest('no credential store in a developer home can be read; the public fil
   }
 });
 
+sandboxTest('an explicit allowRead of one store opts that store out, and only it', async () => {
+  const t = makeTree();
+  try {
+    const home = plantHome(t.base);
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home };
+    const script = 'cat "$HOME/.aws/credentials" "$HOME/.netrc" "$HOME/.ssh/id_rsa" 2>/dev/null; echo done';
+    const r = await runSandboxed(['/bin/sh', '-c', script], { workspace: t.ws, env, allowRead: [join(home, '.aws')] });
+    assert.match(r.stdout, `${SECRET} .aws/credentials`);
+    assert.match(r.stdout, /done/);
+    assert.is(r.stdout.split('TOPSECRET').length, 2, r.stdout);
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest("Zero's token stores named by variables: the key beside the tokens, the locks and the publication directories stay unreadable", async () => {
+  const t = makeTree();
+  try {
+    const dir = join(t.base, 'stores');
+    const tokens = join(dir, 'tokens.json');
+    const siblings = ['', '.secret', '.lockfile', '.secret.lock', '.tmp', '.secret.tmp'];
+    mkdirSync(join(dir, 'tokens.json.publish'), { recursive: true });
+    mkdirSync(join(dir, 'tokens.json.secret.publish'), { recursive: true });
+    for (const suffix of siblings) writeFileSync(tokens + suffix, `${SECRET} tokens.json${suffix}\n`);
+    writeFileSync(join(dir, 'tokens.json.publish', 'tmp-1'), `${SECRET} publishing\n`);
+    writeFileSync(join(dir, 'tokens.json.secret.publish', 'tmp-2'), `${SECRET} publishing the key\n`);
+    writeFileSync(join(dir, 'mcp.json.migrated'), `${SECRET} migrated\n`);
+    writeFileSync(join(dir, 'unrelated.txt'), 'public unrelated\n');
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: t.outside, ZERO_OAUTH_TOKENS_PATH: tokens, ZERO_MCP_OAUTH_TOKENS_PATH: join(dir, 'mcp.json') };
+    const r = await runSandboxed(['/bin/sh', '-c', 'find "$1" -type f -exec cat {} + 2>/dev/null; cat "$1"/*.publish/* 2>/dev/null; echo done', 'sh', dir], { workspace: t.ws, env });
+    assert.match(r.stdout, /public unrelated/);
+    assert.match(r.stdout, /done/);
+    assert.not.match(r.stdout, /TOPSECRET/, r.stdout);
+  } finally {
+    t.cleanup();
+  }
+});
+
 sandboxTest("the protected-path notes of other runs (kept in the account's home without a usable /dev/shm) cannot be read", async () => {
   // They hold copies of other workspaces' protected configs (an .mcp.json with a token, say).
   const base = stateNotesBase();

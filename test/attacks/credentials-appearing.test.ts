@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
+import { createEngine } from '../../lib/policy/engine/create-engine.js';
 import { spawnSandboxed } from '../../lib/sandbox/process.js';
+import { runSandboxed } from '../../lib/sandbox/run.js';
 import { makeTree, sandboxTest } from '../helpers/sandbox.js';
 
 const SECRET = 'APPEARED-LATER-SECRET-5521';
@@ -55,6 +57,32 @@ sandboxTest('credential files created 1 s into a run cannot be read: new store d
     assert.match(out, /readable-before/, 'what existed before stays readable');
     assert.match(out, /known/);
     for (const rel of created) assert.is(readFileSync(join(home, rel), 'utf8'), `${SECRET} ${rel}`, 'the host copy is untouched');
+  } finally {
+    t.cleanup();
+  }
+});
+
+sandboxTest("a config denyRead file missing when the run is authorized and created 1 s into it cannot be read", async () => {
+  const t = makeTree();
+  try {
+    mkdirSync(join(t.base, 'secrets'));
+    writeFileSync(join(t.base, 'secrets', 'readme.txt'), 'readable-before');
+    const denied = [join(t.base, 'secrets', 'prod.env'), join(t.base, 'later', 'deep', 'token')];
+    const engine = await createEngine({ workspaceRoot: t.ws, policy: { denyRead: denied }, grantsPath: join(t.base, 'grants.json'), env: { ...process.env, XDG_CONFIG_HOME: join(t.base, 'no-config') } });
+    const ready = join(t.base, 'ready');
+    const script = `while [ ! -e ${ready} ]; do sleep 0.1; done; ${denied.map((path) => `cat ${path} 2>/dev/null && echo LEAK`).join('; ')}; cat ${join(t.base, 'secrets', 'readme.txt')}; echo; echo done`;
+    const run = runSandboxed(['/bin/sh', '-c', script], { workspace: t.ws, engine, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 60_000 });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    for (const path of denied) {
+      mkdirSync(join(path, '..'), { recursive: true });
+      writeFileSync(path, `${SECRET} ${path}`);
+    }
+    writeFileSync(ready, '');
+    const r = await run;
+    assert.match(r.stdout, /done/);
+    assert.not.match(r.stdout, new RegExp(SECRET), r.stdout);
+    assert.not.match(r.stdout, /LEAK/);
+    assert.match(r.stdout, /readable-before/, 'what existed before stays readable');
   } finally {
     t.cleanup();
   }

@@ -15,7 +15,7 @@ test('check write_file outside the workspace prompts with a recoverable block (t
     const r = await runCli(['check', 'write_file', '--side-effect', 'write', '--path', '/elsewhere/outside.txt', '--json'], { env: p.env, cwd: p.ws });
     assert.is(r.code, 0, r.stderr);
     const report = JSON.parse(r.stdout);
-    const reason = 'Writing to /elsewhere/outside.txt requires access outside the workspace. Allow writes there with --allow-write (CLI) or allowWrite (API), or approve the prompt.';
+    const reason = 'Writing to /elsewhere/outside.txt requires access outside the workspace. Allow writes there with --allow-write or --add-dir (CLI) or allowWrite (API), or approve the prompt.';
     assert.equal(Object.keys(report), ['tool', 'plan', 'decision', 'grant']);
     assert.is(report.tool, 'write_file');
     assert.equal(report.plan.policy, { mode: 'enforce', network: 'deny', enforceWorkspace: true, effectiveMode: 'enforce' });

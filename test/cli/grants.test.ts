@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 // `zero-sandbox grants`: round trips, JSON shapes, bad input, fail-closed files and concurrent writers.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
+import { GrantStore } from '../../lib/policy/grants/grants-store.js';
 import { runCli } from '../helpers/cli.js';
 import { makeCliPlace } from '../fixtures/policy/cli-env.js';
 
@@ -44,12 +45,51 @@ test('allow, list, revoke and clear round trip with the Go Zero CLI text and JSO
   }
 });
 
+test('a path that does not exist (yet, or any more) is a file scope: granted, revoked by its path, the tool-wide grant kept', async () => {
+  const p = makeCliPlace();
+  try {
+    const opts = { env: p.env, cwd: p.ws };
+    const gone = join(p.ws, 'src', 'gone.txt');
+    p.write(gone, 'x');
+    let r = await runCli(['grants', 'allow', 'write_file', '--path', 'src/gone.txt', '--json'], opts);
+    assert.is(r.code, 0, r.stderr);
+    rmSync(gone);
+    r = await runCli(['grants', 'allow', 'write_file', '--path', 'missing/new.txt', '--json'], opts);
+    assert.is(r.code, 0, r.stderr);
+    const { grant } = JSON.parse(r.stdout);
+    assert.equal([grant.scope, grant.scopeKind], [join(p.ws, 'missing', 'new.txt'), 'file']);
+    r = await runCli(['grants', 'allow', 'write_file'], opts);
+    assert.is(r.code, 0, r.stderr);
+    for (const path of ['src/gone.txt', 'missing/new.txt']) {
+      r = await runCli(['grants', 'revoke', 'write_file', '--path', path, '--json'], opts);
+      assert.is(r.code, 0, r.stderr);
+      assert.equal(JSON.parse(r.stdout), { revoked: 1 }, path);
+    }
+    r = await runCli(['grants', 'list', '--json'], opts);
+    assert.equal(JSON.parse(r.stdout).grants.map((g: { scope?: string }) => g.scope ?? ''), ['']);
+  } finally {
+    p.cleanup();
+  }
+});
+
+test('the text list gives a command prefix its reason, as it does a grant', async () => {
+  const p = makeCliPlace();
+  try {
+    const store = new GrantStore(p.grants);
+    store.grantCommandPrefix('bash', ['git', 'status'], 'status checks');
+    const r = await runCli(['grants', 'list'], { env: p.env, cwd: p.ws });
+    assert.is(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^ {2}bash \(`git status`\) \[command-prefix\] approved \S+ - status checks$/m);
+  } finally {
+    p.cleanup();
+  }
+});
+
 test('bad input: clear errors with exit 2 and no stack trace', async () => {
   const p = makeCliPlace();
   try {
     const opts = { env: p.env, cwd: p.ws };
     const cases: Array<[string[], RegExp]> = [
-      [['grants', 'allow', 'write_file', '--path', 'missing.txt'], /--path missing\.txt does not exist/],
       [['grants', 'allow', 'write_file', '--path', ''], /--path requires a non-empty file path/],
       [['grants', 'allow', 'write_file', '--bogus'], /unknown flag --bogus/],
       [['grants', 'allow'], /exactly one tool name/],

@@ -17,7 +17,7 @@ interface PlanCase {
 const cases = JSON.parse(process.argv[2] as string) as PlanCase[];
 const answers = cases.map((c) => {
   try {
-    const options = { workspace: c.workspace, cwd: undefined, network: 'deny' as const, allowWrite: c.allowWrite ?? [], allowRead: [], denyRead: c.denyRead ?? [], denyWrite: c.denyWrite ?? [], envPass: [], limits: {}, timeoutMs: undefined };
+    const options = { workspace: c.workspace, cwd: undefined, network: 'deny' as const, allowWrite: c.allowWrite ?? [], allowRead: [], denyRead: c.denyRead ?? [], denyReadIfAppears: [], denyWrite: c.denyWrite ?? [], envPass: [], limits: {}, timeoutMs: undefined };
     return { plan: resolvePlan({ argv: ['/bin/true'], options, envs: [{ HOME: c.home }], commandEnv: {}, runtimeWriteRoots: [], facts: new HostFacts() }) };
   } catch (error) {
     const { code, message } = error as { code?: string; message: string };

@@ -165,7 +165,7 @@ test('deny entries looked at in one walk resolve and stat as node:fs says', () =
       join(ws, 'a', 'b-link', 'file'), join(ws, 'a', 'fifo'), 'a/b/file', `${ws}/a/./b/file`, `${ws}//a/b`,
     ];
     const facts = new HostFacts();
-    const options = { workspace: ws, cwd: undefined, network: 'deny' as const, allowWrite: [], allowRead: [], denyRead: entries, denyWrite: entries, envPass: [], limits: {}, timeoutMs: undefined };
+    const options = { workspace: ws, cwd: undefined, network: 'deny' as const, allowWrite: [], allowRead: [], denyRead: entries, denyReadIfAppears: [], denyWrite: entries, envPass: [], limits: {}, timeoutMs: undefined };
     const plan = resolvePlan({ argv: ['/bin/true'], options, envs: [{ HOME: join(t.outside, 'home') }], commandEnv: {}, runtimeWriteRoots: [], facts });
     const real = [...new Set(entries.map((path) => realpathSync(resolve(ws, path))))];
     assert.equal(plan.denyWrite, entries.map((path) => realpathSync(resolve(ws, path))));

@@ -72,6 +72,21 @@ test('credential baseline: the Go Zero CLI list, overrides used literally, SSH p
   assert.not.ok(isSshPublicEntry('id_ed25519'));
 });
 
+test("credential baseline: Zero's token stores bring the siblings their secrets pass through", () => {
+  const list = () => undefined;
+  const env = { ZERO_OAUTH_TOKENS_PATH: '/s/tokens.json', ZERO_MCP_OAUTH_TOKENS_PATH: '/s/mcp.json' };
+  const paths = buildCredentialBaseline({ env, home: '/h', list });
+  const store = ['', '.lockfile', '.secret', '.secret.lock', '.tmp', '.secret.tmp', '.publish', '.secret.publish'];
+  for (const suffix of store) assert.ok(paths.includes(`/s/tokens.json${suffix}`), suffix);
+  for (const path of ['/s/mcp.json', '/s/mcp.json.migrated']) assert.ok(paths.includes(path), path);
+  assert.not.ok(paths.includes('/s/mcp.json.secret'));
+  // The keyring keeps the tokens elsewhere and writes none of the siblings: the named path stays denied.
+  const keyring = buildCredentialBaseline({ env: { ...env, ZERO_OAUTH_STORAGE: 'keyring' }, home: '/h', list });
+  assert.ok(keyring.includes('/s/tokens.json'));
+  for (const suffix of store.slice(1)) assert.not.ok(keyring.includes(`/s/tokens.json${suffix}`), suffix);
+  assert.ok(keyring.includes('/s/mcp.json.migrated'));
+});
+
 test('options: network fails closed, commands are normalized, bad options name themselves', () => {
   assert.is(normalizeNetwork('allow'), 'allow');
   assert.is(normalizeNetwork(' ALLOW '), 'allow');

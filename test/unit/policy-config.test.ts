@@ -54,11 +54,32 @@ test('no files: empty result; other top-level keys of Zero config pass through',
   }
 });
 
+test('a network value other than allow or deny is deny, with a warning naming the file; a project file may not allow', async () => {
+  const p = place();
+  try {
+    for (const value of ['scoped', 'proxy', 'maybe', '']) {
+      p.write(p.user, JSON.stringify({ sandbox: { network: value } }));
+      const loaded = await loadSandboxConfig({ user: p.user, project: null });
+      assert.is(loaded.policy.network, 'deny', value);
+      assert.equal(loaded.warnings, [`${p.user}: sandbox.network: ${JSON.stringify(value)} is neither "allow" nor "deny"; network is denied`]);
+    }
+    p.write(p.user, '{"sandbox":{"network":" Allow "}}');
+    let loaded = await loadSandboxConfig({ user: p.user, project: null });
+    assert.equal([loaded.policy.network, loaded.warnings], ['allow', []]);
+    p.write(p.project, '{"sandbox":{"network":"scoped"}}');
+    loaded = await loadSandboxConfig({ user: p.user, project: p.project });
+    assert.is(loaded.policy.network, 'deny');
+    assert.match(loaded.warnings.join('\n'), `${p.project}: sandbox.network: "scoped" is neither`);
+  } finally {
+    p.done();
+  }
+});
+
 test('errors name the file and the JSON path', async () => {
   const p = place();
   try {
     const cases: Array<[string, string]> = [
-      ['{"sandbox":{"network":"scoped"}}', 'sandbox.network'],
+      ['{"sandbox":{"network":5}}', 'sandbox.network'],
       ['{"sandbox":{"enabled":"yes"}}', 'sandbox.enabled'],
       ['{"sandbox":{"denyRead":["ok", 3]}}', 'sandbox.denyRead[1]'],
       ['{"sandbox":{"env":{"pass":["A"],"block":[]}}}', 'sandbox.env.block: unknown key'],

@@ -108,10 +108,24 @@ export async function loadSandboxConfig(paths: ConfigPaths): Promise<LoadedConfi
   return loaded;
 }
 
+/**
+ * A config file's network mode. Network is binary: a value other than "allow" or "deny" (the
+ * reference's retired "scoped" or "proxy", a typo) is "deny", the closed side, with a warning
+ * naming the file, rather than an error that would stop every run over a stale key.
+ */
+function configNetwork(file: string, value: string | undefined, loaded: LoadedConfig): 'allow' | 'deny' | undefined {
+  if (value === undefined) return undefined;
+  const mode = value.trim().toLowerCase();
+  if (mode === 'allow' || mode === 'deny') return mode;
+  loaded.warnings.push(`${file}: sandbox.network: ${JSON.stringify(value)} is neither "allow" nor "deny"; network is denied`);
+  return 'deny';
+}
+
 function applyUser(file: string, sandbox: SandboxConfig, loaded: LoadedConfig): void {
   if (sandbox.enabled === false) loaded.policy.mode = 'disabled';
   if (sandbox.enabled === true) loaded.policy.mode = 'enforce';
-  if (sandbox.network !== undefined) loaded.policy.network = sandbox.network;
+  const network = configNetwork(file, sandbox.network, loaded);
+  if (network !== undefined) loaded.policy.network = network;
   if (sandbox.blockUnixSockets === true) loaded.policy.blockUnixSockets = true;
   if (sandbox.monitorDenials === true) loaded.policy.monitorDenials = true;
   (sandbox.additionalWriteRoots ?? []).forEach((root, i) => {
@@ -152,8 +166,9 @@ function applyProject(file: string, sandbox: SandboxConfig, loaded: LoadedConfig
   const ignored = (path: string, what: string) =>
     loaded.warnings.push(`${file}: ${path}: ignored; a project config may only tighten the sandbox (${what})`);
   if (sandbox.enabled === false) ignored('sandbox.enabled', 'it cannot disable it');
-  if (sandbox.network === 'allow') ignored('sandbox.network', 'it cannot allow network access');
-  if (sandbox.network === 'deny') loaded.policy.network = 'deny';
+  const network = configNetwork(file, sandbox.network, loaded);
+  if (network === 'allow') ignored('sandbox.network', 'it cannot allow network access');
+  if (network === 'deny') loaded.policy.network = 'deny';
   if (sandbox.additionalWriteRoots !== undefined && sandbox.additionalWriteRoots.length > 0) {
     ignored('sandbox.additionalWriteRoots', 'it cannot add write roots');
   }

@@ -166,9 +166,12 @@ export class Engine {
     return policy.mode === 'disabled' ? null : buildReadExclusionGlobs(lists, this.workspaceRoot);
   }
 
-  /** False while any deny-read entry exists: escalating out of the sandbox would bypass it. */
+  /**
+   * False while the policy names any deny-read entry, present or not: escalating out of the
+   * sandbox would bypass it, and a file missing now may exist by the time the command reads it.
+   */
   unsandboxedExecutionAllowed(): boolean {
-    return this.effectiveState().lists.denyRead.length === 0;
+    return !(this.effectivePolicy().denyRead ?? []).some((entry) => entry.trim() !== '');
   }
 
   private scopeFor(root: string): WorkspaceScope {

@@ -160,7 +160,7 @@ export function formatGrantList(grants: readonly Grant[], prefixes: readonly Com
   if (grants.length === 0 && prefixes.length === 0 && approved.length === 0) return 'No persistent sandbox grants.\n';
   const lines = ['Sandbox Grants:'];
   for (const g of grants) lines.push(`  ${g.toolName} (${g.scope || '*'}) [${g.decision}] approved ${g.approvedAt}${g.reason ? ` - ${g.reason}` : ''}`);
-  for (const p of prefixes) lines.push(`  ${p.toolName} (\`${p.prefix.join(' ')}\`) [command-prefix] approved ${p.approvedAt ?? ''}`.trimEnd());
+  for (const p of prefixes) lines.push(`  ${p.toolName} (\`${p.prefix.join(' ')}\`) [command-prefix] approved ${p.approvedAt ?? ''}`.trimEnd() + (p.reason ? ` - ${p.reason}` : ''));
   for (const a of approved) lines.push(`  ${a.toolName} (\`${a.command}\`) [exact command: ${a.risks.join(', ')}] approved ${a.approvedAt ?? ''}`.trimEnd());
   return `${lines.join('\n')}\n`;
 }

@@ -11,6 +11,11 @@ import { expandHome, isWithin, normalizePrefixForRoot, tryRealpath, validateUnde
 export interface PathLists {
   /** Paths that must not be read. */
   denyRead: string[];
+  /**
+   * denyRead entries that did not exist when the lists were built (absolute, `~` expanded): the
+   * sandbox keeps them unreadable should they appear (a run's read tree leaves them out).
+   */
+  denyReadMissing?: string[];
   /** Carve-outs inside denyRead entries. */
   allowRead: string[];
   /** Paths that must not be written. */
@@ -31,14 +36,19 @@ export interface PathListInput {
   allowWrite?: readonly string[] | undefined;
 }
 
-function resolveEntries(entries: readonly string[] | undefined, base: string, home: string, dirsOnly: boolean): string[] {
+function resolveEntries(entries: readonly string[] | undefined, base: string, home: string, dirsOnly: boolean, missing?: string[]): string[] {
   const out: string[] = [];
   for (const entry of entries ?? []) {
     const trimmed = entry.trim();
     if (trimmed === '') continue;
     const expanded = expandHome(trimmed, home);
-    const real = tryRealpath(isAbsolute(expanded) ? expanded : resolve(base, expanded));
-    if (real === undefined) continue; // entries that do not exist are dropped
+    const absolute = isAbsolute(expanded) ? expanded : resolve(base, expanded);
+    const real = tryRealpath(absolute);
+    if (real === undefined) {
+      // Not a list entry (nothing to match a request against), but noted for the sandbox.
+      if (missing !== undefined && !missing.includes(absolute)) missing.push(absolute);
+      continue;
+    }
     if (dirsOnly) {
       if (parse(real).root === real) continue;
       try {
@@ -54,8 +64,10 @@ function resolveEntries(entries: readonly string[] | undefined, base: string, ho
 
 /** Builds the lists: `~` expanded, relative entries anchored at `base`, symlinks resolved, missing dropped. */
 export function buildPathLists(input: PathListInput, base: string, home: string = homedir()): PathLists {
+  const denyReadMissing: string[] = [];
   return {
-    denyRead: resolveEntries(input.denyRead, base, home, false),
+    denyRead: resolveEntries(input.denyRead, base, home, false, denyReadMissing),
+    denyReadMissing,
     allowRead: resolveEntries(input.allowRead, base, home, false),
     denyWrite: resolveEntries(input.denyWrite, base, home, false),
     allowWrite: resolveEntries(input.allowWrite, base, home, true),

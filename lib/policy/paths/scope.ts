@@ -177,6 +177,6 @@ function rewrite(check: PathCheck, path: string, access: 'write' | 'read'): Path
     reason:
       access === 'read'
         ? `Reading ${path} requires access outside the workspace.`
-        : `Writing to ${path} requires access outside the workspace. Allow writes there with --allow-write (CLI) or allowWrite (API), or approve the prompt.`,
+        : `Writing to ${path} requires access outside the workspace. Allow writes there with --allow-write or --add-dir (CLI) or allowWrite (API), or approve the prompt.`,
   };
 }
