@@ -13,8 +13,8 @@
 //      in-container connection probe not run;
 //      `zero-sandbox state acls --json` names this user's ACL journal;
 //   4. the unit suite, compared with test/fixtures/windows/wine-unit-known-failures.json: a file
-//      failing that is not listed fails this run, and so does a listed file that now passes (the
-//      list only shrinks).
+//      failing that is not listed fails this run, and so does a listed file that now passes (it
+//      must be taken off the list).
 // Exits non-zero on any failure. Usage: node scripts/test-wine.mjs   (Linux x64, after npm run compile)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';

@@ -66,15 +66,18 @@ export async function authorizeRun<T extends SandboxOptions & EngineOptions>(
   const workspace = engine.workspaceRoot;
   const extraWrite = engine.shellWriteRoots().filter((root) => root !== workspace && !temp.has(root) && existsSync(root));
   const lists = engine.pathLists();
+  // The config's deny-read entries as they are now (the lists were resolved when the engine was
+  // built): a present one is masked, a missing one kept unreadable should it appear.
+  const configDenyRead = [...new Set([...lists.denyRead, ...(lists.denyReadMissing ?? [])])];
+  const denyReadNow = configDenyRead.filter((path) => existsSync(path));
   const config = (engine as { config?: { envPass?: string[]; limits?: ResourceLimits } }).config;
   const effective: T = {
     ...options,
     // An explicit network choice of the caller stands (allow answered the network prompt above).
     network: options.network === 'deny' || options.network === 'allow' ? options.network : auth.network,
     allowWrite: [...new Set([...(options.allowWrite ?? []), ...extraWrite])],
-    denyRead: [...new Set([...(options.denyRead ?? []), ...lists.denyRead.filter((path) => existsSync(path))])],
-    // The config's entries missing now: kept unreadable should they appear during the run.
-    [DENY_READ_IF_APPEARS]: [...(lists.denyReadMissing ?? []), ...lists.denyRead.filter((path) => !existsSync(path))],
+    denyRead: [...new Set([...(options.denyRead ?? []), ...denyReadNow])],
+    [DENY_READ_IF_APPEARS]: configDenyRead.filter((path) => !denyReadNow.includes(path)),
     denyWrite: [...new Set([...(options.denyWrite ?? []), ...lists.denyWrite.filter((path) => existsSync(path))])],
     envPass: [...new Set([...(options.envPass ?? []), ...(config?.envPass ?? [])])],
     // The config's caps, under the ones the caller gave (an explicit option or flag stands).

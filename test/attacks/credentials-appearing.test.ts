@@ -62,15 +62,19 @@ sandboxTest('credential files created 1 s into a run cannot be read: new store d
   }
 });
 
-sandboxTest("a config denyRead file missing when the run is authorized and created 1 s into it cannot be read", async () => {
+sandboxTest('a config denyRead file missing when the run is authorized and created 1 s into it cannot be read, nor one created before the run', async () => {
   const t = makeTree();
   try {
     mkdirSync(join(t.base, 'secrets'));
     writeFileSync(join(t.base, 'secrets', 'readme.txt'), 'readable-before');
     const denied = [join(t.base, 'secrets', 'prod.env'), join(t.base, 'later', 'deep', 'token')];
-    const engine = await createEngine({ workspaceRoot: t.ws, policy: { denyRead: denied }, grantsPath: join(t.base, 'grants.json'), env: { ...process.env, XDG_CONFIG_HOME: join(t.base, 'no-config') } });
+    // Missing when the engine reads the config, there before the run starts: masked as usual.
+    const before = join(t.ws, 'made-before-the-run.env');
+    const engine = await createEngine({ workspaceRoot: t.ws, policy: { denyRead: [...denied, before] }, grantsPath: join(t.base, 'grants.json'), env: { ...process.env, XDG_CONFIG_HOME: join(t.base, 'no-config') } });
+    assert.ok(engine.pathLists().denyReadMissing?.includes(before), 'the engine read its lists while the file was missing');
+    writeFileSync(before, `${SECRET} before`);
     const ready = join(t.base, 'ready');
-    const script = `while [ ! -e ${ready} ]; do sleep 0.1; done; ${denied.map((path) => `cat ${path} 2>/dev/null && echo LEAK`).join('; ')}; cat ${join(t.base, 'secrets', 'readme.txt')}; echo; echo done`;
+    const script = `while [ ! -e ${ready} ]; do sleep 0.1; done; ${[...denied, before].map((path) => `cat ${path} 2>/dev/null; grep -q ${SECRET} ${path} 2>/dev/null && echo LEAK`).join('; ')}; cat ${join(t.base, 'secrets', 'readme.txt')}; echo; echo done`;
     const run = runSandboxed(['/bin/sh', '-c', script], { workspace: t.ws, engine, env: { PATH: '/usr/bin:/bin' }, timeoutMs: 60_000 });
     await new Promise((resolve) => setTimeout(resolve, 1000));
     for (const path of denied) {

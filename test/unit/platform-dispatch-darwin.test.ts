@@ -348,6 +348,9 @@ test('withMissingCredentials: only missing, clean candidates that neither hold n
   const out = withMissingCredentials(p, ['/h/.aws', '/h/.netrc', '/h/.npmrc', '/w', '/w/ws/.env', 'rel/x', '/h/../etc', '/h/.netrc'], (x) => x === '/h/.npmrc');
   assert.equal(out.denyRead, ['/h/.aws', '/h/.netrc']);
   assert.is(withMissingCredentials(p, ['/h/.npmrc'], () => true), p);
+  // An allowRead root opts the stores at or below it out, missing ones too.
+  const opted = withMissingCredentials({ ...p, readRoots: ['/', '/h/.config'] }, ['/h/.config/gh/hosts.yml', '/h/.config', '/h/.netrc'], () => false);
+  assert.equal(opted.denyRead, ['/h/.aws', '/h/.netrc']);
 });
 
 test.after(() => rmSync(base, { recursive: true, force: true }));

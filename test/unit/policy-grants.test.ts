@@ -1,19 +1,24 @@
 // SPDX-License-Identifier: MIT
 // Grant matching vectors (grants.json), the persistent store, its migrations and its fail-closed reads.
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { SandboxError } from '../../lib/errors.js';
 import { deriveScope, grantCovers, resolveScopeAbs, selectGrant } from '../../lib/policy/grants/grant-match.js';
 import { GrantStore, resolveGrantsPath } from '../../lib/policy/grants/grants-store.js';
+import { loadAnalyzer } from '../../lib/policy/engine/analyzer.js';
+import { formatGrantList } from '../../lib/policy/output/report.js';
 import { threadStart } from '../../lib/sandbox/runtime-lease.js';
 import type { Grant } from '../../lib/policy/schema.js';
 import { loadVectors, makePlaces } from '../fixtures/policy/vectors.js';
 
 type V = Record<string, any>;
+
+// The shell analyzer's prefix rules, as the CLI and the engine give them to the store.
+const prefixAnalyzer = await loadAnalyzer();
 
 const kindOf = (kind: string | undefined) => (kind === 'toolWide' || kind === undefined ? '' : kind);
 const toGrant = (g: V): Grant => {
@@ -79,13 +84,122 @@ for (const vector of loadVectors<V>('grants.json')) {
           }
           break;
         }
+        case 'resolveScopeAbsDiffers':
+          assert.is(resolveScopeAbs(v.scope, v.workspaceRoot) !== resolveScopeAbs(v.scope, v.otherRoot), v.expect.differs);
+          break;
         default:
-          throw new Error(`unhandled check ${v.check}`);
+          withStore(v.check, (path) => storeCheck(v, path));
       }
     } finally {
       places.cleanup();
     }
   });
+}
+
+/** Runs `check` with a grants path in a fresh directory (not created), then removes the directory. */
+function withStore(check: string, run: (path: string) => void): void {
+  if (!STORE_CHECKS.has(check)) throw new Error(`unhandled check ${check}`);
+  const dir = mkdtempSync(join(tmpdir(), 'zs-grants-'));
+  try {
+    run(join(dir, 'zero', 'sandbox-grants.json'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const STORE_CHECKS = new Set(['storeGrantSequence', 'fileLookup', 'noticeNoWrite', 'migration', 'fileError', 'persistPrefix', 'prefixStore', 'revokePath']);
+const FIXED = () => new Date('2026-06-05T14:30:00Z');
+const inputOf = (call: V) => ({
+  toolName: call.toolName,
+  decision: call.decision,
+  ...(call.scope === undefined ? {} : { scope: call.scope }),
+  ...(call.scopeKind === undefined || call.scopeKind === 'toolWide' ? {} : { scopeKind: call.scopeKind }),
+});
+
+/** The vectors that go through a grants file: what it holds, how it migrates and what it refuses. */
+function storeCheck(v: V, path: string): void {
+  const e = v.expect;
+  const validatePrefix = (prefix: readonly string[]) => prefixAnalyzer.validateCommandPrefix(prefix);
+  const writeFile = (text: string) => {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    writeFileSync(path, text, { mode: 0o600 });
+  };
+  switch (v.check) {
+    case 'storeGrantSequence': {
+      const store = new GrantStore(path, { now: FIXED });
+      for (const call of v.grantCalls) store.grant(inputOf(call));
+      assert.equal(store.list().map((g) => g.decision), e.listDecisions);
+      break;
+    }
+    case 'fileLookup':
+      writeFile(v.fileText);
+      assert.is(new GrantStore(path).lookup(v.toolName, v.requestScope) !== undefined, e.matched);
+      break;
+    case 'noticeNoWrite': {
+      const store = new GrantStore(path);
+      assert.is(store.consumeMigrationNotice() ?? '', e.notice);
+      assert.is(existsSync(dirname(path)), e.dirCreated, 'asking for the notice made the grants directory');
+      break;
+    }
+    case 'migration': {
+      writeFile(v.fileText);
+      const store = new GrantStore(path, { validatePrefix });
+      const grants = store.list();
+      const notice = store.consumeMigrationNotice() ?? '';
+      const again = store.consumeMigrationNotice() ?? '';
+      if (e.grants !== undefined) {
+        const triples = (e.grants[0]?.length ?? 0) === 3;
+        assert.equal(grants.map((g) => (triples ? [g.toolName, g.decision, g.reason] : [g.toolName, g.decision])), e.grants);
+      }
+      if (e.grantDecisions !== undefined) assert.equal(grants.map((g) => g.decision), e.grantDecisions);
+      if (e.prefixes !== undefined) assert.equal(store.listCommandPrefixes().map((p) => p.prefix), e.prefixes);
+      if (e.noticeContains !== undefined) assert.match(notice, e.noticeContains);
+      if (e.secondNoticeEmpty) assert.is(again, '');
+      const text = readFileSync(path, 'utf8');
+      for (const part of e.fileContains ?? []) assert.match(text, part);
+      if (e.backup !== undefined) assert.is(readFileSync(`${path}${e.backup}`, 'utf8'), v.fileText, 'the backup holds the old file');
+      break;
+    }
+    case 'fileError':
+      writeFile(v.fileText);
+      assert.throws(() => new GrantStore(path).list(), (error: unknown) => error instanceof Error && error.message.includes(e.errorContains));
+      break;
+    case 'persistPrefix': {
+      const store = new GrantStore(path, { validatePrefix });
+      let accepted = true;
+      try {
+        store.grantCommandPrefix('bash', v.prefix);
+      } catch {
+        accepted = false;
+      }
+      assert.is(accepted, e.accepted, JSON.stringify(v.prefix));
+      break;
+    }
+    case 'prefixStore': {
+      const store = new GrantStore(path, { now: FIXED, validatePrefix });
+      assert.is(store.grantCommandPrefix('bash', ['git', 'status'], 'status checks').approvedAt, e.approvedAt);
+      store.grantCommandPrefix('bash', ['git', 'status'], 'updated');
+      const reopened = new GrantStore(path, { validatePrefix });
+      assert.equal(reopened.listCommandPrefixes().map((p) => [p.toolName, p.prefix, p.reason]), e.listAfterRegrant);
+      assert.equal(reopened.lookupCommandPrefix('bash', ['git', 'status', '--short'])?.prefix, e.lookupMatch);
+      assert.is(reopened.lookupCommandPrefix('bash', e.lookupMiss), undefined);
+      const text = formatGrantList(reopened.list(), reopened.listCommandPrefixes(), reopened.listApprovedCommands());
+      for (const part of e.textContains) assert.match(text, part);
+      assert.is(reopened.revoke('bash'), e.revokeRemoved);
+      assert.is(reopened.listCommandPrefixes().length, e.prefixesAfterRevoke);
+      break;
+    }
+    case 'revokePath': {
+      const store = new GrantStore(path, { now: FIXED });
+      for (const call of v.grantCalls) store.grant(inputOf(call));
+      assert.is(store.revokePath('write_file', v.revoke), e.removed);
+      const left = store.list();
+      assert.is(left.length, e.left);
+      assert.not.ok(left.some((g) => g.scope === v.revoke));
+      assert.is(store.revokePath('write_file', v.revokeMissing), e.removedMissing);
+      break;
+    }
+  }
 }
 
 test('the file is written 0600 in a 0700 directory, pretty-printed, schema 3 / policy 2', () => {

@@ -50,6 +50,19 @@ for (const vector of loadVectors<V>('scope.json')) {
           assert.is(roots.filter((r) => r === places.map.$EXTRA).length, 1, 'adding the same root twice keeps one');
           break;
         }
+        case 'scopeAdd': {
+          const scope = new WorkspaceScope(v.workspace, []);
+          let roots: string[] | undefined;
+          try {
+            scope.add(v.add);
+            roots = scope.writeRoots();
+          } catch {
+            roots = undefined;
+          }
+          assert.is(roots !== undefined, v.expect.ok, JSON.stringify(roots));
+          for (const root of v.expect.rootsInclude ?? []) assert.ok(roots?.includes(root), `${root} in ${roots}`);
+          break;
+        }
         case 'defaultTempWriteRoots':
           assert.equal(defaultTempRootCandidates(v.goos === 'windows' ? 'win32' : v.goos, v.env), v.expect.candidates);
           break;

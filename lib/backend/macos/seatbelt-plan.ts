@@ -23,19 +23,23 @@ export function keepExistingReadOnly(plan: SandboxPlan, exists: (path: string) =
  * candidates are denied too: a credential file created while the command runs (aws configure in
  * another terminal) stays unreadable. (Linux masks only what exists at start: a mount needs a
  * target.) A candidate that is not a clean absolute path, or that holds or lies in a write root,
- * is left out, as plan.ts leaves out those that would hide a write root. Pure apart from `exists`.
+ * is left out, as plan.ts leaves out those that would hide a write root, and so is one at or
+ * below an allowRead root (the caller opted that store out). Pure apart from `exists`.
  */
 export function withMissingCredentials(plan: SandboxPlan, candidates: readonly string[], exists: (path: string) => boolean): SandboxPlan {
   const clean = (p: string): boolean => p.startsWith('/') && !p.endsWith('/') && !p.includes('//') && !p.split('/').some((c) => c === '.' || c === '..') && !p.includes('\0');
   const touchesRoot = (p: string): boolean => plan.writeRoots.some((w) => isWithin(p, w.root, '/') || isWithin(w.root, p, '/'));
-  const extra = [...new Set(candidates)].filter((p) => clean(p) && !plan.denyRead.includes(p) && !touchesRoot(p) && !exists(p));
+  const allowed = plan.readRoots.filter((root) => root !== '/');
+  const optedOut = (p: string): boolean => allowed.some((root) => isWithin(root, p, '/'));
+  const extra = [...new Set(candidates)].filter((p) => clean(p) && !plan.denyRead.includes(p) && !touchesRoot(p) && !optedOut(p) && !exists(p));
   return extra.length === 0 ? plan : { ...plan, denyRead: [...plan.denyRead, ...extra] };
 }
 
 /**
  * The plan the seatbelt profile is built from: deny rules only for protected paths that exist,
- * and for the credential candidates that do not exist yet. `envs` are those the plan's baseline
- * was computed from (ours and the command's).
+ * and for the credential candidates and the config's deny-read entries (the plan's read tree)
+ * that do not exist yet. `envs` are those the plan's baseline was computed from (ours and the
+ * command's).
  */
 export function resolveSeatbeltPlan(plan: SandboxPlan, envs: ReadonlyArray<Readonly<Record<string, string | undefined>>>): SandboxPlan {
   const exists = (path: string): boolean => lstatSync(path, { throwIfNoEntry: false }) !== undefined;
@@ -46,7 +50,7 @@ export function resolveSeatbeltPlan(plan: SandboxPlan, envs: ReadonlyArray<Reado
       return undefined;
     }
   };
-  const candidates = envs.flatMap((env) => buildCredentialBaseline({ env, list }));
+  const candidates = [...envs.flatMap((env) => buildCredentialBaseline({ env, list })), ...(plan.denyReadTree?.denied ?? [])];
   return withMissingCredentials(keepExistingReadOnly(plan, exists), candidates, exists);
 }
 
