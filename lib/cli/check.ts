@@ -53,7 +53,7 @@ export async function runCheck(argv: string[], io: CliIo): Promise<number> {
   if (!/^[A-Za-z0-9._-]+$/.test(tool)) throw new UsageError(`invalid tool name "${tool}" (letters, digits, ".", "_" and "-" only)`);
   // A command is evaluated as `run` evaluates it: a shell request.
   const sideEffect = flagString(args, 'side-effect') ?? defaultSideEffect(tool, flagString(args, 'command') !== undefined);
-  if (!SIDE_EFFECTS.includes(sideEffect)) throw new UsageError(`--side-effect must be one of ${SIDE_EFFECTS.join(', ')}, not "${sideEffect}"`);
+  if (!SIDE_EFFECTS.includes(sideEffect)) throw new UsageError(`invalid --side-effect "${sideEffect}": must be one of ${SIDE_EFFECTS.join(', ')}`);
   const path = flagString(args, 'path');
   if (path !== undefined && path.trim() === '') throw new UsageError('--path requires a non-empty path');
   const command = flagString(args, 'command');
