@@ -61,6 +61,12 @@ export interface SandboxPlan {
    * appears there while the command runs stays unreadable where the backend supports it.
    */
   denyReadTree?: { denied: string[]; guarded: string[] };
+  /**
+   * The deny-read paths the run's own policy names (the denyRead option, --deny-read, the config's
+   * sandbox.denyRead), resolved; absent when there are none. allowRead does not open them, so a
+   * read they hid is reported with where to take them out instead.
+   */
+  userDenyRead?: string[];
 }
 
 /** What the engine knows about the backend that would run a command. */

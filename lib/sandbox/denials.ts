@@ -135,12 +135,23 @@ export function networkDenial(sends: number): SandboxDenial {
  * from the kernel (an inotify watch on the mask, outside the command's reach), never from the
  * command's output.
  */
-export function maskedReadDenial(path: string, mask: string = path): SandboxDenial {
-  return {
-    capability: { kind: 'filesystem_read', scope: path },
-    source: 'platform_sandbox',
-    reason: `the sandbox hid ${path} (deny-read): the command read an empty file in its place; allow it with --allow-read ${mask} (allowRead) or an approval`,
-    recoverable: true,
-    nextAction: 'request_approval',
-  };
+export function maskedReadDenial(path: string, mask: string = path, named = false): SandboxDenial {
+  const read = `the sandbox hid ${path} (deny-read): the command read an empty file in its place`;
+  // A store of the credential baseline opens to an allowRead at or above it; an entry the run's own
+  // policy names (`named`) does not, and is taken out where it was given.
+  return named
+    ? {
+        capability: { kind: 'filesystem_read', scope: path },
+        source: 'platform_sandbox',
+        reason: `${read}; ${mask} is in the run's denyRead (--deny-read, the denyRead option or sandbox.denyRead in a config file): remove it there to let commands read it`,
+        recoverable: false,
+        nextAction: 'change_command',
+      }
+    : {
+        capability: { kind: 'filesystem_read', scope: path },
+        source: 'platform_sandbox',
+        reason: `${read}; allow it with --allow-read ${mask} (allowRead) or an approval`,
+        recoverable: true,
+        nextAction: 'request_approval',
+      };
 }

@@ -363,5 +363,6 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
     limits: options.limits,
     scrubbedEnv: input.scrubbedEnv ?? [],
     denyReadTree: { denied: [...new Set([...userDenyRead, ...credentials.tree.denied, ...appearing])], guarded: credentials.tree.guarded },
+    ...(userDenyRead.length === 0 ? {} : { userDenyRead: [...new Set(userDenyRead)] }),
   };
 }

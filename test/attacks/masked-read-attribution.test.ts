@@ -43,9 +43,21 @@ sandboxTest('a read of a hidden credential file is reported by path, and only th
   for (const denial of r.denials) {
     if (denial.capability.kind !== 'filesystem_read') continue;
     assert.is(denial.source, 'platform_sandbox');
-    assert.is(denial.nextAction, 'request_approval');
     assert.ok(denial.reason.includes(denial.capability.scope ?? '?'), denial.reason);
+    // A credential store opens to --allow-read; the run's own --deny-read entry does not, and says so.
+    if (denial.capability.scope === secret) {
+      assert.is(denial.nextAction, 'change_command');
+      assert.match(denial.reason, `${secret} is in the run's denyRead`);
+      assert.not.match(denial.reason, '--allow-read');
+    } else {
+      assert.is(denial.nextAction, 'request_approval');
+      assert.match(denial.reason, `allow it with --allow-read ${join(home, '.netrc')}`);
+    }
   }
+  // Which the hint promised: an allowRead of the store gives the command its content.
+  const opened = await runSandboxed(['/bin/sh', '-c', 'cat "$HOME/.netrc"'], { workspace: t.ws, env, allowRead: [join(home, '.netrc')] });
+  assert.match(opened.stdout, SECRET);
+  assert.equal(readScopes(opened), []);
 }));
 
 sandboxTest('printing a permission error about a credential file is not a denial', () => withCredentialHome(async (t, _home, env) => {

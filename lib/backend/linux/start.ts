@@ -274,7 +274,10 @@ function decideLinux(prepared: PreparedRun, io: StartIo, onExit: (exit: OsExit) 
       ];
       if (hit.length > 0) exit.limitsHit = hit;
       const masked = maskedPaths(kept.linux.mounts, raw.maskedReads);
-      if (masked.length > 0) exit.platformDenials = masked.map(({ path, mask }) => maskedReadDenial(path, mask));
+      if (masked.length > 0) {
+        const named = new Set(guarded.plan.userDenyRead ?? []);
+        exit.platformDenials = masked.map(({ path, mask }) => maskedReadDenial(path, mask, named.has(mask)));
+      }
       pids?.remove();
       onExit(exit);
     };
