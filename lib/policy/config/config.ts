@@ -110,7 +110,7 @@ export async function loadSandboxConfig(paths: ConfigPaths): Promise<LoadedConfi
 
 /**
  * A config file's network mode. Network is binary: a value other than "allow" or "deny" (the
- * reference's retired "scoped" or "proxy", a typo) is "deny", the closed side, with a warning
+ * Go Zero CLI's retired "scoped" or "proxy", a typo) is "deny", the closed side, with a warning
  * naming the file, rather than an error that would stop every run over a stale key.
  */
 function configNetwork(file: string, value: string | undefined, loaded: LoadedConfig): 'allow' | 'deny' | undefined {
