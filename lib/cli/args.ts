@@ -90,8 +90,13 @@ export function parseArgs(argv: string[], options: ParseOptions): ParsedArgs {
     }
     let value = inline;
     if (value === undefined) {
-      if (i + 1 >= argv.length) throw new UsageError(`flag --${spec.name} needs a value`);
+      if (i + 1 >= argv.length) throw new UsageError(`--${spec.name} requires a value`);
       value = argv[++i] as string;
+      // `--model --skip-permissions-unsafe cmd` would take the next flag as the value and drop it
+      // unseen: a value that looks like a flag must be written inline. A number and `-` stay values.
+      if (looksLikeFlag(value)) {
+        throw new UsageError(`--${spec.name} requires a value: the next argument, ${value}, is a flag; write --${spec.name}=${value} if it is the value`);
+      }
     }
     if (spec.type === 'string') {
       flags[spec.name] = value;
@@ -106,6 +111,11 @@ export function parseArgs(argv: string[], options: ParseOptions): ParsedArgs {
     throw new UsageError(`unexpected argument "${positionals[max]}"`);
   }
   return { flags, positionals, rest, help };
+}
+
+/** Whether a separate value is really the next flag: it starts with `-`, and is neither `-` nor a number. */
+function looksLikeFlag(value: string): boolean {
+  return value.startsWith('-') && value !== '-' && !Number.isFinite(Number(value));
 }
 
 function suggest(name: string, flags: readonly FlagSpec[]): string {

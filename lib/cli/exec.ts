@@ -10,7 +10,8 @@ export const EXEC_HELP = `Usage: zero-sandbox exec [options] [SCRIPT...]
        zero-sandbox exec -i stream-json [-f FILE] [-o stream-json] [options]
 
 Runs one shell script (bash) inside the sandbox, after the permission engine has decided. The
-script is SCRIPT (the words joined by spaces), --prompt TEXT or the text of --file; with
+script is SCRIPT (the words joined by spaces), --prompt TEXT or the text of --file (given both,
+the text, a blank line, then the file); with
 -i stream-json it is read from stream-json (schema version 2) input events on standard input or
 --file: one JSON object per line, {"schemaVersion":2,"type":"message","role":"user","content":"..."}
 or {"schemaVersion":2,"type":"prompt","content":"..."}, empty lines ignored, the content combined
@@ -32,7 +33,8 @@ Options:
       --add-dir DIR             also allow writes in DIR (repeatable; --allow-write is the same)
       --network deny|allow      network access (default: deny; allow answers the network prompt,
                                 still sandboxed)
-      --permission-mode MODE    ask (default), auto or unsafe
+      --permission-mode MODE    auto (default), ask or unsafe; auto and ask decide alike here
+                                (the sandbox is the boundary, risky requests prompt)
       --skip-permissions-unsafe the same as --permission-mode unsafe: prompts are approved (hard
                                 denies still hold, and everything still runs sandboxed)
       --timeout SECONDS         kill the sandbox after SECONDS
@@ -151,7 +153,6 @@ function parseExec(argv: string[]): ParsedExec | 'help' {
     throw new UsageError('stream-json input does not accept script text as arguments or --prompt: send it as input events on standard input or with --file');
   }
   if (input === 'text') {
-    if (words.length > 0 && file !== undefined) throw new UsageError('give the script either as text (arguments, --prompt) or with --file, not both');
     if (words.length > 0) parsed.script = words.join(' ');
     else if (file === undefined) throw new UsageError('a script is required: zero-sandbox exec "SCRIPT", --prompt SCRIPT, --file F, or -i stream-json with input events');
   }
@@ -172,10 +173,14 @@ function parseExec(argv: string[]): ParsedExec | 'help' {
   if (mode !== undefined && mode !== 'ask' && mode !== 'auto' && mode !== 'unsafe') {
     throw new UsageError(`--permission-mode must be ask, auto or unsafe, not "${mode}" (a sandbox runtime has no plan or member modes)`);
   }
-  if (flagBool(args, 'skip-permissions-unsafe')) {
-    if (mode !== undefined && mode !== 'unsafe') throw new UsageError(`--skip-permissions-unsafe contradicts --permission-mode ${mode}`);
-    parsed.permissionMode = 'unsafe';
-  } else if (mode !== undefined) parsed.permissionMode = mode;
+  const skip = flagBool(args, 'skip-permissions-unsafe');
+  if (skip && mode !== undefined && mode !== 'unsafe') throw new UsageError(`--skip-permissions-unsafe contradicts --permission-mode ${mode}`);
+  // Headless runs default to auto, as Zero's exec does (clients read it in the events).
+  parsed.permissionMode = skip ? 'unsafe' : (mode ?? 'auto');
+  if (parsed.permissionMode === 'unsafe') {
+    const flag = skip ? '--skip-permissions-unsafe' : '--permission-mode unsafe';
+    parsed.warnings.push({ code: 'unsafe_permissions', message: `Unsafe permissions are active for this run because ${flag} was passed: prompts are approved (hard denies still hold, and the command still runs sandboxed).` });
+  }
   for (const name of NOT_APPLICABLE_VALUES) {
     const value = flagString(args, name);
     if (value !== undefined) parsed.warnings.push(notApplicable(`--${name} ${value}`));

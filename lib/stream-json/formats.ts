@@ -44,10 +44,10 @@ function permissionRecord(event: PermissionRequestEvent | PermissionDecisionEven
 }
 
 /** The json format's record for one event (undefined: the event has none, e.g. run_end's is `done`). */
-export function buildJsonRecord(event: OutputEvent): JsonRecord | undefined {
+export function buildJsonRecord(event: OutputEvent, permissionMode = ''): JsonRecord | undefined {
   switch (event.type) {
     case 'run_start':
-      return { type: 'run_start', cwd: event.cwd ?? '', provider: event.provider ?? '', model: event.model ?? '', api_model: event.apiModel ?? '', permission_mode: '' };
+      return { type: 'run_start', cwd: event.cwd ?? '', provider: event.provider ?? '', model: event.model ?? '', api_model: event.apiModel ?? '', permission_mode: permissionMode };
     case 'text':
     case 'reasoning':
       return { type: event.type, delta: event.delta ?? '' };
@@ -101,11 +101,14 @@ export function createStreamJsonSink(io: FormatIo): EventSink {
   return { write: (event) => io.stdout(`${JSON.stringify(capStreamJsonOutput(event))}\n`), finish: () => undefined };
 }
 
-/** The json format: one snake_case record per line as it happens, ending with `done`. */
-export function createJsonSink(io: FormatIo): EventSink {
+/**
+ * The json format: one snake_case record per line as it happens, ending with `done`; run_start
+ * names the run's permission mode.
+ */
+export function createJsonSink(io: FormatIo, permissionMode = ''): EventSink {
   return {
     write: (event) => {
-      const record = buildJsonRecord(event);
+      const record = buildJsonRecord(event, permissionMode);
       if (record !== undefined) io.stdout(`${JSON.stringify(record)}\n`);
     },
     finish: () => undefined,
@@ -123,7 +126,8 @@ export function createTextSink(io: FormatIo, prefix: string): EventSink {
           io.stderr(`[permission] ${event.name} ${event.action}: ${event.reason ?? ''}\n`);
           break;
         case 'permission_decision':
-          io.stderr(`[permission] ${event.name} ${event.action}: ${event.decisionReason ?? event.reason ?? ''}\n`);
+          // What stopped a call, as Zero's text mode shows it; an allow (asked or automatic) is quiet.
+          if (event.action !== 'allow') io.stderr(`[permission] ${event.name} ${event.action}: ${event.decisionReason ?? event.reason ?? ''}\n`);
           break;
         case 'tool_result':
           // A call the permission flow stopped: stderr; a command that ran: its output on stdout
@@ -139,6 +143,9 @@ export function createTextSink(io: FormatIo, prefix: string): EventSink {
         case 'error':
           io.stderr(`${prefix}: ${event.message} [${event.code}]\n`);
           break;
+        case 'warning':
+          io.stderr(`${prefix}: warning: ${event.message ?? ''}\n`);
+          break;
         default:
           break;
       }
@@ -147,9 +154,9 @@ export function createTextSink(io: FormatIo, prefix: string): EventSink {
   };
 }
 
-/** The sink for a format. */
-export function createSink(format: OutputFormat, io: FormatIo, prefix: string): EventSink {
+/** The sink for a format (`permissionMode`: the run's, for the json format's run_start). */
+export function createSink(format: OutputFormat, io: FormatIo, prefix: string, permissionMode = ''): EventSink {
   if (format === 'stream-json') return createStreamJsonSink(io);
-  if (format === 'json') return createJsonSink(io);
+  if (format === 'json') return createJsonSink(io, permissionMode);
   return createTextSink(io, prefix);
 }

@@ -166,7 +166,7 @@ async function scriptFromEvents(emitter: StreamEmitter, text: string): Promise<s
  * reads the caller's standard input.
  */
 export async function runExecStream(options: ExecOptions): Promise<number> {
-  const emitter = new StreamEmitter(createSink(options.format, options.io, 'zero-sandbox exec'), options.runId);
+  const emitter = new StreamEmitter(createSink(options.format, options.io, 'zero-sandbox exec', options.permissionMode ?? 'auto'), options.runId);
   const workspace = checkWorkspace(options.workspace, options.workspaceFlag ?? '--cwd');
   if (typeof workspace !== 'string') return emitFailure(emitter, { code: 'usage_error', detail: 'invalid_argument', message: workspace.message }, STREAM_EXIT.usage);
   // Each --add-dir is checked as the write root it becomes (no symlink hop, no host handover),
@@ -181,10 +181,12 @@ export async function runExecStream(options: ExecOptions): Promise<number> {
   }
   const input = options.input ?? 'stream-json';
   let script = options.script;
-  if (script === undefined) {
+  // Text given as arguments and a --file: the two joined by a blank line, the text first, as Zero
+  // joins a prompt and a file.
+  if (script === undefined || (input === 'text' && options.file !== undefined)) {
     const text = await readSource(options, workspace);
     if (typeof text !== 'string') return emitFailure(emitter, text, STREAM_EXIT.usage);
-    if (input === 'text') script = text;
+    if (input === 'text') script = script === undefined ? text : `${script}\n\n${text.trim()}`;
     else {
       const combined = await scriptFromEvents(emitter, text);
       if (typeof combined === 'number') return combined;

@@ -72,17 +72,13 @@ export function buildPermissionBody(raw: RawPermissionEvent): PermissionBody | u
 }
 
 /**
- * The events a headless protocol run shows, in order: every `permission_request`; a
- * `permission_decision` when someone answered a request or the engine denied outright. Dropped: an
- * automatic allow nobody was asked about, and the synthetic deny that ends a prompt without a
- * responder (headless: the request is followed by a denied tool_result instead).
+ * The events a headless protocol run shows, in order, as Zero's exec shows them: every
+ * `permission_request`, and the `permission_decision` that settled the call (an answer, an
+ * outright deny, or an automatic allow, whose permissionGranted says whether anyone granted it).
+ * Dropped: the synthetic deny that ends a prompt without a responder (headless: the request is
+ * followed by a denied tool_result instead).
  */
 export function selectPermissionEvents(raw: readonly RawPermissionEvent[], outcome: PermissionOutcome): PermissionBody[] {
   const bodies = raw.map(buildPermissionBody).filter((body): body is PermissionBody => body !== undefined);
-  const asked = bodies.some((body) => body.type === 'permission_request');
-  return bodies.filter((body) => {
-    if (body.type === 'permission_request') return true;
-    if (outcome === 'approval_required') return false;
-    return asked || body.action !== 'allow';
-  });
+  return bodies.filter((body) => body.type === 'permission_request' || outcome !== 'approval_required');
 }

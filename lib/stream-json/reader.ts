@@ -41,8 +41,9 @@ function describe(value: unknown): string {
   return `${typeof value} ${String(value)}`;
 }
 
+// Worded as Zero words it ("Invalid stream-json input at line N: ..."): a client may match it.
 function fail(line: number, code: InputErrorCode, message: string, field?: string): InputError {
-  const where = field === undefined ? `line ${line}` : `line ${line}, field "${field}"`;
+  const where = field === undefined ? `Invalid stream-json input at line ${line}` : `Invalid stream-json input at line ${line}, field "${field}"`;
   return field === undefined ? { code, line, message: `${where}: ${message}` } : { code, line, field, message: `${where}: ${message}` };
 }
 
@@ -62,12 +63,17 @@ export function readInputValue(value: unknown, line: number): InputEvent | Input
     return fail(line, 'unknown_event_type', `unknown input event type ${describe(type)} (expected "message" or "prompt")`, 'type');
   }
   const result = INPUT_EVENT_SCHEMAS[type].safeParse(value);
-  if (result.success) return result.data;
+  if (result.success) {
+    // A line with nothing to run (and no images) is refused with the rest, as Zero refuses it.
+    const images = result.data.type === 'message' ? (result.data.images?.length ?? 0) : 0;
+    if (result.data.content.trim() === '' && images === 0) return fail(line, 'invalid_field', 'content is required (empty or only whitespace)', 'content');
+    return result.data;
+  }
   const unknown = result.error.issues.find((issue) => issue.code === 'unrecognized_keys');
   if (unknown !== undefined && unknown.code === 'unrecognized_keys') {
     const field = [...unknown.path.map(String), unknown.keys[0] ?? ''].filter((part) => part !== '').join('.');
     const more = unknown.keys.length > 1 ? ` (also: ${unknown.keys.slice(1).join(', ')})` : '';
-    return fail(line, 'unknown_field', `unknown field "${field}" in a ${type} event${more}`, field);
+    return fail(line, 'unknown_field', `unknown field ${field} in a ${type} event${more}`, field);
   }
   const issue = result.error.issues[0];
   const field = issue === undefined ? undefined : issue.path.map(String).join('.');
@@ -114,7 +120,10 @@ export function readInput(text: string): ReadResult {
   return { events, errors };
 }
 
-/** Joins the content of accepted events in order, separated by a blank line. */
+/** Joins the content of accepted events in order, each trimmed, separated by a blank line. */
 export function buildScript(events: readonly AcceptedInput[]): string {
-  return events.map(({ event }) => event.content).join('\n\n');
+  return events
+    .map(({ event }) => event.content.trim())
+    .filter((content) => content !== '')
+    .join('\n\n');
 }

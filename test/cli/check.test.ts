@@ -63,7 +63,7 @@ test('bad input: usage errors exit 2 with a clear message and no stack trace', a
       [['check'], /tool name is required: zero-sandbox check <tool> \[flags\]/],
       [['check', 'bash', '--side-effect', 'fly'], /invalid --side-effect "fly": must be one of read, write, shell, network, none/],
       [['check', 'bash', '--frobnicate'], /unknown flag --frobnicate/],
-      [['check', 'bash', '--path'], /flag --path needs a value/],
+      [['check', 'bash', '--path'], /--path requires a value/],
       [['check', 'bash', 'extra'], /unexpected argument "extra"/],
     ];
     for (const [args, message] of cases) {

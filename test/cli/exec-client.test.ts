@@ -41,7 +41,7 @@ test('the Go Zero CLI flag spellings: -i -o -f -C, --prompt/-p and positional te
   const viaFile = await runCli(['exec', '-i', 'stream-json', '-o', 'stream-json', '-f', file, '-C', workspace], { env });
   assert.is(viaFile.code, 0, viaFile.stdout + viaFile.stderr);
   const events = decode(viaFile.stdout);
-  assert.equal(events.map((e) => e.type), ['run_start', 'tool_call', 'tool_result', 'final', 'run_end']);
+  assert.equal(events.map((e) => e.type), ['run_start', 'tool_call', 'permission_decision', 'tool_result', 'final', 'run_end']);
   const [result] = ofType(events, 'tool_result');
   assert.ok(result!.name === 'bash' && result!.status === 'ok' && result!.output === `stdout:\nfrom-file\n${workspace}`);
   assert.is(ofType(events, 'run_start')[0]!.cwd, workspace);
@@ -55,6 +55,13 @@ test('the Go Zero CLI flag spellings: -i -o -f -C, --prompt/-p and positional te
     assert.is(text.code, 0, args.join(' ') + text.stdout + text.stderr);
     assert.is(ofType(decode(text.stdout), 'tool_result')[0]!.output, 'stdout:\n42', args.join(' '));
   }
+  // Text and a --file: the text, a blank line, then the file's text.
+  writeFileSync(join(workspace, 'more.sh'), '\necho from-the-file\n\n');
+  const both = await runCli(['exec', '-o', 'stream-json', '-C', workspace, '-p', 'echo first', '-f', 'more.sh'], { env });
+  assert.is(both.code, 0, both.stdout + both.stderr);
+  const bothEvents = decode(both.stdout);
+  assert.equal(ofType(bothEvents, 'tool_call')[0]!.args, { command: 'echo first\n\necho from-the-file' });
+  assert.is(ofType(bothEvents, 'tool_result')[0]!.output, 'stdout:\nfirst\nfrom-the-file');
 });
 
 test('model and provider flags are accepted and reported as not applicable in a warning; permission flags keep their meaning', async () => {
@@ -64,12 +71,20 @@ test('model and provider flags are accepted and reported as not applicable in a 
   const result = await runCli(['exec', '-o', 'stream-json', '-C', workspace, '-m', 'gpt-4.1', '--provider', 'openai', '--max-turns', '3', '--allow-escalation', '--add-dir', extra, '-p', `touch ${join(extra, 'written')}`], { env });
   assert.is(result.code, 0, result.stdout + result.stderr);
   const events = decode(result.stdout);
-  assert.equal(events.map((e) => e.type), ['run_start', 'warning', 'warning', 'warning', 'warning', 'tool_call', 'tool_result', 'final', 'run_end']);
+  assert.equal(events.map((e) => e.type), ['run_start', 'warning', 'warning', 'warning', 'warning', 'tool_call', 'permission_decision', 'tool_result', 'final', 'run_end']);
+  assert.equal(ofType(events, 'permission_decision').map((d) => [d.action, d.permissionMode, d.permissionGranted]), [['allow', 'auto', false]], 'headless runs default to auto');
   const messages = ofType(events, 'warning').map((w) => String(w.message));
   for (const flag of ['--model gpt-4.1', '--provider openai', '--max-turns 3', '--allow-escalation']) assert.ok(messages.some((m) => m.startsWith(`${flag} does not apply`)), flag);
   assert.ok(existsSync(join(extra, 'written')), '--add-dir made the directory writable');
   const unsafe = await runCli(['exec', '-o', 'stream-json', '-C', workspace, '--skip-permissions-unsafe', '-p', 'true'], { env });
   assert.is(unsafe.code, 0, unsafe.stdout);
+  const unsafeEvents = decode(unsafe.stdout);
+  assert.match(String(ofType(unsafeEvents, 'warning')[0]?.message), 'Unsafe permissions are active for this run because --skip-permissions-unsafe was passed');
+  assert.equal(ofType(unsafeEvents, 'permission_decision').map((d) => [d.action, d.permissionMode, d.permissionGranted]), [['allow', 'unsafe', true]]);
+  const text = await runCli(['exec', '-C', workspace, '--skip-permissions-unsafe', '-p', 'true'], { env });
+  assert.match(text.stderr, 'warning: Unsafe permissions are active');
+  const json = await runCli(['exec', '-o', 'json', '-C', workspace, '--skip-permissions-unsafe', '-p', 'true'], { env });
+  assert.is(JSON.parse(json.stdout.split('\n')[0] as string).permission_mode, 'unsafe');
 });
 
 test('a 200 KiB script runs (it reaches the shell as a descriptor, not argv); the caller keeps its stdin for the command', async () => {
@@ -138,7 +153,7 @@ test('SIGINT: error code interrupted, run_end status interrupted, exit 130, noth
   });
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   const events = decode(stdout);
-  assert.equal(events.map((e) => e.type), ['run_start', 'tool_call', 'tool_result', 'error', 'run_end']);
+  assert.equal(events.map((e) => e.type), ['run_start', 'tool_call', 'permission_decision', 'tool_result', 'error', 'run_end']);
   assert.is(ofType(events, 'error')[0]!.code, 'interrupted');
   assert.equal(ofType(events, 'run_end')[0], { schemaVersion: 2, type: 'run_end', runId: events[0]!.runId, status: 'interrupted', exitCode: 130 });
   assert.is(code, 130);

@@ -130,7 +130,7 @@ test('run --output-format stream-json: a successful and a failing command, every
   const ok = await runCli(['run', '--output-format', 'stream-json', '--workspace', workspace, '--', '/bin/echo', 'hello world'], { env });
   assert.is(ok.code, 0, ok.stderr);
   const events = parseOutputStream(ok.stdout);
-  assert.equal(typesOf(events), ['run_start', 'tool_call', 'tool_result', 'final', 'run_end']);
+  assert.equal(typesOf(events), ['run_start', 'tool_call', 'permission_decision', 'tool_result', 'final', 'run_end']);
   const [call] = only(events, 'tool_call');
   assert.equal(call!.args, { command: "/bin/echo 'hello world'" });
   const [res] = only(events, 'tool_result');
@@ -198,10 +198,11 @@ test('run --output-format json prints snake_case records, one per line, ending w
   const result = await runCli(['run', '--output-format', 'json', '--workspace', workspace, '--', '/bin/sh', '-c', 'exit 4'], { env });
   assert.is(result.code, 4);
   const records = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-  assert.equal(records.map((r) => r.type), ['run_start', 'tool_call', 'tool_result', 'final', 'done']);
-  assert.is(records[2]!.tool_call_id, 'call_1');
-  assert.is(records[2]!.status, 'error');
-  assert.is((records[2]!.meta as Record<string, string>).exit_code, '4');
+  assert.equal(records.map((r) => r.type), ['run_start', 'tool_call', 'permission', 'tool_result', 'final', 'done']);
+  assert.equal([records[2]!.action, records[2]!.permission_granted], ['allow', false], 'an automatic allow: granted by nobody');
+  assert.is(records[3]!.tool_call_id, 'call_1');
+  assert.is(records[3]!.status, 'error');
+  assert.is((records[3]!.meta as Record<string, string>).exit_code, '4');
   assert.equal(records.at(-1), { type: 'done', exit_code: 4 });
   const usage = await runCli(['run', '--output-format', 'xml', '--', 'true'], { env });
   assert.is(usage.code, 2);
@@ -229,7 +230,7 @@ test('exec: events combined in order into one script, run sandboxed in the works
   const result = await runCli([...EXEC, '--workspace', workspace], { env, input });
   assert.is(result.code, 0, result.stdout + result.stderr);
   const events = parseOutputStream(result.stdout);
-  assert.equal(typesOf(events), ['run_start', 'tool_call', 'tool_result', 'final', 'run_end']);
+  assert.equal(typesOf(events), ['run_start', 'tool_call', 'permission_decision', 'tool_result', 'final', 'run_end']);
   const [call] = only(events, 'tool_call');
   assert.equal(call, { schemaVersion: 2, type: 'tool_call', runId: events[0]!.runId, id: 'call_1', name: 'bash', args: { command: 'echo one\n\necho two > out.txt\ncat out.txt' }, sideEffect: 'shell' });
   const [res] = only(events, 'tool_result');
@@ -350,7 +351,7 @@ test('a client written against the protocol document drives a full run, and sees
   const cli = [process.execPath, CLI_PATH];
   const ok = await driveRun(cli, [{ type: 'message', role: 'user', content: 'printf "%s\\n" "$((6 * 7))"' }, { type: 'prompt', content: 'pwd' }], { cwd: workspace, env });
   assert.ok(ok.runId.startsWith('run_'));
-  assert.equal(ok.types, ['run_start', 'tool_call', 'tool_result', 'final', 'run_end']);
+  assert.equal(ok.types, ['run_start', 'tool_call', 'permission_decision', 'tool_result', 'final', 'run_end']);
   assert.is(ok.calls.get('call_1')?.name, 'bash');
   assert.equal(ok.results.map((r) => [r.id, r.status, r.output]), [['call_1', 'ok', `stdout:\n42\n${workspace}`]]);
   assert.is(ok.finalText, `42\n${workspace}\n`);
@@ -389,7 +390,7 @@ test('run --output-format stream-json: SIGINT kills the sandbox and still ends t
   });
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   const events = parseOutputStream(stdout);
-  assert.equal(typesOf(events), ['run_start', 'tool_call', 'tool_result', 'error', 'run_end']);
+  assert.equal(typesOf(events), ['run_start', 'tool_call', 'permission_decision', 'tool_result', 'error', 'run_end']);
   assert.is(only(events, 'error')[0]!.code, 'interrupted');
   assert.is(only(events, 'run_end')[0]!.status, 'interrupted');
   assert.is(code, 130);

@@ -25,7 +25,12 @@ test('parses booleans, strings, repeated lists, short flags and the rest after -
 test('unknown flags, missing values and extra positionals are usage errors', () => {
   assert.throws(() => parseArgs(['--nope'], { flags }), (e: unknown) => e instanceof UsageError && /--nope/.test((e as Error).message));
   assert.throws(() => parseArgs(['-x'], { flags }), /unknown flag -x/);
-  assert.throws(() => parseArgs(['--cwd'], { flags }), /needs a value/);
+  assert.throws(() => parseArgs(['--cwd'], { flags }), /--cwd requires a value/);
+  // The next flag is not taken as the value (it would be dropped unseen); inline, numbers and - are values.
+  assert.throws(() => parseArgs(['--cwd', '--json'], { flags }), /--cwd requires a value: the next argument, --json, is a flag; write --cwd=--json/);
+  assert.equal(parseArgs(['--cwd=--json'], { flags }).flags.cwd, '--json');
+  assert.equal(parseArgs(['--cwd', '-1.5'], { flags }).flags.cwd, '-1.5');
+  assert.equal(parseArgs(['--cwd', '-'], { flags }).flags.cwd, '-');
   assert.throws(() => parseArgs(['--json=yes'], { flags }), /takes no value/);
   assert.throws(() => parseArgs(['stray'], { flags }), /unexpected argument "stray"/);
   assert.throws(() => parseArgs(['--', 'x'], { flags }), /unexpected argument "--"/);

@@ -12,7 +12,7 @@ const PROMPT: Decision = { action: 'prompt', reason: 'network access requires ap
 const request = buildPermissionRequestEvent('call_1', REQUEST, PROMPT);
 const headlessDeny = buildPermissionDecisionEvent('call_1', REQUEST, PROMPT, { granted: false, reason: 'no responder: approval required' });
 const answeredAllow = buildPermissionDecisionEvent('call_1', REQUEST, PROMPT, { granted: true, reason: 'allowed once' });
-const autoAllow = buildPermissionDecisionEvent('call_1', REQUEST, { action: 'allow', risk: { level: 'medium', categories: ['shell'], reason: 'medium risk: shell' } }, { granted: true, reason: 'auto' });
+const autoAllow = buildPermissionDecisionEvent('call_1', REQUEST, { action: 'allow', reason: 'sandboxed shell command allowed', risk: { level: 'medium', categories: ['shell'], reason: 'medium risk: shell' } }, { granted: false, allowed: true, reason: 'auto' });
 
 test('the engine request event becomes a typed permission_request', () => {
   const body = buildPermissionBody(request);
@@ -35,8 +35,11 @@ test('answered prompt: request and decision', () => {
   assert.equal(shown.map((b) => [b.type, b.action]), [['permission_request', 'prompt'], ['permission_decision', 'allow']]);
 });
 
-test('an automatic allow nobody was asked about is not shown; a hard deny is', () => {
-  assert.equal(selectPermissionEvents([autoAllow], 'allowed'), []);
+test('an automatic allow is shown as Zero shows it (granted by nobody, with mode, side effect and reason); so is a hard deny', () => {
+  assert.equal(selectPermissionEvents([autoAllow], 'allowed'), [{
+    type: 'permission_decision', id: 'call_1', name: 'bash', permission: 'prompt', permissionMode: 'ask', sideEffect: 'shell', reason: 'sandboxed shell command allowed',
+    risk: { level: 'medium', categories: ['shell'] }, action: 'allow', permissionGranted: false, decisionReason: 'auto',
+  }]);
   const deny = buildPermissionDecisionEvent('call_1', REQUEST, { action: 'deny', reason: 'no', risk: PROMPT.risk }, { granted: false, reason: 'no' });
   assert.equal(selectPermissionEvents([deny], 'denied').map((b) => [b.type, b.action, b.type === 'permission_decision' && b.permissionGranted]), [['permission_decision', 'deny', false]]);
 });

@@ -16,7 +16,7 @@ for (const c of cases) {
     assert.is(error!.code, c.code);
     assert.is(error!.line, c.line);
     assert.is(error!.field, c.field);
-    assert.ok(error!.message.startsWith(`line ${c.line}`), error!.message);
+    assert.ok(error!.message.startsWith(`Invalid stream-json input at line ${c.line}`), error!.message);
     if (c.field !== undefined) assert.ok(error!.message.includes(`"${c.field}"`), error!.message);
   });
 }
@@ -53,6 +53,14 @@ test('names every unknown field of a line when there are several', () => {
   if (!('code' in error)) return;
   assert.is(error.field, 'a');
   assert.ok(error.message.includes('also: b'), error.message);
+});
+
+test('a line whose content is empty or blank is refused (it would run nothing); content is trimmed when joined', () => {
+  const { errors } = readInput(['{"schemaVersion":2,"type":"prompt","content":"touch ran"}', '{"schemaVersion":2,"type":"prompt","content":"   "}'].join('\n'));
+  assert.equal(errors.map((e) => [e.line, e.code, e.field]), [[2, 'invalid_field', 'content']]);
+  assert.match(errors[0]!.message, 'Invalid stream-json input at line 2, field "content": content is required');
+  const { events } = readInput(['{"schemaVersion":2,"type":"prompt","content":"echo a \\n"}', '{"schemaVersion":2,"type":"prompt","content":"\\n echo b"}'].join('\n'));
+  assert.is(buildScript(events), 'echo a\n\necho b');
 });
 
 test('an empty input has no events and no errors', () => {

@@ -85,11 +85,13 @@ test('allow: run_start, tool_call, tool_result with sandbox facts, final, run_en
   const code = await runStreamSession({ emitter, command: ['/bin/bash', '-c', 'echo hello'], display: 'echo hello', workspace: WS, runOptions: { workspace: WS }, runner, authorize: auth.authorize });
   assert.is(code, 0);
   validate(events);
-  assert.equal(types(events), ['run_start', 'tool_call', 'tool_result', 'final', 'run_end'], 'an automatic allow nobody was asked about is not a permission event');
+  assert.equal(types(events), ['run_start', 'tool_call', 'permission_decision', 'tool_result', 'final', 'run_end'], 'an automatic allow is a decision, as Zero shows it');
+  const allowed = events[2]!;
+  assert.ok(allowed.type === 'permission_decision' && allowed.action === 'allow');
   assert.equal(auth.seen, [{ command: ['/bin/bash', '-c', 'echo hello'], options: { workspace: WS } }]);
   assert.equal(calls, [{ command: ['/bin/bash', '-c', 'echo hello'], options: { workspace: WS, allowWrite: ['/extra'], network: 'deny', maxBuffer: 4 * DEFAULT_MAX_OUTPUT_BYTES } }]);
   assert.is(auth.cleanups(), 1, 'turn approvals end when the command has finished');
-  const res = events[2]!;
+  const res = events[3]!;
   assert.ok(res.type === 'tool_result');
   if (res.type !== 'tool_result') return;
   assert.is(res.status, 'ok');
@@ -99,7 +101,7 @@ test('allow: run_start, tool_call, tool_result with sandbox facts, final, run_en
     exit_code: '0', sandbox_wrapped: 'true', sandbox_backend: 'linux-native', sandbox_target_backend: 'linux-native', sandbox_enforcement_level: 'native',
     sandbox_requires_platform: 'true', sandbox_cwd: WS, sandbox_network: 'deny', sandbox_duration_ms: '5', raw_bytes: '6', emitted_bytes: '6', estimated_tokens: '2',
   });
-  assert.equal(events[3], { schemaVersion: 2, type: 'final', runId: 'run_test', text: 'hello\n' }, 'final is the output as a terminal shows it');
+  assert.equal(events[4], { schemaVersion: 2, type: 'final', runId: 'run_test', text: 'hello\n' }, 'final is the output as a terminal shows it');
   assert.equal(events[1], { schemaVersion: 2, type: 'tool_call', runId: 'run_test', id: 'call_1', name: 'bash', args: { command: 'echo hello' }, sideEffect: 'shell' });
   assert.equal(events.at(-1), { schemaVersion: 2, type: 'run_end', runId: 'run_test', status: 'success', exitCode: 0 });
   assert.is(finished(), 1);
@@ -292,8 +294,8 @@ test('json format: snake_case records, one per line, ending with done', async ()
   assert.equal(records.map((r) => r.type), ['run_start', 'tool_call', 'permission', 'tool_result', 'final', 'done']);
   assert.equal(records[1], { type: 'tool_call', id: 'call_1', name: 'bash', arguments: '{"command":"x"}' });
   assert.equal(records[2], {
-    type: 'permission', tool_call_id: 'call_1', name: 'bash', action: 'deny', permission: 'prompt', permission_granted: false, permission_mode: '',
-    autonomy: '', side_effect: '', reason: '', decision_reason: OUTSIDE_DENY.reason!, risk: { level: 'high' }, block: { ...OUTSIDE_DENY.block!, risk: { level: 'high', reason: 'high' } },
+    type: 'permission', tool_call_id: 'call_1', name: 'bash', action: 'deny', permission: 'prompt', permission_granted: false, permission_mode: 'ask',
+    autonomy: '', side_effect: 'shell', reason: OUTSIDE_DENY.reason!, decision_reason: OUTSIDE_DENY.reason!, risk: { level: 'high' }, block: { ...OUTSIDE_DENY.block!, risk: { level: 'high', reason: 'high' } },
   });
   assert.equal(Object.keys(records[3]!).sort(), ['meta', 'name', 'output', 'status', 'tool_call_id', 'type']);
   assert.is(records[3]!.status, 'error');
@@ -315,6 +317,11 @@ test('text format: a deny names the decision reason of the engine', async () => 
   const emitter = new StreamEmitter(createTextSink({ stdout: () => undefined, stderr: (t) => void err.push(t) }, 'zero-sandbox exec'), 'run_t');
   await runStreamSession({ emitter, command: 'x', display: 'x', workspace: WS, runOptions: {}, runner: fakeRunner(result()).runner, authorize: fakeAuthorizer(OUTSIDE_DENY).authorize });
   assert.is(err[0], '[permission] bash deny: /etc/passwd is outside the workspace\n');
+  // An automatic allow is quiet in text (the stream formats show it as a decision).
+  const quiet: string[] = [];
+  const allowing = new StreamEmitter(createTextSink({ stdout: () => undefined, stderr: (t) => void quiet.push(t) }, 'zero-sandbox exec'), 'run_t');
+  await runStreamSession({ emitter: allowing, command: 'x', display: 'x', workspace: WS, runOptions: {}, runner: fakeRunner(result()).runner, authorize: fakeAuthorizer(AUTO_ALLOW).authorize });
+  assert.equal(quiet, []);
 });
 
 test('output layout: nothing printed, only an exit code, only stderr, a timeout with partial output', async () => {

@@ -170,13 +170,22 @@ export function buildPermissionRequestEvent(id: string, request: Request, decisi
 }
 
 /** A `permission_decision` event for the final outcome. */
-export function buildPermissionDecisionEvent(id: string, request: Request, decision: Decision, outcome: { granted: boolean; cancelled?: boolean; reason: string }): PermissionDecisionPayload {
+/**
+ * `outcome.allowed` says the call may go ahead when `granted` does not: an automatic allow (by
+ * policy or a stored grant) that nobody granted on this call.
+ */
+export function buildPermissionDecisionEvent(id: string, request: Request, decision: Decision, outcome: { granted: boolean; allowed?: boolean; cancelled?: boolean; reason: string }): PermissionDecisionPayload {
   const event: Record<string, unknown> = {
     type: 'permission_decision',
     id,
     name: request.toolName,
-    action: outcome.cancelled ? 'cancel' : outcome.granted ? 'allow' : 'deny',
+    action: outcome.cancelled ? 'cancel' : outcome.granted || outcome.allowed === true ? 'allow' : 'deny',
     permission: typeof request.permission === 'string' ? request.permission : 'prompt',
+    // The request's mode and side effect and the engine's reason, as on the request event: a
+    // client that saw no request (an automatic allow or deny) learns them here.
+    permissionMode: typeof request.permissionMode === 'string' ? request.permissionMode : 'auto',
+    sideEffect: request.sideEffect,
+    reason: decision.reason ?? '',
     permissionGranted: outcome.granted,
     decisionReason: outcome.reason,
     risk: { level: decision.risk.level, categories: decision.risk.categories },

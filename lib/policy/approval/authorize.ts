@@ -119,7 +119,10 @@ export async function authorizeCommand(command: string, options: AuthorizeOption
   const decision = engine.evaluate(request, evaluateOptions);
   const network = () => engine.effectivePolicy().network;
   if (decision.action === 'allow') {
-    emit(buildPermissionDecisionEvent(id, request, decision, { granted: true, reason: decision.reason ?? 'allowed' }));
+    // Granted: by the caller's unsafe mode or an approved command prefix, as Zero reports it; an
+    // allow by policy or by a stored grant was granted by nobody on this call.
+    const granted = request.permissionMode === 'unsafe' || decision.commandPrefix !== undefined;
+    emit(buildPermissionDecisionEvent(id, request, decision, { granted, allowed: true, reason: decision.reason ?? 'allowed' }));
     // An earlier session/always approval of this exact network command: network for this call only.
     const cleanup = decision.approvedRisks?.includes('network') && engine.effectivePolicy().network !== 'allow'
       ? engine.grantRequestPermissions({ network: { enabled: true } }, 'turn')
