@@ -93,7 +93,7 @@ export function parseArgs(argv: string[], options: ParseOptions): ParsedArgs {
       if (i + 1 >= argv.length) throw new UsageError(`--${spec.name} requires a value`);
       value = argv[++i] as string;
       // `--model --skip-permissions-unsafe cmd` would take the next flag as the value and drop it
-      // unseen: a value that looks like a flag must be written inline. A number and `-` stay values.
+      // unseen: a value that looks like a flag must be written inline. Numbers and `-` stay values.
       if (looksLikeFlag(value)) {
         throw new UsageError(`--${spec.name} requires a value: the next argument, ${value}, is a flag; write --${spec.name}=${value} if it is the value`);
       }

@@ -126,7 +126,7 @@ export function createTextSink(io: FormatIo, prefix: string): EventSink {
           io.stderr(`[permission] ${event.name} ${event.action}: ${event.reason ?? ''}\n`);
           break;
         case 'permission_decision':
-          // What stopped a call, as Zero's text mode shows it; an allow (asked or automatic) is quiet.
+          // What stopped a call, as Zero's text mode shows it; an allow (asked or not) is quiet.
           if (event.action !== 'allow') io.stderr(`[permission] ${event.name} ${event.action}: ${event.decisionReason ?? event.reason ?? ''}\n`);
           break;
         case 'tool_result':

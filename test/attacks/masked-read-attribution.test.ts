@@ -44,7 +44,7 @@ sandboxTest('a read of a hidden credential file is reported by path, and only th
     if (denial.capability.kind !== 'filesystem_read') continue;
     assert.is(denial.source, 'platform_sandbox');
     assert.ok(denial.reason.includes(denial.capability.scope ?? '?'), denial.reason);
-    // A credential store opens to --allow-read; the run's own --deny-read entry does not, and says so.
+    // A store opens to --allow-read; the run's own --deny-read entry does not, as the hint says.
     if (denial.capability.scope === secret) {
       assert.is(denial.nextAction, 'change_command');
       assert.match(denial.reason, `${secret} is in the run's denyRead`);

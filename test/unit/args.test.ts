@@ -26,7 +26,8 @@ test('unknown flags, missing values and extra positionals are usage errors', () 
   assert.throws(() => parseArgs(['--nope'], { flags }), (e: unknown) => e instanceof UsageError && /--nope/.test((e as Error).message));
   assert.throws(() => parseArgs(['-x'], { flags }), /unknown flag -x/);
   assert.throws(() => parseArgs(['--cwd'], { flags }), /--cwd requires a value/);
-  // The next flag is not taken as the value (it would be dropped unseen); inline, numbers and - are values.
+  // The next flag is not taken as the value (it would be dropped unseen); inline values, numbers
+  // and - are values.
   assert.throws(() => parseArgs(['--cwd', '--json'], { flags }), /--cwd requires a value: the next argument, --json, is a flag; write --cwd=--json/);
   assert.equal(parseArgs(['--cwd=--json'], { flags }).flags.cwd, '--json');
   assert.equal(parseArgs(['--cwd', '-1.5'], { flags }).flags.cwd, '-1.5');

@@ -80,7 +80,7 @@ test("credential baseline: Zero's token stores bring the siblings their secrets 
   for (const suffix of store) assert.ok(paths.includes(`/s/tokens.json${suffix}`), suffix);
   for (const path of ['/s/mcp.json', '/s/mcp.json.migrated']) assert.ok(paths.includes(path), path);
   assert.not.ok(paths.includes('/s/mcp.json.secret'));
-  // The keyring keeps the tokens elsewhere and writes none of the siblings: the named path stays denied.
+  // The keyring keeps the tokens elsewhere and writes no sibling: the named path stays denied.
   const keyring = buildCredentialBaseline({ env: { ...env, ZERO_OAUTH_STORAGE: 'keyring' }, home: '/h', list });
   assert.ok(keyring.includes('/s/tokens.json'));
   for (const suffix of store.slice(1)) assert.not.ok(keyring.includes(`/s/tokens.json${suffix}`), suffix);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Credential deny-read vectors from the Go Zero CLI's tests (test/fixtures/policy/credentials.json):
+// Credential deny-read vectors from the Go Zero CLI's tests (fixtures/policy/credentials.json):
 // for an environment (HOME, XDG_CONFIG_HOME and the override variables) and the stores on disk,
 // whether the plan hides a path from the command, as a mask, the read tree or a guarded directory.
 // An explicit allowRead at or above a store opts it out.
