@@ -169,10 +169,10 @@ export function buildPermissionRequestEvent(id: string, request: Request, decisi
   return event as unknown as PermissionRequestPayload;
 }
 
-/** A `permission_decision` event for the final outcome. */
 /**
- * `outcome.allowed` says the call may go ahead when `granted` does not: an automatic allow (by
- * policy or a stored grant) that nobody granted on this call.
+ * A `permission_decision` event for the final outcome. `outcome.allowed` says the call may go
+ * ahead when `granted` does not: an automatic allow (by policy or a stored grant) that nobody
+ * granted on this call.
  */
 export function buildPermissionDecisionEvent(id: string, request: Request, decision: Decision, outcome: { granted: boolean; allowed?: boolean; cancelled?: boolean; reason: string }): PermissionDecisionPayload {
   const event: Record<string, unknown> = {
