@@ -197,14 +197,21 @@ const OAUTH_STORE_SIBLINGS = ['.lockfile', '.secret', '.secret.lock', '.tmp', '.
  * denied as well, whatever the table says, and with it the siblings a store keeps beside it
  * (`siblings`: suffixes appended to the named path).
  */
-export const CREDENTIAL_ENV_FILES: readonly { variable: string; holds: string; list?: boolean; siblings?: readonly string[] }[] = [
+export const CREDENTIAL_ENV_FILES: readonly {
+  variable: string;
+  holds: string;
+  list?: boolean;
+  siblings?: readonly string[];
+  /** A variable and value under which the store writes no siblings (its tokens live elsewhere). */
+  noSiblingsWhen?: readonly [variable: string, value: string];
+}[] = [
   { variable: 'GOOGLE_APPLICATION_CREDENTIALS', holds: 'Google service account key' },
   { variable: 'KUBECONFIG', holds: 'Kubernetes configs', list: true },
   { variable: 'AWS_SHARED_CREDENTIALS_FILE', holds: 'AWS credentials' },
   { variable: 'PGPASSFILE', holds: 'PostgreSQL passwords' },
   { variable: 'TF_CLI_CONFIG_FILE', holds: 'Terraform CLI credentials' },
   { variable: 'HISTFILE', holds: 'shell history' },
-  { variable: 'ZERO_OAUTH_TOKENS_PATH', holds: "Zero's OAuth tokens", siblings: OAUTH_STORE_SIBLINGS },
+  { variable: 'ZERO_OAUTH_TOKENS_PATH', holds: "Zero's OAuth tokens", siblings: OAUTH_STORE_SIBLINGS, noSiblingsWhen: ['ZERO_OAUTH_STORAGE', 'keyring'] },
   // The legacy store's migration leaves the tokens in a backup beside it.
   { variable: 'ZERO_MCP_OAUTH_TOKENS_PATH', holds: "Zero's MCP OAuth tokens", siblings: ['.migrated'] },
 ];
@@ -274,9 +281,9 @@ function fromEnv(env: CredentialSource['env'], name: string): string | undefined
 
 /** The variables the list reads. */
 const CREDENTIAL_ENV_NAMES = [
-  'HOME', 'npm_config_userconfig', 'ZERO_OAUTH_STORAGE',
+  'HOME', 'npm_config_userconfig',
   ...Object.values(CREDENTIAL_BASES).map((base) => base.variable),
-  ...CREDENTIAL_ENV_FILES.map((entry) => entry.variable),
+  ...CREDENTIAL_ENV_FILES.flatMap((entry) => (entry.noSiblingsWhen === undefined ? [entry.variable] : [entry.variable, entry.noSiblingsWhen[0]])),
 ];
 
 /** A guarded directory, expanded: its path and which entry names stay readable. */
@@ -329,8 +336,8 @@ function buildShape(env: CredentialSource['env'], givenHome: string | undefined,
     const value = fromEnv(env, entry.variable);
     if (value === undefined) continue;
     const items = entry.list === true ? value.split(platform === 'win32' ? ';' : ':') : [value];
-    const keyring = entry.variable === 'ZERO_OAUTH_TOKENS_PATH' && fromEnv(env, 'ZERO_OAUTH_STORAGE')?.trim() === 'keyring';
-    const siblings = keyring ? [] : (entry.siblings ?? []);
+    const off = entry.noSiblingsWhen !== undefined && fromEnv(env, entry.noSiblingsWhen[0])?.trim() === entry.noSiblingsWhen[1];
+    const siblings = off ? [] : (entry.siblings ?? []);
     for (const item of items) {
       if (item === '') continue;
       const path = abs(item);

@@ -68,8 +68,9 @@ export async function authorizeRun<T extends SandboxOptions & EngineOptions>(
   const lists = engine.pathLists();
   // The config's deny-read entries as they are now (the lists were resolved when the engine was
   // built): a present one is masked, a missing one kept unreadable should it appear.
-  const configDenyRead = [...new Set([...lists.denyRead, ...(lists.denyReadMissing ?? [])])];
-  const denyReadNow = configDenyRead.filter((path) => existsSync(path));
+  const denyReadNow: string[] = [];
+  const denyReadLater: string[] = [];
+  for (const path of new Set([...lists.denyRead, ...(lists.denyReadMissing ?? [])])) (existsSync(path) ? denyReadNow : denyReadLater).push(path);
   const config = (engine as { config?: { envPass?: string[]; limits?: ResourceLimits } }).config;
   const effective: T = {
     ...options,
@@ -77,7 +78,7 @@ export async function authorizeRun<T extends SandboxOptions & EngineOptions>(
     network: options.network === 'deny' || options.network === 'allow' ? options.network : auth.network,
     allowWrite: [...new Set([...(options.allowWrite ?? []), ...extraWrite])],
     denyRead: [...new Set([...(options.denyRead ?? []), ...denyReadNow])],
-    [DENY_READ_IF_APPEARS]: configDenyRead.filter((path) => !denyReadNow.includes(path)),
+    [DENY_READ_IF_APPEARS]: denyReadLater,
     denyWrite: [...new Set([...(options.denyWrite ?? []), ...lists.denyWrite.filter((path) => existsSync(path))])],
     envPass: [...new Set([...(options.envPass ?? []), ...(config?.envPass ?? [])])],
     // The config's caps, under the ones the caller gave (an explicit option or flag stands).

@@ -139,19 +139,10 @@ export function maskedReadDenial(path: string, mask: string = path, named = fals
   const read = `the sandbox hid ${path} (deny-read): the command read an empty file in its place`;
   // A store of the credential baseline opens to an allowRead at or above it; an entry the run's own
   // policy names (`named`) does not, and is taken out where it was given.
-  return named
-    ? {
-        capability: { kind: 'filesystem_read', scope: path },
-        source: 'platform_sandbox',
-        reason: `${read}; ${mask} is in the run's denyRead (--deny-read, the denyRead option or sandbox.denyRead in a config file): remove it there to let commands read it`,
-        recoverable: false,
-        nextAction: 'change_command',
-      }
-    : {
-        capability: { kind: 'filesystem_read', scope: path },
-        source: 'platform_sandbox',
-        reason: `${read}; allow it with --allow-read ${mask} (allowRead) or an approval`,
-        recoverable: true,
-        nextAction: 'request_approval',
-      };
+  const capability = { kind: 'filesystem_read' as const, scope: path };
+  if (named) {
+    const where = '--deny-read, the denyRead option or sandbox.denyRead in a config file';
+    return { capability, source: 'platform_sandbox', reason: `${read}; ${mask} is in the run's denyRead (${where}): remove it there to let commands read it`, recoverable: false, nextAction: 'change_command' };
+  }
+  return { capability, source: 'platform_sandbox', reason: `${read}; allow it with --allow-read ${mask} (allowRead) or an approval`, recoverable: true, nextAction: 'request_approval' };
 }

@@ -58,13 +58,11 @@ function lookAtDenyEntries(paths: readonly string[], base: string, facts: HostFa
  * there during the run stays unreadable (no read rule covers it). Inside a write root the
  * command may write, and so read, anything: there an entry can be hidden only once it exists.
  */
-function denyIfAppears(paths: readonly string[], base: string, roots: readonly string[], facts: HostFacts): string[] {
-  if (paths.length === 0) return [];
-  const inRoot = new DirectorySet(roots);
+function denyIfAppears(paths: readonly string[], base: string, roots: DirectorySet, facts: HostFacts): string[] {
   const out: string[] = [];
   for (const path of paths) {
     const resolved = resolveAsFarAsExists(isAbsolute(path) ? path : resolve(base, path), facts);
-    if (resolved !== undefined && !inRoot.holds(resolved)) out.push(resolved);
+    if (resolved !== undefined && !roots.holds(resolved)) out.push(resolved);
   }
   return out;
 }
@@ -336,9 +334,9 @@ export function resolvePlan(input: ResolvedPlanInput): SandboxPlan {
   const allowRead = options.allowRead.map((path) => existing(path, 'allowRead', workspace, facts));
   const credentials = credentialDenySet(input.envs, roots, facts, allowRead);
   const denyRead = [...new Set([...userDenyRead, ...credentials.existing])];
-  const appearing = denyIfAppears(options.denyReadIfAppears, workspace, roots, facts);
   const readRoots = ['/', ...allowRead];
   const allRoots = new DirectorySet(roots);
+  const appearing = denyIfAppears(options.denyReadIfAppears, workspace, allRoots, facts);
   return {
     argv: input.argv,
     cwd,
